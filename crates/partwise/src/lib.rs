@@ -1,0 +1,44 @@
+//! partwise: where Kafka keys land and where Redis Cluster keys live, exactly.
+//!
+//! This crate is the pure core of partwise: no network, no async, no C. It owns
+//!
+//! - [`hash`]: the hashes the clients use (murmur2, KafkaJS's legacy murmur2,
+//!   FNV-1a, CRC-32, CRC-16/XMODEM), bit-exact;
+//! - [`partitioner`]: every major client's key-to-partition function by spec
+//!   (`java`, `librdkafka:murmur2_random`, `sarama:reference-hash`, ...), with
+//!   their null-key and empty-key behaviour;
+//! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
+//! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
+//! - [`batch`]: routing many keys at once, fast.
+//!
+//! ```
+//! use partwise::{slot, PartitionCount, Partitioner, Placement};
+//!
+//! // The seeds' facts: BBCA is partition 0 of 6 and 2 of 8 under the Java client.
+//! let java: Partitioner = "java".parse()?;
+//! assert_eq!(java.place(Some(b"BBCA"), PartitionCount::new(6)?), Placement::Partition(0));
+//! assert_eq!(java.place(Some(b"BBCA"), PartitionCount::new(8)?), Placement::Partition(2));
+//!
+//! // librdkafka's default (and so confluent-kafka's and kcat's) is not Java-compatible.
+//! let rdk: Partitioner = "librdkafka".parse()?;
+//! assert_eq!(rdk.place(Some(b"BBCA"), PartitionCount::new(12)?), Placement::Partition(8));
+//!
+//! // Redis: keys that share a hash tag share a slot.
+//! assert_eq!(slot::key_slot(b"market:{BBCA}"), slot::key_slot(b"notif:{BBCA}"));
+//! # Ok::<(), partwise::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod batch;
+mod count;
+pub mod encoding;
+mod error;
+pub mod hash;
+pub mod partitioner;
+pub mod slot;
+
+pub use count::{PartitionCount, MAX_PARTITIONS};
+pub use encoding::KeyFormat;
+pub use error::Error;
+pub use partitioner::{Partitioner, Placement, NOT_FIXED};

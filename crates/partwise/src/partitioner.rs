@@ -1,0 +1,667 @@
+//! The key-to-partition functions of every major Kafka client, addressed by spec.
+//!
+//! A spec is `CLIENT[:NAME]`, where NAME is the client's own name for the
+//! partitioner (`librdkafka:murmur2_random`, `sarama:reference-hash`). `CLIENT`
+//! alone means the client's default. Matching ignores case and treats `_` and `-`
+//! alike, but [`Partitioner::spec`] always prints the canonical form.
+//!
+//! # Masking, not `abs`
+//!
+//! The Java client computes `murmur2(key) & 0x7fffffff` (`Utils.toPositive`), then
+//! `% n`. Articles, including partwise's own seed text, often write
+//! `abs(murmur2(key)) % n`: the two differ for every key whose hash is negative
+//! (`BBCA` hashes to -907233518: masking gives partition 0 of 6, `abs` gives 2).
+//! partwise implements what the clients do. Only Sarama's `NewHashPartitioner`,
+//! kafka-go's `Hash` and librdkafka's `fnv1a` take an absolute value, and they
+//! take it of FNV-1a, not murmur2.
+//!
+//! # Keys that do not pick a partition
+//!
+//! A record without a key (null) is placed by a stateful strategy in most clients:
+//! sticky batches, random choice or round-robin. Some partitioners also ignore the
+//! key altogether, or treat an empty key like a null one. partwise reports these
+//! as [`Placement::Sticky`], [`Placement::Random`] or [`Placement::RoundRobin`]
+//! instead of inventing a number.
+//!
+//! ```
+//! use partwise::{Partitioner, PartitionCount, Placement};
+//! let java: Partitioner = "java".parse().unwrap();
+//! let six = PartitionCount::new(6).unwrap();
+//! assert_eq!(java.place(Some(b"BBCA"), six), Placement::Partition(0));
+//! assert_eq!(java.place(Some(b"BBCA"), PartitionCount::new(8).unwrap()), Placement::Partition(2));
+//! assert_eq!(java.place(None, six), Placement::Sticky);
+//!
+//! let rdk: Partitioner = "librdkafka".parse().unwrap();
+//! assert_eq!(rdk.spec(), "librdkafka:consistent_random");
+//! assert_eq!(rdk.place(Some(b""), six), Placement::Sticky);
+//! ```
+
+use crate::count::PartitionCount;
+use crate::hash;
+use crate::Error;
+use std::fmt;
+use std::str::FromStr;
+
+/// Where a partitioner puts one record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// A fixed partition, the same every time for this key and count.
+    Partition(u32),
+    /// A sticky partition: chosen at random, kept for a batch (or a linger
+    /// period), then chosen again. Not a function of the key.
+    Sticky,
+    /// A random partition for each record.
+    Random,
+    /// The next partition of a per-topic counter (whose start may be random).
+    RoundRobin,
+}
+
+impl Placement {
+    /// The partition, when the placement is deterministic.
+    #[inline]
+    pub fn partition(self) -> Option<u32> {
+        match self {
+            Placement::Partition(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A word for the placement: `fixed`, `sticky`, `random` or `round-robin`.
+    pub fn behaviour(self) -> &'static str {
+        match self {
+            Placement::Partition(_) => "fixed",
+            Placement::Sticky => "sticky",
+            Placement::Random => "random",
+            Placement::RoundRobin => "round-robin",
+        }
+    }
+}
+
+/// Which hash a partitioner applies to the key bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HashFn {
+    /// Kafka's murmur2 ([`hash::murmur2`]).
+    Murmur2,
+    /// KafkaJS 1.x's float-mangled murmur2 ([`hash::kafkajs_legacy_murmur2`]).
+    KafkajsLegacyMurmur2,
+    /// 32-bit FNV-1a ([`hash::fnv1a32`]).
+    Fnv1a,
+    /// CRC-32 IEEE ([`hash::crc32`]).
+    Crc32,
+}
+
+impl HashFn {
+    /// The 32-bit hash of `key`.
+    #[inline]
+    pub fn hash(self, key: &[u8]) -> u32 {
+        match self {
+            HashFn::Murmur2 => hash::murmur2(key),
+            HashFn::KafkajsLegacyMurmur2 => hash::kafkajs_legacy_murmur2(key) as u32,
+            HashFn::Fnv1a => hash::fnv1a32(key),
+            HashFn::Crc32 => hash::crc32(key),
+        }
+    }
+}
+
+/// How a partitioner turns a 32-bit hash into a partition of `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// `(h & 0x7fffffff) % n`: Java's `toPositive`, and every murmur2 client.
+    Mask,
+    /// `|h as i32| % n`, with `|i32::MIN| = 2^31`: Sarama's `NewHashPartitioner`,
+    /// kafka-go's `Hash`, librdkafka's `fnv1a`.
+    Abs,
+    /// `h % n` on the unsigned hash: librdkafka's `consistent`, Sarama's
+    /// consistent-CRC, franz-go's `SaramaHasher` on 64-bit platforms.
+    Unsigned,
+}
+
+impl Reduce {
+    /// The partition for hash `h`.
+    #[inline(always)]
+    pub fn apply(self, h: u32, n: PartitionCount) -> u32 {
+        match self {
+            Reduce::Mask => n.rem(h & 0x7fff_ffff),
+            Reduce::Abs => n.rem((h as i32).unsigned_abs()),
+            Reduce::Unsigned => n.rem(h),
+        }
+    }
+}
+
+/// What a partitioner does with a record that has a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyRule {
+    /// Hash the key bytes, then reduce.
+    Hash(HashFn, Reduce),
+    /// Ignore the key.
+    Ignore(Placement),
+}
+
+/// What a partitioner does with a null key, or an empty one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Keyless {
+    /// Hash zero bytes, exactly as an empty key (librdkafka's `murmur2`, `fnv1a`
+    /// and `consistent`, kafka-go's consistent balancers).
+    AsEmpty,
+    /// A key-independent placement.
+    Place(Placement),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Builtin {
+    JavaDefault,
+    JavaRoundRobin,
+    LibrdkafkaConsistentRandom,
+    LibrdkafkaConsistent,
+    LibrdkafkaMurmur2,
+    LibrdkafkaMurmur2Random,
+    LibrdkafkaFnv1a,
+    LibrdkafkaFnv1aRandom,
+    LibrdkafkaRandom,
+    KafkaPython,
+    KafkajsDefault,
+    KafkajsLegacy,
+    SaramaHash,
+    SaramaReferenceHash,
+    SaramaConsistentCrc,
+    SaramaMurmur2,
+    KafkaGoRoundRobin,
+    KafkaGoHash,
+    KafkaGoReferenceHash,
+    KafkaGoCrc32,
+    KafkaGoCrc32Consistent,
+    KafkaGoMurmur2,
+    KafkaGoMurmur2Consistent,
+    FranzGo,
+    FranzGoSaramaCompat,
+    FranzGoSaramaHasher,
+}
+
+struct Info {
+    builtin: Builtin,
+    spec: &'static str,
+    aliases: &'static [&'static str],
+    key: KeyRule,
+    null_key: Keyless,
+    /// Whether an empty (zero-byte, non-null) key is placed like a null key.
+    empty_as_null: bool,
+    about: &'static str,
+}
+
+use Builtin as B;
+use HashFn::{Crc32, Fnv1a, KafkajsLegacyMurmur2, Murmur2};
+use Placement::{Random, RoundRobin, Sticky};
+use Reduce::{Abs, Mask, Unsigned};
+
+const MURMUR2: KeyRule = KeyRule::Hash(Murmur2, Mask);
+
+// One row per partitioner. The sources are in ../shared/reference/partitioners.md;
+// the behaviour of each row is held to the real client by tests/vectors.
+const TABLE: &[Info] = &[
+    Info {
+        builtin: B::JavaDefault,
+        spec: "java",
+        aliases: &["java:default", "java:builtin"],
+        key: MURMUR2,
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "Java producer default (BuiltInPartitioner): (murmur2(key) & 0x7fffffff) % n; null keys sticky (KIP-794, random)",
+    },
+    Info {
+        builtin: B::JavaRoundRobin,
+        spec: "java:round-robin",
+        aliases: &["java:roundrobin", "java:roundrobinpartitioner"],
+        key: KeyRule::Ignore(RoundRobin),
+        null_key: Keyless::Place(RoundRobin),
+        empty_as_null: false,
+        about: "Java RoundRobinPartitioner: ignores keys, a per-topic counter over available partitions",
+    },
+    Info {
+        builtin: B::LibrdkafkaConsistentRandom,
+        spec: "librdkafka:consistent_random",
+        aliases: &["librdkafka", "librdkafka:default", "confluent-kafka", "kcat"],
+        key: KeyRule::Hash(Crc32, Unsigned),
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: true,
+        about: "librdkafka default (confluent-kafka Python/Go/.NET, kcat): crc32(key) % n; null and empty keys sticky random",
+    },
+    Info {
+        builtin: B::LibrdkafkaConsistent,
+        spec: "librdkafka:consistent",
+        aliases: &[],
+        key: KeyRule::Hash(Crc32, Unsigned),
+        null_key: Keyless::AsEmpty,
+        empty_as_null: false,
+        about: "librdkafka consistent: crc32(key) % n; null and empty keys go to partition 0",
+    },
+    Info {
+        builtin: B::LibrdkafkaMurmur2,
+        spec: "librdkafka:murmur2",
+        aliases: &[],
+        key: MURMUR2,
+        null_key: Keyless::AsEmpty,
+        empty_as_null: false,
+        about: "librdkafka murmur2: Java-compatible for keys; a null key hashes like an empty one",
+    },
+    Info {
+        builtin: B::LibrdkafkaMurmur2Random,
+        spec: "librdkafka:murmur2_random",
+        aliases: &[],
+        key: MURMUR2,
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "librdkafka murmur2_random: Java-compatible (keys, empty key included); null keys sticky random",
+    },
+    Info {
+        builtin: B::LibrdkafkaFnv1a,
+        spec: "librdkafka:fnv1a",
+        aliases: &[],
+        key: KeyRule::Hash(Fnv1a, Abs),
+        null_key: Keyless::AsEmpty,
+        empty_as_null: false,
+        about: "librdkafka fnv1a: Sarama-compatible |fnv1a(key)| % n; a null key hashes like an empty one",
+    },
+    Info {
+        builtin: B::LibrdkafkaFnv1aRandom,
+        spec: "librdkafka:fnv1a_random",
+        aliases: &[],
+        key: KeyRule::Hash(Fnv1a, Abs),
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "librdkafka fnv1a_random: Sarama-compatible for keys; null keys sticky random",
+    },
+    Info {
+        builtin: B::LibrdkafkaRandom,
+        spec: "librdkafka:random",
+        aliases: &[],
+        key: KeyRule::Ignore(Random),
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "librdkafka random: ignores keys; null keys sticky random",
+    },
+    Info {
+        builtin: B::KafkaPython,
+        spec: "kafka-python",
+        aliases: &["kafka-python:default", "kafka-python:defaultpartitioner"],
+        key: MURMUR2,
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "kafka-python DefaultPartitioner: Java-compatible murmur2; null keys random",
+    },
+    Info {
+        builtin: B::KafkajsDefault,
+        spec: "kafkajs",
+        aliases: &["kafkajs:default", "kafkajs:defaultpartitioner", "kafkajs:javacompatible", "kafkajs:javacompatiblepartitioner"],
+        key: MURMUR2,
+        null_key: Keyless::Place(RoundRobin),
+        empty_as_null: false,
+        about: "KafkaJS 2.x DefaultPartitioner (= JavaCompatiblePartitioner): murmur2; null keys round-robin from a random start",
+    },
+    Info {
+        builtin: B::KafkajsLegacy,
+        spec: "kafkajs:legacy",
+        aliases: &["kafkajs:legacypartitioner"],
+        key: KeyRule::Hash(KafkajsLegacyMurmur2, Mask),
+        null_key: Keyless::Place(RoundRobin),
+        empty_as_null: false,
+        about: "KafkaJS LegacyPartitioner (the 1.x default): a float-mangled murmur2, NOT Java-compatible",
+    },
+    Info {
+        builtin: B::SaramaHash,
+        spec: "sarama",
+        aliases: &["sarama:hash", "sarama:default", "sarama:newhashpartitioner"],
+        key: KeyRule::Hash(Fnv1a, Abs),
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "Sarama default NewHashPartitioner: |int32(fnv1a(key)) % n|; null keys random",
+    },
+    Info {
+        builtin: B::SaramaReferenceHash,
+        spec: "sarama:reference-hash",
+        aliases: &["sarama:reference", "sarama:newreferencehashpartitioner"],
+        key: KeyRule::Hash(Fnv1a, Mask),
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "Sarama NewReferenceHashPartitioner: (fnv1a(key) & 0x7fffffff) % n; still FNV-1a, not Java-compatible",
+    },
+    Info {
+        builtin: B::SaramaConsistentCrc,
+        spec: "sarama:consistent-crc",
+        aliases: &["sarama:newconsistentcrchashpartitioner"],
+        key: KeyRule::Hash(Crc32, Unsigned),
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "Sarama NewConsistentCRCHashPartitioner: crc32(key) % n, librdkafka-consistent-compatible",
+    },
+    Info {
+        builtin: B::SaramaMurmur2,
+        spec: "sarama:murmur2",
+        aliases: &["sarama:newmurmur2partitioner"],
+        key: MURMUR2,
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "Sarama NewMurmur2Partitioner (v1.50+): Java-compatible murmur2; null keys random",
+    },
+    Info {
+        builtin: B::KafkaGoRoundRobin,
+        spec: "kafka-go",
+        aliases: &["kafka-go:round-robin", "kafka-go:roundrobin", "kafka-go:default"],
+        key: KeyRule::Ignore(RoundRobin),
+        null_key: Keyless::Place(RoundRobin),
+        empty_as_null: false,
+        about: "kafka-go Writer default (RoundRobin balancer): ignores keys",
+    },
+    Info {
+        builtin: B::KafkaGoHash,
+        spec: "kafka-go:hash",
+        aliases: &[],
+        key: KeyRule::Hash(Fnv1a, Abs),
+        null_key: Keyless::Place(RoundRobin),
+        empty_as_null: false,
+        about: "kafka-go Hash balancer: Sarama-compatible FNV-1a; nil keys round-robin",
+    },
+    Info {
+        builtin: B::KafkaGoReferenceHash,
+        spec: "kafka-go:reference-hash",
+        aliases: &["kafka-go:referencehash"],
+        key: KeyRule::Hash(Fnv1a, Mask),
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "kafka-go ReferenceHash balancer: Sarama-reference-compatible FNV-1a & 0x7fffffff",
+    },
+    Info {
+        builtin: B::KafkaGoCrc32,
+        spec: "kafka-go:crc32",
+        aliases: &["kafka-go:crc32balancer"],
+        key: KeyRule::Hash(Crc32, Unsigned),
+        null_key: Keyless::Place(Random),
+        empty_as_null: true,
+        about: "kafka-go CRC32Balancer: librdkafka-compatible crc32; nil and empty keys random",
+    },
+    Info {
+        builtin: B::KafkaGoCrc32Consistent,
+        spec: "kafka-go:crc32-consistent",
+        aliases: &["kafka-go:crc32balancer-consistent"],
+        key: KeyRule::Hash(Crc32, Unsigned),
+        null_key: Keyless::AsEmpty,
+        empty_as_null: false,
+        about: "kafka-go CRC32Balancer{Consistent: true}: crc32; nil and empty keys go to partition 0",
+    },
+    Info {
+        builtin: B::KafkaGoMurmur2,
+        spec: "kafka-go:murmur2",
+        aliases: &["kafka-go:murmur2balancer"],
+        key: MURMUR2,
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "kafka-go Murmur2Balancer: Java-compatible murmur2; nil keys random",
+    },
+    Info {
+        builtin: B::KafkaGoMurmur2Consistent,
+        spec: "kafka-go:murmur2-consistent",
+        aliases: &["kafka-go:murmur2balancer-consistent"],
+        key: MURMUR2,
+        null_key: Keyless::AsEmpty,
+        empty_as_null: false,
+        about: "kafka-go Murmur2Balancer{Consistent: true}: murmur2; nil keys hash like empty ones",
+    },
+    Info {
+        builtin: B::FranzGo,
+        spec: "franz-go",
+        aliases: &["franz-go:default", "franz-go:kafka-hasher", "franz-go:uniform-bytes"],
+        key: MURMUR2,
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "franz-go default (UniformBytesPartitioner, KafkaHasher): murmur2 for keys; null keys sticky",
+    },
+    Info {
+        builtin: B::FranzGoSaramaCompat,
+        spec: "franz-go:sarama-compat",
+        aliases: &["franz-go:saramacompathasher"],
+        key: KeyRule::Hash(Fnv1a, Abs),
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "franz-go SaramaCompatHasher(fnv32a): exactly Sarama's default on every platform",
+    },
+    Info {
+        builtin: B::FranzGoSaramaHasher,
+        spec: "franz-go:sarama-hasher",
+        aliases: &["franz-go:saramahasher"],
+        key: KeyRule::Hash(Fnv1a, Unsigned),
+        null_key: Keyless::Place(Sticky),
+        empty_as_null: false,
+        about: "franz-go SaramaHasher(fnv32a) on 64-bit: fnv1a(key) % n unsigned, NOT Sarama-compatible",
+    },
+];
+
+/// A partitioner of a real client, chosen by spec.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Partitioner {
+    builtin: Builtin,
+}
+
+impl Partitioner {
+    #[inline(always)]
+    fn info(self) -> &'static Info {
+        // TABLE is in the order of `Builtin` (checked by a test).
+        &TABLE[self.builtin as usize]
+    }
+
+    /// Every partitioner partwise knows, in a stable order (the client's default first).
+    pub fn all() -> impl Iterator<Item = Partitioner> {
+        TABLE.iter().map(|i| Partitioner { builtin: i.builtin })
+    }
+
+    /// The canonical spec, e.g. `librdkafka:consistent_random`.
+    pub fn spec(self) -> &'static str {
+        self.info().spec
+    }
+
+    /// Other spellings that parse to this partitioner.
+    pub fn aliases(self) -> &'static [&'static str] {
+        self.info().aliases
+    }
+
+    /// The client this partitioner belongs to (`java`, `librdkafka`, ...).
+    pub fn client(self) -> &'static str {
+        let spec = self.spec();
+        spec.split_once(':').map_or(spec, |(c, _)| c)
+    }
+
+    /// One line on what the partitioner does.
+    pub fn about(self) -> &'static str {
+        self.info().about
+    }
+
+    /// What the partitioner does with a record that has a (non-empty) key.
+    pub fn key_rule(self) -> KeyRule {
+        self.info().key
+    }
+
+    /// Where a record goes: `key` is `None` for a null key.
+    ///
+    /// Keyed records are hashed over all `n` partitions, available or not, as
+    /// every client does; only key-less strategies look at availability.
+    #[inline]
+    pub fn place(self, key: Option<&[u8]>, n: PartitionCount) -> Placement {
+        let info = self.info();
+        let key = match key {
+            Some(k) if !(k.is_empty() && info.empty_as_null) => k,
+            _ => match info.null_key {
+                Keyless::AsEmpty => &[],
+                Keyless::Place(p) => return p,
+            },
+        };
+        match info.key {
+            KeyRule::Hash(h, r) => Placement::Partition(r.apply(h.hash(key), n)),
+            KeyRule::Ignore(p) => p,
+        }
+    }
+
+    /// The placement of a record with a null key.
+    pub fn null_key(self, n: PartitionCount) -> Placement {
+        self.place(None, n)
+    }
+
+    /// Places a batch of keys, writing the partition of `keys[i]` to `out[i]`,
+    /// or [`NOT_FIXED`] where the placement is not a fixed partition.
+    ///
+    /// This is the fast path for many keys: murmur2 partitioners hash several
+    /// keys at once (with AVX2 where the CPU has it).
+    ///
+    /// # Panics
+    /// When `out` is shorter than `keys`.
+    pub fn place_batch(self, keys: &[&[u8]], n: PartitionCount, out: &mut [u32]) {
+        let info = self.info();
+        assert!(out.len() >= keys.len(), "output shorter than input");
+        let out = &mut out[..keys.len()];
+        if info.key == MURMUR2 {
+            crate::batch::murmur2_partitions(keys, n, out);
+            // Only the empty key can need fixing up: murmur2 partitioners hash it.
+            debug_assert!(!info.empty_as_null);
+            return;
+        }
+        for (k, o) in keys.iter().zip(out.iter_mut()) {
+            *o = self.place(Some(k), n).partition().unwrap_or(NOT_FIXED);
+        }
+    }
+}
+
+/// The value [`Partitioner::place_batch`] writes for a key whose placement is
+/// not a fixed partition (no valid partition id is this large).
+pub const NOT_FIXED: u32 = u32::MAX;
+
+impl fmt::Debug for Partitioner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Partitioner({})", self.spec())
+    }
+}
+
+impl fmt::Display for Partitioner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.spec())
+    }
+}
+
+fn normalize(s: &str) -> String {
+    s.trim().to_ascii_lowercase().replace('_', "-")
+}
+
+impl FromStr for Partitioner {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Partitioner, Error> {
+        let want = normalize(s);
+        TABLE
+            .iter()
+            .find(|i| normalize(i.spec) == want || i.aliases.iter().any(|a| normalize(a) == want))
+            .map(|i| Partitioner { builtin: i.builtin })
+            .ok_or_else(|| Error::UnknownPartitioner {
+                spec: s.to_string(),
+                known: TABLE.iter().map(|i| i.spec).collect::<Vec<_>>().join(", "),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(x: u32) -> PartitionCount {
+        PartitionCount::new(x).unwrap()
+    }
+
+    #[test]
+    fn seed_facts() {
+        let java: Partitioner = "java".parse().unwrap();
+        assert_eq!(java.place(Some(b"BBCA"), n(6)), Placement::Partition(0));
+        assert_eq!(java.place(Some(b"BBCA"), n(8)), Placement::Partition(2));
+        // The seed's abs() formula would give 2 of 6: the mask is what Java does.
+        let h = hash::murmur2(b"BBCA") as i32;
+        assert!(h < 0);
+        assert_eq!(h.unsigned_abs() % 6, 2);
+    }
+
+    #[test]
+    fn specs_parse_and_roundtrip() {
+        for p in Partitioner::all() {
+            assert_eq!(p.spec().parse::<Partitioner>().unwrap(), p);
+            for a in p.aliases() {
+                assert_eq!(a.parse::<Partitioner>().unwrap(), p, "{a}");
+            }
+        }
+        assert_eq!(
+            "LIBRDKAFKA:Murmur2-Random"
+                .parse::<Partitioner>()
+                .unwrap()
+                .spec(),
+            "librdkafka:murmur2_random"
+        );
+        let err = "java:nope".parse::<Partitioner>().unwrap_err().to_string();
+        assert!(
+            err.contains("java:nope") && err.contains("librdkafka:murmur2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn table_is_in_builtin_order() {
+        for (i, row) in TABLE.iter().enumerate() {
+            assert_eq!(row.builtin as usize, i, "{}", row.spec);
+        }
+    }
+
+    #[test]
+    fn specs_and_aliases_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for i in TABLE {
+            assert!(seen.insert(normalize(i.spec)), "{}", i.spec);
+            for a in i.aliases {
+                assert!(seen.insert(normalize(a)), "{a}");
+            }
+        }
+    }
+
+    #[test]
+    fn null_and_empty_keys() {
+        let p = |s: &str| s.parse::<Partitioner>().unwrap();
+        assert_eq!(
+            p("librdkafka:consistent").null_key(n(12)),
+            Placement::Partition(0)
+        );
+        assert_eq!(
+            p("librdkafka:murmur2").null_key(n(12)),
+            Placement::Partition(0x106e_08d9 % 12)
+        );
+        assert_eq!(
+            p("librdkafka:fnv1a").null_key(n(12)),
+            Placement::Partition(0x7ee3_623b % 12)
+        );
+        assert_eq!(p("librdkafka").place(Some(b""), n(12)), Placement::Sticky);
+        assert_eq!(
+            p("kafka-go:crc32").place(Some(b""), n(12)),
+            Placement::Random
+        );
+        assert_eq!(p("java").place(Some(b""), n(12)), Placement::Partition(9));
+        assert_eq!(p("kafkajs").null_key(n(12)), Placement::RoundRobin);
+        assert_eq!(
+            p("kafka-go").place(Some(b"x"), n(12)),
+            Placement::RoundRobin
+        );
+    }
+
+    #[test]
+    fn abs_handles_int_min() {
+        // fnv1a("1468509572224") == 0x80000000 (Sarama's TestHashPartitionerMinInt32).
+        let sarama: Partitioner = "sarama".parse().unwrap();
+        let reference: Partitioner = "sarama:reference-hash".parse().unwrap();
+        assert_eq!(
+            sarama.place(Some(b"1468509572224"), n(12)),
+            Placement::Partition(8)
+        );
+        assert_eq!(
+            reference.place(Some(b"1468509572224"), n(12)),
+            Placement::Partition(0)
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! Every partitioner, hash and slot function against known answers from the real
+//! clients (tests/vectors/README.md says which code produced each file).
+//!
+//! Files in `tests/vectors/reference/` were gathered before the project started;
+//! files in `tests/vectors/generated/` are written by `tests/vectors/regen/regen.sh`
+//! with the clients from the package registries. Both are checked the same way.
+
+use partwise::hash;
+use partwise::partitioner::{HashFn, Reduce};
+use partwise::slot::key_slot;
+use partwise::{PartitionCount, Partitioner, Placement};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn vectors_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors")
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    assert!(s.len() % 2 == 0, "odd hex {s}");
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display())))
+        .collect()
+}
+
+/// Which partitioner spec produced each partition-vector file.
+const PARTITION_FILES: &[(&str, &str)] = &[
+    ("java_builtin_partitioner_murmur2", "java"),
+    ("kafka_python_default_partitioner", "kafka-python"),
+    ("kafkajs_default_partitioner", "kafkajs"),
+    ("kafkajs_legacy_partitioner", "kafkajs:legacy"),
+    ("librdkafka_consistent", "librdkafka:consistent"),
+    (
+        "librdkafka_consistent_random",
+        "librdkafka:consistent_random",
+    ),
+    ("librdkafka_murmur2", "librdkafka:murmur2"),
+    ("librdkafka_murmur2_random", "librdkafka:murmur2_random"),
+    ("librdkafka_fnv1a", "librdkafka:fnv1a"),
+    ("librdkafka_fnv1a_random", "librdkafka:fnv1a_random"),
+    ("sarama_hash_partitioner", "sarama"),
+    ("sarama_reference_hash_partitioner", "sarama:reference-hash"),
+    (
+        "sarama_consistent_crc_hash_partitioner",
+        "sarama:consistent-crc",
+    ),
+    ("sarama_murmur2_partitioner", "sarama:murmur2"),
+    ("kafkago_hash_balancer", "kafka-go:hash"),
+    ("kafkago_reference_hash_balancer", "kafka-go:reference-hash"),
+    ("kafkago_crc32_balancer", "kafka-go:crc32"),
+    (
+        "kafkago_crc32_balancer_consistent",
+        "kafka-go:crc32-consistent",
+    ),
+    ("kafkago_murmur2_balancer", "kafka-go:murmur2"),
+    (
+        "kafkago_murmur2_balancer_consistent",
+        "kafka-go:murmur2-consistent",
+    ),
+    ("franzgo_stickykey_kafkahasher_murmur2", "franz-go"),
+    ("franzgo_saramacompathasher_fnv1a", "franz-go:sarama-compat"),
+    ("franzgo_saramahasher_fnv1a_64bit", "franz-go:sarama-hasher"),
+];
+
+/// Files that are not partition vectors of one spec, checked by their own tests.
+const OTHER_FILES: &[&str] = &[
+    "franzgo_saramahasher_crc32_64bit",
+    "key_hashes",
+    "keys",
+    "kafkajs_roundrobin_assigner",
+    "redis_server_cluster_keyslot",
+    "redis_py_key_slot",
+    "redis_rs_slot_for_key",
+    "upstream_test_vectors",
+];
+
+fn files_in(sub: &str) -> Vec<PathBuf> {
+    let dir = vectors_dir().join(sub);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn all_files() -> Vec<PathBuf> {
+    let mut v = files_in("reference");
+    v.extend(files_in("generated"));
+    assert!(
+        v.len() >= 30,
+        "expected the vector files under {}",
+        vectors_dir().display()
+    );
+    v
+}
+
+fn stem(p: &Path) -> &str {
+    p.file_stem().unwrap().to_str().unwrap()
+}
+
+#[test]
+fn every_file_is_known() {
+    for p in all_files() {
+        let s = stem(&p);
+        assert!(
+            PARTITION_FILES.iter().any(|(f, _)| *f == s) || OTHER_FILES.contains(&s),
+            "{} is not checked by any test",
+            p.display()
+        );
+    }
+}
+
+/// Every keyed and null-key line matches, and every key of the corpus that a
+/// file leaves out is one the partitioner does not place deterministically
+/// (the generators drop exactly those).
+#[test]
+fn partitioners_match_real_clients() {
+    let mut checked = 0usize;
+    let mut specs_seen = BTreeSet::new();
+    for path in all_files() {
+        let Some((_, spec)) = PARTITION_FILES.iter().find(|(f, _)| *f == stem(&path)) else {
+            continue;
+        };
+        let p: Partitioner = spec.parse().unwrap();
+        specs_seen.insert(p.spec());
+        let mut by_count: BTreeMap<u32, BTreeSet<Vec<u8>>> = BTreeMap::new();
+        let mut null_counts = BTreeSet::new();
+        for v in lines(&path) {
+            let n = v["partitions"].as_u64().unwrap() as u32;
+            let want = v["partition"].as_u64().unwrap() as u32;
+            let count = PartitionCount::new(n).unwrap();
+            if v["null_key"].as_bool() == Some(true) {
+                assert_eq!(
+                    p.null_key(count),
+                    Placement::Partition(want),
+                    "{spec}: null key, n={n}"
+                );
+                null_counts.insert(n);
+            } else {
+                let key = unhex(v["key_hex"].as_str().unwrap());
+                let got = p.place(Some(&key), count);
+                assert_eq!(
+                    got,
+                    Placement::Partition(want),
+                    "{spec}: key {:?} n={n} ({})",
+                    v["key"],
+                    path.display()
+                );
+                by_count.entry(n).or_default().insert(key);
+            }
+            checked += 1;
+        }
+        // Keys the real client placed at random were left out of the file.
+        let corpus = corpus_for(&path);
+        for (&n, keys) in &by_count {
+            let count = PartitionCount::new(n).unwrap();
+            for key in corpus.iter().filter(|k| !keys.contains(*k)) {
+                assert!(
+                    p.place(Some(key), count).partition().is_none(),
+                    "{spec}: {} omits key {key:02x?} at n={n}, but partwise gives it a fixed partition",
+                    path.display()
+                );
+            }
+            if !null_counts.contains(&n) {
+                assert!(
+                    p.null_key(count).partition().is_none(),
+                    "{spec}: n={n} null key should not be fixed"
+                );
+            }
+        }
+    }
+    // Every hashing partitioner is covered by at least one real client's file.
+    for p in Partitioner::all() {
+        if matches!(p.key_rule(), partwise::partitioner::KeyRule::Hash(..)) {
+            assert!(specs_seen.contains(p.spec()), "no vectors for {}", p.spec());
+        }
+    }
+    assert!(checked > 20_000, "only {checked} vector lines checked");
+}
+
+/// The key corpus a file was generated from: the keys of its sibling
+/// Java-partitioner file (same directory), which leaves none out.
+fn corpus_for(path: &Path) -> BTreeSet<Vec<u8>> {
+    let sibling = path.with_file_name("java_builtin_partitioner_murmur2.jsonl");
+    let alt = path.with_file_name("kafka_python_default_partitioner.jsonl");
+    let src = if sibling.exists() { sibling } else { alt };
+    lines(&src)
+        .iter()
+        .filter_map(|v| v["key_hex"].as_str().map(unhex))
+        .collect()
+}
+
+#[test]
+fn key_ignoring_partitioners_never_invent_a_partition() {
+    for spec in ["java:round-robin", "librdkafka:random", "kafka-go"] {
+        let p: Partitioner = spec.parse().unwrap();
+        for n in [1, 6, 1000] {
+            let n = PartitionCount::new(n).unwrap();
+            for key in [&b""[..], b"BBCA", b"\xff"] {
+                assert!(p.place(Some(key), n).partition().is_none(), "{spec}");
+            }
+        }
+    }
+}
+
+#[test]
+fn raw_hashes_match() {
+    let mut checked = 0;
+    for path in all_files().into_iter().filter(|p| stem(p) == "key_hashes") {
+        for v in lines(&path) {
+            let key = unhex(v["key_hex"].as_str().unwrap());
+            let u = |f: &str| v[f].as_i64().unwrap();
+            assert_eq!(
+                i64::from(hash::murmur2(&key) as i32),
+                u("murmur2_i32_java"),
+                "{key:02x?}"
+            );
+            assert_eq!(i64::from(hash::murmur2(&key)), u("murmur2_u32"));
+            assert_eq!(
+                i64::from(hash::kafkajs_legacy_murmur2(&key)),
+                u("kafkajs_legacy_murmur2"),
+                "{key:02x?}"
+            );
+            assert_eq!(i64::from(hash::fnv1a32(&key)), u("fnv1a32_u32"));
+            assert_eq!(i64::from(hash::crc32(&key)), u("crc32_ieee_u32"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 133);
+}
+
+#[test]
+fn redis_slots_match() {
+    let mut checked = 0;
+    for path in all_files() {
+        if ![
+            "redis_server_cluster_keyslot",
+            "redis_py_key_slot",
+            "redis_rs_slot_for_key",
+        ]
+        .contains(&stem(&path))
+        {
+            continue;
+        }
+        for v in lines(&path) {
+            let key = unhex(v["key_hex"].as_str().unwrap());
+            assert_eq!(
+                u64::from(key_slot(&key)),
+                v["slot"].as_u64().unwrap(),
+                "{key:02x?} in {}",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3 * 133);
+}
+
+#[test]
+fn franz_go_sarama_hasher_crc32() {
+    // SaramaHasher(crc32.ChecksumIEEE) on 64-bit: unsigned crc32 % n.
+    for path in all_files()
+        .into_iter()
+        .filter(|p| stem(p) == "franzgo_saramahasher_crc32_64bit")
+    {
+        for v in lines(&path) {
+            let key = unhex(v["key_hex"].as_str().unwrap());
+            let n = PartitionCount::new(v["partitions"].as_u64().unwrap() as u32).unwrap();
+            let got = Reduce::Unsigned.apply(HashFn::Crc32.hash(&key), n);
+            assert_eq!(u64::from(got), v["partition"].as_u64().unwrap());
+        }
+    }
+}
+
+#[test]
+fn upstream_test_suites() {
+    let path = vectors_dir().join("reference/upstream_test_vectors.jsonl");
+    let p = |s: &str| s.parse::<Partitioner>().unwrap();
+    let mut checked = 0;
+    for v in lines(&path) {
+        let key = v["key_hex"].as_str().map(unhex);
+        let want = v["expected"].as_i64().unwrap();
+        let kind = v["kind"].as_str().unwrap();
+        let test = v["test"].as_str().unwrap();
+        let at = |n: u32| PartitionCount::new(n).unwrap();
+        let place = |spec: &str, n: u32| -> i64 {
+            i64::from(
+                p(spec)
+                    .place(key.as_deref(), at(n))
+                    .partition()
+                    .unwrap_or_else(|| panic!("{spec} {test}")),
+            )
+        };
+        let k = key.clone().unwrap_or_default();
+        match kind {
+            "murmur2_i32" => assert_eq!(i64::from(hash::murmur2(&k) as i32), want, "{test}"),
+            "murmur2_u32" => assert_eq!(i64::from(hash::murmur2(&k)), want, "{test}"),
+            "legacy_murmur2 (NOT Java murmur2)" => {
+                assert_eq!(
+                    i64::from(hash::kafkajs_legacy_murmur2(&k)),
+                    want,
+                    "{test} {k:?}"
+                )
+            }
+            "rd_fnv1a_u32 (abs of int32 FNV-1a)" => {
+                assert_eq!(i64::from((hash::fnv1a32(&k) as i32).unsigned_abs()), want)
+            }
+            "fnv1a32_u32 (comment: 2147483648)" => assert_eq!(i64::from(hash::fnv1a32(&k)), want),
+            "crc16_xmodem" => assert_eq!(i64::from(hash::crc16_xmodem(&k)), want),
+            "slot" => assert_eq!(i64::from(key_slot(&k)), want, "{test}"),
+            "SaramaHasher(hash=0x80000001) partition@10 on 64-bit" => {
+                assert_eq!(i64::from(Reduce::Unsigned.apply(0x8000_0001, at(10))), want)
+            }
+            _ => {
+                let n: u32 = kind
+                    .strip_prefix("partition@")
+                    .expect(kind)
+                    .parse()
+                    .unwrap();
+                let specs: &[&str] = match test {
+                    "do_test_partitioners consistent" => &["librdkafka:consistent"],
+                    "do_test_partitioners murmur2/murmur2_random" => {
+                        &["librdkafka:murmur2", "librdkafka:murmur2_random"]
+                    }
+                    "do_test_partitioners fnv1a/fnv1a_random" => {
+                        &["librdkafka:fnv1a", "librdkafka:fnv1a_random"]
+                    }
+                    "test_murmur2_java_compatibility" => &["kafka-python", "java"],
+                    "TestConsistentCRCHashPartitioner" => &["sarama:consistent-crc"],
+                    "TestMurmur2Partitioner" => &["sarama:murmur2"],
+                    "TestHashBalancer" => &["kafka-go:hash", "sarama"],
+                    "TestReferenceHashBalancer" => {
+                        &["kafka-go:reference-hash", "sarama:reference-hash"]
+                    }
+                    "TestMurmur2Balancer python-*" => &["kafka-go:murmur2"],
+                    "TestHashBalancer custom hash (crc32.NewIEEE)" => {
+                        // kafka-go's Hash balancer with crc32 instead of FNV-1a.
+                        assert_eq!(
+                            i64::from(Reduce::Abs.apply(HashFn::Crc32.hash(&k), at(n))),
+                            want
+                        );
+                        checked += 1;
+                        continue;
+                    }
+                    other => panic!("upstream test {other} not mapped to a partitioner"),
+                };
+                for spec in specs {
+                    assert_eq!(place(spec, n), want, "{spec} {test} {k:?}");
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 139);
+}
