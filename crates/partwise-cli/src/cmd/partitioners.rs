@@ -1,0 +1,79 @@
+//! `partwise partitioners`: the specs partwise knows, one line on each.
+
+use crate::exit::{ExitCode, Result};
+use crate::output::{Format, JsonStream, Table};
+use partwise::partitioner::{KeyRule, Reduce};
+use partwise::{PartitionCount, Partitioner, Placement};
+use serde_json::json;
+use std::io::Write;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+fn null_key_word(p: Partitioner) -> &'static str {
+    // Any count shows the behaviour; a fixed placement is the hash of zero bytes.
+    match p.null_key(PartitionCount::new(12).expect("12 is a valid count")) {
+        Placement::Partition(_) => "fixed (hashed like an empty key)",
+        other => other.behaviour(),
+    }
+}
+
+fn empty_key_word(p: Partitioner) -> &'static str {
+    match p.place(
+        Some(b""),
+        PartitionCount::new(12).expect("12 is a valid count"),
+    ) {
+        Placement::Partition(_) => "hashed",
+        other => other.behaviour(),
+    }
+}
+
+fn rule(p: Partitioner) -> (String, Option<String>) {
+    match p.key_rule() {
+        KeyRule::Hash(h, r) => {
+            let reduce = match r {
+                Reduce::Mask => "(h & 0x7fffffff) % n",
+                Reduce::Abs => "|h as int32| % n",
+                Reduce::Unsigned => "h % n (unsigned)",
+            };
+            (format!("{h:?}").to_lowercase(), Some(reduce.to_string()))
+        }
+        KeyRule::Ignore(pl) => (format!("ignores keys ({})", pl.behaviour()), None),
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Table => {
+            let mut t = Table::new(["SPEC", "NULL KEY", "EMPTY KEY", "ABOUT"]);
+            for p in Partitioner::all() {
+                t.row([p.spec(), null_key_word(p), empty_key_word(p), p.about()]);
+            }
+            t.write(&mut out)?;
+            writeln!(out, "\nA spec is CLIENT[:NAME]; CLIENT alone is its default. '-P all' routes through every one.")?;
+        }
+        f => {
+            let mut s = JsonStream::new(out, f)?;
+            for p in Partitioner::all() {
+                let (hash, reduce) = rule(p);
+                s.write(&json!({
+                    "spec": p.spec(),
+                    "client": p.client(),
+                    "aliases": p.aliases(),
+                    "hash": hash,
+                    "reduce": reduce,
+                    "null_key": null_key_word(p),
+                    "empty_key": empty_key_word(p),
+                    "about": p.about(),
+                }))?;
+            }
+            drop(s.finish()?);
+        }
+    }
+    Ok(ExitCode::Ok)
+}

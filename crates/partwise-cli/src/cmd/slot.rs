@@ -1,0 +1,68 @@
+//! `partwise slot`: the Redis Cluster hash slot of each key.
+
+use super::key_source;
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use partwise::slot::{hash_tag, key_slot};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Keys (bytes as given; see --key-format)
+    #[arg(value_name = "KEY")]
+    keys: Vec<OsString>,
+    /// Read keys from FILE, one per line ('-' reads stdin)
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
+    key_format: String,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let source = key_source(args.keys, args.input, &args.key_format)?;
+    if source.is_empty() {
+        return Err(CliError::msg(
+            "no keys: give KEY arguments or -i FILE ('-' for stdin)",
+        ));
+    }
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match args.format {
+        Format::Json | Format::Ndjson => {
+            let mut s = JsonStream::new(&mut out, args.format)?;
+            source.for_each_batch(|b| {
+                for key in b.keys {
+                    let tag = hash_tag(key);
+                    s.write(&json!({
+                        "key": key_json(key),
+                        "key_hex": hex(key),
+                        "hashtag": tag.map_or(Value::Null, key_json),
+                        "hashtag_hex": tag.map_or(Value::Null, |t| Value::from(hex(t))),
+                        "slot": key_slot(key),
+                    }))?;
+                }
+                Ok(())
+            })?;
+            s.finish()?;
+        }
+        Format::Table => {
+            let mut t = Table::new(["KEY", "HASHTAG", "SLOT"]);
+            source.for_each_batch(|b| {
+                for key in b.keys {
+                    let tag = hash_tag(key).map_or_else(|| "-".to_string(), key_cell);
+                    t.row([key_cell(key), tag, key_slot(key).to_string()]);
+                }
+                Ok(())
+            })?;
+            t.write(&mut out)?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitCode::Ok)
+}

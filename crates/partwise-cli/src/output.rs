@@ -1,0 +1,125 @@
+//! Output formats shared by every command: a table for people, JSON for
+//! scripts (one document), NDJSON for streams (one object per line).
+
+use crate::exit::Result;
+use serde_json::Value;
+use std::io::Write;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for people.
+    Table,
+    /// One JSON document (an array of objects).
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// Writes records as a JSON array or as NDJSON, streaming.
+pub struct JsonStream<W: Write> {
+    out: W,
+    array: bool,
+    first: bool,
+}
+
+impl<W: Write> JsonStream<W> {
+    pub fn new(out: W, format: Format) -> Result<JsonStream<W>> {
+        let mut s = JsonStream {
+            out,
+            array: format == Format::Json,
+            first: true,
+        };
+        if s.array {
+            s.out.write_all(b"[")?;
+        }
+        Ok(s)
+    }
+
+    pub fn write(&mut self, v: &Value) -> Result<()> {
+        if self.array {
+            self.out
+                .write_all(if self.first { b"\n  " } else { b",\n  " })?;
+        }
+        serde_json::to_writer(&mut self.out, v)?;
+        if !self.array {
+            self.out.write_all(b"\n")?;
+        }
+        self.first = false;
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<W> {
+        if self.array {
+            self.out
+                .write_all(if self.first { b"]\n" } else { b"\n]\n" })?;
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+/// The key as JSON text: the string when it is valid UTF-8, else null
+/// (`key_hex` always carries the bytes).
+pub fn key_json(bytes: &[u8]) -> Value {
+    std::str::from_utf8(bytes).map_or(Value::Null, |s| Value::String(s.to_string()))
+}
+
+/// The key for a table cell: printable text as is, anything else as `0x..` hex.
+pub fn key_cell(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) if !s.is_empty() && !s.chars().any(|c| c.is_control()) => s.to_string(),
+        Ok("") => "\"\"".to_string(),
+        _ => format!("0x{}", hex(bytes)),
+    }
+}
+
+/// A simple left-aligned table; the last column is not padded.
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Table {
+        Table {
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    pub fn write(&self, out: &mut impl Write) -> Result<()> {
+        let cols = self.header.len();
+        let mut width = vec![0usize; cols];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (w, c) in width.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, c) in r.iter().enumerate() {
+                if i + 1 < r.len() {
+                    line.push_str(&format!("{c:<w$}  ", w = width[i]));
+                } else {
+                    line.push_str(c);
+                }
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+}
