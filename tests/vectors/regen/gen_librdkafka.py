@@ -246,7 +246,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mock", action="store_true", help="use librdkafka's mock cluster instead of tansu")
     args = ap.parse_args()
-    print(f"confluent-kafka {confluent_kafka.version()[0]}, librdkafka {confluent_kafka.libversion()[0]}")
+    print(f"confluent-kafka {confluent_kafka.version()}, librdkafka {confluent_kafka.libversion()[0]}")
     keys = load_keys()
     broker = None
     if not args.mock:
@@ -280,7 +280,7 @@ def main():
         check_broker_contents(broker, ledger)
         with open(os.path.join(GENERATED, "librdkafka_run.json"), "w") as f:
             json.dump({"broker": broker.desc,
-                       "confluent_kafka": confluent_kafka.version()[0],
+                       "confluent_kafka": confluent_kafka.version(),
                        "librdkafka": confluent_kafka.libversion()[0],
                        "rounds": ROUNDS,
                        "partitioners": PARTITIONERS,
