@@ -72,9 +72,9 @@ impl KeyFormat {
         Ok(out)
     }
 
-    /// Appends the key bytes for `input` to `out` (which is cleared first).
+    /// Appends the key bytes for `input` to `out`, so that many keys can share
+    /// one buffer. On error, `out` may hold part of the key.
     pub fn encode_into(self, input: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        out.clear();
         let bad = |reason: String| Error::Key {
             format: self.to_string(),
             reason,

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Keys to route (bytes as given; see --key-format)
-    #[arg(value_name = "KEY")]
+    #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
     /// Number of partitions of the topic; repeat to compare counts
     #[arg(

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Keys (bytes as given; see --key-format)
-    #[arg(value_name = "KEY")]
+    #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
     /// Read keys from FILE, one per line ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]

@@ -1,0 +1,484 @@
+//! The `partwise` command's contract: fields, exit codes and messages.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+
+const SYMBOLS: [&str; 10] = [
+    "BBCA", "ANTM", "ASII", "UNVR", "TLKM", "BBRI", "BMRI", "GOTO", "ADRO", "ICBP",
+];
+
+fn partwise() -> Command {
+    Command::cargo_bin("partwise").unwrap()
+}
+
+fn ndjson(args: &[&str]) -> Vec<Value> {
+    let out = partwise()
+        .args(args)
+        .args(["--format", "ndjson"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Runs partwise expecting exit code 2; returns stderr.
+fn fails(args: &[&str]) -> String {
+    let out = partwise().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn temp_file(content: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(content).unwrap();
+    f
+}
+
+#[test]
+fn seed_bbca_is_0_of_6_and_2_of_8() {
+    let rows = ndjson(&["route", "BBCA", "-p", "6", "-p", "8"]);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["partitioner"], "java");
+    assert_eq!(
+        (
+            rows[0]["partitions"].as_u64(),
+            rows[0]["partition"].as_u64()
+        ),
+        (Some(6), Some(0))
+    );
+    assert_eq!(
+        (
+            rows[1]["partitions"].as_u64(),
+            rows[1]["partition"].as_u64()
+        ),
+        (Some(8), Some(2))
+    );
+}
+
+#[test]
+fn ndjson_row_fields() {
+    let rows = ndjson(&["route", "BBCA", "-p", "6"]);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        ["key", "key_hex", "partitioner", "partitions", "partition"]
+    );
+    assert_eq!(rows[0]["key"], "BBCA");
+    assert_eq!(rows[0]["key_hex"], "42424341");
+}
+
+#[test]
+fn random_placements_are_null_not_invented() {
+    let rows = ndjson(&[
+        "route",
+        "",
+        "-p",
+        "6",
+        "-P",
+        "librdkafka",
+        "-P",
+        "librdkafka:murmur2_random",
+    ]);
+    assert_eq!(rows[0]["partitioner"], "librdkafka:consistent_random");
+    assert_eq!(rows[0]["partition"], Value::Null);
+    assert_eq!(rows[0]["random"], true);
+    assert_eq!(rows[1]["partition"].as_u64(), Some(0x106e_08d9 % 6));
+    assert!(rows[1].get("random").is_none());
+}
+
+#[test]
+fn all_marks_disagreement() {
+    let rows = ndjson(&["route", "BBCA", "-p", "6", "-P", "all"]);
+    assert!(rows.len() >= 26);
+    assert!(rows.iter().all(|r| r["clients_agree"] == false));
+    // One partition, every murmur2 client agrees.
+    let rows = ndjson(&[
+        "route",
+        "BBCA",
+        "-p",
+        "6",
+        "-P",
+        "java",
+        "-P",
+        "kafkajs",
+        "-P",
+        "sarama:murmur2",
+    ]);
+    assert!(rows.iter().all(|r| r["clients_agree"] == true));
+    let table = partwise()
+        .args(["route", "BBCA", "-p", "6", "-P", "all"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(table.stdout)
+        .unwrap()
+        .contains("CLIENTS DISAGREE"));
+}
+
+#[test]
+fn null_key_behaviour() {
+    let rows = ndjson(&["route", "--null-key", "-p", "12", "-P", "all"]);
+    let get = |spec: &str| {
+        rows.iter()
+            .find(|r| r["partitioner"] == spec)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(get("java")["behaviour"], "sticky");
+    assert_eq!(get("kafkajs")["behaviour"], "round-robin");
+    assert_eq!(get("kafka-python")["behaviour"], "random");
+    assert_eq!(get("librdkafka:consistent")["partition"].as_u64(), Some(0));
+    assert_eq!(
+        get("librdkafka:murmur2")["partition"].as_u64(),
+        Some(0x106e_08d9 % 12)
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r["null_key"] == true && r["key"].is_null()));
+}
+
+#[test]
+fn summary_counts() {
+    let f = temp_file(SYMBOLS.join("\n").as_bytes());
+    let path = f.path().to_str().unwrap();
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        path,
+        "-p",
+        "6",
+        "--summary",
+        "-P",
+        "java",
+        "-P",
+        "librdkafka",
+    ]);
+    assert_eq!(rows.len(), 2);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert!(keys.starts_with(&["partitioner", "partitions"]) && keys.contains(&"counts"));
+    let counts: Vec<u64> = rows[0]["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 6);
+    assert_eq!(counts.iter().sum::<u64>(), 10);
+    // The summary agrees with routing key by key.
+    let single = ndjson(&["route", "-i", path, "-p", "6"]);
+    for (p, c) in counts.iter().enumerate() {
+        let n = single
+            .iter()
+            .filter(|r| r["partition"].as_u64() == Some(p as u64))
+            .count() as u64;
+        assert_eq!(n, *c);
+    }
+}
+
+#[test]
+fn summary_counts_sticky_keys_apart() {
+    let f = temp_file(b"a\n\nb\n");
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        f.path().to_str().unwrap(),
+        "-p",
+        "3",
+        "--summary",
+        "-P",
+        "librdkafka",
+    ]);
+    assert_eq!(rows[0]["keys"], 3);
+    assert_eq!(rows[0]["not_fixed"], 1);
+}
+
+#[test]
+fn redis_seed_symbols() {
+    let mut args = vec!["slot"];
+    let keys: Vec<String> = SYMBOLS
+        .iter()
+        .flat_map(|s| {
+            [
+                format!("market:{{{s}}}"),
+                format!("notif:{{{s}}}"),
+                format!("market:{s}"),
+                format!("notif:{s}"),
+            ]
+        })
+        .collect();
+    args.extend(keys.iter().map(String::as_str));
+    let rows = ndjson(&args);
+    let (mut tagged, mut plain) = (0, 0);
+    for q in rows.chunks(4) {
+        tagged += usize::from(q[0]["slot"] == q[1]["slot"]);
+        plain += usize::from(q[2]["slot"] == q[3]["slot"]);
+        assert_eq!(q[0]["hashtag"], q[1]["hashtag"]);
+        assert_eq!(q[2]["hashtag"], Value::Null);
+    }
+    assert_eq!((tagged, plain), (10, 0));
+    assert_eq!(rows[0]["slot"], 12355);
+}
+
+#[test]
+fn slot_fields_and_tricky_braces() {
+    let rows = ndjson(&["slot", "{}", "{{a}}", "a{b}{c}", "}{a}"]);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert!(keys.starts_with(&["key", "key_hex", "hashtag"]) && keys.contains(&"slot"));
+    let tags: Vec<Value> = rows.iter().map(|r| r["hashtag"].clone()).collect();
+    assert_eq!(tags, [Value::Null, "{a".into(), "b".into(), "a".into()]);
+}
+
+#[test]
+fn input_file_crlf_hex_base64() {
+    let f = temp_file(b"BBCA\r\nANTM\r\n");
+    let rows = ndjson(&["route", "-i", f.path().to_str().unwrap(), "-p", "6"]);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["key_hex"], "42424341");
+    let h = temp_file(b"42424341\nff00\n");
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        h.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "hex",
+    ]);
+    assert_eq!(rows[0]["key"], "BBCA");
+    assert_eq!(rows[0]["partition"], 0);
+    assert_eq!(rows[1]["key"], Value::Null);
+    assert_eq!(rows[1]["key_hex"], "ff00");
+    let b = temp_file(b"QkJDQQ==\n");
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        b.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "base64",
+    ]);
+    assert_eq!(rows[0]["key_hex"], "42424341");
+}
+
+#[test]
+fn stdin_input() {
+    let out = partwise()
+        .args(["route", "-i", "-", "-p", "8", "--format", "ndjson"])
+        .write_stdin("BBCA\n")
+        .output()
+        .unwrap();
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row["partition"], 2);
+}
+
+#[test]
+fn serializer_formats() {
+    let rows = ndjson(&["route", "42", "-p", "6", "--key-format", "int32"]);
+    assert_eq!(rows[0]["key"], "42");
+    assert_eq!(rows[0]["key_hex"], "0000002a");
+    let rows = ndjson(&["route", "BBCA", "-p", "6", "--key-format", "avro-sr:7"]);
+    assert_eq!(rows[0]["key_hex"], "000000000708".to_string() + "42424341");
+    let rows = ndjson(&["route", "-1", "-p", "6", "--key-format", "int64"]);
+    assert_eq!(rows[0]["key_hex"], "ffffffffffffffff");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    assert!(fails(&["route", "x", "-p", "0"]).contains("'0'"));
+    assert!(fails(&["route", "x", "-p", "-4"]).contains("negative"));
+    assert!(fails(&["route", "x", "-p", "six"]).contains("'six'"));
+    assert!(fails(&["route", "x", "-p", "99999999999"]).contains("99999999999"));
+    assert!(fails(&["route", "x", "-p", "6", "-P", "java:nope"]).contains("java:nope"));
+    assert!(fails(&["route", "x", "-p", "6", "--key-format", "json"]).contains("json"));
+    assert!(fails(&["route", "x", "-p", "6", "--key-format", "int32"]).contains("32-bit integer"));
+    assert!(fails(&["route", "-p", "6"]).contains("no keys"));
+    assert!(fails(&["route", "-p", "6", "-i", "/nonexistent/keys.txt"])
+        .contains("/nonexistent/keys.txt"));
+    let f = temp_file(b"4242\n42\nxyz\n");
+    let err = fails(&[
+        "route",
+        "-i",
+        f.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "hex",
+    ]);
+    assert!(err.contains("line 3"), "{err}");
+    let f = temp_file(b"QkJDQQ==\n!!!\n");
+    let err = fails(&[
+        "route",
+        "-i",
+        f.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "base64",
+        "--summary",
+    ]);
+    assert!(err.contains("line 2"), "{err}");
+    let f = temp_file(b"1\n2\nthree\n");
+    let err = fails(&[
+        "slot",
+        "-i",
+        f.path().to_str().unwrap(),
+        "--key-format",
+        "int32",
+    ]);
+    assert!(err.contains("line 3"), "{err}");
+    fails(&["route", "x"]);
+}
+
+#[test]
+fn partitioners_lists_every_spec() {
+    let rows = ndjson(&["partitioners"]);
+    let specs: Vec<&str> = rows.iter().map(|r| r["spec"].as_str().unwrap()).collect();
+    for want in [
+        "java",
+        "java:round-robin",
+        "librdkafka:consistent_random",
+        "librdkafka:consistent",
+        "librdkafka:murmur2",
+        "librdkafka:murmur2_random",
+        "librdkafka:fnv1a",
+        "librdkafka:fnv1a_random",
+        "librdkafka:random",
+        "kafka-python",
+        "kafkajs",
+        "kafkajs:legacy",
+        "sarama",
+        "sarama:reference-hash",
+        "sarama:consistent-crc",
+        "sarama:murmur2",
+        "kafka-go",
+        "kafka-go:hash",
+        "kafka-go:reference-hash",
+        "kafka-go:crc32",
+        "kafka-go:crc32-consistent",
+        "kafka-go:murmur2",
+        "kafka-go:murmur2-consistent",
+        "franz-go",
+        "franz-go:sarama-compat",
+    ] {
+        assert!(specs.contains(&want), "{want} missing");
+    }
+}
+
+/// The CLI end to end against a real client's vectors: keys fed as hex lines.
+#[test]
+fn cli_matches_vectors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/reference");
+    for (file, spec) in [
+        ("java_builtin_partitioner_murmur2", "java"),
+        ("librdkafka_consistent_random", "librdkafka"),
+        ("sarama_hash_partitioner", "sarama"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{file}.jsonl"))).unwrap();
+        let vs: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["partitions"] == 12 && v["key_hex"].is_string())
+            .collect();
+        let input: String = vs
+            .iter()
+            .map(|v| format!("{}\n", v["key_hex"].as_str().unwrap()))
+            .collect();
+        let f = temp_file(input.as_bytes());
+        let rows = ndjson(&[
+            "route",
+            "-i",
+            f.path().to_str().unwrap(),
+            "-p",
+            "12",
+            "-P",
+            spec,
+            "--key-format",
+            "hex",
+        ]);
+        assert_eq!(rows.len(), vs.len());
+        for (r, v) in rows.iter().zip(&vs) {
+            assert_eq!(r["key_hex"], v["key_hex"]);
+            assert_eq!(r["partition"], v["partition"], "{spec} {}", v["key_hex"]);
+        }
+    }
+}
+
+/// Arbitrary bytes in a key file never crash the reader: exit 0 or 2, never a panic.
+#[test]
+fn random_key_files_never_panic() {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for case in 0..48 {
+        let len = (next() % 300) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| match next() % 6 {
+                0 => b'\n',
+                1 => b'\r',
+                2 => b"0123456789abcdefABCDEF+/="[(next() % 25) as usize],
+                _ => next() as u8,
+            })
+            .collect();
+        let f = temp_file(&bytes);
+        let format = [
+            "utf8",
+            "hex",
+            "base64",
+            "string",
+            "int32",
+            "int64",
+            "avro-sr:3",
+        ][case % 7];
+        for cmd in [&["route", "-p", "7", "--summary"][..], &["slot"][..]] {
+            let out = partwise()
+                .args(cmd)
+                .args([
+                    "-i",
+                    f.path().to_str().unwrap(),
+                    "--key-format",
+                    format,
+                    "--format",
+                    "ndjson",
+                ])
+                .output()
+                .unwrap();
+            let code = out.status.code();
+            assert!(
+                code == Some(0) || code == Some(2),
+                "{format}: {code:?} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
