@@ -5,7 +5,7 @@
 //! hashed in lockstep (lanes of `[u32; 8]`), which the compiler turns into AVX2
 //! vector multiplies when the CPU has them; mixed-length groups fall back to
 //! hashing one key at a time. The partition is then taken with
-//! [`PartitionCount::rem`], which needs no division.
+//! [`PartitionCount::modulo`], which needs no division.
 
 use crate::count::PartitionCount;
 use crate::hash::{murmur2, murmur2_mix};
@@ -33,7 +33,7 @@ pub fn murmur2_many(keys: &[&[u8]], out: &mut [u32]) {
 pub(crate) fn murmur2_partitions(keys: &[&[u8]], n: PartitionCount, out: &mut [u32]) {
     murmur2_many(keys, out);
     for h in &mut out[..keys.len()] {
-        *h = n.rem(*h & 0x7fff_ffff);
+        *h = n.modulo(*h & 0x7fff_ffff);
     }
 }
 

@@ -19,7 +19,7 @@ pub const MAX_PARTITIONS: u32 = i32::MAX as u32;
 /// use partwise::PartitionCount;
 /// let n: PartitionCount = "6".parse().unwrap();
 /// assert_eq!(n.get(), 6);
-/// assert_eq!(n.rem(3387733778 & 0x7fff_ffff), 0);
+/// assert_eq!(n.modulo(3387733778 & 0x7fff_ffff), 0);
 /// assert!("0".parse::<PartitionCount>().is_err());
 /// assert!("-3".parse::<PartitionCount>().is_err());
 /// ```
@@ -57,7 +57,7 @@ impl PartitionCount {
 
     /// `x % n`, without a division instruction.
     #[inline(always)]
-    pub fn rem(self, x: u32) -> u32 {
+    pub fn modulo(self, x: u32) -> u32 {
         let low = self.m.wrapping_mul(u64::from(x));
         ((u128::from(low) * u128::from(self.n.get())) >> 64) as u32
     }
@@ -112,12 +112,12 @@ mod tests {
     proptest! {
         #[test]
         fn rem_is_exact(x: u32, n in 1u32..=MAX_PARTITIONS) {
-            prop_assert_eq!(PartitionCount::new(n).unwrap().rem(x), x % n);
+            prop_assert_eq!(PartitionCount::new(n).unwrap().modulo(x), x % n);
         }
 
         #[test]
         fn rem_is_exact_small(x: u32, n in 1u32..2000) {
-            prop_assert_eq!(PartitionCount::new(n).unwrap().rem(x), x % n);
+            prop_assert_eq!(PartitionCount::new(n).unwrap().modulo(x), x % n);
         }
 
         #[test]
@@ -140,7 +140,7 @@ mod tests {
                 0x7fff_ffff,
                 0x8000_0000,
             ] {
-                assert_eq!(c.rem(x), x % n, "{x} % {n}");
+                assert_eq!(c.modulo(x), x % n, "{x} % {n}");
             }
         }
         assert!(PartitionCount::new(0).is_err());

@@ -121,9 +121,9 @@ impl Reduce {
     #[inline(always)]
     pub fn apply(self, h: u32, n: PartitionCount) -> u32 {
         match self {
-            Reduce::Mask => n.rem(h & 0x7fff_ffff),
-            Reduce::Abs => n.rem((h as i32).unsigned_abs()),
-            Reduce::Unsigned => n.rem(h),
+            Reduce::Mask => n.modulo(h & 0x7fff_ffff),
+            Reduce::Abs => n.modulo((h as i32).unsigned_abs()),
+            Reduce::Unsigned => n.modulo(h),
         }
     }
 }

@@ -147,6 +147,9 @@ fn agree(ps: &[Placement]) -> bool {
     ps.iter().all(|p| p.partition().is_some() && *p == ps[0])
 }
 
+/// A key as given and as bytes; `None` is the null key.
+type OwnedKey = Option<(Vec<u8>, Vec<u8>)>;
+
 /// One key (or the null key) placed by every partitioner at every count.
 struct KeyRows<'a> {
     key: Option<(&'a [u8], &'a [u8])>,
@@ -215,7 +218,7 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
         }
         Format::Table => {
             let columns = cfg.partitioners.len() * cfg.counts.len();
-            let mut collected: Vec<(Option<(Vec<u8>, Vec<u8>)>, Vec<Vec<Placement>>)> = Vec::new();
+            let mut collected: Vec<(OwnedKey, Vec<Vec<Placement>>)> = Vec::new();
             if cfg.null_key {
                 collected.push((None, place_all(None)));
             }
@@ -225,7 +228,7 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
                 }
                 Ok(())
             })?;
-            let label = |k: &Option<(Vec<u8>, Vec<u8>)>| match k {
+            let label = |k: &OwnedKey| match k {
                 None => "(null key)".to_string(),
                 Some((input, key)) if cfg.source.format.is_serializer() => {
                     format!("{} (0x{})", key_cell(input), hex(key))
