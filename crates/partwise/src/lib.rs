@@ -7,6 +7,7 @@
 //! - [`partitioner`]: every major client's key-to-partition function by spec
 //!   (`java`, `librdkafka:murmur2_random`, `sarama:reference-hash`, ...), with
 //!   their null-key and empty-key behaviour;
+//! - [`priority`]: a rule-based partitioner that isolates priority traffic;
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
 //! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
 //! - [`batch`]: routing many keys at once, fast.
@@ -36,6 +37,7 @@ pub mod encoding;
 mod error;
 pub mod hash;
 pub mod partitioner;
+pub mod priority;
 pub mod slot;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};

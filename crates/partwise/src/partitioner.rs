@@ -38,6 +38,7 @@
 
 use crate::count::PartitionCount;
 use crate::hash;
+use crate::priority::{Priority, RestHash};
 use crate::Error;
 use std::fmt;
 use std::str::FromStr;
@@ -54,6 +55,9 @@ pub enum Placement {
     Random,
     /// The next partition of a per-topic counter (whose start may be random).
     RoundRobin,
+    /// The client's partitioner fails for this record (it throws, or returns a
+    /// partition the topic does not have), so the producer rejects it.
+    Rejected,
 }
 
 impl Placement {
@@ -73,6 +77,7 @@ impl Placement {
             Placement::Sticky => "sticky",
             Placement::Random => "random",
             Placement::RoundRobin => "round-robin",
+            Placement::Rejected => "rejected",
         }
     }
 }
@@ -434,27 +439,76 @@ const TABLE: &[Info] = &[
     },
 ];
 
-/// A partitioner of a real client, chosen by spec.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// A partitioner: a real client's, chosen by spec, or a priority-isolation
+/// partitioner ([`crate::priority`]).
+#[derive(Clone, Copy)]
 pub struct Partitioner {
-    builtin: Builtin,
+    kind: Kind,
 }
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Builtin(Builtin),
+    Priority(&'static Priority),
+}
+
+impl PartialEq for Partitioner {
+    fn eq(&self, other: &Partitioner) -> bool {
+        self.spec() == other.spec()
+    }
+}
+
+impl Eq for Partitioner {}
+
+impl std::hash::Hash for Partitioner {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.spec().hash(state)
+    }
+}
+
+const PRIORITY_INFO: Info = Info {
+    builtin: B::JavaDefault,
+    spec: "priority",
+    aliases: &[],
+    key: MURMUR2,
+    null_key: Keyless::Place(Sticky),
+    empty_as_null: false,
+    about: "priority isolation: matching records go to reserved partitions, the rest are hashed (murmur2) over the others",
+};
 
 impl Partitioner {
     #[inline(always)]
     fn info(self) -> &'static Info {
-        // TABLE is in the order of `Builtin` (checked by a test).
-        &TABLE[self.builtin as usize]
+        match self.kind {
+            // TABLE is in the order of `Builtin` (checked by a test).
+            Kind::Builtin(b) => &TABLE[b as usize],
+            Kind::Priority(_) => &PRIORITY_INFO,
+        }
     }
 
-    /// Every partitioner partwise knows, in a stable order (the client's default first).
+    /// Every client partitioner partwise knows, in a stable order (the
+    /// client's default first). Priority partitioners need parameters and are
+    /// not listed.
     pub fn all() -> impl Iterator<Item = Partitioner> {
-        TABLE.iter().map(|i| Partitioner { builtin: i.builtin })
+        TABLE.iter().map(|i| Partitioner {
+            kind: Kind::Builtin(i.builtin),
+        })
     }
 
     /// The canonical spec, e.g. `librdkafka:consistent_random`.
     pub fn spec(self) -> &'static str {
-        self.info().spec
+        match self.kind {
+            Kind::Builtin(b) => TABLE[b as usize].spec,
+            Kind::Priority(p) => p.spec(),
+        }
+    }
+
+    /// The priority rules, when this is a priority-isolation partitioner.
+    pub fn priority(self) -> Option<&'static Priority> {
+        match self.kind {
+            Kind::Priority(p) => Some(p),
+            Kind::Builtin(_) => None,
+        }
     }
 
     /// Other spellings that parse to this partitioner.
@@ -474,8 +528,13 @@ impl Partitioner {
     }
 
     /// What the partitioner does with a record that has a (non-empty) key.
+    /// For a priority partitioner: the rule for keys that match no rule
+    /// (murmur2, masked or `Math.abs`).
     pub fn key_rule(self) -> KeyRule {
-        self.info().key
+        match self.kind {
+            Kind::Priority(p) if p.rest_hash() == RestHash::JavaAbs => KeyRule::Hash(Murmur2, Abs),
+            _ => self.info().key,
+        }
     }
 
     /// Where a record goes: `key` is `None` for a null key.
@@ -484,6 +543,21 @@ impl Partitioner {
     /// every client does; only key-less strategies look at availability.
     #[inline]
     pub fn place(self, key: Option<&[u8]>, n: PartitionCount) -> Placement {
+        self.place_with_headers(key, &[], n)
+    }
+
+    /// Where a record with these headers goes. Only priority partitioners
+    /// look at headers; client partitioners ignore them.
+    #[inline]
+    pub fn place_with_headers(
+        self,
+        key: Option<&[u8]>,
+        headers: &[(&[u8], &[u8])],
+        n: PartitionCount,
+    ) -> Placement {
+        if let Kind::Priority(p) = self.kind {
+            return p.place(key, headers, n);
+        }
         let info = self.info();
         let key = match key {
             Some(k) if !(k.is_empty() && info.empty_as_null) => k,
@@ -515,7 +589,7 @@ impl Partitioner {
         let info = self.info();
         assert!(out.len() >= keys.len(), "output shorter than input");
         let out = &mut out[..keys.len()];
-        if info.key == MURMUR2 {
+        if info.key == MURMUR2 && self.priority().is_none() {
             crate::batch::murmur2_partitions(keys, n, out);
             // Only the empty key can need fixing up: murmur2 partitioners hash it.
             debug_assert!(!info.empty_as_null);
@@ -551,11 +625,18 @@ impl FromStr for Partitioner {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Partitioner, Error> {
+        if let Some(body) = s.trim().strip_prefix("priority:") {
+            return Ok(Partitioner {
+                kind: Kind::Priority(crate::priority::intern(s, body)?),
+            });
+        }
         let want = normalize(s);
         TABLE
             .iter()
             .find(|i| normalize(i.spec) == want || i.aliases.iter().any(|a| normalize(a) == want))
-            .map(|i| Partitioner { builtin: i.builtin })
+            .map(|i| Partitioner {
+                kind: Kind::Builtin(i.builtin),
+            })
             .ok_or_else(|| Error::UnknownPartitioner {
                 spec: s.to_string(),
                 known: TABLE.iter().map(|i| i.spec).collect::<Vec<_>>().join(", "),
