@@ -27,6 +27,13 @@ pub enum Error {
         /// What was given.
         input: String,
     },
+    /// A value outside what a calculation accepts (a negative rate, ...).
+    Invalid {
+        /// What the value is.
+        what: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// A key that cannot be encoded in the requested format.
     Key {
         /// The key format (`hex`, `int32`, ...).
@@ -50,6 +57,7 @@ impl fmt::Display for Error {
                 "unknown key format '{input}' (known: utf8, hex, base64, string, int32, int64, avro-sr:ID)"
             ),
             Error::Key { format, reason } => write!(f, "invalid {format} key: {reason}"),
+            Error::Invalid { what, reason } => write!(f, "invalid {what}: {reason}"),
         }
     }
 }

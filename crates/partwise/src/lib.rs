@@ -8,6 +8,9 @@
 //!   (`java`, `librdkafka:murmur2_random`, `sarama:reference-hash`, ...), with
 //!   their null-key and empty-key behaviour;
 //! - [`priority`]: a rule-based partitioner that isolates priority traffic;
+//! - [`salt`]: salting hot keys, for producers and for readers;
+//! - [`sizing`]: how many partitions a topic needs;
+//! - [`skew`]: load statistics and streaming heavy hitters;
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
 //! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
 //! - [`batch`]: routing many keys at once, fast.
@@ -38,6 +41,9 @@ mod error;
 pub mod hash;
 pub mod partitioner;
 pub mod priority;
+pub mod salt;
+pub mod sizing;
+pub mod skew;
 pub mod slot;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};

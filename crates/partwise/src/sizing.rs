@@ -1,0 +1,276 @@
+//! Partition-count sizing: `P = max(TP / tp, TC / tc)`, then headroom, and the
+//! costs that argue against going far beyond it.
+//!
+//! ```
+//! use partwise::sizing::{plan, PlanInput, Binding};
+//! // The seed's example: 50 MB/s in and out, 10 MB/s per partition to write,
+//! // 2.5 MB/s per partition to consume: 20 partitions, 24 with 20% headroom.
+//! let p = plan(&PlanInput { produce_mbps: 50.0, partition_produce_mbps: 10.0,
+//!     consume_mbps: 50.0, partition_consume_mbps: 2.5, headroom: 0.2, ..Default::default() })?;
+//! assert_eq!((p.required, p.with_headroom, p.binding), (20, 24, Binding::Consume));
+//! # Ok::<(), partwise::Error>(())
+//! ```
+
+use crate::Error;
+
+/// The inputs of [`plan`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanInput {
+    /// Total produce throughput the topic must take (MB/s).
+    pub produce_mbps: f64,
+    /// What one producer can write to one partition (MB/s).
+    pub partition_produce_mbps: f64,
+    /// Total consume throughput the group must reach (MB/s).
+    pub consume_mbps: f64,
+    /// What one consumer can process from one partition (MB/s).
+    pub partition_consume_mbps: f64,
+    /// Extra capacity on top of the requirement, as a fraction (0.2 = 20%).
+    pub headroom: f64,
+    /// Replication factor, for the file-handle estimate.
+    pub replication_factor: u32,
+    /// Producer `batch.size` in bytes, for the memory estimate.
+    pub batch_size: u64,
+}
+
+impl Default for PlanInput {
+    fn default() -> PlanInput {
+        PlanInput {
+            produce_mbps: 0.0,
+            partition_produce_mbps: 0.0,
+            consume_mbps: 0.0,
+            partition_consume_mbps: 0.0,
+            headroom: 0.2,
+            replication_factor: 3,
+            batch_size: 16384,
+        }
+    }
+}
+
+/// Which side needs more partitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// Producing needs more partitions than consuming.
+    Produce,
+    /// Consuming needs at least as many partitions as producing.
+    Consume,
+}
+
+impl Binding {
+    /// `produce` or `consume`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Binding::Produce => "produce",
+            Binding::Consume => "consume",
+        }
+    }
+}
+
+/// A partition count near the plan, with the consumer counts that share it evenly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Nearby {
+    /// The partition count.
+    pub partitions: u32,
+    /// Group sizes (up to the count) that give every consumer the same number of partitions.
+    pub even_consumer_counts: Vec<u32>,
+}
+
+/// The result of [`plan`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// `TP / tp`, unrounded.
+    pub produce_partitions: f64,
+    /// `TC / tc`, unrounded.
+    pub consume_partitions: f64,
+    /// `ceil(max(TP / tp, TC / tc))`.
+    pub required: u32,
+    /// `ceil(required * (1 + headroom))`.
+    pub with_headroom: u32,
+    /// The side that sets the requirement.
+    pub binding: Binding,
+    /// The most consumers one group can keep busy: one per partition.
+    pub max_consumers: u32,
+    /// Counts at or above `with_headroom` that divide evenly among more group sizes.
+    pub nearby: Vec<Nearby>,
+    /// Open files on the brokers for the active segments: partitions x replicas x 3
+    /// (log, offset index, time index).
+    pub open_files: u64,
+    /// Producer memory for one open batch per partition (bytes); compare with
+    /// `buffer.memory` (32 MiB by default).
+    pub producer_batch_bytes: u64,
+    /// Warnings about the cost of the count.
+    pub warnings: Vec<String>,
+}
+
+/// Floating-point results such as `20.0 * 1.2 = 24.000000000000004` must not
+/// round up to the next partition.
+fn ceil(x: f64) -> u32 {
+    (x - 1e-9).ceil().max(1.0) as u32
+}
+
+fn divisors(n: u32) -> Vec<u32> {
+    (1..=n).filter(|d| n % d == 0).collect()
+}
+
+/// Sizes a topic from throughput targets.
+pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
+    let check = |name: &str, v: f64, allow_zero: bool| -> Result<(), Error> {
+        if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) {
+            return Err(Error::Invalid {
+                what: name.to_string(),
+                reason: format!("{v} is not a positive number"),
+            });
+        }
+        Ok(())
+    };
+    check("produce rate", input.produce_mbps, true)?;
+    check(
+        "per-partition produce rate",
+        input.partition_produce_mbps,
+        false,
+    )?;
+    check("consume rate", input.consume_mbps, true)?;
+    check(
+        "per-partition consume rate",
+        input.partition_consume_mbps,
+        false,
+    )?;
+    if input.produce_mbps == 0.0 && input.consume_mbps == 0.0 {
+        return Err(Error::Invalid {
+            what: "rates".into(),
+            reason: "the produce and consume rates are both 0".into(),
+        });
+    }
+    if !(0.0..=10.0).contains(&input.headroom) || !input.headroom.is_finite() {
+        return Err(Error::Invalid {
+            what: "headroom".into(),
+            reason: format!("{} is not a fraction such as 0.2 (20%)", input.headroom),
+        });
+    }
+    let produce = input.produce_mbps / input.partition_produce_mbps;
+    let consume = input.consume_mbps / input.partition_consume_mbps;
+    if produce.max(consume) > f64::from(crate::MAX_PARTITIONS) {
+        return Err(Error::Invalid {
+            what: "rates".into(),
+            reason: "the plan needs more partitions than a topic can have".into(),
+        });
+    }
+    let required = ceil(produce.max(consume));
+    let with_headroom = ceil(f64::from(required) * (1.0 + input.headroom));
+    let binding = if produce > consume {
+        Binding::Produce
+    } else {
+        Binding::Consume
+    };
+
+    // Candidates from the plan up to +50%: keep those with more even group
+    // sizes than any smaller candidate, so the list shows real trade-offs.
+    let mut nearby: Vec<Nearby> = Vec::new();
+    let hi = with_headroom
+        .saturating_add(with_headroom / 2)
+        .max(with_headroom + 4)
+        .min(with_headroom.saturating_add(5000));
+    let mut best = 0usize;
+    for p in with_headroom..=hi {
+        let d = divisors(p);
+        if p == with_headroom || d.len() > best {
+            best = best.max(d.len());
+            nearby.push(Nearby {
+                partitions: p,
+                even_consumer_counts: d,
+            });
+        }
+    }
+    nearby.truncate(5);
+
+    let rf = u64::from(input.replication_factor.max(1));
+    let open_files = u64::from(with_headroom) * rf * 3;
+    let producer_batch_bytes = u64::from(with_headroom) * input.batch_size;
+    let mut warnings = Vec::new();
+    if producer_batch_bytes > 32 << 20 {
+        warnings.push(format!(
+            "one {}-byte batch per partition needs {:.1} MiB of producer memory, above the 32 MiB default buffer.memory: producers will block or batch poorly",
+            input.batch_size,
+            producer_batch_bytes as f64 / f64::from(1 << 20)
+        ));
+    }
+    if with_headroom > 1000 {
+        warnings.push(format!(
+            "{with_headroom} partitions x {rf} replicas = {} partition replicas: each is a directory with open segment and index files ({open_files} files for the active segments alone), and each needs a leader election when its broker fails, which lengthens recovery",
+            u64::from(with_headroom) * rf
+        ));
+    }
+    if f64::from(with_headroom) > 4.0 * f64::from(required) {
+        warnings.push("headroom more than quadruples the requirement".into());
+    }
+    Ok(Plan {
+        produce_partitions: produce,
+        consume_partitions: consume,
+        required,
+        with_headroom,
+        binding,
+        max_consumers: with_headroom,
+        nearby,
+        open_files,
+        producer_batch_bytes,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(tp: f64, pp: f64, tc: f64, pc: f64, h: f64) -> PlanInput {
+        PlanInput {
+            produce_mbps: tp,
+            partition_produce_mbps: pp,
+            consume_mbps: tc,
+            partition_consume_mbps: pc,
+            headroom: h,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn seed_example() {
+        let p = plan(&input(50.0, 10.0, 50.0, 2.5, 0.2)).unwrap();
+        assert_eq!(
+            (p.required, p.with_headroom, p.binding),
+            (20, 24, Binding::Consume)
+        );
+        assert_eq!(p.produce_partitions, 5.0);
+        let p = plan(&input(50.0, 10.0, 50.0, 2.5, 0.3)).unwrap();
+        assert_eq!(p.with_headroom, 26);
+        assert_eq!(p.nearby[0].partitions, 26);
+        assert!(p.nearby.iter().any(|n| n.partitions == 36));
+    }
+
+    #[test]
+    fn produce_can_bind() {
+        let p = plan(&input(100.0, 10.0, 10.0, 5.0, 0.0)).unwrap();
+        assert_eq!((p.required, p.binding), (10, Binding::Produce));
+        assert_eq!(
+            plan(&input(1.0, 10.0, 1.0, 10.0, 0.25))
+                .unwrap()
+                .with_headroom,
+            2
+        );
+    }
+
+    #[test]
+    fn bad_inputs() {
+        assert!(plan(&input(-1.0, 10.0, 50.0, 2.5, 0.2)).is_err());
+        assert!(plan(&input(50.0, 0.0, 50.0, 2.5, 0.2)).is_err());
+        assert!(plan(&input(50.0, 10.0, 50.0, f64::NAN, 0.2)).is_err());
+        assert!(plan(&input(0.0, 10.0, 0.0, 2.5, 0.2)).is_err());
+        assert!(plan(&input(50.0, 10.0, 50.0, 2.5, -0.1)).is_err());
+        assert!(plan(&input(1e12, 1e-3, 1.0, 1.0, 0.2)).is_err());
+    }
+
+    #[test]
+    fn warns_about_huge_counts() {
+        let p = plan(&input(5000.0, 1.0, 10.0, 1.0, 0.2)).unwrap();
+        assert!(p.warnings.iter().any(|w| w.contains("buffer.memory")));
+        assert!(p.warnings.iter().any(|w| w.contains("leader election")));
+    }
+}

@@ -1,0 +1,269 @@
+//! Key skew: load statistics per partition and streaming heavy hitters.
+//!
+//! [`SkewStats`] summarizes a load vector (max/mean, coefficient of variation,
+//! Gini, hot partitions). [`HeavyHitters`] finds the keys that make a partition
+//! hot in one pass and bounded memory, however large the input: it is the
+//! Misra-Gries "frequent items" summary with batched decrements, which keeps at
+//! most `2k` counters and guarantees, for every key, `true - error <= estimate
+//! <= true` with `error <= N / (k + 1)` (N = total weight). Summaries from
+//! several threads merge with the errors added.
+//!
+//! ```
+//! use partwise::skew::SkewStats;
+//! let s = SkewStats::of(&[95, 1, 1, 1, 1, 1]);
+//! assert!(s.max_over_mean > 5.6 && s.hot_partitions == vec![0]);
+//! ```
+
+use rustc_hash::FxHashMap;
+use std::hash::{BuildHasher, Hasher};
+
+/// A partition counts as hot when its load exceeds this multiple of the mean.
+pub const HOT_FACTOR: f64 = 1.5;
+
+/// Statistics of a per-partition load vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkewStats {
+    /// Sum of the loads.
+    pub total: u64,
+    /// Mean load per partition.
+    pub mean: f64,
+    /// Largest load.
+    pub max: u64,
+    /// Largest load over the mean (1.0 is perfect balance).
+    pub max_over_mean: f64,
+    /// Standard deviation over the mean (population).
+    pub cv: f64,
+    /// Gini coefficient: 0 for equal loads, (n-1)/n when one partition has everything.
+    pub gini: f64,
+    /// Partitions whose load exceeds [`HOT_FACTOR`] x mean, hottest first.
+    pub hot_partitions: Vec<u32>,
+    /// Partitions with no load at all.
+    pub idle_partitions: Vec<u32>,
+}
+
+impl SkewStats {
+    /// The statistics of `loads` (indexed by partition).
+    pub fn of(loads: &[u64]) -> SkewStats {
+        let n = loads.len().max(1) as f64;
+        let total: u64 = loads.iter().sum();
+        let mean = total as f64 / n;
+        let max = loads.iter().copied().max().unwrap_or(0);
+        let var = loads
+            .iter()
+            .map(|&l| (l as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let (max_over_mean, cv) = if total == 0 {
+            (0.0, 0.0)
+        } else {
+            (max as f64 / mean, var.sqrt() / mean)
+        };
+        let mut sorted = loads.to_vec();
+        sorted.sort_unstable();
+        let gini = if total == 0 {
+            0.0
+        } else {
+            let weighted: f64 = sorted
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| (i as f64 + 1.0) * x as f64)
+                .sum();
+            2.0 * weighted / (n * total as f64) - (n + 1.0) / n
+        };
+        let mut hot: Vec<u32> = (0..loads.len() as u32)
+            .filter(|&p| total > 0 && loads[p as usize] as f64 > HOT_FACTOR * mean)
+            .collect();
+        hot.sort_by_key(|&p| std::cmp::Reverse(loads[p as usize]));
+        let idle = (0..loads.len() as u32)
+            .filter(|&p| loads[p as usize] == 0)
+            .collect();
+        SkewStats {
+            total,
+            mean,
+            max,
+            max_over_mean,
+            cv,
+            gini,
+            hot_partitions: hot,
+            idle_partitions: idle,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Counter {
+    count: u64,
+    /// The key bytes, kept from the second occurrence on: most keys of a
+    /// long tail occur once and are evicted, so copying them would be waste.
+    key: Option<Box<[u8]>>,
+}
+
+/// Streaming heavy hitters (Misra-Gries with batched decrements).
+#[derive(Clone, Debug)]
+pub struct HeavyHitters {
+    k: usize,
+    counters: FxHashMap<u64, Counter>,
+    total: u64,
+    error: u64,
+}
+
+/// One heavy hitter: its key, estimated weight and the bound on the estimate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeavyHitter {
+    /// The key bytes.
+    pub key: Vec<u8>,
+    /// Estimated weight, never above the true weight.
+    pub estimate: u64,
+    /// The true weight is at most `estimate + error`.
+    pub error: u64,
+}
+
+fn key_hash(key: &[u8]) -> u64 {
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(key);
+    h.write_usize(key.len());
+    h.finish()
+}
+
+impl HeavyHitters {
+    /// A summary that tracks the `k` heaviest keys (error at most N / (k + 1)).
+    pub fn new(k: usize) -> HeavyHitters {
+        HeavyHitters {
+            k: k.max(1),
+            counters: FxHashMap::default(),
+            total: 0,
+            error: 0,
+        }
+    }
+
+    /// Adds `weight` occurrences of `key`.
+    #[inline]
+    pub fn add(&mut self, key: &[u8], weight: u64) {
+        if weight == 0 {
+            return;
+        }
+        self.total += weight;
+        let c = self.counters.entry(key_hash(key)).or_insert(Counter {
+            count: 0,
+            key: None,
+        });
+        c.count += weight;
+        if c.key.is_none() && (c.count > weight || weight > 1) {
+            c.key = Some(key.into());
+        } else if c.key.is_none() && self.k <= 1 {
+            c.key = Some(key.into());
+        }
+        if self.counters.len() > 2 * self.k {
+            self.shrink();
+        }
+    }
+
+    /// Subtracts the (k+1)-th largest count from every counter and drops the
+    /// non-positive ones: at least k+1 distinct keys pay for each unit taken.
+    fn shrink(&mut self) {
+        if self.counters.len() <= self.k {
+            return;
+        }
+        let mut counts: Vec<u64> = self.counters.values().map(|c| c.count).collect();
+        let (_, &mut cut, _) = counts.select_nth_unstable_by(self.k, |a, b| b.cmp(a));
+        self.error += cut;
+        self.counters.retain(|_, c| {
+            c.count = c.count.saturating_sub(cut);
+            c.count > 0
+        });
+    }
+
+    /// Merges another summary (from another thread) into this one.
+    pub fn merge(&mut self, other: HeavyHitters) {
+        self.total += other.total;
+        self.error += other.error;
+        for (h, c) in other.counters {
+            let mine = self.counters.entry(h).or_insert(Counter {
+                count: 0,
+                key: None,
+            });
+            mine.count += c.count;
+            if mine.key.is_none() {
+                mine.key = c.key;
+            }
+        }
+        self.shrink();
+    }
+
+    /// Total weight seen.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The bound on every estimate's error (at most N / (k + 1)).
+    pub fn error_bound(&self) -> u64 {
+        self.error
+    }
+
+    /// The heaviest keys, heaviest first, at most `k` of them. Keys seen only
+    /// once (estimate 1, key bytes not kept) are left out.
+    pub fn top(&self) -> Vec<HeavyHitter> {
+        let mut v: Vec<HeavyHitter> = self
+            .counters
+            .values()
+            .filter_map(|c| {
+                c.key.as_ref().map(|k| HeavyHitter {
+                    key: k.to_vec(),
+                    estimate: c.count,
+                    error: self.error,
+                })
+            })
+            .collect();
+        v.sort_by(|a, b| b.estimate.cmp(&a.estimate).then_with(|| a.key.cmp(&b.key)));
+        v.truncate(self.k);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn stats() {
+        let even = SkewStats::of(&[10, 10, 10, 10]);
+        assert_eq!((even.max_over_mean, even.cv, even.gini), (1.0, 0.0, 0.0));
+        assert!(even.hot_partitions.is_empty());
+        let one = SkewStats::of(&[0, 0, 0, 40]);
+        assert!((one.gini - 0.75).abs() < 1e-12);
+        assert_eq!(one.hot_partitions, vec![3]);
+        assert_eq!(one.idle_partitions, vec![0, 1, 2]);
+        assert_eq!(SkewStats::of(&[]).total, 0);
+    }
+
+    proptest! {
+        #[test]
+        fn misra_gries_bounds(stream in proptest::collection::vec((0u8..40, 1u64..5), 0..600), k in 1usize..12, split in 0usize..600) {
+            let mut exact: HashMap<u8, u64> = HashMap::new();
+            let mut a = HeavyHitters::new(k);
+            let mut b = HeavyHitters::new(k);
+            for (i, &(key, w)) in stream.iter().enumerate() {
+                *exact.entry(key).or_default() += w;
+                if i < split { a.add(&[key], w) } else { b.add(&[key], w) }
+            }
+            a.merge(b);
+            let n: u64 = exact.values().sum();
+            prop_assert_eq!(a.total(), n);
+            prop_assert!(a.error_bound() <= n / (k as u64 + 1));
+            let top = a.top();
+            for h in &top {
+                let t = exact[&h.key[0]];
+                prop_assert!(h.estimate <= t && t <= h.estimate + h.error);
+            }
+            // Every key heavier than the bound is reported.
+            for (&key, &t) in &exact {
+                // (A key seen once in each of two halves has no bytes kept.)
+                if t > a.error_bound() && t > 2 {
+                    prop_assert!(top.iter().any(|h| h.key == [key]), "missing {} ({} > {})", key, t, a.error_bound());
+                }
+            }
+        }
+    }
+}
