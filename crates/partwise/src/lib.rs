@@ -13,7 +13,8 @@
 //! - [`skew`]: load statistics and streaming heavy hitters;
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
 //! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
-//! - [`batch`]: routing many keys at once, fast.
+//! - [`batch`]: routing many keys at once, fast;
+//! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation.
 //!
 //! ```
 //! use partwise::{slot, PartitionCount, Partitioner, Placement};
@@ -35,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod batch;
+pub mod batching;
 mod count;
 pub mod encoding;
 mod error;
