@@ -8,7 +8,6 @@ pub enum ExitCode {
     /// Everything checked out.
     Ok = 0,
     /// The command ran and found something the user should act on.
-    #[allow(dead_code)] // used by the checking commands of later issues
     Findings = 1,
     /// Bad input, bad flags or an I/O failure: no answer was produced.
     Error = 2,

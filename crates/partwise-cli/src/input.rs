@@ -4,13 +4,14 @@
 //! Files are read in large blocks and split on `\n` (a trailing `\r` is dropped),
 //! so a multi-gigabyte key file streams through in constant memory. Raw UTF-8
 //! keys are never copied. A line that does not decode stops the run with an
-//! error naming the file and line.
+//! error naming the file and line. Regular files can also be cut into
+//! newline-aligned byte ranges, one per thread.
 
 use crate::exit::{CliError, Result};
 use partwise::KeyFormat;
 use std::fs::File;
-use std::io::{self, Read};
-use std::path::PathBuf;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
 /// Keys per batch: large enough to amortize per-batch work, small enough to
 /// stay in cache.
@@ -31,6 +32,161 @@ pub struct KeySource {
     pub format: KeyFormat,
 }
 
+/// A display name for an input path (`stdin` for `-`).
+pub fn input_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "stdin".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Opens a key file, or stdin for `-`.
+pub fn open(path: &Path) -> Result<Box<dyn Read>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin().lock()));
+    }
+    let file = File::open(path)
+        .map_err(|e| CliError::msg(format!("cannot open key file {}: {e}", path.display())))?;
+    Ok(Box::new(file))
+}
+
+/// Calls `f(first, lines)` for every group of up to [`BATCH`] lines of
+/// `reader`, `first` being the 0-based number of the group's first line.
+/// Returns the number of lines. The callback's error type is the caller's,
+/// so that it can carry structured errors out.
+pub fn for_each_line_group<E: From<CliError>>(
+    reader: &mut dyn Read,
+    name: &str,
+    mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
+    let mut buf = vec![0u8; BLOCK];
+    let mut filled = 0usize;
+    let mut line_no = 0u64;
+    let mut eof = false;
+    // Lines per block, to size the next block's line list in one allocation.
+    let mut per_block = 0usize;
+    while !eof {
+        // Fill the block, growing it when one line is longer than the block.
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = reader
+            .read(&mut buf[filled..])
+            .map_err(|e| CliError::msg(format!("reading {name}: {e}")))?;
+        filled += n;
+        eof = n == 0;
+        let end = if eof {
+            filled
+        } else {
+            match memchr::memrchr(b'\n', &buf[..filled]) {
+                Some(i) => i + 1,
+                None => continue,
+            }
+        };
+        if end > 0 {
+            let chunk = &buf[..end];
+            let mut lines: Vec<&[u8]> = Vec::with_capacity(per_block);
+            let mut start = 0;
+            for nl in memchr::memchr_iter(b'\n', chunk) {
+                lines.push(strip_cr(&chunk[start..nl]));
+                start = nl + 1;
+            }
+            if start < chunk.len() {
+                lines.push(strip_cr(&chunk[start..]));
+            }
+            for group in lines.chunks(BATCH) {
+                f(line_no, group)?;
+                line_no += group.len() as u64;
+            }
+            per_block = lines.len();
+        }
+        buf.copy_within(end..filled, 0);
+        filled -= end;
+    }
+    Ok(line_no)
+}
+
+/// Cuts a regular file into up to `parts` byte ranges that start at line
+/// starts, so each can be read by its own thread.
+pub fn line_ranges(path: &Path, parts: usize) -> Result<Vec<(u64, u64)>> {
+    let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
+    let mut file = File::open(path).map_err(err)?;
+    let len = file.metadata().map_err(err)?.len();
+    let mut cuts = vec![0u64];
+    for i in 1..parts.max(1) {
+        let guess = len * i as u64 / parts as u64;
+        if guess <= *cuts.last().expect("cuts starts with 0") {
+            continue;
+        }
+        file.seek(SeekFrom::Start(guess)).map_err(err)?;
+        let mut probe = vec![0u8; 1 << 16];
+        let mut pos = guess;
+        let cut = loop {
+            let n = file.read(&mut probe).map_err(err)?;
+            if n == 0 {
+                break len;
+            }
+            if let Some(i) = memchr::memchr(b'\n', &probe[..n]) {
+                break pos + i as u64 + 1;
+            }
+            pos += n as u64;
+        };
+        if cut < len && cut > *cuts.last().expect("non-empty") {
+            cuts.push(cut);
+        }
+    }
+    cuts.push(len);
+    Ok(cuts.windows(2).map(|w| (w[0], w[1])).collect())
+}
+
+/// A reader over `[start, end)` of a file.
+pub fn open_range(path: &Path, start: u64, end: u64) -> Result<impl Read> {
+    let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
+    let mut file = File::open(path).map_err(err)?;
+    file.seek(SeekFrom::Start(start)).map_err(err)?;
+    Ok(file.take(end - start))
+}
+
+/// The number of lines before byte `offset` of a file: turns a line number
+/// within a range back into a line number of the file, for error messages.
+pub fn lines_before(path: &Path, offset: u64) -> Result<u64> {
+    let mut r = open_range(path, 0, offset)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut lines = 0u64;
+    loop {
+        let n = r
+            .read(&mut buf)
+            .map_err(|e| CliError::msg(format!("reading key file {}: {e}", path.display())))?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+    }
+}
+
+/// Decodes a group of lines with `format` into `arena`, returning the key
+/// slices; errors name the line (`first` is the group's 0-based first line).
+pub fn decode_group<'a>(
+    format: KeyFormat,
+    group: &[&[u8]],
+    first: u64,
+    name: &str,
+    arena: &'a mut Vec<u8>,
+) -> Result<Vec<&'a [u8]>> {
+    arena.clear();
+    let mut spans = Vec::with_capacity(group.len());
+    for (i, line) in group.iter().enumerate() {
+        let s = arena.len();
+        format
+            .encode_into(line, arena)
+            .map_err(|e| CliError::msg(format!("{name} line {}: {e}", first + i as u64 + 1)))?;
+        spans.push((s, arena.len()));
+    }
+    let arena: &'a Vec<u8> = arena;
+    Ok(spans.into_iter().map(|(s, e)| &arena[s..e]).collect())
+}
+
 impl KeySource {
     pub fn is_empty(&self) -> bool {
         self.args.is_empty() && self.file.is_none()
@@ -45,7 +201,7 @@ impl KeySource {
             let mut spans = Vec::new();
             for (i, a) in self.args.iter().enumerate() {
                 let start = arena.len();
-                decode_into(self.format, a, &mut arena).map_err(|e| {
+                self.format.encode_into(a, &mut arena).map_err(|e| {
                     CliError::msg(format!(
                         "key argument {} ('{}'): {e}",
                         i + 1,
@@ -62,100 +218,27 @@ impl KeySource {
             total += inputs.len() as u64;
         }
         if let Some(path) = &self.file {
-            total += self.read_file(path, &mut f)?;
-        }
-        Ok(total)
-    }
-
-    fn read_file(
-        &self,
-        path: &PathBuf,
-        f: &mut impl FnMut(Batch<'_>) -> Result<()>,
-    ) -> Result<u64> {
-        let name = path.display().to_string();
-        let (mut reader, name): (Box<dyn Read>, String) = if name == "-" {
-            (Box::new(io::stdin().lock()), "stdin".into())
-        } else {
-            let file = File::open(path)
-                .map_err(|e| CliError::msg(format!("cannot open key file {name}: {e}")))?;
-            (Box::new(file), name)
-        };
-        let mut buf = vec![0u8; BLOCK];
-        let mut filled = 0usize;
-        let mut line_no = 0u64;
-        let mut eof = false;
-        let mut arena = Vec::new();
-        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(BATCH);
-        while !eof {
-            // Fill the block, growing it when one line is longer than the block.
-            if filled == buf.len() {
-                buf.resize(buf.len() * 2, 0);
-            }
-            let n = reader
-                .read(&mut buf[filled..])
-                .map_err(|e| CliError::msg(format!("reading key file {name}: {e}")))?;
-            filled += n;
-            eof = n == 0;
-            let end = if eof {
-                filled
-            } else {
-                match memchr::memrchr(b'\n', &buf[..filled]) {
-                    Some(i) => i + 1,
-                    None => continue,
-                }
-            };
-            if end == 0 {
-                continue;
-            }
-            let chunk = &buf[..end];
-            let mut lines: Vec<&[u8]> = Vec::new();
-            let mut start = 0;
-            for nl in memchr::memchr_iter(b'\n', chunk) {
-                lines.push(strip_cr(&chunk[start..nl]));
-                start = nl + 1;
-            }
-            if start < chunk.len() {
-                lines.push(strip_cr(&chunk[start..]));
-            }
-            for group in lines.chunks(BATCH) {
+            let name = input_name(path);
+            let mut reader = open(path)?;
+            let mut arena = Vec::new();
+            total += for_each_line_group(&mut reader, &name, |first, group| {
                 if self.format.is_identity() {
-                    f(Batch {
+                    return f(Batch {
                         inputs: group,
                         keys: group,
-                    })?;
-                } else {
-                    arena.clear();
-                    spans.clear();
-                    for (i, line) in group.iter().enumerate() {
-                        let s = arena.len();
-                        decode_into(self.format, line, &mut arena).map_err(|e| {
-                            CliError::msg(format!("{name} line {}: {e}", line_no + i as u64 + 1))
-                        })?;
-                        spans.push((s, arena.len()));
-                    }
-                    let keys: Vec<&[u8]> = spans.iter().map(|&(s, e)| &arena[s..e]).collect();
-                    f(Batch {
-                        inputs: group,
-                        keys: &keys,
-                    })?;
+                    });
                 }
-                line_no += group.len() as u64;
-            }
-            buf.copy_within(end..filled, 0);
-            filled -= end;
+                let keys = decode_group(self.format, group, first, &name, &mut arena)?;
+                f(Batch {
+                    inputs: group,
+                    keys: &keys,
+                })
+            })?;
         }
-        Ok(line_no)
+        Ok(total)
     }
 }
 
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-fn decode_into(
-    format: KeyFormat,
-    input: &[u8],
-    arena: &mut Vec<u8>,
-) -> Result<(), partwise::Error> {
-    format.encode_into(input, arena)
 }

@@ -34,6 +34,14 @@ enum Command {
     Slot(cmd::slot::Args),
     /// List the partitioner specs partwise knows
     Partitioners(cmd::partitioners::Args),
+    /// How many partitions a topic needs: P = max(TP/tp, TC/tc) plus headroom
+    Plan(cmd::plan::Args),
+    /// Load per partition of a key stream: hot partitions, heavy hitters, consumer shares
+    Skew(cmd::skew::Args),
+    /// The smallest salt range that cools a hot key
+    Salt(cmd::salt::Args),
+    /// Round-robin vs sticky batching of key-less records, simulated
+    Batching(cmd::batching::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -42,6 +50,10 @@ fn main() -> std::process::ExitCode {
         Command::Route(a) => cmd::route::run(a),
         Command::Slot(a) => cmd::slot::run(a),
         Command::Partitioners(a) => cmd::partitioners::run(a),
+        Command::Plan(a) => cmd::plan::run(a),
+        Command::Skew(a) => cmd::skew::run(a),
+        Command::Salt(a) => cmd::salt::run(a),
+        Command::Batching(a) => cmd::batching::run(a),
     };
     match result {
         Ok(code) => code.into(),

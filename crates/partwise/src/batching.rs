@@ -162,13 +162,13 @@ pub fn simulate(input: &BatchingInput, strategy: Strategy) -> Result<BatchingRep
             "partitions and brokers must be at least 1",
         ));
     }
-    if !(input.rate > 0.0) || !input.rate.is_finite() {
+    if !input.rate.is_finite() || input.rate <= 0.0 {
         return Err(bad(
             "rate",
             "must be a positive number of records per second",
         ));
     }
-    if !(input.linger_ms >= 0.0) || !input.linger_ms.is_finite() {
+    if !input.linger_ms.is_finite() || input.linger_ms < 0.0 {
         return Err(bad("linger.ms", "must be zero or positive"));
     }
     let n = input.partitions as usize;

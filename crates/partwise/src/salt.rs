@@ -148,7 +148,7 @@ pub fn recommend(
             reason: format!("{share} is not a fraction between 0 and 1"),
         });
     }
-    if !(target_ratio >= 1.0) || !target_ratio.is_finite() {
+    if !target_ratio.is_finite() || target_ratio < 1.0 {
         return Err(Error::Invalid {
             what: "target ratio".into(),
             reason: format!("{target_ratio}: the hottest partition is at least the mean, so the target must be >= 1"),

@@ -148,9 +148,7 @@ impl HeavyHitters {
             key: None,
         });
         c.count += weight;
-        if c.key.is_none() && (c.count > weight || weight > 1) {
-            c.key = Some(key.into());
-        } else if c.key.is_none() && self.k <= 1 {
+        if c.key.is_none() && (c.count > weight || weight > 1 || self.k <= 1) {
             c.key = Some(key.into());
         }
         if self.counters.len() > 2 * self.k {

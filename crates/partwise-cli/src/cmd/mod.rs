@@ -1,7 +1,11 @@
 //! One module per subcommand.
 
+pub mod batching;
 pub mod partitioners;
+pub mod plan;
 pub mod route;
+pub mod salt;
+pub mod skew;
 pub mod slot;
 
 use crate::exit::{CliError, Result};

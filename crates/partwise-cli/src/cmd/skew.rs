@@ -1,0 +1,600 @@
+//! `partwise skew`: per-partition load of a key stream, the hot partitions and
+//! the heavy-hitter keys that make them, and what that means for consumers.
+//!
+//! Input is one key per line, or `key,count` with `--counts` (the count after
+//! the last comma). A regular file is cut into newline-aligned ranges read by
+//! one thread each; every thread keeps its own loads and heavy-hitter summary,
+//! merged at the end, so memory stays bounded however large the file.
+
+use crate::exit::{CliError, ExitCode, Result};
+use crate::input::{for_each_line_group, input_name, line_ranges, lines_before, open, open_range};
+use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::skew::{HeavyHitters, SkewStats};
+use partwise::{KeyFormat, PartitionCount, Partitioner, NOT_FIXED};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Number of partitions
+    #[arg(
+        short = 'p',
+        long = "partitions",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    partitions: String,
+    /// Partitioner spec
+    #[arg(
+        short = 'P',
+        long = "partitioner",
+        value_name = "SPEC",
+        default_value = "java"
+    )]
+    partitioner: String,
+    /// Keys, one per line ('-' reads stdin)
+    #[arg(short = 'i', long = "input", value_name = "FILE", required = true)]
+    input: PathBuf,
+    /// Lines are KEY,COUNT (the count after the last comma)
+    #[arg(long)]
+    counts: bool,
+    /// How text becomes key bytes (see `partwise route --help`)
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
+    key_format: String,
+    /// Consumers in the group, to show each one's share and the idle ones
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
+    consumers: Option<i64>,
+    /// Assignor of the consumer group (java:range, java:roundrobin)
+    #[arg(long, value_name = "SPEC", default_value = "java:range")]
+    assignor: String,
+    /// Total produce rate into the topic, MB/s, for the lag forecast
+    #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
+    rate_mbps: Option<f64>,
+    /// What one consumer processes from one partition, MB/s, for the lag forecast
+    #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
+    consume_mbps_per_partition: Option<f64>,
+    /// Heavy hitters to report
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Counters of the heavy-hitter summary (error <= total / (capacity + 1))
+    #[arg(long, default_value_t = 1024)]
+    capacity: usize,
+    /// Write an SVG bar chart of partition load to FILE
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Threads reading a regular file (default: all cores)
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+struct Config {
+    n: PartitionCount,
+    partitioner: Partitioner,
+    input: PathBuf,
+    counts: bool,
+    format: KeyFormat,
+    consumers: Option<u32>,
+    assignor: Assignor,
+    lag: Option<(f64, f64)>,
+    top: usize,
+    capacity: usize,
+    plot: Option<PathBuf>,
+    threads: usize,
+    out: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Assignor {
+    Range,
+    RoundRobin,
+}
+
+impl Config {
+    fn new(a: Args) -> Result<Config> {
+        let n: PartitionCount = a
+            .partitions
+            .parse()
+            .map_err(|e| CliError::msg(format!("-p/--partitions: {e}")))?;
+        let partitioner: Partitioner = a
+            .partitioner
+            .parse()
+            .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
+        let format: KeyFormat = a
+            .key_format
+            .parse()
+            .map_err(|e| CliError::msg(format!("--key-format: {e}")))?;
+        let consumers = match a.consumers {
+            None => None,
+            Some(m) if m <= 0 => {
+                return Err(CliError::msg(format!(
+                    "--consumers: {m} is not a positive number"
+                )))
+            }
+            Some(m) => Some(
+                u32::try_from(m)
+                    .map_err(|_| CliError::msg(format!("--consumers: {m} is too large")))?,
+            ),
+        };
+        let assignor = match a.assignor.to_ascii_lowercase().as_str() {
+            "range" | "java:range" | "librdkafka:range" | "kip848:range" => Assignor::Range,
+            "roundrobin" | "round-robin" | "java:roundrobin" | "librdkafka:roundrobin" | "kafkajs:roundrobin" => {
+                Assignor::RoundRobin
+            }
+            other => {
+                return Err(CliError::msg(format!(
+                    "--assignor: '{other}' is not supported for one topic here (java:range, java:roundrobin)"
+                )))
+            }
+        };
+        let lag = match (a.rate_mbps, a.consume_mbps_per_partition) {
+            (None, None) => None,
+            (Some(r), Some(c)) => {
+                if !(r >= 0.0 && r.is_finite()) {
+                    return Err(CliError::msg(format!("--rate-mbps: {r} is not a rate")));
+                }
+                if !(c > 0.0 && c.is_finite()) {
+                    return Err(CliError::msg(format!(
+                        "--consume-mbps-per-partition: {c} is not a positive rate"
+                    )));
+                }
+                Some((r, c))
+            }
+            _ => {
+                return Err(CliError::msg(
+                    "the lag forecast needs both --rate-mbps and --consume-mbps-per-partition",
+                ))
+            }
+        };
+        if a.capacity == 0 {
+            return Err(CliError::msg("--capacity must be at least 1"));
+        }
+        let threads = a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .clamp(1, 64);
+        Ok(Config {
+            n,
+            partitioner,
+            input: a.input,
+            counts: a.counts,
+            format,
+            consumers,
+            assignor,
+            lag,
+            top: a.top,
+            capacity: a.capacity.max(a.top),
+            plot: a.plot,
+            threads,
+            out: a.format,
+        })
+    }
+}
+
+/// What one reader thread found.
+struct Partial {
+    loads: Vec<u64>,
+    not_fixed: u64,
+    lines: u64,
+    hh: HeavyHitters,
+}
+
+/// A bad line, numbered within the range its thread read.
+struct LineError {
+    line: u64,
+    msg: String,
+}
+
+fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
+    let comma = memchr::memrchr(b',', line).ok_or("expected KEY,COUNT (no comma)")?;
+    let (key, count) = (&line[..comma], line[comma + 1..].trim_ascii());
+    if count.first() == Some(&b'-') {
+        return Err(format!("count '{}' is negative", count.escape_ascii()));
+    }
+    let text = std::str::from_utf8(count).map_err(|_| "count is not a number".to_string())?;
+    let c = text
+        .parse::<u64>()
+        .map_err(|_| format!("count '{}' is not a whole number", count.escape_ascii()))?;
+    Ok((key, c))
+}
+
+/// Reads one stream of lines into a partial result.
+fn scan(
+    cfg: &Config,
+    reader: &mut dyn Read,
+    name: &str,
+) -> std::result::Result<Partial, LineError> {
+    let mut p = Partial {
+        loads: vec![0; cfg.n.get() as usize],
+        not_fixed: 0,
+        lines: 0,
+        hh: HeavyHitters::new(cfg.capacity),
+    };
+    let mut arena = Vec::new();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut weights: Vec<u64> = Vec::new();
+    let mut parts = vec![0u32; crate::input::BATCH];
+    p.lines = for_each_line_group(reader, name, |first, group| {
+        weights.clear();
+        let keys: Vec<&[u8]> = if cfg.counts || !cfg.format.is_identity() {
+            arena.clear();
+            spans.clear();
+            for (i, line) in group.iter().enumerate() {
+                let fail = |msg: String| LineError {
+                    line: first + i as u64 + 1,
+                    msg,
+                };
+                let (key, w) = if cfg.counts {
+                    split_count(line).map_err(fail)?
+                } else {
+                    (*line, 1)
+                };
+                let s = arena.len();
+                cfg.format
+                    .encode_into(key, &mut arena)
+                    .map_err(|e| fail(e.to_string()))?;
+                spans.push((s, arena.len()));
+                weights.push(w);
+            }
+            spans.iter().map(|&(s, e)| &arena[s..e]).collect()
+        } else {
+            weights.resize(group.len(), 1);
+            group.to_vec()
+        };
+        let dest = &mut parts[..keys.len()];
+        cfg.partitioner.place_batch(&keys, cfg.n, dest);
+        for ((&part, key), &w) in dest.iter().zip(&keys).zip(&weights) {
+            if part == NOT_FIXED {
+                p.not_fixed += w;
+            } else {
+                p.loads[part as usize] += w;
+            }
+            p.hh.add(key, w);
+        }
+        Ok::<(), LineError>(())
+    })?;
+    Ok(p)
+}
+
+impl From<CliError> for LineError {
+    fn from(e: CliError) -> LineError {
+        LineError {
+            line: 0,
+            msg: e.to_string(),
+        }
+    }
+}
+
+fn line_error(name: &str, base: u64, e: LineError) -> CliError {
+    if e.line > 0 {
+        CliError::msg(format!("{name} line {}: {}", base + e.line, e.msg))
+    } else {
+        CliError::msg(e.msg)
+    }
+}
+
+/// Reads the whole input, in parallel when it is a large regular file.
+fn scan_file(cfg: &Config) -> Result<Partial> {
+    let name = input_name(&cfg.input);
+    let path: &Path = &cfg.input;
+    let parallel = path.as_os_str() != "-"
+        && cfg.threads > 1
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= 8 << 20);
+    if !parallel {
+        let mut r = open(path)?;
+        return scan(cfg, &mut r, &name).map_err(|e| line_error(&name, 0, e));
+    }
+    let ranges = line_ranges(path, cfg.threads)?;
+    let results: Vec<(u64, std::result::Result<Partial, LineError>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .map(|&(start, end)| {
+                let name = &name;
+                s.spawn(move || {
+                    let r = open_range(path, start, end)
+                        .map_err(|e| LineError {
+                            line: 0,
+                            msg: e.to_string(),
+                        })
+                        .and_then(|mut r| scan(cfg, &mut r, name));
+                    (start, r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("reader thread panicked"))
+            .collect()
+    });
+    let mut total: Option<Partial> = None;
+    for (start, r) in results {
+        let part = match r {
+            Ok(p) => p,
+            Err(e) => return Err(line_error(&name, lines_before(path, start)?, e)),
+        };
+        total = Some(match total {
+            None => part,
+            Some(mut t) => {
+                for (a, b) in t.loads.iter_mut().zip(&part.loads) {
+                    *a += b;
+                }
+                t.not_fixed += part.not_fixed;
+                t.lines += part.lines;
+                t.hh.merge(part.hh);
+                t
+            }
+        });
+    }
+    total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
+}
+
+/// Partitions per consumer for one topic: Java's range gives each member a
+/// contiguous block (the first `n % m` one more); round-robin deals them out.
+fn assign(assignor: Assignor, n: u32, m: u32) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::new(); m as usize];
+    match assignor {
+        Assignor::Range => {
+            let (q, r) = (n / m, n % m);
+            let mut p = 0;
+            for (i, parts) in out.iter_mut().enumerate() {
+                let take = q + u32::from((i as u32) < r);
+                parts.extend(p..p + take);
+                p += take;
+            }
+        }
+        Assignor::RoundRobin => {
+            for p in 0..n {
+                out[(p % m) as usize].push(p);
+            }
+        }
+    }
+    out
+}
+
+fn svg(loads: &[u64], stats: &SkewStats, title: &str) -> String {
+    let (w, h, pad) = (900.0, 360.0, 40.0);
+    let n = loads.len().max(1) as f64;
+    let max = stats.max.max(1) as f64;
+    let bw = (w - 2.0 * pad) / n;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{pad}\" y=\"24\" font-family=\"sans-serif\" font-size=\"14\">{}</text>\n",
+        title.replace('&', "&amp;").replace('<', "&lt;")
+    );
+    for (p, &l) in loads.iter().enumerate() {
+        let bh = (h - 2.0 * pad) * l as f64 / max;
+        let hot = stats.hot_partitions.contains(&(p as u32));
+        s.push_str(&format!(
+            "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{}\"><title>partition {p}: {l}</title></rect>\n",
+            pad + p as f64 * bw,
+            h - pad - bh,
+            (bw * 0.9).max(0.5),
+            bh,
+            if hot { "#d62728" } else { "#1f77b4" }
+        ));
+    }
+    let my = h - pad - (h - 2.0 * pad) * stats.mean / max;
+    s.push_str(&format!(
+        "<line x1=\"{pad}\" x2=\"{:.2}\" y1=\"{my:.2}\" y2=\"{my:.2}\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n<text x=\"{:.2}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">mean</text>\n",
+        w - pad,
+        w - pad - 30.0,
+        my - 4.0
+    ));
+    s.push_str(&format!(
+        "<text x=\"{pad}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">partitions 0..{} (red: hot, above {} x mean)</text>\n</svg>\n",
+        h - 12.0,
+        loads.len().saturating_sub(1),
+        partwise::skew::HOT_FACTOR
+    ));
+    s
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let cfg = Config::new(a)?;
+    let part = scan_file(&cfg)?;
+    let name = input_name(&cfg.input);
+    if part.lines == 0 {
+        return Err(CliError::msg(format!(
+            "{name}: no keys (the input is empty)"
+        )));
+    }
+    let total: u64 = part.loads.iter().sum::<u64>() + part.not_fixed;
+    if total == 0 {
+        return Err(CliError::msg(format!(
+            "{name}: every count is 0, there is no load to analyse"
+        )));
+    }
+    let stats = SkewStats::of(&part.loads);
+    let heavy: Vec<_> = part.hh.top().into_iter().take(cfg.top).collect();
+    let bound = part.hh.error_bound();
+
+    let consumers = cfg.consumers.map(|m| {
+        let owned = assign(cfg.assignor, cfg.n.get(), m);
+        let loads: Vec<u64> = owned
+            .iter()
+            .map(|ps| ps.iter().map(|&p| part.loads[p as usize]).sum())
+            .collect();
+        (owned, loads)
+    });
+    let lag = cfg.lag.map(|(rate, per_partition)| {
+        let fixed: u64 = part.loads.iter().sum();
+        let inflow: Vec<f64> = part
+            .loads
+            .iter()
+            .map(|&l| rate * l as f64 / fixed.max(1) as f64)
+            .collect();
+        let growth: Vec<f64> = inflow
+            .iter()
+            .map(|&i| (i - per_partition).max(0.0))
+            .collect();
+        (inflow, growth, per_partition)
+    });
+
+    if let Some(path) = &cfg.plot {
+        let title = format!(
+            "{}: load per partition ({} partitions, {})",
+            name,
+            cfg.n,
+            cfg.partitioner.spec()
+        );
+        std::fs::write(path, svg(&part.loads, &stats, &title))
+            .map_err(|e| CliError::msg(format!("--plot {}: {e}", path.display())))?;
+    }
+
+    let mut out = std::io::stdout().lock();
+    match cfg.out {
+        Format::Json | Format::Ndjson => {
+            let hh: Vec<Value> = heavy
+                .iter()
+                .map(|h| {
+                    json!({
+                        "key": key_json(&h.key),
+                        "key_hex": hex(&h.key),
+                        "estimate": h.estimate,
+                        "max_error": h.error,
+                        "share": h.estimate as f64 / total as f64,
+                        "partition": cfg.partitioner.place(Some(&h.key), cfg.n).partition(),
+                    })
+                })
+                .collect();
+            let mut v = json!({
+                "partitioner": cfg.partitioner.spec(),
+                "partitions": cfg.n.get(),
+                "keys": part.lines,
+                "total": total,
+                "not_fixed": part.not_fixed,
+                "loads": part.loads,
+                "mean": stats.mean,
+                "max": stats.max,
+                "max_over_mean": stats.max_over_mean,
+                "cv": stats.cv,
+                "gini": stats.gini,
+                "hot_partitions": stats.hot_partitions,
+                "idle_partitions": stats.idle_partitions,
+                "heavy_hitters": hh,
+                "heavy_hitter_error_bound": bound,
+            });
+            if let Some((owned, loads)) = &consumers {
+                let members: Vec<Value> = owned
+                    .iter()
+                    .zip(loads)
+                    .enumerate()
+                    .map(|(i, (ps, &l))| {
+                        json!({"member": format!("m{i:02}"), "partitions": ps, "load": l, "share": l as f64 / total as f64})
+                    })
+                    .collect();
+                let idle: Vec<String> = loads
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &l)| l == 0)
+                    .map(|(i, _)| format!("m{i:02}"))
+                    .collect();
+                v["consumers"] = json!({"assignor": format!("{:?}", cfg.assignor).to_lowercase(), "members": members, "idle": idle});
+            }
+            if let Some((inflow, growth, per)) = &lag {
+                let hot_consumer = consumers.as_ref().map(|(owned, loads)| {
+                    let (i, _) = loads.iter().enumerate().max_by_key(|(_, &l)| l).expect("at least one consumer");
+                    let g: f64 = owned[i].iter().map(|&p| growth[p as usize]).sum();
+                    json!({"member": format!("m{i:02}"), "lag_growth_mbps": g, "lag_growth_mb_per_hour": g * 3600.0})
+                });
+                v["lag"] = json!({
+                    "consume_mbps_per_partition": per,
+                    "inflow_mbps": inflow,
+                    "lag_growth_mbps": growth,
+                    "hot_consumer": hot_consumer,
+                });
+            }
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Table => {
+            writeln!(
+                out,
+                "{} keys, total load {} over {} partitions ({}): max/mean {:.2}, cv {:.3}, gini {:.3}",
+                part.lines,
+                total,
+                cfg.n,
+                cfg.partitioner.spec(),
+                stats.max_over_mean,
+                stats.cv,
+                stats.gini
+            )?;
+            if part.not_fixed > 0 {
+                writeln!(
+                    out,
+                    "{} of the load has no fixed partition under this partitioner",
+                    part.not_fixed
+                )?;
+            }
+            let mut t = Table::new(["PARTITION", "LOAD", "SHARE", ""]);
+            for (p, &l) in part.loads.iter().enumerate() {
+                let share = l as f64 / total as f64;
+                let mark = if stats.hot_partitions.contains(&(p as u32)) {
+                    "HOT"
+                } else if l == 0 {
+                    "idle"
+                } else {
+                    ""
+                };
+                t.row([
+                    p.to_string(),
+                    l.to_string(),
+                    format!("{:.1}%", share * 100.0),
+                    mark.to_string(),
+                ]);
+            }
+            t.write(&mut out)?;
+            writeln!(
+                out,
+                "\nheavy hitters (estimates are at most {bound} below the true count):"
+            )?;
+            let mut t = Table::new(["KEY", "ESTIMATE", "SHARE", "PARTITION"]);
+            for h in &heavy {
+                let p = cfg.partitioner.place(Some(&h.key), cfg.n).partition();
+                t.row([
+                    key_cell(&h.key),
+                    h.estimate.to_string(),
+                    format!("{:.1}%", h.estimate as f64 * 100.0 / total as f64),
+                    p.map_or("-".into(), |p| p.to_string()),
+                ]);
+            }
+            t.write(&mut out)?;
+            if let Some((owned, loads)) = &consumers {
+                writeln!(out, "\nconsumers ({:?}):", cfg.assignor)?;
+                let mut t = Table::new(["MEMBER", "PARTITIONS", "SHARE", ""]);
+                for (i, (ps, &l)) in owned.iter().zip(loads).enumerate() {
+                    let list: Vec<String> = ps.iter().map(u32::to_string).collect();
+                    t.row([
+                        format!("m{i:02}"),
+                        list.join(","),
+                        format!("{:.1}%", l as f64 * 100.0 / total as f64),
+                        if l == 0 {
+                            "idle".to_string()
+                        } else {
+                            String::new()
+                        },
+                    ]);
+                }
+                t.write(&mut out)?;
+            }
+            if let Some((_, growth, per)) = &lag {
+                let worst = growth.iter().cloned().fold(0.0, f64::max);
+                writeln!(
+                    out,
+                    "\nlag forecast at {per} MB/s per partition: the hottest partition's lag grows {worst:.2} MB/s ({:.0} MB per hour)",
+                    worst * 3600.0
+                )?;
+            }
+            if let Some(p) = &cfg.plot {
+                writeln!(out, "\nplot written to {}", p.display())?;
+            }
+        }
+    }
+    Ok(if stats.hot_partitions.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
