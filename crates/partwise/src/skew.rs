@@ -4,7 +4,7 @@
 //! Gini, hot partitions). [`HeavyHitters`] finds the keys that make a partition
 //! hot in one pass and bounded memory, however large the input: it is the
 //! Misra-Gries "frequent items" summary with batched decrements, which keeps at
-//! most `2k` counters and guarantees, for every key, `true - error <= estimate
+//! most `10k` counters and guarantees, for every key, `true - error <= estimate
 //! <= true` with `error <= N / (k + 1)` (N = total weight). Summaries from
 //! several threads merge with the errors added.
 //!
@@ -90,21 +90,31 @@ impl SkewStats {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Counter {
+/// One occupied slot of the summary's table; `hash == 0` marks an empty slot.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    hash: u64,
     count: u64,
-    /// The key bytes, kept from the second occurrence on: most keys of a
-    /// long tail occur once and are evicted, so copying them would be waste.
-    key: Option<Box<[u8]>>,
 }
 
 /// Streaming heavy hitters (Misra-Gries with batched decrements).
+///
+/// Counters live in a flat open-addressing table keyed by a 64-bit hash of
+/// the key, so counting a key costs one hash and (almost always) one cache
+/// line. Key bytes are kept only from a key's second occurrence on: on a long
+/// tail most keys occur once and are evicted, so copying them would be waste.
 #[derive(Clone, Debug)]
 pub struct HeavyHitters {
     k: usize,
-    counters: FxHashMap<u64, Counter>,
+    slots: Vec<Slot>,
+    shift: u32,
+    len: usize,
+    /// Entries allowed before a shrink back to `k`.
+    limit: usize,
+    keys: FxHashMap<u64, Box<[u8]>>,
     total: u64,
     error: u64,
+    scratch: Vec<u64>,
 }
 
 /// One heavy hitter: its key, estimated weight and the bound on the estimate.
@@ -122,18 +132,37 @@ fn key_hash(key: &[u8]) -> u64 {
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
     h.write(key);
     h.write_usize(key.len());
-    h.finish()
+    // 0 marks an empty slot.
+    h.finish().max(1)
 }
 
 impl HeavyHitters {
     /// A summary that tracks the `k` heaviest keys (error at most N / (k + 1)).
     pub fn new(k: usize) -> HeavyHitters {
+        let k = k.max(1);
+        // Shrinking costs O(table); letting the summary grow to about 10k
+        // entries before cutting it back to k makes that a small constant per
+        // key even on a long tail of distinct keys. Linear probing stays fast
+        // below 5/8 occupancy.
+        let cap = (16 * k).next_power_of_two();
+        let limit = cap * 5 / 8;
         HeavyHitters {
-            k: k.max(1),
-            counters: FxHashMap::default(),
+            k,
+            slots: vec![Slot::default(); cap],
+            shift: 64 - cap.trailing_zeros(),
+            len: 0,
+            limit,
+            keys: FxHashMap::default(),
             total: 0,
             error: 0,
+            scratch: Vec::new(),
         }
+    }
+
+    #[inline(always)]
+    fn index(&self, hash: u64) -> usize {
+        // Multiply-shift: the hash's low bits alone are not well mixed.
+        (hash.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
     }
 
     /// Adds `weight` occurrences of `key`.
@@ -143,46 +172,73 @@ impl HeavyHitters {
             return;
         }
         self.total += weight;
-        let c = self.counters.entry(key_hash(key)).or_insert(Counter {
-            count: 0,
-            key: None,
-        });
-        c.count += weight;
-        if c.key.is_none() && (c.count > weight || weight > 1 || self.k <= 1) {
-            c.key = Some(key.into());
+        let hash = key_hash(key);
+        let count = self.bump(hash, weight);
+        if count > 1 && count - weight < 2 || self.k == 1 {
+            self.keys.entry(hash).or_insert_with(|| key.into());
         }
-        if self.counters.len() > 2 * self.k {
+        if self.len > self.limit {
             self.shrink();
         }
     }
 
+    /// Adds `weight` to the counter of `hash`, returning the new count.
+    #[inline(always)]
+    fn bump(&mut self, hash: u64, weight: u64) -> u64 {
+        let mask = self.slots.len() - 1;
+        let mut i = self.index(hash);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.hash == hash {
+                slot.count += weight;
+                return slot.count;
+            }
+            if slot.hash == 0 {
+                *slot = Slot { hash, count: weight };
+                self.len += 1;
+                return weight;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// Subtracts the (k+1)-th largest count from every counter and drops the
-    /// non-positive ones: at least k+1 distinct keys pay for each unit taken.
+    /// non-positive ones: at least k+1 distinct keys pay for each unit taken,
+    /// which is what bounds the error by N / (k + 1).
     fn shrink(&mut self) {
-        if self.counters.len() <= self.k {
+        if self.len <= self.k {
             return;
         }
-        let mut counts: Vec<u64> = self.counters.values().map(|c| c.count).collect();
-        let (_, &mut cut, _) = counts.select_nth_unstable_by(self.k, |a, b| b.cmp(a));
+        self.scratch.clear();
+        self.scratch.extend(self.slots.iter().filter(|s| s.hash != 0).map(|s| s.count));
+        let (_, &mut cut, _) = self.scratch.select_nth_unstable_by(self.k, |a, b| b.cmp(a));
         self.error += cut;
-        self.counters.retain(|_, c| {
-            c.count = c.count.saturating_sub(cut);
-            c.count > 0
-        });
+        let survivors: Vec<Slot> = self
+            .slots
+            .iter()
+            .filter(|s| s.hash != 0 && s.count > cut)
+            .map(|s| Slot { hash: s.hash, count: s.count - cut })
+            .collect();
+        self.slots.fill(Slot::default());
+        self.len = 0;
+        for s in &survivors {
+            self.bump(s.hash, s.count);
+        }
+        let live: rustc_hash::FxHashSet<u64> = survivors.iter().map(|s| s.hash).collect();
+        self.keys.retain(|h, _| live.contains(h));
     }
 
     /// Merges another summary (from another thread) into this one.
-    pub fn merge(&mut self, other: HeavyHitters) {
+    pub fn merge(&mut self, mut other: HeavyHitters) {
         self.total += other.total;
         self.error += other.error;
-        for (h, c) in other.counters {
-            let mine = self.counters.entry(h).or_insert(Counter {
-                count: 0,
-                key: None,
-            });
-            mine.count += c.count;
-            if mine.key.is_none() {
-                mine.key = c.key;
+        for s in other.slots.iter().filter(|s| s.hash != 0) {
+            self.bump(s.hash, s.count);
+            if let Some(k) = other.keys.remove(&s.hash) {
+                self.keys.entry(s.hash).or_insert(k);
+            }
+            if self.len > self.limit {
+                self.shrink();
             }
         }
         self.shrink();
@@ -202,12 +258,13 @@ impl HeavyHitters {
     /// once (estimate 1, key bytes not kept) are left out.
     pub fn top(&self) -> Vec<HeavyHitter> {
         let mut v: Vec<HeavyHitter> = self
-            .counters
-            .values()
-            .filter_map(|c| {
-                c.key.as_ref().map(|k| HeavyHitter {
+            .slots
+            .iter()
+            .filter(|s| s.hash != 0)
+            .filter_map(|s| {
+                self.keys.get(&s.hash).map(|k| HeavyHitter {
                     key: k.to_vec(),
-                    estimate: c.count,
+                    estimate: s.count,
                     error: self.error,
                 })
             })

@@ -219,7 +219,8 @@ fn scan(
     let mut parts = vec![0u32; crate::input::BATCH];
     p.lines = for_each_line_group(reader, name, |first, group| {
         weights.clear();
-        let keys: Vec<&[u8]> = if cfg.counts || !cfg.format.is_identity() {
+        let decoded: Vec<&[u8]>;
+        let keys: &[&[u8]] = if cfg.counts || !cfg.format.is_identity() {
             arena.clear();
             spans.clear();
             for (i, line) in group.iter().enumerate() {
@@ -239,14 +240,15 @@ fn scan(
                 spans.push((s, arena.len()));
                 weights.push(w);
             }
-            spans.iter().map(|&(s, e)| &arena[s..e]).collect()
+            decoded = spans.iter().map(|&(s, e)| &arena[s..e]).collect();
+            &decoded
         } else {
             weights.resize(group.len(), 1);
-            group.to_vec()
+            group
         };
         let dest = &mut parts[..keys.len()];
-        cfg.partitioner.place_batch(&keys, cfg.n, dest);
-        for ((&part, key), &w) in dest.iter().zip(&keys).zip(&weights) {
+        cfg.partitioner.place_batch(keys, cfg.n, dest);
+        for ((&part, key), &w) in dest.iter().zip(keys).zip(&weights) {
             if part == NOT_FIXED {
                 p.not_fixed += w;
             } else {
