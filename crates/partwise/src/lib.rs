@@ -43,10 +43,12 @@ mod error;
 pub mod hash;
 pub mod partitioner;
 pub mod priority;
+pub mod resize;
 pub mod salt;
 pub mod sizing;
 pub mod skew;
 pub mod slot;
+pub mod topology;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};
 pub use encoding::KeyFormat;
