@@ -1103,8 +1103,10 @@ fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVe
         .collect();
     let mut reasons = Vec::new();
 
-    let first_count = topics[0].partitions;
-    if topics.iter().any(|t| t.partitions != first_count) {
+    // Fields are public, so a hand-built topology may hold names that do not
+    // resolve; they are skipped rather than trusted.
+    let first_count = topics.first().map(|t| t.partitions);
+    if topics.iter().any(|t| Some(t.partitions) != first_count) {
         // Hold partitioner and bytes fixed so the figure is the count's alone.
         let reference = match keyed.first() {
             Some((w, p)) => Some((*p, w.producer.key_format)),
@@ -1255,17 +1257,21 @@ fn check_family(f: &RedisFamily, samples: &[&[u8]]) -> FamilyVerdict {
     }
     // A shared tag without the key puts the whole family in one slot: it
     // co-locates, so it is not a reason, but it is not the usual design.
-    let shared_hash_tag =
-        reasons.is_empty() && hash_tags[0].as_deref().is_some_and(|t| t.contains("%s"));
+    let shared_hash_tag = reasons.is_empty()
+        && hash_tags
+            .first()
+            .is_some_and(|t| t.as_deref().is_some_and(|t| t.contains("%s")));
 
     let colocated = (!samples.is_empty()).then(|| {
         let aligned = samples
             .iter()
             .filter(|k| {
-                let first = slot::key_slot(&fill(&f.patterns[0], k));
-                f.patterns[1..]
+                let slots: Vec<u16> = f
+                    .patterns
                     .iter()
-                    .all(|p| slot::key_slot(&fill(p, k)) == first)
+                    .map(|p| slot::key_slot(&fill(p, k)))
+                    .collect();
+                slots.windows(2).all(|w| w[0] == w[1])
             })
             .count();
         Alignment {
@@ -1622,6 +1628,25 @@ mod tests {
 
         let e = error("[[copartition]]\nname = \"g\"\ntopics = []\n");
         assert!(e.message.contains("at least two topics"), "{e}");
+    }
+
+    #[test]
+    fn hand_built_topologies_do_not_panic() {
+        let t = Topology {
+            topics: Vec::new(),
+            copartition_groups: vec![CopartitionGroup {
+                name: "g".into(),
+                topics: vec!["missing".into()],
+            }],
+            consumer_groups: Vec::new(),
+            redis_families: vec![RedisFamily {
+                name: "f".into(),
+                patterns: Vec::new(),
+            }],
+        };
+        let r = check(&t, &[b"BBCA"]);
+        assert_eq!(r.groups.len(), 1);
+        assert!(!r.families[0].shared_hash_tag);
     }
 
     proptest! {
