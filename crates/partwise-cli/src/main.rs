@@ -42,6 +42,10 @@ enum Command {
     Salt(cmd::salt::Args),
     /// Round-robin vs sticky batching of key-less records, simulated
     Batching(cmd::batching::Args),
+    /// Check a topology file: co-partition groups and Redis key families
+    Check(cmd::check::Args),
+    /// What changing a topic's partition count does to its keys
+    Resize(cmd::resize::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -54,6 +58,8 @@ fn main() -> std::process::ExitCode {
         Command::Skew(a) => cmd::skew::run(a),
         Command::Salt(a) => cmd::salt::run(a),
         Command::Batching(a) => cmd::batching::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Resize(a) => cmd::resize::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -14,7 +14,9 @@
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
 //! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
 //! - [`batch`]: routing many keys at once, fast;
-//! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation.
+//! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
+//! - [`topology`]: topology files and the co-partitioning check;
+//! - [`resize`]: which keys move when a partition count changes.
 //!
 //! ```
 //! use partwise::{slot, PartitionCount, Partitioner, Placement};
@@ -43,10 +45,12 @@ mod error;
 pub mod hash;
 pub mod partitioner;
 pub mod priority;
+pub mod resize;
 pub mod salt;
 pub mod sizing;
 pub mod skew;
 pub mod slot;
+pub mod topology;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};
 pub use encoding::KeyFormat;

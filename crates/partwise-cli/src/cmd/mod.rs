@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
 pub mod batching;
+pub mod check;
 pub mod partitioners;
 pub mod plan;
+pub mod resize;
 pub mod route;
 pub mod salt;
 pub mod skew;

@@ -1,0 +1,263 @@
+//! `partwise check`: whether the co-partition groups and Redis key families of
+//! a topology file hold, with every reason they break.
+
+use super::key_source;
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{Format, JsonStream};
+use partwise::topology::{
+    check, Alignment, FamilyVerdict, GroupVerdict, ProducerRef, Reason, Report, SampleDiff,
+    Topology,
+};
+use serde_json::{json, Map, Value};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Topology file (TOML): topics, producers, co-partition groups, Redis families
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Sample keys, one per line ('-' reads stdin): logical keys such as symbols,
+    /// which each producer encodes with its own key_format
+    #[arg(short = 'i', long = "input", value_name = "KEYS")]
+    input: Option<PathBuf>,
+    /// Output format: table, json (one document) or ndjson (one line per group or family)
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+/// Reads and validates a topology file; errors name the file, line and field.
+pub fn load_topology(path: &Path) -> Result<Topology> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::msg(format!("cannot read topology file {name}: {e}")))?;
+    Topology::parse(&text).map_err(|e| CliError::msg(format!("{name}: {e}")))
+}
+
+/// Reads sample keys as given (logical keys, not yet encoded).
+pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
+    let mut keys = Vec::new();
+    if input.is_some() {
+        key_source(Vec::new(), input, "utf8")?.for_each_batch(|b| {
+            keys.extend(b.keys.iter().map(|k| k.to_vec()));
+            Ok(())
+        })?;
+    }
+    Ok(keys)
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let topology = load_topology(&args.file)?;
+    let samples = load_samples(args.input)?;
+    let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
+    let report = check(&topology, &refs);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &report_json(&args.file, &report))?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => {
+            let mut s = JsonStream::new(&mut out, Format::Ndjson)?;
+            for g in &report.groups {
+                let mut v = group_json(g);
+                v.insert("type".into(), "copartition_group".into());
+                s.write(&Value::Object(v))?;
+            }
+            for f in &report.families {
+                let mut v = family_json(f);
+                v.insert("type".into(), "redis_family".into());
+                s.write(&Value::Object(v))?;
+            }
+            s.finish()?;
+        }
+        Format::Table => table(&report, &mut out)?,
+    }
+    out.flush()?;
+    Ok(if report.ok() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+fn fraction(part: usize, whole: usize) -> Value {
+    if whole == 0 {
+        Value::Null
+    } else {
+        (part as f64 / whole as f64).into()
+    }
+}
+
+fn producer_json(p: &ProducerRef) -> Value {
+    json!({
+        "topic": p.topic,
+        "index": p.index,
+        "name": p.name,
+        "partitioner": p.partitioner.map(|p| p.spec()),
+        "key_format": p.key_format.to_string(),
+    })
+}
+
+fn sample_json(m: &mut Map<String, Value>, s: Option<SampleDiff>) {
+    if let Some(s) = s {
+        m.insert("sample_keys".into(), s.keys.into());
+        m.insert("differ".into(), s.differ.into());
+        m.insert("differ_fraction".into(), fraction(s.differ, s.keys));
+        m.insert("unencodable".into(), s.unencodable.into());
+    }
+}
+
+fn reason_json(r: &Reason) -> Value {
+    let mut m = Map::new();
+    m.insert("kind".into(), r.kind().into());
+    m.insert("message".into(), r.to_string().into());
+    match r {
+        Reason::PartitionCountsDiffer { counts, .. } => {
+            let c: Map<String, Value> = counts
+                .iter()
+                .map(|(t, n)| (t.clone(), (*n).into()))
+                .collect();
+            m.insert("partitions".into(), c.into());
+        }
+        Reason::KeysDiffer { keys } => {
+            let k: Map<String, Value> = keys
+                .iter()
+                .map(|(t, k)| (t.clone(), k.clone().into()))
+                .collect();
+            m.insert("keys".into(), k.into());
+        }
+        Reason::NoProducers { topic } => {
+            m.insert("topic".into(), topic.clone().into());
+        }
+        Reason::KeylessProducer {
+            producer,
+            declared,
+            behaviour,
+        } => {
+            m.insert("producer".into(), producer_json(producer));
+            m.insert("declared".into(), (*declared).into());
+            m.insert("behaviour".into(), (*behaviour).into());
+        }
+        Reason::PartitionersDisagree { a, b, .. } | Reason::KeyEncodingsDiffer { a, b, .. } => {
+            m.insert(
+                "producers".into(),
+                json!([producer_json(a), producer_json(b)]),
+            );
+        }
+        _ => {}
+    }
+    sample_json(&mut m, r.sample());
+    Value::Object(m)
+}
+
+fn alignment_json(m: &mut Map<String, Value>, a: Option<Alignment>, what: &str) {
+    let (keys, n) = a.map_or((Value::Null, Value::Null), |a| {
+        (a.keys.into(), a.aligned.into())
+    });
+    m.insert("sample_keys".into(), keys);
+    m.insert(format!("{what}_keys"), n);
+    m.insert(
+        format!("{what}_fraction"),
+        a.map_or(Value::Null, |a| fraction(a.aligned, a.keys)),
+    );
+}
+
+fn group_json(g: &GroupVerdict) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), g.name.clone().into());
+    m.insert("topics".into(), g.topics.clone().into());
+    m.insert("copartitioned".into(), g.ok().into());
+    alignment_json(&mut m, g.sample, "aligned");
+    m.insert(
+        "reasons".into(),
+        g.reasons.iter().map(reason_json).collect(),
+    );
+    m
+}
+
+fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), f.name.clone().into());
+    m.insert("patterns".into(), f.patterns.clone().into());
+    m.insert("hash_tags".into(), json!(f.hash_tags));
+    m.insert("shared_hash_tag".into(), f.shared_hash_tag.into());
+    m.insert("colocated".into(), f.ok().into());
+    alignment_json(&mut m, f.colocated, "colocated");
+    let reasons: Vec<Value> = f
+        .reasons
+        .iter()
+        .map(|r| json!({"kind": r.kind(), "message": r.to_string()}))
+        .collect();
+    m.insert("reasons".into(), reasons.into());
+    m
+}
+
+fn report_json(file: &Path, r: &Report) -> Value {
+    json!({
+        "file": file.display().to_string(),
+        "ok": r.ok(),
+        "sample_keys": r.sample_keys,
+        "copartition_groups": r.groups.iter().map(group_json).collect::<Vec<_>>(),
+        "redis_families": r.families.iter().map(family_json).collect::<Vec<_>>(),
+    })
+}
+
+fn table(r: &Report, out: &mut impl Write) -> Result<()> {
+    for g in &r.groups {
+        let verdict = if g.ok() {
+            "co-partitioned"
+        } else {
+            "NOT CO-PARTITIONED"
+        };
+        write!(
+            out,
+            "co-partition group {} ({}): {verdict}",
+            g.name,
+            g.topics.join(", ")
+        )?;
+        if let Some(a) = g.sample {
+            write!(
+                out,
+                "; {} of {} sample keys on one partition number everywhere",
+                a.aligned, a.keys
+            )?;
+        }
+        writeln!(out)?;
+        for reason in &g.reasons {
+            writeln!(out, "  - {reason}")?;
+        }
+    }
+    for f in &r.families {
+        let verdict = if f.ok() {
+            "co-located"
+        } else {
+            "NOT CO-LOCATED"
+        };
+        write!(
+            out,
+            "redis family {} ({}): {verdict}",
+            f.name,
+            f.patterns.join(", ")
+        )?;
+        if f.shared_hash_tag {
+            if let Some(Some(tag)) = f.hash_tags.first() {
+                write!(out, "; shared hash tag {{{tag}}}")?;
+            }
+        }
+        if let Some(a) = f.colocated {
+            write!(out, "; {} of {} sample keys in one slot", a.aligned, a.keys)?;
+        }
+        writeln!(out)?;
+        for reason in &f.reasons {
+            writeln!(out, "  - {reason}")?;
+        }
+    }
+    if r.groups.is_empty() && r.families.is_empty() {
+        writeln!(
+            out,
+            "nothing to check: the file declares no [[copartition]] groups and no [[redis_family]]"
+        )?;
+    }
+    Ok(())
+}

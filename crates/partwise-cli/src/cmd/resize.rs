@@ -1,0 +1,349 @@
+//! `partwise resize`: which keys move when a topic's partition count changes,
+//! which topics must change with it, and (`--suggest`) counts to move to.
+
+use super::check::load_topology;
+use super::key_source;
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::resize::{self, expected_moved_fraction, key_move, Fraction};
+use partwise::topology::Topology;
+use partwise::{KeyFormat, PartitionCount, Partitioner};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+/// Why the answer is about new records only.
+const NOTE: &str = "existing records stay where they are: Kafka never moves them, so after \
+the resize the old records of a moved key stay on its old partition while new ones go to \
+the new partition; per-key order across the change, and co-partitioning with every topic \
+not resized the same way, break for the moved keys";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Keys to analyse (see --key-format)
+    #[arg(value_name = "KEY", allow_negative_numbers = true)]
+    keys: Vec<OsString>,
+    /// Current partition count (default: the topic's, with --topology)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    from: Option<String>,
+    /// New partition count
+    #[arg(
+        long,
+        value_name = "M",
+        allow_negative_numbers = true,
+        required_unless_present = "suggest"
+    )]
+    to: Option<String>,
+    /// Partitioner spec (default: the topic's first keyed producer, else java)
+    #[arg(short = 'P', long = "partitioner", value_name = "SPEC")]
+    partitioner: Option<String>,
+    /// Read keys from FILE, one per line ('-' reads stdin)
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// How text becomes key bytes (default: the topic's producer's format, else utf8)
+    #[arg(long = "key-format", value_name = "F")]
+    key_format: Option<String>,
+    /// Topology file, to find the topics that must be resized together
+    #[arg(long, value_name = "FILE", requires = "topic")]
+    topology: Option<PathBuf>,
+    /// The topic being resized (with --topology)
+    #[arg(long, value_name = "NAME", requires = "topology")]
+    topic: Option<String>,
+    /// Suggest partition counts near --target that keep consumer counts dividing evenly
+    #[arg(long, requires = "target", conflicts_with_all = ["to", "keys", "input"])]
+    suggest: bool,
+    /// The partition count you have in mind (with --suggest)
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        requires = "suggest"
+    )]
+    target: Option<String>,
+    /// Consumer counts that must divide the partition count (with --suggest; repeatable or comma-separated)
+    #[arg(
+        long,
+        value_name = "K",
+        value_delimiter = ',',
+        requires = "suggest",
+        allow_negative_numbers = true
+    )]
+    consumers: Vec<String>,
+    /// Number of suggestions
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "suggest")]
+    limit: usize,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+fn count(flag: &str, s: &str) -> Result<PartitionCount> {
+    s.parse().map_err(|e| CliError::msg(format!("{flag}: {e}")))
+}
+
+/// The topic of `--topology/--topic`, with its file's groups.
+struct Context {
+    topology: Topology,
+    topic: String,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let ctx = match (&a.topology, &a.topic) {
+        (Some(file), Some(topic)) => {
+            let topology = load_topology(file)?;
+            if topology.topic(topic).is_none() {
+                return Err(CliError::msg(format!(
+                    "--topic: no topic '{topic}' in {}",
+                    file.display()
+                )));
+            }
+            Some(Context {
+                topology,
+                topic: topic.clone(),
+            })
+        }
+        _ => None,
+    };
+    let topic = ctx.as_ref().and_then(|c| c.topology.topic(&c.topic));
+    // The topic's first keyed producer supplies the defaults for -P and --key-format.
+    let producer = topic.and_then(|t| {
+        t.producers
+            .iter()
+            .find_map(|p| p.keyed_partitioner().map(|k| (p, k)))
+    });
+    let partitioner: Partitioner = match (&a.partitioner, producer) {
+        (Some(s), _) => s
+            .parse()
+            .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?,
+        (None, Some((_, k))) => k,
+        (None, None) => "java".parse()?,
+    };
+    let from = match (&a.from, topic) {
+        (Some(s), Some(t)) => {
+            let n = count("--from", s)?;
+            if n != t.partitions {
+                return Err(CliError::msg(format!(
+                    "--from {n}: the topology says topic '{}' has {} partitions",
+                    t.name, t.partitions
+                )));
+            }
+            Some(n)
+        }
+        (Some(s), None) => Some(count("--from", s)?),
+        (None, Some(t)) => Some(t.partitions),
+        (None, None) => None,
+    };
+
+    if a.suggest {
+        return suggest(&a, partitioner, from);
+    }
+    let from =
+        from.ok_or_else(|| CliError::msg("--from: required (or give --topology and --topic)"))?;
+    let to = count("--to", a.to.as_deref().unwrap_or_default())?;
+
+    let key_format = match (&a.key_format, producer) {
+        (Some(f), _) => f.clone(),
+        (None, Some((p, _))) => p.key_format.to_string(),
+        (None, None) => KeyFormat::Utf8.to_string(),
+    };
+    let source = key_source(a.keys, a.input, &key_format)?;
+    let mut moved = Vec::new();
+    let total = source.for_each_batch(|b| {
+        for (input, key) in b.inputs.iter().zip(b.keys) {
+            let m = key_move(partitioner, Some(key), from, to);
+            if m.moved() {
+                moved.push((input.to_vec(), key.to_vec(), m));
+            }
+        }
+        Ok(())
+    })?;
+    let expected = expected_moved_fraction(partitioner, from, to);
+    let together: Vec<(String, Vec<(String, u32)>)> = match &ctx {
+        Some(c) => c
+            .topology
+            .groups_of(&c.topic)
+            .map(|g| {
+                let others = g
+                    .topics
+                    .iter()
+                    .filter(|t| **t != c.topic)
+                    .filter_map(|t| c.topology.topic(t))
+                    .map(|t| (t.name.clone(), t.partitions.get()))
+                    .collect();
+                (g.name.clone(), others)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let serializer = source.format.is_serializer();
+    let shown = |input: &[u8], key: &[u8]| {
+        if serializer {
+            input.to_vec()
+        } else {
+            key.to_vec()
+        }
+    };
+
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match a.format {
+        Format::Json | Format::Ndjson => {
+            let moved_rows: Vec<Value> = moved
+                .iter()
+                .map(|(input, key, m)| {
+                    json!({
+                        "key": key_json(&shown(input, key)),
+                        "key_hex": hex(key),
+                        "from": m.from.partition(),
+                        "to": m.to.partition(),
+                    })
+                })
+                .collect();
+            let v = json!({
+                "partitioner": partitioner.spec(),
+                "key_format": source.format.to_string(),
+                "from": from.get(),
+                "to": to.get(),
+                "topic": ctx.as_ref().map(|c| c.topic.clone()),
+                "keys": total,
+                "moved_count": moved.len(),
+                "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
+                "expected_moved_fraction": expected.map(Fraction::value),
+                "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
+                "moved": moved_rows,
+                "change_together": together.iter().map(|(g, ts)| json!({
+                    "group": g,
+                    "topics": ts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "note": NOTE,
+            });
+            if a.format == Format::Json {
+                serde_json::to_writer_pretty(&mut out, &v)?;
+            } else {
+                serde_json::to_writer(&mut out, &v)?;
+            }
+            writeln!(out)?;
+        }
+        Format::Table => {
+            writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
+            match expected {
+                Some(f) => writeln!(
+                    out,
+                    "expected moved fraction (uniformly hashed keys): {}/{} = {:.4}",
+                    f.moved,
+                    f.period,
+                    f.value()
+                )?,
+                None => writeln!(out, "expected moved fraction: none ({partitioner} ignores keys, so no key has a fixed partition)")?,
+            }
+            if total > 0 {
+                writeln!(
+                    out,
+                    "keys moved: {} of {} ({:.4})",
+                    moved.len(),
+                    total,
+                    moved.len() as f64 / total as f64
+                )?;
+                if !moved.is_empty() {
+                    let mut t = Table::new(["KEY", "FROM", "TO"]);
+                    let cell = |p: partwise::Placement| {
+                        p.partition()
+                            .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
+                    };
+                    for (input, key, m) in &moved {
+                        t.row([key_cell(&shown(input, key)), cell(m.from), cell(m.to)]);
+                    }
+                    t.write(&mut out)?;
+                }
+            }
+            for (g, ts) in &together {
+                let list: Vec<String> = ts
+                    .iter()
+                    .map(|(t, n)| format!("{t} ({n} partitions)"))
+                    .collect();
+                writeln!(
+                    out,
+                    "must change together (co-partition group {g}): {}",
+                    list.join(", ")
+                )?;
+            }
+            writeln!(out, "note: {NOTE}")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::Ok)
+}
+
+fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
+    let target = count("--target", a.target.as_deref().unwrap_or_default())?;
+    let consumers = a
+        .consumers
+        .iter()
+        .map(|c| count("--consumers", c))
+        .collect::<Result<Vec<_>>>()?;
+    let list = resize::suggest(target, &consumers, a.limit.max(1))
+        .map_err(|e| CliError::msg(format!("--target: {e}")))?;
+    let expected = |n: u32| -> Option<Fraction> {
+        let from = from?;
+        expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match a.format {
+        Format::Json | Format::Ndjson => {
+            let rows: Vec<Value> = list
+                .iter()
+                .map(|s| {
+                    json!({
+                        "partitions": s.partitions,
+                        "divisors": s.divisors,
+                        "highly_composite": s.highly_composite,
+                        "expected_moved_fraction": expected(s.partitions).map(Fraction::value),
+                    })
+                })
+                .collect();
+            let v = json!({
+                "target": target.get(),
+                "consumers": consumers.iter().map(|c| c.get()).collect::<Vec<_>>(),
+                "from": from.map(PartitionCount::get),
+                "suggestions": rows,
+            });
+            if a.format == Format::Json {
+                serde_json::to_writer_pretty(&mut out, &v)?;
+            } else {
+                serde_json::to_writer(&mut out, &v)?;
+            }
+            writeln!(out)?;
+        }
+        Format::Table => {
+            let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];
+            if from.is_some() {
+                header.push("MOVED FROM CURRENT");
+            }
+            header.push("CONSUMER COUNTS THAT DIVIDE EVENLY");
+            let mut t = Table::new(header);
+            for s in &list {
+                let mut row = vec![
+                    s.partitions.to_string(),
+                    if s.highly_composite { "yes" } else { "" }.to_string(),
+                ];
+                if from.is_some() {
+                    row.push(
+                        expected(s.partitions)
+                            .map_or_else(|| "-".into(), |f| format!("{:.4}", f.value())),
+                    );
+                }
+                row.push(
+                    s.divisors
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
+                t.row(row);
+            }
+            t.write(&mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::Ok)
+}

@@ -1,0 +1,454 @@
+//! The contract of `partwise check` and `partwise resize`: verdicts, reasons,
+//! fields and exit codes, on the seeds' ticker and variants of it.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::Write;
+use std::path::PathBuf;
+
+fn partwise() -> Command {
+    Command::cargo_bin("partwise").unwrap()
+}
+
+fn example(name: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "examples", name]
+        .iter()
+        .collect();
+    p.to_str().unwrap().to_string()
+}
+
+fn ticker() -> String {
+    std::fs::read_to_string(example("ticker.toml")).unwrap()
+}
+
+/// The ticker with the `nth` occurrence of `from` replaced by `to`.
+fn variant(from: &str, to: &str, nth: usize) -> String {
+    let t = ticker();
+    let (i, _) = t
+        .match_indices(from)
+        .nth(nth)
+        .expect("pattern in ticker.toml");
+    format!("{}{}{}", &t[..i], to, &t[i + from.len()..])
+}
+
+fn temp_file(content: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(content.as_bytes()).unwrap();
+    f
+}
+
+/// Runs `check` on `text` with the example symbols: exit code, stdout, stderr.
+fn check(text: &str, format: &str) -> (i32, String, String) {
+    let f = temp_file(text);
+    let out = partwise()
+        .args([
+            "check",
+            f.path().to_str().unwrap(),
+            "-i",
+            &example("symbols.txt"),
+        ])
+        .args(["--format", format])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        err,
+    )
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = partwise()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn ticker_is_copartitioned() {
+    let out = partwise()
+        .args([
+            "check",
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("co-partition group ticker (market-updates, notifications): co-partitioned"),
+        "{text}"
+    );
+    assert!(text.contains("10 of 10 sample keys in one slot"), "{text}");
+    // No sample keys: the same verdict.
+    partwise()
+        .args(["check", &example("ticker.toml")])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn check_json_fields() {
+    let (code, out, _) = check(&ticker(), "json");
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["sample_keys"], 10);
+    let g = &v["copartition_groups"][0];
+    assert_eq!(g["name"], "ticker");
+    assert_eq!(g["copartitioned"], true);
+    assert_eq!(g["aligned_keys"], 10);
+    assert_eq!(g["reasons"], Value::Array(vec![]));
+    let f = &v["redis_families"][0];
+    assert_eq!(f["shared_hash_tag"], true);
+    assert_eq!(f["hash_tags"], serde_json::json!(["%s", "%s"]));
+    assert_eq!(f["colocated_fraction"], 1.0);
+}
+
+/// Runs a variant that must fail: exit 1, and the reason in table and JSON.
+fn breaks(text: &str, kind: &str, says: &str) -> Value {
+    let (code, out, err) = check(text, "table");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("NOT CO-"), "{out}");
+    assert!(out.contains(says), "expected {says:?} in:\n{out}");
+    let (code, out, _) = check(text, "json");
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    let reasons: Vec<Value> = v["copartition_groups"][0]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(v["redis_families"][0]["reasons"].as_array().unwrap())
+        .cloned()
+        .collect();
+    reasons
+        .into_iter()
+        .find(|r| r["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {out}"))
+}
+
+#[test]
+fn eight_partitions_fail() {
+    let r = breaks(
+        &variant("partitions = 6", "partitions = 8", 1),
+        "partition_counts_differ",
+        "partition counts differ: market-updates 6, notifications 8",
+    );
+    assert_eq!(r["partitions"]["notifications"], 8);
+    // BBCA is 0 of 6 and 2 of 8, so at least that key differs.
+    assert!(r["differ"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn librdkafka_default_partitioner_fails() {
+    let r = breaks(
+        &variant(
+            "partitioner = \"kafkajs\"",
+            "partitioner = \"librdkafka\"",
+            1,
+        ),
+        "partitioners_disagree",
+        "partitioners disagree",
+    );
+    assert_eq!(
+        r["producers"][1]["partitioner"],
+        "librdkafka:consistent_random"
+    );
+    assert_eq!(r["producers"][1]["topic"], "notifications");
+    assert_eq!(r["sample_keys"], 10);
+    assert!(r["differ"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn other_key_encodings_fail() {
+    let r = breaks(
+        &variant("key_format = \"string\"", "key_format = \"int32\"", 1),
+        "key_encodings_differ",
+        "key encodings differ",
+    );
+    assert_eq!(r["unencodable"], 10);
+    let r = breaks(
+        &variant("key_format = \"string\"", "key_format = \"avro-sr:1\"", 1),
+        "key_encodings_differ",
+        "writes avro-sr:1",
+    );
+    assert_eq!(r["unencodable"], 0);
+}
+
+#[test]
+fn keyless_producer_fails() {
+    breaks(
+        &variant("partitioner = \"kafkajs\"", "partitioner = \"kafka-go\"", 1),
+        "keyless_producer",
+        "ignores keys (round-robin)",
+    );
+}
+
+#[test]
+fn untagged_redis_family_fails() {
+    let text = variant("\"notif:{%s}\"", "\"notif:%s\"", 0);
+    breaks(&text, "no_hash_tag", "no hash tag in notif:%s");
+    let (_, out, _) = check(&text, "json");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // The seed: untagged, 0 of 10 symbols co-locate; the Kafka group still holds.
+    assert_eq!(v["redis_families"][0]["colocated_keys"], 0);
+    assert_eq!(v["copartition_groups"][0]["copartitioned"], true);
+}
+
+#[test]
+fn bad_files_exit_2_naming_line_and_field() {
+    let cases = [
+        (
+            variant("partitions = 6", "partitions = 6 six", 0),
+            "line 9,",
+            "partitions",
+        ),
+        (
+            variant("key = \"symbol\"", "kee = \"symbol\"", 1),
+            "line 20,",
+            "topic[1].kee",
+        ),
+        (
+            variant("partitions = 6", "partitions = 0", 1),
+            "line 19,",
+            "topic[1].partitions",
+        ),
+        (
+            variant("partitioner = \"kafkajs\"", "partitioner = \"kafka.js\"", 0),
+            "line 14,",
+            "topic[0].producer[0].partitioner",
+        ),
+        (
+            variant("\"notifications\"]", "\"notification\"]", 0),
+            "line 31,",
+            "copartition[0].topics[1]",
+        ),
+        (
+            format!(
+                "{}\n[[topic]]\nname = \"notifications\"\npartitions = 6\n",
+                ticker()
+            ),
+            "line 48,",
+            "topic[2].name",
+        ),
+    ];
+    for (text, line, field) in cases {
+        let f = temp_file(&text);
+        let path = f.path().to_str().unwrap();
+        let out = partwise().args(["check", path]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{field}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("{path}: {line}")) && err.contains(&format!("field '{field}'")),
+            "want {path}: {line} {field}: {err}"
+        );
+    }
+    let err = String::from_utf8(
+        partwise()
+            .args(["check", "/nonexistent/ticker.toml"])
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone(),
+    )
+    .unwrap();
+    assert!(err.contains("/nonexistent/ticker.toml"), "{err}");
+}
+
+#[test]
+fn resize_bbca_6_to_8() {
+    let v = json(&["resize", "--from", "6", "--to", "8", "BBCA"]);
+    assert_eq!(v["partitioner"], "java");
+    assert_eq!(v["moved_fraction"], 1.0);
+    assert_eq!(
+        v["moved"],
+        serde_json::json!([{"key": "BBCA", "key_hex": "42424341", "from": 0, "to": 2}])
+    );
+    // lcm(6, 8) = 24 hash residues, of which 0..5 stay: 18/24.
+    assert_eq!(v["expected_moved_fraction"], 0.75);
+    assert!(v["note"]
+        .as_str()
+        .unwrap()
+        .starts_with("existing records stay where they are"));
+}
+
+#[test]
+fn resize_expected_fractions() {
+    // 6 -> 12: a hash h with h mod 12 in 0..=5 has h mod 6 = h mod 12 and stays;
+    // with h mod 12 in 6..=11, h mod 6 = h mod 12 - 6 and it moves: exactly half.
+    let v = json(&["resize", "--from", "6", "--to", "12"]);
+    assert_eq!(v["expected_moved_fraction"], 0.5);
+    assert_eq!(v["expected_moved_exact"], "1/2");
+    assert_eq!(v["moved_fraction"], Value::Null);
+    // N -> N moves nothing.
+    let v = json(&[
+        "resize",
+        "--from",
+        "7",
+        "--to",
+        "7",
+        "-i",
+        &example("symbols.txt"),
+    ]);
+    assert_eq!(v["expected_moved_fraction"], 0.0);
+    assert_eq!(v["moved_fraction"], 0.0);
+    assert_eq!(v["moved"], Value::Array(vec![]));
+    // A partitioner that ignores keys has no expectation.
+    let v = json(&["resize", "--from", "6", "--to", "12", "-P", "kafka-go"]);
+    assert_eq!(v["expected_moved_fraction"], Value::Null);
+}
+
+#[test]
+fn resize_many_keys_near_expectation() {
+    let keys: String = (0..4000).map(|i| format!("user-{i}\n")).collect();
+    let f = temp_file(&keys);
+    let v = json(&[
+        "resize",
+        "--from",
+        "6",
+        "--to",
+        "8",
+        "-i",
+        f.path().to_str().unwrap(),
+    ]);
+    let moved = v["moved_fraction"].as_f64().unwrap();
+    assert!((moved - 0.75).abs() < 0.03, "{moved}");
+    assert_eq!(
+        v["moved"].as_array().unwrap().len(),
+        v["moved_count"].as_u64().unwrap() as usize
+    );
+    assert_eq!(v["keys"], 4000);
+}
+
+#[test]
+fn resize_with_topology() {
+    let v = json(&[
+        "resize",
+        "--to",
+        "12",
+        "--topology",
+        &example("ticker.toml"),
+        "--topic",
+        "notifications",
+        "-i",
+        &example("symbols.txt"),
+    ]);
+    assert_eq!(v["from"], 6);
+    assert_eq!(v["partitioner"], "kafkajs");
+    assert_eq!(v["key_format"], "string");
+    assert_eq!(v["change_together"][0]["group"], "ticker");
+    assert_eq!(
+        v["change_together"][0]["topics"][0]["topic"],
+        "market-updates"
+    );
+    // BBCA: 0 of 6, 6 of 12 (murmur2 & 0x7fffffff = 3387733778 & 0x7fffffff; mod 12 = 6).
+    let bbca = v["moved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "BBCA")
+        .unwrap();
+    assert_eq!(
+        (bbca["from"].as_u64(), bbca["to"].as_u64()),
+        (Some(0), Some(6))
+    );
+
+    let bad = |args: &[&str], says: &str| {
+        let out = partwise()
+            .args(args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8(out).unwrap();
+        assert!(err.contains(says), "want {says:?}: {err}");
+    };
+    bad(
+        &[
+            "resize",
+            "--from",
+            "8",
+            "--to",
+            "12",
+            "--topology",
+            &example("ticker.toml"),
+            "--topic",
+            "notifications",
+        ],
+        "has 6 partitions",
+    );
+    bad(
+        &[
+            "resize",
+            "--to",
+            "12",
+            "--topology",
+            &example("ticker.toml"),
+            "--topic",
+            "alerts",
+        ],
+        "no topic 'alerts'",
+    );
+    bad(&["resize", "--from", "0", "--to", "12"], "--from");
+    bad(&["resize", "--to", "12"], "--from");
+    bad(
+        &["resize", "--from", "6", "--to", "12", "-P", "nope"],
+        "unknown partitioner",
+    );
+}
+
+#[test]
+fn resize_suggest() {
+    let v = json(&["resize", "--suggest", "--target", "10"]);
+    let s = v["suggestions"].as_array().unwrap();
+    assert_eq!(s[0]["partitions"], 12);
+    assert_eq!(s[0]["highly_composite"], true);
+    assert_eq!(s[0]["divisors"], serde_json::json!([1, 2, 3, 4, 6, 12]));
+    let v = json(&[
+        "resize",
+        "--suggest",
+        "--target",
+        "20",
+        "--consumers",
+        "4,6",
+        "--from",
+        "6",
+    ]);
+    let s = v["suggestions"].as_array().unwrap();
+    assert!(
+        s.iter()
+            .all(|x| x["partitions"].as_u64().unwrap() % 12 == 0),
+        "{v}"
+    );
+    // 24 is a multiple of 6: only 1 - 6/24 of keys move.
+    let x24 = s.iter().find(|x| x["partitions"] == 24).unwrap();
+    assert_eq!(x24["expected_moved_fraction"], 0.75);
+    partwise()
+        .args(["resize", "--suggest", "--target", "0"])
+        .assert()
+        .code(2);
+    partwise()
+        .args(["resize", "--suggest", "--target", "12", "--consumers", "x"])
+        .assert()
+        .code(2);
+}

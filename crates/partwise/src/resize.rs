@@ -1,0 +1,290 @@
+//! What changing a topic's partition count does to where keys land.
+//!
+//! This module owns the resize analysis: which keys move from `N` to `M`
+//! partitions under a partitioner, the exact expected moved fraction for
+//! uniformly hashed keys, and counts to suggest near a target that keep likely
+//! consumer counts dividing evenly.
+//!
+//! Kafka never moves existing records: after a resize, old records of a key
+//! stay on the old partition and new ones go to the new, so per-key order and
+//! co-partitioning break for every key that moves.
+//!
+//! ```
+//! use partwise::{resize, PartitionCount, Partitioner, Placement};
+//! let java: Partitioner = "java".parse()?;
+//! let (six, eight) = (PartitionCount::new(6)?, PartitionCount::new(8)?);
+//! // The seeds' example: BBCA is partition 0 of 6, then 2 of 8.
+//! let m = resize::key_move(java, Some(b"BBCA"), six, eight);
+//! assert_eq!((m.from, m.to), (Placement::Partition(0), Placement::Partition(2)));
+//! assert!(m.moved());
+//! // Doubling keeps half of all keys where they were.
+//! let f = resize::expected_moved_fraction(java, six, PartitionCount::new(12)?).unwrap();
+//! assert_eq!((f.moved, f.period), (1, 2));
+//! # Ok::<(), partwise::Error>(())
+//! ```
+
+use crate::count::PartitionCount;
+use crate::partitioner::{KeyRule, Partitioner, Placement};
+use crate::Error;
+
+/// Where one key goes before and after a resize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyMove {
+    /// Its placement with the old count.
+    pub from: Placement,
+    /// Its placement with the new count.
+    pub to: Placement,
+}
+
+impl KeyMove {
+    /// Whether new records of the key go somewhere else than old ones. A key
+    /// not placed by its bytes (a null key, a partitioner that ignores keys)
+    /// has no fixed home before or after, so it counts as moved.
+    pub fn moved(&self) -> bool {
+        self.from.partition().is_none() || self.from != self.to
+    }
+}
+
+/// Where `key` goes under `p` with `from` and with `to` partitions.
+pub fn key_move(
+    p: Partitioner,
+    key: Option<&[u8]>,
+    from: PartitionCount,
+    to: PartitionCount,
+) -> KeyMove {
+    KeyMove {
+        from: p.place(key, from),
+        to: p.place(key, to),
+    }
+}
+
+/// An exact fraction `moved / period`, in lowest terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fraction {
+    /// The numerator.
+    pub moved: u64,
+    /// The denominator.
+    pub period: u64,
+}
+
+impl Fraction {
+    /// The fraction as a float.
+    pub fn value(self) -> f64 {
+        self.moved as f64 / self.period as f64
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The fraction of uniformly hashed keys whose partition changes from `from`
+/// to `to` partitions, exactly; `None` when `p` ignores keys (nothing stays).
+///
+/// Every keyed partitioner computes `h % n` on a reduced hash `h`. Over one
+/// period `L = lcm(N, M)` of hash values, a value stays where it was when
+/// `h mod N == h mod M = r`; by the Chinese remainder theorem that is one
+/// `h` per residue `r < min(N, M)`. So `min(N, M)` of every `L` values stay,
+/// and `1 - min(N, M) / L` move: half when doubling, none when `N == M`.
+pub fn expected_moved_fraction(
+    p: Partitioner,
+    from: PartitionCount,
+    to: PartitionCount,
+) -> Option<Fraction> {
+    if !matches!(p.key_rule(), KeyRule::Hash(..)) {
+        return None;
+    }
+    let (n, m) = (u64::from(from.get()), u64::from(to.get()));
+    // n, m < 2^31, so lcm < 2^62 fits.
+    let period = n / gcd(n, m) * m;
+    let moved = period - n.min(m);
+    let g = gcd(moved, period);
+    Some(Fraction {
+        moved: moved / g,
+        period: period / g,
+    })
+}
+
+/// The largest target [`suggest`] accepts: far above any real topic, small
+/// enough to count divisors of the whole window at once.
+pub const MAX_SUGGEST_TARGET: u32 = 1_000_000;
+
+/// A partition count proposed by [`suggest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suggestion {
+    /// The count.
+    pub partitions: u32,
+    /// Its divisors: the consumer counts that get equal shares.
+    pub divisors: Vec<u32>,
+    /// Whether it has more divisors than every smaller count (12, 24, 36, 48, 60, ...).
+    pub highly_composite: bool,
+}
+
+/// The divisors of `n`, ascending.
+pub fn divisors(n: u32) -> Vec<u32> {
+    let mut low = Vec::new();
+    let mut high = Vec::new();
+    let mut d = 1u32;
+    while u64::from(d) * u64::from(d) <= u64::from(n) {
+        if n % d == 0 {
+            low.push(d);
+            if d != n / d {
+                high.push(n / d);
+            }
+        }
+        d += 1;
+    }
+    low.extend(high.into_iter().rev());
+    low
+}
+
+/// Up to `limit` partition counts near `target` (within a factor of 1.5 either
+/// way) that every count in `consumers` divides, with the most divisors first
+/// (ties: nearest to the target, then smaller). When no count in the window is
+/// divisible by every consumer count, the multiples of their least common
+/// multiple nearest to the target are offered instead.
+pub fn suggest(
+    target: PartitionCount,
+    consumers: &[PartitionCount],
+    limit: usize,
+) -> Result<Vec<Suggestion>, Error> {
+    let t = target.get();
+    if t > MAX_SUGGEST_TARGET {
+        return Err(Error::PartitionCount {
+            input: t.to_string(),
+            reason: format!("suggestions go up to a target of {MAX_SUGGEST_TARGET} partitions"),
+        });
+    }
+    let mut step = 1u64;
+    for c in consumers {
+        let c = u64::from(c.get());
+        step = step / gcd(step, c) * c;
+        if step > u64::from(MAX_SUGGEST_TARGET) * 2 {
+            return Err(Error::PartitionCount {
+                input: c.to_string(),
+                reason: format!(
+                    "the consumer counts' least common multiple exceeds {} partitions",
+                    MAX_SUGGEST_TARGET * 2
+                ),
+            });
+        }
+    }
+    let step = step as u32;
+    let lo = (t * 2).div_ceil(3).max(1);
+    let hi = t + t / 2;
+    let mut candidates: Vec<u32> = (lo..=hi).filter(|c| c % step == 0).collect();
+    if candidates.is_empty() {
+        let below = t / step * step;
+        candidates = [below, below + step]
+            .into_iter()
+            .filter(|&c| c >= 1)
+            .collect();
+    }
+    let top = candidates.iter().copied().max().unwrap_or(1);
+    // Divisor counts of every number up to the window, for the record test.
+    let mut d = vec![0u32; top as usize + 1];
+    for i in 1..=top as usize {
+        for j in (i..=top as usize).step_by(i) {
+            d[j] += 1;
+        }
+    }
+    let mut best_below = vec![0u32; top as usize + 1];
+    for i in 1..=top as usize {
+        best_below[i] = best_below[i - 1].max(d[i - 1]);
+    }
+    candidates.sort_by_key(|&c| (std::cmp::Reverse(d[c as usize]), c.abs_diff(t), c));
+    candidates.truncate(limit);
+    Ok(candidates
+        .into_iter()
+        .map(|c| Suggestion {
+            partitions: c,
+            divisors: divisors(c),
+            highly_composite: d[c as usize] > best_below[c as usize],
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(x: u32) -> PartitionCount {
+        PartitionCount::new(x).unwrap()
+    }
+
+    /// Brute force over one full period, as the definition reads.
+    fn by_counting(a: u32, b: u32) -> f64 {
+        let l = (a as u64 / gcd(a as u64, b as u64)) * b as u64;
+        let moved = (0..l).filter(|h| h % a as u64 != h % b as u64).count();
+        moved as f64 / l as f64
+    }
+
+    #[test]
+    fn expected_fraction_matches_counting() {
+        let java: Partitioner = "java".parse().unwrap();
+        for a in 1..=24 {
+            for b in 1..=24 {
+                let f = expected_moved_fraction(java, n(a), n(b)).unwrap();
+                assert!((f.value() - by_counting(a, b)).abs() < 1e-12, "{a} -> {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn fractions_are_in_lowest_terms() {
+        let java: Partitioner = "java".parse().unwrap();
+        // 6 -> 8: lcm 24, 6 residues stay: 18/24 = 3/4.
+        assert_eq!(
+            expected_moved_fraction(java, n(6), n(8)),
+            Some(Fraction {
+                moved: 3,
+                period: 4
+            })
+        );
+        assert_eq!(
+            expected_moved_fraction(java, n(7), n(7)),
+            Some(Fraction {
+                moved: 0,
+                period: 1
+            })
+        );
+        let big =
+            expected_moved_fraction(java, n(i32::MAX as u32), n(i32::MAX as u32 - 1)).unwrap();
+        assert!(big.value() > 0.999_999);
+    }
+
+    #[test]
+    fn key_ignoring_partitioner_has_no_expectation() {
+        let rr: Partitioner = "kafka-go".parse().unwrap();
+        assert_eq!(expected_moved_fraction(rr, n(6), n(12)), None);
+        assert!(key_move(rr, Some(b"BBCA"), n(6), n(6)).moved());
+    }
+
+    #[test]
+    fn divisors_and_records() {
+        assert_eq!(divisors(12), vec![1, 2, 3, 4, 6, 12]);
+        assert_eq!(divisors(1), vec![1]);
+        assert_eq!(divisors(49), vec![1, 7, 49]);
+        let s = suggest(n(10), &[], 5).unwrap();
+        assert_eq!(s[0].partitions, 12);
+        assert!(s[0].highly_composite);
+        assert!(!s.iter().any(|x| x.partitions == 10 && x.highly_composite));
+        let s = suggest(n(50), &[], 3).unwrap();
+        assert_eq!(s[0].partitions, 60);
+        assert!(s[0].highly_composite);
+    }
+
+    #[test]
+    fn consumers_must_divide() {
+        let s = suggest(n(20), &[n(4), n(6)], 10).unwrap();
+        assert!(!s.is_empty());
+        assert!(s.iter().all(|x| x.partitions % 12 == 0), "{s:?}");
+        // No multiple of 7*11 near 10: the nearest multiples instead.
+        let s = suggest(n(10), &[n(7), n(11)], 10).unwrap();
+        assert_eq!(s.iter().map(|x| x.partitions).collect::<Vec<_>>(), vec![77]);
+        assert!(suggest(n(MAX_SUGGEST_TARGET + 1), &[], 3).is_err());
+    }
+}
