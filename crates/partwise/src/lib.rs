@@ -30,6 +30,7 @@
 
 #![deny(missing_docs)]
 
+pub mod assign;
 pub mod batch;
 mod count;
 pub mod encoding;
