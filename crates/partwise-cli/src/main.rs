@@ -32,6 +32,8 @@ enum Command {
     Route(cmd::route::Args),
     /// Redis Cluster hash slots of keys (CRC16 with the hash-tag rule)
     Slot(cmd::slot::Args),
+    /// Simulate a consumer-group assignor and its co-location of partition indices
+    Assign(cmd::assign::Args),
     /// List the partitioner specs partwise knows
     Partitioners(cmd::partitioners::Args),
 }
@@ -42,6 +44,7 @@ fn main() -> std::process::ExitCode {
         Command::Route(a) => cmd::route::run(a),
         Command::Slot(a) => cmd::slot::run(a),
         Command::Partitioners(a) => cmd::partitioners::run(a),
+        Command::Assign(a) => cmd::assign::run(a),
     };
     match result {
         Ok(code) => code.into(),

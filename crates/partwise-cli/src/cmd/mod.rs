@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod assign;
 pub mod partitioners;
 pub mod route;
 pub mod slot;
