@@ -94,46 +94,46 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
             });
         }
     }
-    // unit_of[t][p]: the unit holding partition p of topic t.
-    let mut unit_of: Vec<Vec<usize>> = vec![Vec::new(); group.topics.len()];
-    {
-        let mut u = 0usize;
-        for topics in &groups {
-            let n = group.topics[topics[0] as usize].partitions as usize;
-            for &t in topics {
-                unit_of[t as usize] = (u..u + n).collect();
-            }
-            u += n;
-        }
-    }
-
-    // Step 1: previous owners. votes[u] = (partitions of u owned, member) best so far.
-    let mut best: Vec<Option<(u32, usize)>> = vec![None; units.len()];
-    let mut votes: std::collections::HashMap<(usize, usize), u32> =
-        std::collections::HashMap::new();
+    // Step 1: previous owners. A partition claimed twice goes to the member sorted first.
+    let mut prev: Vec<Vec<Option<usize>>> = group
+        .topics
+        .iter()
+        .map(|t| vec![None; t.partitions as usize])
+        .collect();
     for (m, member) in group.members.iter().enumerate() {
         for tp in &member.owned {
-            let Some(list) = unit_of.get(tp.topic as usize) else {
-                continue;
-            };
-            let Some(&u) = list.get(tp.partition as usize) else {
-                continue;
-            };
-            let c = votes.entry((u, m)).or_insert(0);
-            *c += 1;
-            let better = match best[u] {
-                None => true,
-                Some((bc, bm)) => *c > bc || (*c == bc && rank[m] < rank[bm]),
-            };
-            if better {
-                best[u] = Some((*c, m));
+            if let Some(slot) = prev
+                .get_mut(tp.topic as usize)
+                .and_then(|v| v.get_mut(tp.partition as usize))
+            {
+                if slot.is_none_or(|o| rank[m] < rank[o]) {
+                    *slot = Some(m);
+                }
             }
         }
+    }
+    // The unit's previous owner: most of its partitions, ties to the member sorted first.
+    let mut best: Vec<Option<usize>> = vec![None; units.len()];
+    let mut tally: Vec<(usize, u32)> = Vec::new();
+    for (u, unit) in units.iter().enumerate() {
+        tally.clear();
+        for &t in &groups[unit.group] {
+            if let Some(m) = prev[t as usize][unit.index as usize] {
+                match tally.iter_mut().find(|(x, _)| *x == m) {
+                    Some((_, c)) => *c += 1,
+                    None => tally.push((m, 1)),
+                }
+            }
+        }
+        best[u] = tally
+            .iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(rank[b.0].cmp(&rank[a.0])))
+            .map(|&(m, _)| m);
     }
     let mut owner: Vec<Option<usize>> = vec![None; units.len()];
     let mut load = vec![0u64; members];
     for (u, unit) in units.iter().enumerate() {
-        if let Some((_, m)) = best[u] {
+        if let Some(m) = best[u] {
             if subs[m][groups[unit.group][0] as usize] {
                 owner[u] = Some(m);
                 load[m] += unit.weight;
