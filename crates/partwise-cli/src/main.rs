@@ -32,6 +32,8 @@ enum Command {
     Route(cmd::route::Args),
     /// Redis Cluster hash slots of keys (CRC16 with the hash-tag rule)
     Slot(cmd::slot::Args),
+    /// Simulate a consumer-group assignor and its co-location of partition indices
+    Assign(cmd::assign::Args),
     /// List the partitioner specs partwise knows
     Partitioners(cmd::partitioners::Args),
     /// How many partitions a topic needs: P = max(TP/tp, TC/tc) plus headroom
@@ -60,6 +62,7 @@ fn main() -> std::process::ExitCode {
         Command::Batching(a) => cmd::batching::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Resize(a) => cmd::resize::run(a),
+        Command::Assign(a) => cmd::assign::run(a),
     };
     match result {
         Ok(code) => code.into(),

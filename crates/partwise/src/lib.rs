@@ -37,6 +37,7 @@
 
 #![deny(missing_docs)]
 
+pub mod assign;
 pub mod batch;
 pub mod batching;
 mod count;

@@ -194,7 +194,10 @@ impl HeavyHitters {
                 return slot.count;
             }
             if slot.hash == 0 {
-                *slot = Slot { hash, count: weight };
+                *slot = Slot {
+                    hash,
+                    count: weight,
+                };
                 self.len += 1;
                 return weight;
             }
@@ -210,14 +213,18 @@ impl HeavyHitters {
             return;
         }
         self.scratch.clear();
-        self.scratch.extend(self.slots.iter().filter(|s| s.hash != 0).map(|s| s.count));
+        self.scratch
+            .extend(self.slots.iter().filter(|s| s.hash != 0).map(|s| s.count));
         let (_, &mut cut, _) = self.scratch.select_nth_unstable_by(self.k, |a, b| b.cmp(a));
         self.error += cut;
         let survivors: Vec<Slot> = self
             .slots
             .iter()
             .filter(|s| s.hash != 0 && s.count > cut)
-            .map(|s| Slot { hash: s.hash, count: s.count - cut })
+            .map(|s| Slot {
+                hash: s.hash,
+                count: s.count - cut,
+            })
             .collect();
         self.slots.fill(Slot::default());
         self.len = 0;

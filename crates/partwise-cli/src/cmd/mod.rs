@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod assign;
 pub mod batching;
 pub mod check;
 pub mod partitioners;

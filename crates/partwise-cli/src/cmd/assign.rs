@@ -1,0 +1,415 @@
+//! `partwise assign`: simulate a consumer-group assignor and show which
+//! partition indices it co-locates.
+
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{Format, JsonStream, Table};
+use partwise::assign::{colocation, Assignment, Assignor, Colocation, Group, Member, Topic, Tp};
+use serde_json::{json, Map, Value};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Assignor spec: java:range, java:roundrobin, java:sticky, java:cooperative-sticky,
+    /// kip848:uniform, kip848:range, kafkajs:roundrobin, librdkafka:range,
+    /// librdkafka:roundrobin, copartitioned
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC")]
+    assignor: String,
+    /// Number of members, named m00, m01, ...
+    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep"])]
+    members: Option<String>,
+    /// A member id (repeatable; in the coordinator's member order)
+    #[arg(long = "member", value_name = "ID", conflicts_with = "sweep")]
+    member: Vec<String>,
+    /// A topic and its partition count, NAME:N (repeatable; order kept)
+    #[arg(short = 't', long = "topic", value_name = "NAME:N", required = true)]
+    topic: Vec<String>,
+    /// Previous generation: JSON object of member id to [[topic, partition], ...]
+    /// (or a previous `partwise assign --format json` output)
+    #[arg(long = "owned", value_name = "FILE")]
+    owned: Option<PathBuf>,
+    /// Print the split count for every group size in A..B (e.g. 1..12)
+    #[arg(long = "sweep", value_name = "A..B")]
+    sweep: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+struct Config {
+    assignor: Assignor,
+    topics: Vec<Topic>,
+    members: Vec<String>,
+    owned: Option<Value>,
+    sweep: Option<(usize, usize)>,
+    format: Format,
+}
+
+const MAX_MEMBERS: usize = 100_000;
+
+fn parse_count(flag: &str, s: &str) -> Result<usize> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| CliError::msg(format!("{flag}: '{s}' is not a positive number")))?;
+    if n == 0 || n > MAX_MEMBERS {
+        return Err(CliError::msg(format!(
+            "{flag}: '{s}' must be between 1 and {MAX_MEMBERS}"
+        )));
+    }
+    Ok(n)
+}
+
+/// Member ids m00, m01, ...: zero-padded so they sort in numeric order.
+fn member_names(k: usize) -> Vec<String> {
+    let width = (k.saturating_sub(1)).to_string().len().max(2);
+    (0..k).map(|i| format!("m{i:0width$}")).collect()
+}
+
+impl Config {
+    fn new(a: Args) -> Result<Config> {
+        let assignor: Assignor = a
+            .assignor
+            .parse()
+            .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+        let mut topics: Vec<Topic> = Vec::new();
+        for t in &a.topic {
+            let (name, n) = t
+                .rsplit_once(':')
+                .ok_or_else(|| CliError::msg(format!("--topic: '{t}' is not NAME:N")))?;
+            if name.is_empty() {
+                return Err(CliError::msg(format!("--topic: '{t}' has an empty name")));
+            }
+            let count: partwise::PartitionCount = n
+                .parse()
+                .map_err(|e| CliError::msg(format!("--topic {t}: {e}")))?;
+            if topics.iter().any(|x| x.name == name) {
+                return Err(CliError::msg(format!("--topic: '{name}' given twice")));
+            }
+            topics.push(Topic::new(name, count.get()));
+        }
+        let sweep = match &a.sweep {
+            None => None,
+            Some(s) => {
+                let (lo, hi) = s
+                    .split_once("..")
+                    .ok_or_else(|| CliError::msg(format!("--sweep: '{s}' is not A..B")))?;
+                let (lo, hi) = (parse_count("--sweep", lo)?, parse_count("--sweep", hi)?);
+                if lo > hi {
+                    return Err(CliError::msg(format!("--sweep: '{s}' is empty")));
+                }
+                Some((lo, hi))
+            }
+        };
+        let members = match (&a.members, a.member.is_empty()) {
+            (Some(k), true) => member_names(parse_count("--members", k)?),
+            (None, false) => a.member.clone(),
+            (None, true) if sweep.is_some() => Vec::new(),
+            _ => {
+                return Err(CliError::msg(
+                    "give --members K, or --member ID (repeatable), or --sweep A..B",
+                ))
+            }
+        };
+        for (i, m) in members.iter().enumerate() {
+            if m.is_empty() {
+                return Err(CliError::msg("--member: empty member id"));
+            }
+            if members[..i].contains(m) {
+                return Err(CliError::msg(format!("--member: '{m}' given twice")));
+            }
+        }
+        let owned = match &a.owned {
+            None => None,
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| CliError::msg(format!("--owned {}: {e}", p.display())))?;
+                let v: Value = serde_json::from_str(&text).map_err(|e| {
+                    CliError::msg(format!("--owned {}: not JSON: {e}", p.display()))
+                })?;
+                let v = match v.get("assignment") {
+                    Some(inner) => inner.clone(),
+                    None => v,
+                };
+                if !v.is_object() {
+                    return Err(CliError::msg(format!(
+                        "--owned {}: expected an object of member id to [[topic, partition], ...]",
+                        p.display()
+                    )));
+                }
+                Some(v)
+            }
+        };
+        Ok(Config {
+            assignor,
+            topics,
+            members,
+            owned,
+            sweep,
+            format: a.format,
+        })
+    }
+
+    fn group(&self, ids: &[String]) -> Result<Group> {
+        let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+        let mut group = Group::new(
+            ids.iter()
+                .map(|id| Member::new(id.clone(), names.iter().copied()))
+                .collect(),
+            self.topics.clone(),
+        );
+        if let Some(owned) = &self.owned {
+            for (id, list) in owned.as_object().into_iter().flatten() {
+                let bad = || {
+                    CliError::msg(format!(
+                        "--owned: member '{id}': expected a list of [topic, partition]"
+                    ))
+                };
+                let list = list.as_array().ok_or_else(bad)?;
+                let Some(m) = group.members.iter().position(|m| &m.id == id) else {
+                    continue; // a member that left
+                };
+                for item in list {
+                    let (t, p) = match item.as_array().map(Vec::as_slice) {
+                        Some([t, p]) => (t.as_str().ok_or_else(bad)?, p.as_u64().ok_or_else(bad)?),
+                        _ => return Err(bad()),
+                    };
+                    // Partitions of topics or numbers that no longer exist are dropped, as the real assignors do.
+                    if let Some(ti) = group.topic_index(t) {
+                        if p < u64::from(group.topics[ti as usize].partitions) {
+                            group.members[m].owned.push(Tp {
+                                topic: ti,
+                                partition: p as u32,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(group)
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let cfg = Config::new(args)?;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let code = match cfg.sweep {
+        Some((lo, hi)) => sweep(&cfg, lo, hi, &mut out)?,
+        None => single(&cfg, &mut out)?,
+    };
+    out.flush()?;
+    Ok(code)
+}
+
+fn run_assignor(cfg: &Config, group: &Group) -> Result<Assignment> {
+    cfg.assignor
+        .assign(group)
+        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", cfg.assignor)))
+}
+
+fn findings(split: usize) -> ExitCode {
+    if split == 0 {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    }
+}
+
+fn tp_json(group: &Group, tp: &Tp) -> Value {
+    json!([group.topics[tp.topic as usize].name, tp.partition])
+}
+
+fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
+    let group = cfg.group(&cfg.members)?;
+    let a = run_assignor(cfg, &group)?;
+    let co = colocation(&group, &a);
+    match cfg.format {
+        Format::Json | Format::Ndjson => {
+            let mut assignment = Map::new();
+            for &m in &a.order {
+                assignment.insert(
+                    group.members[m].id.clone(),
+                    a.partitions[m]
+                        .iter()
+                        .map(|tp| tp_json(&group, tp))
+                        .collect(),
+                );
+            }
+            let mut doc = Map::new();
+            doc.insert("assignor".into(), cfg.assignor.spec().into());
+            doc.insert(
+                "members".into(),
+                a.order
+                    .iter()
+                    .map(|&m| group.members[m].id.clone())
+                    .collect(),
+            );
+            doc.insert("assignment".into(), Value::Object(assignment));
+            if !a.withheld.is_empty() {
+                doc.insert(
+                    "withheld".into(),
+                    a.withheld.iter().map(|tp| tp_json(&group, tp)).collect(),
+                );
+            }
+            doc.insert("split_indices".into(), co.split.clone().into());
+            doc.insert("split_count".into(), co.split_count().into());
+            let v = Value::Object(doc);
+            if cfg.format == Format::Json {
+                serde_json::to_writer_pretty(&mut *out, &v)?;
+                writeln!(out)?;
+            } else {
+                serde_json::to_writer(&mut *out, &v)?;
+                writeln!(out)?;
+            }
+        }
+        Format::Table => table(cfg, &group, &a, &co, out)?,
+    }
+    Ok(findings(co.split_count()))
+}
+
+/// Partitions of one topic as compact ranges: `0-2,5`.
+fn ranges(mut ps: Vec<u32>) -> String {
+    ps.sort_unstable();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ps.len() {
+        let mut j = i;
+        while j + 1 < ps.len() && ps[j + 1] == ps[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            ps[i].to_string()
+        } else {
+            format!("{}-{}", ps[i], ps[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+fn table(
+    cfg: &Config,
+    group: &Group,
+    a: &Assignment,
+    co: &Colocation,
+    out: &mut impl Write,
+) -> Result<()> {
+    writeln!(
+        out,
+        "assignor {}, {} members",
+        cfg.assignor,
+        group.members.len()
+    )?;
+    let mut t = Table::new(["MEMBER", "COUNT", "PARTITIONS"]);
+    for &m in &a.order {
+        let mut cells: Vec<String> = Vec::new();
+        for (ti, topic) in group.topics.iter().enumerate() {
+            let ps: Vec<u32> = a.partitions[m]
+                .iter()
+                .filter(|tp| tp.topic as usize == ti)
+                .map(|tp| tp.partition)
+                .collect();
+            if !ps.is_empty() {
+                cells.push(format!("{}[{}]", topic.name, ranges(ps)));
+            }
+        }
+        t.row([
+            group.members[m].id.clone(),
+            a.partitions[m].len().to_string(),
+            if cells.is_empty() {
+                "-".to_string()
+            } else {
+                cells.join(" ")
+            },
+        ]);
+    }
+    t.write(out)?;
+    if !a.withheld.is_empty() {
+        let list: Vec<String> = a
+            .withheld
+            .iter()
+            .map(|tp| format!("{}-{}", group.topics[tp.topic as usize].name, tp.partition))
+            .collect();
+        writeln!(
+            out,
+            "withheld until revoked (cooperative): {}",
+            list.join(" ")
+        )?;
+    }
+    writeln!(out)?;
+    let mut header = vec!["INDEX".to_string()];
+    header.extend(group.topics.iter().map(|t| t.name.clone()));
+    header.push("CO-LOCATED".into());
+    let mut m = Table::new(header);
+    for (p, row) in co.owners.iter().enumerate() {
+        let mut cells = vec![p.to_string()];
+        for (ti, topic) in group.topics.iter().enumerate() {
+            cells.push(if (p as u32) < topic.partitions {
+                row[ti].map_or("(none)".to_string(), |o| group.members[o].id.clone())
+            } else {
+                "".to_string()
+            });
+        }
+        cells.push(
+            if co.split.contains(&(p as u32)) {
+                "SPLIT"
+            } else {
+                "yes"
+            }
+            .into(),
+        );
+        m.row(cells);
+    }
+    m.write(out)?;
+    writeln!(
+        out,
+        "\n{} of {} indices split",
+        co.split_count(),
+        co.owners.len()
+    )?;
+    Ok(())
+}
+
+fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<ExitCode> {
+    let mut rows = Vec::new();
+    let mut any = 0;
+    for k in lo..=hi {
+        let group = cfg.group(&member_names(k))?;
+        let a = run_assignor(cfg, &group)?;
+        let co = colocation(&group, &a);
+        any += co.split_count();
+        rows.push((k, co));
+    }
+    match cfg.format {
+        Format::Json | Format::Ndjson => {
+            let mut s = JsonStream::new(&mut *out, cfg.format)?;
+            for (k, co) in &rows {
+                s.write(&json!({
+                    "assignor": cfg.assignor.spec(),
+                    "members": k,
+                    "split_indices": co.split,
+                    "split_count": co.split_count(),
+                }))?;
+            }
+            s.finish()?;
+        }
+        Format::Table => {
+            writeln!(out, "assignor {}", cfg.assignor)?;
+            let mut t = Table::new(["MEMBERS", "SPLIT", "OF", "SPLIT INDICES"]);
+            for (k, co) in &rows {
+                t.row([
+                    k.to_string(),
+                    co.split_count().to_string(),
+                    co.owners.len().to_string(),
+                    if co.split.is_empty() {
+                        "-".to_string()
+                    } else {
+                        ranges(co.split.clone())
+                    },
+                ]);
+            }
+            t.write(out)?;
+        }
+    }
+    Ok(findings(any))
+}

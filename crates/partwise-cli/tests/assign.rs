@@ -1,0 +1,256 @@
+//! `partwise assign`: fields, exit codes, co-location matrix, sweep, owned input.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::Write;
+
+fn partwise() -> Command {
+    Command::cargo_bin("partwise").unwrap()
+}
+
+fn json(args: &[&str]) -> (Option<i32>, Value) {
+    let out = partwise()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+fn fails(args: &[&str], needle: &str) {
+    let out = partwise().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn roundrobin_splits_four_members_over_six() {
+    let (code, v) = json(&[
+        "assign",
+        "--assignor",
+        "java:roundrobin",
+        "--members",
+        "4",
+        "--topic",
+        "orders:6",
+        "--topic",
+        "payments:6",
+    ]);
+    assert_eq!(code, Some(1), "splits are findings");
+    assert_eq!(v["assignor"], "java:roundrobin");
+    assert_eq!(
+        v["members"],
+        serde_json::json!(["m00", "m01", "m02", "m03"])
+    );
+    assert_eq!(v["split_count"], 6);
+    assert_eq!(v["split_indices"], serde_json::json!([0, 1, 2, 3, 4, 5]));
+    // orders 0..6 then payments 0..6 dealt in turn: m00 gets orders 0, 4 and payments 2.
+    assert_eq!(
+        v["assignment"]["m00"],
+        serde_json::json!([["orders", 0], ["orders", 4], ["payments", 2]])
+    );
+}
+
+#[test]
+fn range_and_copartitioned_colocate() {
+    for spec in [
+        "java:range",
+        "copartitioned",
+        "kip848:range",
+        "librdkafka:range",
+    ] {
+        let (code, v) = json(&[
+            "assign",
+            "-a",
+            spec,
+            "-m",
+            "4",
+            "-t",
+            "orders:6",
+            "-t",
+            "payments:6",
+        ]);
+        assert_eq!(code, Some(0), "{spec}");
+        assert_eq!(v["split_count"], 0, "{spec}");
+        let total: usize = v["assignment"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|l| l.as_array().unwrap().len())
+            .sum();
+        assert_eq!(total, 12, "{spec}");
+    }
+}
+
+#[test]
+fn sweep_shows_roundrobin_splitting_for_some_sizes_only() {
+    let out = partwise()
+        .args([
+            "assign",
+            "-a",
+            "java:roundrobin",
+            "--sweep",
+            "1..6",
+            "-t",
+            "a:6",
+            "-t",
+            "b:6",
+            "--format",
+            "ndjson",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let splits: Vec<u64> = rows
+        .iter()
+        .map(|r| r["split_count"].as_u64().unwrap())
+        .collect();
+    // Co-located exactly when the member count divides 6.
+    assert_eq!(splits, vec![0, 0, 0, 6, 6, 0]);
+}
+
+#[test]
+fn table_has_the_matrix() {
+    let out = partwise()
+        .args([
+            "assign",
+            "-a",
+            "java:range",
+            "--member",
+            "b",
+            "--member",
+            "a",
+            "-t",
+            "x:2",
+            "-t",
+            "y:2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("INDEX  x  y  CO-LOCATED"), "{text}");
+    assert!(text.contains("0      a  a  yes"), "{text}");
+    assert!(text.contains("0 of 2 indices split"), "{text}");
+}
+
+#[test]
+fn owned_file_makes_copartitioned_sticky() {
+    let (_, first) = json(&[
+        "assign",
+        "-a",
+        "copartitioned",
+        "-m",
+        "3",
+        "-t",
+        "a:6",
+        "-t",
+        "b:6",
+    ]);
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(first.to_string().as_bytes()).unwrap();
+    // m02 leaves: only its 4 partitions move.
+    let path = f.path().to_str().unwrap();
+    let (code, second) = json(&[
+        "assign",
+        "-a",
+        "copartitioned",
+        "--member",
+        "m00",
+        "--member",
+        "m01",
+        "-t",
+        "a:6",
+        "-t",
+        "b:6",
+        "--owned",
+        path,
+    ]);
+    assert_eq!(code, Some(0));
+    for m in ["m00", "m01"] {
+        for tp in first["assignment"][m].as_array().unwrap() {
+            assert!(
+                second["assignment"][m].as_array().unwrap().contains(tp),
+                "{m} lost {tp}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_names_the_flag() {
+    fails(
+        &["assign", "-a", "java:nope", "-m", "2", "-t", "a:3"],
+        "--assignor",
+    );
+    fails(
+        &["assign", "-a", "java:range", "-m", "0", "-t", "a:3"],
+        "--members",
+    );
+    fails(
+        &["assign", "-a", "java:range", "-m", "2", "-t", "a"],
+        "--topic",
+    );
+    fails(
+        &["assign", "-a", "java:range", "-m", "2", "-t", "a:0"],
+        "--topic",
+    );
+    fails(&["assign", "-a", "java:range", "-t", "a:3"], "--members");
+    fails(
+        &["assign", "-a", "java:range", "--sweep", "5..2", "-t", "a:3"],
+        "--sweep",
+    );
+    fails(
+        &[
+            "assign",
+            "-a",
+            "java:range",
+            "--member",
+            "x",
+            "--member",
+            "x",
+            "-t",
+            "a:3",
+        ],
+        "given twice",
+    );
+    fails(
+        &[
+            "assign",
+            "-a",
+            "java:range",
+            "-m",
+            "2",
+            "-t",
+            "a:3",
+            "--owned",
+            "/nonexistent/owned.json",
+        ],
+        "--owned",
+    );
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(b"{\"m00\": [[\"a\"]]}").unwrap();
+    fails(
+        &[
+            "assign",
+            "-a",
+            "copartitioned",
+            "-m",
+            "2",
+            "-t",
+            "a:3",
+            "--owned",
+            f.path().to_str().unwrap(),
+        ],
+        "--owned",
+    );
+}

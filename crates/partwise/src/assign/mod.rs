@@ -1,0 +1,530 @@
+//! Consumer-group assignors: simulations of the real ones, bit-exact given the
+//! same members, and partwise's own co-partitioned assignor.
+//!
+//! This module owns the assignment model ([`Group`]: members with their
+//! subscriptions and previously owned partitions, topics with partition
+//! counts), the assignors addressed by spec strings ([`Assignor`]: `java:range`,
+//! `kip848:uniform`, `copartitioned`, ...), and the co-location analysis
+//! ([`colocation`]: for each partition index, whether one member owns it in
+//! every topic that has it).
+//!
+//! ```
+//! use partwise::assign::{colocation, Assignor, Group, Member, Topic};
+//!
+//! let topics = vec![Topic::new("orders", 6), Topic::new("payments", 6)];
+//! let group = Group::new(
+//!     (0..4).map(|i| Member::new(format!("m{i:02}"), ["orders", "payments"])).collect(),
+//!     topics,
+//! );
+//! // Round-robin splits partition indices when 4 members share 6 partitions ...
+//! let rr = "java:roundrobin".parse::<Assignor>()?.assign(&group)?;
+//! assert_eq!(colocation(&group, &rr).split_count(), 6);
+//! // ... range and the co-partitioned assignor never do.
+//! let range = "java:range".parse::<Assignor>()?.assign(&group)?;
+//! assert_eq!(colocation(&group, &range).split_count(), 0);
+//! let cp = "copartitioned".parse::<Assignor>()?.assign(&group)?;
+//! assert_eq!(colocation(&group, &cp).split_count(), 0);
+//! # Ok::<(), partwise::assign::AssignError>(())
+//! ```
+
+mod copartitioned;
+pub mod order;
+mod range;
+mod roundrobin;
+mod sticky;
+mod uniform;
+
+pub use copartitioned::copartition_groups;
+pub use roundrobin::kafkajs_roundrobin_ordered;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// One partition of one topic: `topic` indexes [`Group::topics`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tp {
+    /// Index into [`Group::topics`].
+    pub topic: u32,
+    /// Partition number.
+    pub partition: u32,
+}
+
+/// A topic: its name, partition count and optional per-partition weights
+/// (load, e.g. bytes or records per second), used by `copartitioned`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topic {
+    /// Topic name.
+    pub name: String,
+    /// Number of partitions.
+    pub partitions: u32,
+    /// Load of each partition (length `partitions`); `None` counts each partition as 1.
+    pub weights: Option<Vec<u64>>,
+}
+
+impl Topic {
+    /// A topic with `partitions` partitions and no weights.
+    pub fn new(name: impl Into<String>, partitions: u32) -> Topic {
+        Topic {
+            name: name.into(),
+            partitions,
+            weights: None,
+        }
+    }
+}
+
+/// A group member: id, optional static id, subscription, and what it owned in
+/// the previous generation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// Member id (`member.id`, broker-generated in real groups).
+    pub id: String,
+    /// `group.instance.id` of a static member; the Java and librdkafka
+    /// assignors order static members by it.
+    pub instance_id: Option<String>,
+    /// Names of the subscribed topics; names of topics that do not exist are ignored.
+    pub topics: Vec<String>,
+    /// Partitions owned in the previous generation (for the sticky assignors).
+    pub owned: Vec<Tp>,
+    /// Generation of `owned` (`None`: unknown, Java's `DEFAULT_GENERATION`, -1).
+    pub generation: Option<i32>,
+}
+
+impl Member {
+    /// A dynamic member subscribed to `topics`, owning nothing.
+    pub fn new<S: Into<String>>(
+        id: impl Into<String>,
+        topics: impl IntoIterator<Item = S>,
+    ) -> Member {
+        Member {
+            id: id.into(),
+            instance_id: None,
+            topics: topics.into_iter().map(Into::into).collect(),
+            owned: Vec::new(),
+            generation: None,
+        }
+    }
+}
+
+/// The input of an assignor: members and the topics that exist.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// Members, in the order the group coordinator lists them (join order);
+    /// only assignors that depend on hash-map order look at it.
+    pub members: Vec<Member>,
+    /// Topics, in the order given; KafkaJS walks the leader's subscription in
+    /// this order and KIP-848 `uniform` uses it for its topic-id set order.
+    pub topics: Vec<Topic>,
+}
+
+impl Group {
+    /// A group of `members` over `topics`.
+    pub fn new(members: Vec<Member>, topics: Vec<Topic>) -> Group {
+        Group { members, topics }
+    }
+
+    /// The index of topic `name`.
+    pub fn topic_index(&self, name: &str) -> Option<u32> {
+        self.topics
+            .iter()
+            .position(|t| t.name == name)
+            .map(|i| i as u32)
+    }
+
+    /// `subs[m][t]`: whether member `m` subscribes to topic `t`.
+    fn subscriptions(&self) -> Vec<Vec<bool>> {
+        let index: HashMap<&str, usize> = self
+            .topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        self.members
+            .iter()
+            .map(|m| {
+                let mut s = vec![false; self.topics.len()];
+                for name in &m.topics {
+                    if let Some(&i) = index.get(name.as_str()) {
+                        s[i] = true;
+                    }
+                }
+                s
+            })
+            .collect()
+    }
+
+    /// Whether every member subscribes to the same existing topics.
+    fn homogeneous(&self) -> bool {
+        let subs = self.subscriptions();
+        subs.windows(2).all(|w| w[0] == w[1])
+    }
+
+    /// Total partitions of all topics.
+    pub fn total_partitions(&self) -> u64 {
+        self.topics.iter().map(|t| u64::from(t.partitions)).sum()
+    }
+}
+
+/// The result of an assignor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    /// Member indices (into [`Group::members`]) in the order the assignor sorted them.
+    pub order: Vec<usize>,
+    /// For each member (indexed like [`Group::members`]), its partitions,
+    /// sorted by topic name, then partition.
+    pub partitions: Vec<Vec<Tp>>,
+    /// Partitions withheld this round by a cooperative assignor because they
+    /// change owner (KIP-429: the old owner revokes first, a follow-up
+    /// rebalance hands them out). Sorted like `partitions`.
+    pub withheld: Vec<Tp>,
+}
+
+impl Assignment {
+    fn new(group: &Group, order: Vec<usize>, mut partitions: Vec<Vec<Tp>>) -> Assignment {
+        let rank = topic_name_rank(group);
+        for list in &mut partitions {
+            list.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
+        }
+        Assignment {
+            order,
+            partitions,
+            withheld: Vec::new(),
+        }
+    }
+
+    /// `owner[t][p]`: the member that owns partition `p` of topic `t`, if any.
+    pub fn owners(&self, group: &Group) -> Vec<Vec<Option<usize>>> {
+        let mut owner: Vec<Vec<Option<usize>>> = group
+            .topics
+            .iter()
+            .map(|t| vec![None; t.partitions as usize])
+            .collect();
+        for (m, list) in self.partitions.iter().enumerate() {
+            for tp in list {
+                owner[tp.topic as usize][tp.partition as usize] = Some(m);
+            }
+        }
+        owner
+    }
+
+    /// Partitions whose owner differs between `previous` (member id to
+    /// partitions, topics by name) and this assignment. Partitions owned by
+    /// no one before are not moves; partitions of departed members are.
+    pub fn moves_from(&self, group: &Group, previous: &HashMap<(String, u32), String>) -> usize {
+        let mut moved = 0;
+        for (m, list) in self.partitions.iter().enumerate() {
+            let id = &group.members[m].id;
+            for tp in list {
+                let key = (group.topics[tp.topic as usize].name.clone(), tp.partition);
+                if let Some(prev) = previous.get(&key) {
+                    if prev != id {
+                        moved += 1;
+                    }
+                }
+            }
+        }
+        moved
+    }
+
+    /// This assignment as a map from (topic name, partition) to member id.
+    pub fn owner_map(&self, group: &Group) -> HashMap<(String, u32), String> {
+        let mut map = HashMap::new();
+        for (m, list) in self.partitions.iter().enumerate() {
+            for tp in list {
+                map.insert(
+                    (group.topics[tp.topic as usize].name.clone(), tp.partition),
+                    group.members[m].id.clone(),
+                );
+            }
+        }
+        map
+    }
+}
+
+/// `rank[t]`: position of topic `t` when topics are sorted by name.
+fn topic_name_rank(group: &Group) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..group.topics.len()).collect();
+    idx.sort_by(|&a, &b| order::java_cmp(&group.topics[a].name, &group.topics[b].name));
+    let mut rank = vec![0; idx.len()];
+    for (r, &t) in idx.iter().enumerate() {
+        rank[t] = r;
+    }
+    rank
+}
+
+/// What an assignor cannot do with its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AssignError {
+    /// A spec that names no known assignor.
+    UnknownAssignor {
+        /// What was given.
+        spec: String,
+    },
+    /// The group has no members.
+    NoMembers,
+    /// Two members share an id.
+    DuplicateMember {
+        /// The repeated id.
+        id: String,
+    },
+    /// Input the simulated algorithm does not cover (named in `reason`).
+    Unsupported {
+        /// The assignor's spec.
+        assignor: &'static str,
+        /// What is not covered.
+        reason: String,
+    },
+    /// Weights whose length does not match the topic's partition count.
+    Weights {
+        /// The topic.
+        topic: String,
+    },
+}
+
+impl fmt::Display for AssignError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AssignError::UnknownAssignor { spec } => write!(
+                f,
+                "unknown assignor '{spec}' (known: {})",
+                Assignor::ALL
+                    .iter()
+                    .map(|a| a.spec())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            AssignError::NoMembers => f.write_str("the group has no members"),
+            AssignError::DuplicateMember { id } => write!(f, "member id '{id}' given twice"),
+            AssignError::Unsupported { assignor, reason } => {
+                write!(f, "{assignor}: not simulated: {reason}")
+            }
+            AssignError::Weights { topic } => write!(
+                f,
+                "weights of topic '{topic}' must give one value per partition"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AssignError {}
+
+/// An assignor, addressed by spec (`java:range`, `copartitioned`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Assignor {
+    /// Java `RangeAssignor` (classic protocol, client side; no racks).
+    JavaRange,
+    /// Java `RoundRobinAssignor`.
+    JavaRoundRobin,
+    /// Java `StickyAssignor` (eager), equal subscriptions (`ConstrainedAssignmentBuilder`).
+    JavaSticky,
+    /// Java `CooperativeStickyAssignor`: as sticky, minus partitions changing owner.
+    JavaCooperativeSticky,
+    /// KIP-848 server-side `uniform` (`UniformAssignor`), equal subscriptions.
+    Kip848Uniform,
+    /// KIP-848 server-side `range` (`RangeAssignor` of the group coordinator).
+    Kip848Range,
+    /// KafkaJS `RoundRobinAssigner`.
+    KafkajsRoundRobin,
+    /// librdkafka `range` (no racks).
+    LibrdkafkaRange,
+    /// librdkafka `roundrobin`.
+    LibrdkafkaRoundRobin,
+    /// partwise's co-partitioned sticky assignor.
+    Copartitioned,
+}
+
+impl Assignor {
+    /// Every assignor, in the order `partwise assign` lists them.
+    pub const ALL: [Assignor; 10] = [
+        Assignor::JavaRange,
+        Assignor::JavaRoundRobin,
+        Assignor::JavaSticky,
+        Assignor::JavaCooperativeSticky,
+        Assignor::Kip848Uniform,
+        Assignor::Kip848Range,
+        Assignor::KafkajsRoundRobin,
+        Assignor::LibrdkafkaRange,
+        Assignor::LibrdkafkaRoundRobin,
+        Assignor::Copartitioned,
+    ];
+
+    /// The canonical spec.
+    pub fn spec(self) -> &'static str {
+        match self {
+            Assignor::JavaRange => "java:range",
+            Assignor::JavaRoundRobin => "java:roundrobin",
+            Assignor::JavaSticky => "java:sticky",
+            Assignor::JavaCooperativeSticky => "java:cooperative-sticky",
+            Assignor::Kip848Uniform => "kip848:uniform",
+            Assignor::Kip848Range => "kip848:range",
+            Assignor::KafkajsRoundRobin => "kafkajs:roundrobin",
+            Assignor::LibrdkafkaRange => "librdkafka:range",
+            Assignor::LibrdkafkaRoundRobin => "librdkafka:roundrobin",
+            Assignor::Copartitioned => "copartitioned",
+        }
+    }
+
+    /// Whether the assignor reads the members' previously owned partitions.
+    pub fn is_sticky(self) -> bool {
+        matches!(
+            self,
+            Assignor::JavaSticky
+                | Assignor::JavaCooperativeSticky
+                | Assignor::Kip848Uniform
+                | Assignor::Copartitioned
+        )
+    }
+
+    /// Runs the assignor on `group`.
+    pub fn assign(self, group: &Group) -> Result<Assignment, AssignError> {
+        validate(group)?;
+        Ok(match self {
+            Assignor::JavaRange | Assignor::Kip848Range => {
+                range::range(group, order::java_member_order(&group.members))
+            }
+            Assignor::LibrdkafkaRange => {
+                range::range(group, order::librdkafka_member_order(&group.members))
+            }
+            Assignor::JavaRoundRobin => roundrobin::java(group),
+            Assignor::LibrdkafkaRoundRobin => roundrobin::librdkafka(group),
+            Assignor::KafkajsRoundRobin => roundrobin::kafkajs(group),
+            Assignor::JavaSticky => sticky::constrained(group, false)?,
+            Assignor::JavaCooperativeSticky => sticky::constrained(group, true)?,
+            Assignor::Kip848Uniform => uniform::homogeneous(group)?,
+            Assignor::Copartitioned => copartitioned::assign(group)?,
+        })
+    }
+}
+
+impl fmt::Display for Assignor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.spec())
+    }
+}
+
+impl FromStr for Assignor {
+    type Err = AssignError;
+
+    /// Canonical specs, the clients' own names (`RangeAssignor`,
+    /// `cooperative-sticky`, `CooperativeStickyAssignor`), and bare client
+    /// names for their defaults (`java`: range, `kip848`: uniform, `kafkajs`
+    /// and `librdkafka`: their first strategy).
+    fn from_str(s: &str) -> Result<Assignor, AssignError> {
+        let norm: String = s
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| !matches!(c, '-' | '_'))
+            .collect();
+        let (client, name) = match norm.split_once(':') {
+            Some((c, n)) => (c.to_string(), n.trim_end_matches("assignor").to_string()),
+            None => (norm.clone(), String::new()),
+        };
+        let client = match client.as_str() {
+            "java" | "kafka" | "classic" => "java",
+            "kip848" | "consumer" | "server" => "kip848",
+            "kafkajs" | "js" => "kafkajs",
+            "librdkafka" | "rdkafka" | "confluentkafka" => "librdkafka",
+            "copartitioned" | "partwise" => "copartitioned",
+            _ => "",
+        };
+        let a = match (client, name.as_str()) {
+            ("java", "" | "range") => Assignor::JavaRange,
+            ("java", "roundrobin" | "rr") => Assignor::JavaRoundRobin,
+            ("java", "sticky") => Assignor::JavaSticky,
+            ("java", "cooperativesticky") => Assignor::JavaCooperativeSticky,
+            ("kip848", "" | "uniform") => Assignor::Kip848Uniform,
+            ("kip848", "range") => Assignor::Kip848Range,
+            ("kafkajs", "" | "roundrobin" | "roundrobinassigner" | "rr") => {
+                Assignor::KafkajsRoundRobin
+            }
+            ("librdkafka", "" | "range") => Assignor::LibrdkafkaRange,
+            ("librdkafka", "roundrobin" | "rr") => Assignor::LibrdkafkaRoundRobin,
+            ("copartitioned", "" | "copartitioned") => Assignor::Copartitioned,
+            _ => {
+                return Err(AssignError::UnknownAssignor {
+                    spec: s.to_string(),
+                })
+            }
+        };
+        Ok(a)
+    }
+}
+
+fn validate(group: &Group) -> Result<(), AssignError> {
+    if group.members.is_empty() {
+        return Err(AssignError::NoMembers);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for m in &group.members {
+        if !seen.insert(m.id.as_str()) {
+            return Err(AssignError::DuplicateMember { id: m.id.clone() });
+        }
+    }
+    for t in &group.topics {
+        if let Some(w) = &t.weights {
+            if w.len() != t.partitions as usize {
+                return Err(AssignError::Weights {
+                    topic: t.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where each partition index lives: one row per index `p` below the largest
+/// partition count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Colocation {
+    /// `owners[p][t]`: owner of partition `p` of topic `t`; `None` when the
+    /// topic has no partition `p` or nobody owns it.
+    pub owners: Vec<Vec<Option<usize>>>,
+    /// The indices that are split: the topics that have the index are not all
+    /// owned by one member (an unowned partition, e.g. withheld by a
+    /// cooperative assignor, counts as a different owner).
+    pub split: Vec<u32>,
+}
+
+impl Colocation {
+    /// Number of split indices.
+    pub fn split_count(&self) -> usize {
+        self.split.len()
+    }
+}
+
+/// The co-location analysis of `assignment` over all topics of `group`.
+pub fn colocation(group: &Group, assignment: &Assignment) -> Colocation {
+    let all: Vec<u32> = (0..group.topics.len() as u32).collect();
+    colocation_of(group, assignment, &all)
+}
+
+/// The co-location analysis over the topics `topics` (indices) only.
+pub fn colocation_of(group: &Group, assignment: &Assignment, topics: &[u32]) -> Colocation {
+    let owner = assignment.owners(group);
+    let max = topics
+        .iter()
+        .map(|&t| group.topics[t as usize].partitions)
+        .max()
+        .unwrap_or(0);
+    let mut owners = Vec::with_capacity(max as usize);
+    let mut split = Vec::new();
+    for p in 0..max {
+        let row: Vec<Option<usize>> = (0..group.topics.len())
+            .map(|t| owner[t].get(p as usize).copied().flatten())
+            .collect();
+        let having: Vec<Option<usize>> = topics
+            .iter()
+            .filter(|&&t| p < group.topics[t as usize].partitions)
+            .map(|&t| row[t as usize])
+            .collect();
+        let together =
+            having.first().is_some_and(|f| f.is_some()) && having.iter().all(|o| *o == having[0]);
+        if !together {
+            split.push(p);
+        }
+        owners.push(row);
+    }
+    Colocation { owners, split }
+}

@@ -1,0 +1,98 @@
+//! The orders the real assignors put members and topics in: Java's `String`
+//! comparison (UTF-16 code units), Java's `HashMap<String, _>` iteration order,
+//! and each client's member comparator.
+
+use super::Member;
+use std::cmp::Ordering;
+
+/// `java.lang.String.compareTo`: UTF-16 code units, which differs from Rust's
+/// byte order for characters above U+FFFF against U+E000..U+FFFF.
+pub fn java_cmp(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// `java.lang.String.hashCode`.
+pub fn java_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// The iteration order of a `java.util.HashMap<String, _>` grown from the
+/// default capacity by inserting `keys` in the order given: bucket by bucket,
+/// each bucket in insertion order (resizes keep the relative order).
+/// Buckets turned into trees (8+ colliding keys in a table of 64+) are not
+/// modelled; with member ids that does not happen in practice.
+pub fn java_hashmap_order<S: AsRef<str>>(keys: &[S]) -> Vec<usize> {
+    let mut cap = 16usize;
+    while keys.len() > cap / 4 * 3 {
+        cap *= 2;
+    }
+    let mut idx: Vec<usize> = (0..keys.len()).collect();
+    idx.sort_by_key(|&i| {
+        let h = java_hash(keys[i].as_ref()) as u32;
+        ((h ^ (h >> 16)) as usize) & (cap - 1)
+    });
+    idx
+}
+
+/// `AbstractPartitionAssignor.MemberInfo.compareTo`: members with a
+/// `group.instance.id` first, by instance id, then the others by member id.
+pub fn java_member_cmp(a: &Member, b: &Member) -> Ordering {
+    match (&a.instance_id, &b.instance_id) {
+        (Some(x), Some(y)) => java_cmp(x, y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => java_cmp(&a.id, &b.id),
+    }
+}
+
+/// librdkafka's `rd_kafka_group_member_cmp`: instance ids when both members
+/// have one, else member ids, byte-wise. With a mix of static and dynamic
+/// members that comparator is not a total order and `qsort`'s result is
+/// unspecified; we then order by member id alone.
+pub fn librdkafka_member_order(members: &[Member]) -> Vec<usize> {
+    let all_static = members.iter().all(|m| m.instance_id.is_some());
+    let mut idx: Vec<usize> = (0..members.len()).collect();
+    if all_static {
+        idx.sort_by(|&a, &b| members[a].instance_id.cmp(&members[b].instance_id));
+    } else {
+        idx.sort_by(|&a, &b| members[a].id.as_bytes().cmp(members[b].id.as_bytes()));
+    }
+    idx
+}
+
+/// Member indices sorted by [`java_member_cmp`].
+pub fn java_member_order(members: &[Member]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..members.len()).collect();
+    idx.sort_by(|&a, &b| java_member_cmp(&members[a], &members[b]));
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_hash_matches_known_values() {
+        // Values of "".hashCode(), "a".hashCode(), "hello".hashCode() in Java.
+        assert_eq!(java_hash(""), 0);
+        assert_eq!(java_hash("a"), 97);
+        assert_eq!(java_hash("hello"), 99_162_322);
+        // Overflow wraps as in Java: "polygenelubricants".hashCode() == Integer.MIN_VALUE.
+        assert_eq!(java_hash("polygenelubricants"), i32::MIN);
+    }
+
+    #[test]
+    fn java_order_is_utf16() {
+        // U+FF61 sorts after U+1F600 in UTF-8 byte order but before it in UTF-16.
+        assert_eq!(java_cmp("\u{FF61}", "\u{1F600}"), Ordering::Greater);
+        assert_eq!("\u{FF61}".cmp("\u{1F600}"), Ordering::Less);
+    }
+
+    #[test]
+    fn hashmap_order_follows_buckets() {
+        // "a"=97 -> bucket 1, "b"=98 -> 2, "q"=113 -> 1 (113 & 15): insertion order within a bucket.
+        let keys = ["b", "q", "a"];
+        assert_eq!(java_hashmap_order(&keys), vec![1, 2, 0]);
+    }
+}
