@@ -9,6 +9,7 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{for_each_line_group, input_name, line_ranges, lines_before, open, open_range};
 use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::assign::{Assignor, Group, Member, Topic};
 use partwise::skew::{HeavyHitters, SkewStats};
 use partwise::{KeyFormat, PartitionCount, Partitioner, NOT_FIXED};
 use serde_json::{json, Value};
@@ -45,7 +46,7 @@ pub struct Args {
     /// Consumers in the group, to show each one's share and the idle ones
     #[arg(long, value_name = "M", allow_negative_numbers = true)]
     consumers: Option<i64>,
-    /// Assignor of the consumer group (java:range, java:roundrobin)
+    /// Assignor of the consumer group (any spec of `partwise assign`)
     #[arg(long, value_name = "SPEC", default_value = "java:range")]
     assignor: String,
     /// Total produce rate into the topic, MB/s, for the lag forecast
@@ -87,12 +88,6 @@ struct Config {
     out: Format,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Assignor {
-    Range,
-    RoundRobin,
-}
-
 impl Config {
     fn new(a: Args) -> Result<Config> {
         let n: PartitionCount = a
@@ -119,17 +114,10 @@ impl Config {
                     .map_err(|_| CliError::msg(format!("--consumers: {m} is too large")))?,
             ),
         };
-        let assignor = match a.assignor.to_ascii_lowercase().as_str() {
-            "range" | "java:range" | "librdkafka:range" | "kip848:range" => Assignor::Range,
-            "roundrobin" | "round-robin" | "java:roundrobin" | "librdkafka:roundrobin" | "kafkajs:roundrobin" => {
-                Assignor::RoundRobin
-            }
-            other => {
-                return Err(CliError::msg(format!(
-                    "--assignor: '{other}' is not supported for one topic here (java:range, java:roundrobin)"
-                )))
-            }
-        };
+        let assignor: Assignor = a
+            .assignor
+            .parse()
+            .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
         let lag = match (a.rate_mbps, a.consume_mbps_per_partition) {
             (None, None) => None,
             (Some(r), Some(c)) => {
@@ -333,27 +321,21 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
     total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
 }
 
-/// Partitions per consumer for one topic: Java's range gives each member a
-/// contiguous block (the first `n % m` one more); round-robin deals them out.
-fn assign(assignor: Assignor, n: u32, m: u32) -> Vec<Vec<u32>> {
-    let mut out = vec![Vec::new(); m as usize];
-    match assignor {
-        Assignor::Range => {
-            let (q, r) = (n / m, n % m);
-            let mut p = 0;
-            for (i, parts) in out.iter_mut().enumerate() {
-                let take = q + u32::from((i as u32) < r);
-                parts.extend(p..p + take);
-                p += take;
-            }
-        }
-        Assignor::RoundRobin => {
-            for p in 0..n {
-                out[(p % m) as usize].push(p);
-            }
-        }
-    }
-    out
+/// Partitions per consumer for the one topic, with members `m00`, `m01`, ...
+/// named as `partwise assign` names them, so both commands agree.
+fn assign(assignor: Assignor, n: u32, m: u32) -> Result<Vec<Vec<u32>>> {
+    const TOPIC: &str = "topic";
+    let members = (0..m)
+        .map(|i| Member::new(format!("m{i:02}"), [TOPIC]))
+        .collect();
+    let group = Group::new(members, vec![Topic::new(TOPIC, n)]);
+    let a = assignor
+        .assign(&group)
+        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", assignor.spec())))?;
+    Ok(a.partitions
+        .iter()
+        .map(|tps| tps.iter().map(|tp| tp.partition).collect())
+        .collect())
 }
 
 fn svg(loads: &[u64], stats: &SkewStats, title: &str) -> String {
@@ -412,14 +394,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let heavy: Vec<_> = part.hh.top().into_iter().take(cfg.top).collect();
     let bound = part.hh.error_bound();
 
-    let consumers = cfg.consumers.map(|m| {
-        let owned = assign(cfg.assignor, cfg.n.get(), m);
-        let loads: Vec<u64> = owned
-            .iter()
-            .map(|ps| ps.iter().map(|&p| part.loads[p as usize]).sum())
-            .collect();
-        (owned, loads)
-    });
+    let consumers = match cfg.consumers {
+        None => None,
+        Some(m) => {
+            let owned = assign(cfg.assignor, cfg.n.get(), m)?;
+            let loads: Vec<u64> = owned
+                .iter()
+                .map(|ps| ps.iter().map(|&p| part.loads[p as usize]).sum())
+                .collect();
+            Some((owned, loads))
+        }
+    };
     let lag = cfg.lag.map(|(rate, per_partition)| {
         let fixed: u64 = part.loads.iter().sum();
         let inflow: Vec<f64> = part
@@ -493,7 +478,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     .filter(|(_, &l)| l == 0)
                     .map(|(i, _)| format!("m{i:02}"))
                     .collect();
-                v["consumers"] = json!({"assignor": format!("{:?}", cfg.assignor).to_lowercase(), "members": members, "idle": idle});
+                v["consumers"] =
+                    json!({"assignor": cfg.assignor.spec(), "members": members, "idle": idle});
             }
             if let Some((inflow, growth, per)) = &lag {
                 let hot_consumer = consumers.as_ref().map(|(owned, loads)| {
@@ -564,7 +550,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             t.write(&mut out)?;
             if let Some((owned, loads)) = &consumers {
-                writeln!(out, "\nconsumers ({:?}):", cfg.assignor)?;
+                writeln!(out, "\nconsumers ({}):", cfg.assignor.spec())?;
                 let mut t = Table::new(["MEMBER", "PARTITIONS", "SHARE", ""]);
                 for (i, (ps, &l)) in owned.iter().zip(loads).enumerate() {
                     let list: Vec<String> = ps.iter().map(u32::to_string).collect();
