@@ -212,10 +212,20 @@ impl HeavyHitters {
         if self.len <= self.k {
             return;
         }
-        self.scratch.clear();
-        self.scratch
-            .extend(self.slots.iter().filter(|s| s.hash != 0).map(|s| s.count));
-        let (_, &mut cut, _) = self.scratch.select_nth_unstable_by(self.k, |a, b| b.cmp(a));
+        // On a long tail most counters are 1; when at most k exceed 1, the
+        // (k+1)-th largest is 1 and no selection is needed.
+        let above_one = self.slots.iter().filter(|s| s.count > 1).count();
+        let cut = if above_one <= self.k {
+            1
+        } else {
+            self.scratch.clear();
+            self.scratch
+                .extend(self.slots.iter().filter(|s| s.hash != 0).map(|s| s.count));
+            *self
+                .scratch
+                .select_nth_unstable_by(self.k, |a, b| b.cmp(a))
+                .1
+        };
         self.error += cut;
         let survivors: Vec<Slot> = self
             .slots
