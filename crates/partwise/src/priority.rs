@@ -445,6 +445,22 @@ mod tests {
         assert_eq!(abs.place(None, n(4)), Placement::Rejected);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn spec_parser_never_panics(body in "[a-z=,;:_+0-9^$.*{}()\\[\\]-]{0,40}") {
+            if let Ok(p) = format!("priority:{body}").parse::<Partitioner>() {
+                // A parsed spec places every key somewhere sensible.
+                for parts in [1u32, 2, 7] {
+                    let pl = p.place(Some(b"VIP_x"), n(parts));
+                    proptest::prop_assert!(pl.partition().is_none_or(|q| q < parts));
+                }
+                // Its canonical spec parses back to itself.
+                let again: Partitioner = p.spec().parse().unwrap();
+                proptest::prop_assert_eq!(again.spec(), p.spec());
+            }
+        }
+    }
+
     #[test]
     fn bad_specs() {
         for s in [
