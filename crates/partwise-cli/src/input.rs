@@ -64,8 +64,6 @@ pub fn for_each_line_group<E: From<CliError>>(
     let mut filled = 0usize;
     let mut line_no = 0u64;
     let mut eof = false;
-    // Lines per block, to size the next block's line list in one allocation.
-    let mut per_block = 0usize;
     while !eof {
         // Fill the block, growing it when one line is longer than the block.
         if filled == buf.len() {
@@ -86,20 +84,26 @@ pub fn for_each_line_group<E: From<CliError>>(
         };
         if end > 0 {
             let chunk = &buf[..end];
-            let mut lines: Vec<&[u8]> = Vec::with_capacity(per_block);
+            // One group at a time, so the slices stay in cache (a block holds
+            // hundreds of thousands of lines).
+            let mut group: Vec<&[u8]> = Vec::with_capacity(BATCH);
             let mut start = 0;
             for nl in memchr::memchr_iter(b'\n', chunk) {
-                lines.push(strip_cr(&chunk[start..nl]));
+                group.push(strip_cr(&chunk[start..nl]));
                 start = nl + 1;
+                if group.len() == BATCH {
+                    f(line_no, &group)?;
+                    line_no += BATCH as u64;
+                    group.clear();
+                }
             }
             if start < chunk.len() {
-                lines.push(strip_cr(&chunk[start..]));
+                group.push(strip_cr(&chunk[start..]));
             }
-            for group in lines.chunks(BATCH) {
-                f(line_no, group)?;
+            if !group.is_empty() {
+                f(line_no, &group)?;
                 line_no += group.len() as u64;
             }
-            per_block = lines.len();
         }
         buf.copy_within(end..filled, 0);
         filled -= end;
