@@ -5,7 +5,9 @@
 //! 2.4 to 3.2, librdkafka's `sticky.partitioning.linger.ms`): stay on one
 //! partition until its batch is sent, then pick another at random, never the
 //! same one twice in a row; and KIP-794 (Kafka 3.3+, the `BuiltInPartitioner`):
-//! switch after `batch.size` bytes have been produced to the partition.
+//! switch after `batch.size` bytes have been produced to the partition; and
+//! librdkafka's: re-pick a random partition every
+//! `sticky.partitioning.linger.ms` (10 ms by default).
 //!
 //! [`simulate`] runs a producer's record accumulator over a stream of
 //! records: a batch closes when the next record does not fit in `batch.size`,
@@ -18,12 +20,16 @@
 use crate::Error;
 
 /// How a sticky partitioner decides to move on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StickyMode {
-    /// KIP-480: a new partition when a new batch is started for the current one.
+    /// KIP-480: a new partition when a new batch is started for the current
+    /// one, never the same partition twice in a row.
     NewBatch,
     /// KIP-794: a new partition after `batch.size` bytes went to the current one.
     Bytes(u64),
+    /// librdkafka: a new random partition (possibly the same) every this
+    /// many seconds (`sticky.partitioning.linger.ms` / 1000).
+    Linger(f64),
 }
 
 /// The key-less partitioner of Kafka producers since 2.4.
@@ -33,6 +39,7 @@ pub struct StickyPartitioner {
     mode: StickyMode,
     current: Option<u32>,
     produced: u64,
+    since: f64,
     rng: u64,
 }
 
@@ -44,6 +51,7 @@ impl StickyPartitioner {
             mode,
             current: None,
             produced: 0,
+            since: 0.0,
             rng: seed | 1,
         }
     }
@@ -55,22 +63,30 @@ impl StickyPartitioner {
         ((self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) % u64::from(self.partitions)) as u32
     }
 
-    fn switch(&mut self) {
+    fn switch(&mut self, now: f64) {
         let old = self.current;
         let mut p = self.random();
-        // Never the previous partition again, when there is a choice.
-        if self.partitions > 1 && Some(p) == old {
+        // KIP-480 never picks the previous partition again, when there is a choice.
+        if self.mode == StickyMode::NewBatch && self.partitions > 1 && Some(p) == old {
             p = (p + 1 + self.random() % (self.partitions - 1)) % self.partitions;
         }
         self.current = Some(p);
         self.produced = 0;
+        self.since = now;
     }
 
     /// The partition for the next record of `size` bytes.
     pub fn partition(&mut self, size: u64) -> u32 {
+        self.partition_at(self.since, size)
+    }
+
+    /// The partition for a record of `size` bytes produced at `now` seconds
+    /// (only the librdkafka mode looks at the time).
+    pub fn partition_at(&mut self, now: f64, size: u64) -> u32 {
         match (self.current, self.mode) {
-            (None, _) => self.switch(),
-            (Some(_), StickyMode::Bytes(limit)) if self.produced >= limit => self.switch(),
+            (None, _) => self.switch(now),
+            (Some(_), StickyMode::Bytes(limit)) if self.produced >= limit => self.switch(now),
+            (Some(_), StickyMode::Linger(period)) if now - self.since >= period => self.switch(now),
             _ => {}
         }
         self.produced += size;
@@ -81,7 +97,7 @@ impl StickyPartitioner {
     /// (KIP-480's `onNewBatch`).
     pub fn on_new_batch(&mut self, partition: u32) {
         if self.mode == StickyMode::NewBatch && self.current == Some(partition) {
-            self.switch();
+            self.switch(self.since);
         }
     }
 }
@@ -95,6 +111,8 @@ pub enum Strategy {
     Sticky,
     /// KIP-794 sticky batching (switch after `batch.size` bytes).
     StickyBytes,
+    /// librdkafka sticky batching (switch every `sticky.partitioning.linger.ms`).
+    StickyLinger,
 }
 
 /// Inputs of [`simulate`].
@@ -114,6 +132,8 @@ pub struct BatchingInput {
     pub linger_ms: f64,
     /// Records per second the application produces.
     pub rate: f64,
+    /// librdkafka's `sticky.partitioning.linger.ms` (10 by default).
+    pub sticky_linger_ms: f64,
     /// Seed for the sticky choices.
     pub seed: u64,
 }
@@ -168,6 +188,12 @@ pub fn simulate(input: &BatchingInput, strategy: Strategy) -> Result<BatchingRep
             "must be a positive number of records per second",
         ));
     }
+    if !input.sticky_linger_ms.is_finite() || input.sticky_linger_ms < 0.0 {
+        return Err(bad(
+            "sticky.partitioning.linger.ms",
+            "must be zero or positive",
+        ));
+    }
     if !input.linger_ms.is_finite() || input.linger_ms < 0.0 {
         return Err(bad("linger.ms", "must be zero or positive"));
     }
@@ -178,6 +204,7 @@ pub fn simulate(input: &BatchingInput, strategy: Strategy) -> Result<BatchingRep
         input.partitions,
         match strategy {
             Strategy::StickyBytes => StickyMode::Bytes(input.batch_size),
+            Strategy::StickyLinger => StickyMode::Linger(input.sticky_linger_ms / 1000.0),
             _ => StickyMode::NewBatch,
         },
         input.seed,
@@ -226,7 +253,7 @@ pub fn simulate(input: &BatchingInput, strategy: Strategy) -> Result<BatchingRep
                 rr = (rr + 1) % input.partitions;
                 rr as usize
             }
-            _ => sticky.partition(input.size) as usize,
+            _ => sticky.partition_at(t, input.size) as usize,
         };
         // A record that does not fit closes the batch: it is ready at once.
         if open[p]
@@ -313,6 +340,7 @@ mod tests {
             batch_size: 16384,
             linger_ms: 5.0,
             rate: 20_000.0,
+            sticky_linger_ms: 10.0,
             seed: 42,
         }
     }
@@ -322,8 +350,10 @@ mod tests {
         let rr = simulate(&input(), Strategy::RoundRobin).unwrap();
         let st = simulate(&input(), Strategy::Sticky).unwrap();
         let sb = simulate(&input(), Strategy::StickyBytes).unwrap();
+        let sl = simulate(&input(), Strategy::StickyLinger).unwrap();
+        assert!(sl.batches < rr.batches, "{sl:?} vs {rr:?}");
         // Every record is sent exactly once.
-        for r in [&rr, &st, &sb] {
+        for r in [&rr, &st, &sb, &sl] {
             assert!((r.mean_records_per_batch * r.batches as f64 - 50_000.0).abs() < 1e-6);
         }
         assert!(st.batches < rr.batches, "{st:?} vs {rr:?}");

@@ -36,6 +36,14 @@ pub struct Args {
     /// Records per second produced
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
     rate: f64,
+    /// librdkafka's sticky.partitioning.linger.ms
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
+    sticky_linger_ms: f64,
     /// Brokers leading the partitions
     #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
     brokers: i64,
@@ -58,6 +66,7 @@ fn name(s: Strategy) -> &'static str {
         Strategy::RoundRobin => "round-robin",
         Strategy::Sticky => "sticky (KIP-480)",
         Strategy::StickyBytes => "sticky (KIP-794)",
+        Strategy::StickyLinger => "sticky (librdkafka)",
     }
 }
 
@@ -70,12 +79,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         batch_size: positive("batch-size", a.batch_size)?,
         linger_ms: a.linger_ms,
         rate: a.rate,
+        sticky_linger_ms: a.sticky_linger_ms,
         seed: 0x5eed,
     };
     let reports = [
         Strategy::RoundRobin,
         Strategy::Sticky,
         Strategy::StickyBytes,
+        Strategy::StickyLinger,
     ]
     .into_iter()
     .map(|s| simulate(&input, s))
