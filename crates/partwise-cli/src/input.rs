@@ -41,16 +41,6 @@ pub fn input_name(path: &Path) -> String {
     }
 }
 
-/// Opens a key file, or stdin for `-`.
-pub fn open(path: &Path) -> Result<Box<dyn Read>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(io::stdin().lock()));
-    }
-    let file = File::open(path)
-        .map_err(|e| CliError::msg(format!("cannot open key file {}: {e}", path.display())))?;
-    Ok(Box::new(file))
-}
-
 /// Calls `f(first, lines)` for every group of up to [`BATCH`] lines of
 /// `reader`, `first` being the 0-based number of the group's first line.
 /// Returns the number of lines. The callback's error type is the caller's,
@@ -83,31 +73,74 @@ pub fn for_each_line_group<E: From<CliError>>(
             }
         };
         if end > 0 {
-            let chunk = &buf[..end];
-            // One group at a time, so the slices stay in cache (a block holds
-            // hundreds of thousands of lines).
-            let mut group: Vec<&[u8]> = Vec::with_capacity(BATCH);
-            let mut start = 0;
-            for nl in memchr::memchr_iter(b'\n', chunk) {
-                group.push(strip_cr(&chunk[start..nl]));
-                start = nl + 1;
-                if group.len() == BATCH {
-                    f(line_no, &group)?;
-                    line_no += BATCH as u64;
-                    group.clear();
-                }
-            }
-            if start < chunk.len() {
-                group.push(strip_cr(&chunk[start..]));
-            }
-            if !group.is_empty() {
-                f(line_no, &group)?;
-                line_no += group.len() as u64;
-            }
+            split_groups(&buf[..end], &mut line_no, &mut f)?;
         }
         buf.copy_within(end..filled, 0);
         filled -= end;
     }
+    Ok(line_no)
+}
+
+/// Hands out the lines of `chunk` (whole lines; the last may lack its
+/// newline) in groups of up to [`BATCH`], numbering from `*line_no`.
+fn split_groups<E>(
+    chunk: &[u8],
+    line_no: &mut u64,
+    f: &mut impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    // One group at a time, so the slices stay in cache (a block holds
+    // hundreds of thousands of lines).
+    let mut group: Vec<&[u8]> = Vec::with_capacity(BATCH);
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', chunk) {
+        group.push(strip_cr(&chunk[start..nl]));
+        start = nl + 1;
+        if group.len() == BATCH {
+            f(*line_no, &group)?;
+            *line_no += BATCH as u64;
+            group.clear();
+        }
+    }
+    if start < chunk.len() {
+        group.push(strip_cr(&chunk[start..]));
+    }
+    if !group.is_empty() {
+        f(*line_no, &group)?;
+        *line_no += group.len() as u64;
+    }
+    Ok(())
+}
+
+/// Like [`for_each_line_group`], over bytes `[start, end)` of a regular file
+/// (`end = None`: to the end), mapped into memory rather than copied: from the
+/// page cache that saves a copy of every byte.
+pub fn for_each_line_group_mapped<E: From<CliError>>(
+    path: &Path,
+    start: u64,
+    end: Option<u64>,
+    mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
+    let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
+    let file = File::open(path).map_err(err)?;
+    let len = file.metadata().map_err(err)?.len();
+    let end = end.unwrap_or(len).min(len);
+    let mut line_no = 0;
+    if start >= end {
+        return Ok(0);
+    }
+    // SAFETY: the map is read-only and private to this call; if another
+    // process truncates the file meanwhile, reads past its end fault, the
+    // same trade-off ripgrep makes for large files.
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .offset(start)
+            .len((end - start) as usize)
+            .map(&file)
+    }
+    .map_err(err)?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    split_groups(&map[..], &mut line_no, &mut f)?;
     Ok(line_no)
 }
 
@@ -223,9 +256,8 @@ impl KeySource {
         }
         if let Some(path) = &self.file {
             let name = input_name(path);
-            let mut reader = open(path)?;
             let mut arena = Vec::new();
-            total += for_each_line_group(&mut reader, &name, |first, group| {
+            let per_group = |first: u64, group: &[&[u8]]| {
                 if self.format.is_identity() {
                     return f(Batch {
                         inputs: group,
@@ -237,7 +269,12 @@ impl KeySource {
                     inputs: group,
                     keys: &keys,
                 })
-            })?;
+            };
+            total += if path.as_os_str() == "-" {
+                for_each_line_group(&mut io::stdin().lock(), &name, per_group)?
+            } else {
+                for_each_line_group_mapped(path, 0, None, per_group)?
+            };
         }
         Ok(total)
     }

@@ -7,13 +7,15 @@
 //! merged at the end, so memory stays bounded however large the file.
 
 use crate::exit::{CliError, ExitCode, Result};
-use crate::input::{for_each_line_group, input_name, line_ranges, lines_before, open, open_range};
+use crate::input::{
+    for_each_line_group, for_each_line_group_mapped, input_name, line_ranges, lines_before,
+};
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::assign::{Assignor, Group, Member, Topic};
 use partwise::skew::{HeavyHitters, SkewStats};
 use partwise::{KeyFormat, PartitionCount, Partitioner, NOT_FIXED};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -189,12 +191,14 @@ fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
     Ok((key, c))
 }
 
+/// Where one reader thread reads: stdin, or a byte range of a regular file.
+enum Source<'a> {
+    Stdin,
+    File(&'a Path, u64, Option<u64>),
+}
+
 /// Reads one stream of lines into a partial result.
-fn scan(
-    cfg: &Config,
-    reader: &mut dyn Read,
-    name: &str,
-) -> std::result::Result<Partial, LineError> {
+fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Partial, LineError> {
     let mut p = Partial {
         loads: vec![0; cfg.n.get() as usize],
         not_fixed: 0,
@@ -205,7 +209,7 @@ fn scan(
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut weights: Vec<u64> = Vec::new();
     let mut parts = vec![0u32; crate::input::BATCH];
-    p.lines = for_each_line_group(reader, name, |first, group| {
+    let per_group = |first: u64, group: &[&[u8]]| {
         weights.clear();
         let decoded: Vec<&[u8]>;
         let keys: &[&[u8]] = if cfg.counts || !cfg.format.is_identity() {
@@ -245,7 +249,11 @@ fn scan(
             p.hh.add(key, w);
         }
         Ok::<(), LineError>(())
-    })?;
+    };
+    p.lines = match source {
+        Source::Stdin => for_each_line_group(&mut std::io::stdin().lock(), name, per_group)?,
+        Source::File(path, start, end) => for_each_line_group_mapped(path, start, end, per_group)?,
+    };
     Ok(p)
 }
 
@@ -274,8 +282,12 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
         && cfg.threads > 1
         && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= 8 << 20);
     if !parallel {
-        let mut r = open(path)?;
-        return scan(cfg, &mut r, &name).map_err(|e| line_error(&name, 0, e));
+        let source = if path.as_os_str() == "-" {
+            Source::Stdin
+        } else {
+            Source::File(path, 0, None)
+        };
+        return scan(cfg, source, &name).map_err(|e| line_error(&name, 0, e));
     }
     let ranges = line_ranges(path, cfg.threads)?;
     let results: Vec<(u64, std::result::Result<Partial, LineError>)> = std::thread::scope(|s| {
@@ -283,15 +295,7 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
             .iter()
             .map(|&(start, end)| {
                 let name = &name;
-                s.spawn(move || {
-                    let r = open_range(path, start, end)
-                        .map_err(|e| LineError {
-                            line: 0,
-                            msg: e.to_string(),
-                        })
-                        .and_then(|mut r| scan(cfg, &mut r, name));
-                    (start, r)
-                })
+                s.spawn(move || (start, scan(cfg, Source::File(path, start, Some(end)), name)))
             })
             .collect();
         handles
