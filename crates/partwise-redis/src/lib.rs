@@ -52,3 +52,7 @@ pub use hot::{sample, HotReport, NodeSample, SlotLoad, TagLoad};
 pub use node::{NodeAddr, NodeConn};
 pub use slots::{Node, Role, Shard, SlotMap, Source};
 pub use write::{common_slot, Writer};
+
+/// The redis crate this one is built on, for [`Writer::transaction`]'s
+/// pipeline and [`NodeConn::query`]'s commands.
+pub use redis;

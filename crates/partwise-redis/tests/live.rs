@@ -31,7 +31,11 @@ fn map() -> SlotMap {
 }
 
 fn owner(map: &SlotMap, key: &[u8]) -> NodeAddr {
-    map.owner(key_slot(key)).expect("slot served").primary.addr.clone()
+    map.owner(key_slot(key))
+        .expect("slot served")
+        .primary
+        .addr
+        .clone()
 }
 
 /// Reads through redis-rs' own cluster client, which follows MOVED itself: an
@@ -55,7 +59,11 @@ fn delete(keys: &[&[u8]]) {
 
 /// A port nothing listens on (bound and released).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// xorshift64*: reproducible keys without a dependency.
@@ -76,7 +84,10 @@ fn slot_map_has_three_primaries_covering_every_slot() {
     assert_eq!(map.state, "ok");
     assert_eq!(map.shards.len(), 3, "{:?}", map.shards);
     assert!(map.unassigned().is_empty());
-    assert_eq!(map.shards.iter().map(|s| s.slot_count()).sum::<u32>(), 16384);
+    assert_eq!(
+        map.shards.iter().map(|s| s.slot_count()).sum::<u32>(),
+        16384
+    );
     for s in &map.shards {
         assert_eq!(s.primary.health, "online");
     }
@@ -112,7 +123,12 @@ fn live_slot_of_1000_random_keys_is_keyslot_and_partwise() {
     let mut conns: Vec<(NodeAddr, NodeConn)> = map
         .shards
         .iter()
-        .map(|s| (s.primary.addr.clone(), NodeConn::open(&s.primary.addr, TIMEOUT).unwrap()))
+        .map(|s| {
+            (
+                s.primary.addr.clone(),
+                NodeConn::open(&s.primary.addr, TIMEOUT).unwrap(),
+            )
+        })
         .collect();
     for (k, live) in keys.iter().zip(server) {
         let slot = key_slot(k);
@@ -153,7 +169,12 @@ fn seed_symbols_tagged_co_locate_10_of_10_untagged_0_of_10() {
         }
     }
 
-    let plain = check(&map, &Family::new(&["market:%s", "notif:%s"]).unwrap(), &keys, TIMEOUT);
+    let plain = check(
+        &map,
+        &Family::new(&["market:%s", "notif:%s"]).unwrap(),
+        &keys,
+        TIMEOUT,
+    );
     assert!(plain.errors.is_empty(), "{:?}", plain.errors);
     assert_eq!(plain.co_located(), 0);
     assert_eq!(plain.unverified(), 0);
@@ -175,7 +196,8 @@ fn tagged_family_writes_atomically() {
     let mut w = Writer::connect(&[seed()], TIMEOUT).unwrap();
     for s in SYMBOLS {
         let value = format!("{s}-tick");
-        w.set_family(&family, s.as_bytes(), &[value.as_bytes(), b"alert"]).unwrap();
+        w.set_family(&family, s.as_bytes(), &[value.as_bytes(), b"alert"])
+            .unwrap();
         let keys = family.keys(s.as_bytes());
         let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         assert_eq!(
@@ -200,7 +222,9 @@ fn untagged_family_gets_crossslot_before_anything_is_sent() {
     let family = Family::new(&["partwise-test:market:%s", "partwise-test:notif:%s"]).unwrap();
     let mut w = Writer::connect(&[seed()], TIMEOUT).unwrap();
     for s in SYMBOLS {
-        let e = w.set_family(&family, s.as_bytes(), &[b"1", b"2"]).unwrap_err();
+        let e = w
+            .set_family(&family, s.as_bytes(), &[b"1", b"2"])
+            .unwrap_err();
         assert!(matches!(e, Error::CrossSlot { .. }), "{e}");
         let keys = family.keys(s.as_bytes());
         assert!(e.to_string().contains(&format!(
@@ -277,15 +301,30 @@ impl Drop for Standalone {
 fn standalone() -> Standalone {
     let port = free_port();
     let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-        .args(["--appendonly", "no", "--dir", &std::env::temp_dir().display().to_string()])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args([
+            "--appendonly",
+            "no",
+            "--dir",
+            &std::env::temp_dir().display().to_string(),
+        ])
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("redis-server (apt-get install -y redis-server)");
     let s = Standalone(child, port);
     let start = Instant::now();
     while NodeConn::open(&NodeAddr::new("127.0.0.1", port), TIMEOUT).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(10), "redis-server did not start");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "redis-server did not start"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     s
@@ -306,7 +345,10 @@ fn an_unreachable_node_is_named_and_the_next_seed_is_tried() {
     let start = Instant::now();
     let e = SlotMap::fetch(&[dead.clone()], TIMEOUT).unwrap_err();
     assert!(start.elapsed() < TIMEOUT * 2);
-    assert!(matches!(&e, Error::Unreachable { node, .. } if *node == dead), "{e}");
+    assert!(
+        matches!(&e, Error::Unreachable { node, .. } if *node == dead),
+        "{e}"
+    );
     assert!(e.to_string().contains(&dead.to_string()), "{e}");
     let map = SlotMap::fetch(&[dead, seed()], TIMEOUT).unwrap();
     assert_eq!(map.seed, seed());
