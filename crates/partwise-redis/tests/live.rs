@@ -334,7 +334,7 @@ fn standalone() -> Standalone {
 fn a_standalone_server_is_not_a_cluster() {
     let s = standalone();
     let addr = NodeAddr::new("127.0.0.1", s.1);
-    let e = SlotMap::fetch(&[addr.clone()], TIMEOUT).unwrap_err();
+    let e = SlotMap::fetch(std::slice::from_ref(&addr), TIMEOUT).unwrap_err();
     assert_eq!(e, Error::NotACluster { node: addr.clone() });
     assert!(e.to_string().contains(&addr.to_string()));
 }
@@ -343,7 +343,7 @@ fn a_standalone_server_is_not_a_cluster() {
 fn an_unreachable_node_is_named_and_the_next_seed_is_tried() {
     let dead = NodeAddr::new("127.0.0.1", free_port());
     let start = Instant::now();
-    let e = SlotMap::fetch(&[dead.clone()], TIMEOUT).unwrap_err();
+    let e = SlotMap::fetch(std::slice::from_ref(&dead), TIMEOUT).unwrap_err();
     assert!(start.elapsed() < TIMEOUT * 2);
     assert!(
         matches!(&e, Error::Unreachable { node, .. } if *node == dead),
