@@ -151,10 +151,21 @@ pub fn check(map: &SlotMap, family: &Family, keys: &[Vec<u8>], timeout: Duration
                     .arg("KEYSLOT")
                     .arg(&placements[i].members[j].key);
             }
-            match conn.query_pipe::<Vec<u16>>(&pipe, "CLUSTER KEYSLOT") {
-                Ok(slots) => {
-                    for (&(i, j), live) in batch.iter().zip(slots) {
+            match conn.query_batch(&pipe, "CLUSTER KEYSLOT") {
+                Ok(replies) => {
+                    for (&(i, j), reply) in batch.iter().zip(replies) {
                         let m = &mut placements[i].members[j];
+                        let live = match reply {
+                            redis::Value::Int(s) if (0..16384).contains(&s) => s as u16,
+                            other => {
+                                errors.push(Error::Server {
+                                    node: node.clone(),
+                                    command: "CLUSTER KEYSLOT".to_string(),
+                                    reason: format!("unexpected reply {other:?}"),
+                                });
+                                continue;
+                            }
+                        };
                         m.live_slot = Some(live);
                         if live != m.slot {
                             errors.push(Error::Server {

@@ -83,11 +83,17 @@ impl NodeConn {
     /// Connects to `addr`, giving up after `timeout` for the connect and for
     /// every later reply.
     pub fn open(addr: &NodeAddr, timeout: Duration) -> Result<NodeConn, Error> {
-        let client =
-            redis::Client::open((addr.host.clone(), addr.port)).map_err(|e| Error::Address {
-                input: addr.to_string(),
-                reason: e.to_string(),
-            })?;
+        let bad = |e: redis::RedisError| Error::Address {
+            input: addr.to_string(),
+            reason: e.to_string(),
+        };
+        // No CLIENT SETINFO on connect: redis-rs pipelines it as two
+        // commands and waits out the timeout for each, so a frozen node
+        // would cost two timeouts before the first real command.
+        let info = redis::IntoConnectionInfo::into_connection_info((addr.host.clone(), addr.port))
+            .map_err(bad)?
+            .set_redis_settings(redis::RedisConnectionInfo::default().set_skip_set_lib_name());
+        let client = redis::Client::open(info).map_err(bad)?;
         let conn = client
             .get_connection_with_timeout(timeout)
             .map_err(|e| from_redis(addr, "connect", e))?;
@@ -125,6 +131,28 @@ impl NodeConn {
     ) -> Result<T, Error> {
         pipe.query(&mut self.conn)
             .map_err(|e| from_redis(&self.addr, what, e))
+    }
+
+    /// Sends every command of a plain (not atomic) pipeline at once and reads
+    /// one reply per command, stopping at the first reply that does not come.
+    /// redis-rs' own pipeline reads on after a timeout, so a node that froze
+    /// mid-batch would cost one timeout per command instead of one.
+    /// Server error replies come back as [`redis::Value::ServerError`].
+    pub fn query_batch(
+        &mut self,
+        pipe: &redis::Pipeline,
+        what: &str,
+    ) -> Result<Vec<redis::Value>, Error> {
+        self.conn
+            .send_packed_command(&pipe.get_packed_pipeline())
+            .map_err(|e| from_redis(&self.addr, what, e))?;
+        (0..pipe.len())
+            .map(|_| {
+                self.conn
+                    .recv_response()
+                    .map_err(|e| from_redis(&self.addr, what, e))
+            })
+            .collect()
     }
 
     /// Runs a pipeline, returning the raw redis-rs error so that the caller
