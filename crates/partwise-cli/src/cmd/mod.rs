@@ -5,6 +5,7 @@ pub mod batching;
 pub mod check;
 pub mod partitioners;
 pub mod plan;
+pub mod redis;
 pub mod resize;
 pub mod route;
 pub mod salt;

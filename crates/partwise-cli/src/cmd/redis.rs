@@ -1,0 +1,669 @@
+//! `partwise redis`: a live Redis Cluster. `slots` prints the slot map,
+//! `check` places key families on the real nodes, `hot` samples keys for the
+//! hash tags that crowd one node. All three only read.
+//!
+//! A node that fails mid-command does not hide what the others answered: the
+//! partial report is printed, then the failures, and the exit code is 2.
+
+use super::key_source;
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use partwise_redis::{
+    check, sample, CheckReport, Error, Family, HotReport, Lint, Node, NodeAddr, Shard, SlotMap,
+};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// The live slot map: primaries, replicas, slot ranges (and keys per node with --counts)
+    Slots(SlotsArgs),
+    /// Slot and node of every family member per logical key, and a lint of the patterns
+    Check(CheckArgs),
+    /// Sample keys (SCAN per primary, never KEYS) for hash tags that crowd one node
+    Hot(HotArgs),
+}
+
+#[derive(clap::Args)]
+struct Conn {
+    /// A cluster node, HOST:PORT (repeatable: the next is tried when one does not answer)
+    #[arg(
+        short = 'c',
+        long = "cluster",
+        value_name = "HOST:PORT",
+        required = true
+    )]
+    cluster: Vec<String>,
+    /// Give up on a node after this long: seconds, or with a unit (500ms, 2s)
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "2s",
+        allow_negative_numbers = true
+    )]
+    timeout: String,
+}
+
+#[derive(clap::Args)]
+struct SlotsArgs {
+    #[command(flatten)]
+    conn: Conn,
+    /// Also count keys on every node (DBSIZE)
+    #[arg(long)]
+    counts: bool,
+    /// Output format: table, json (one document) or ndjson (one line per node)
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    conn: Conn,
+    /// A key pattern with %s where the logical key goes, e.g. 'market:{%s}' (at least two)
+    #[arg(long = "family", value_name = "PATTERN", required = true)]
+    family: Vec<String>,
+    /// Logical keys (e.g. symbols)
+    #[arg(value_name = "KEY")]
+    keys: Vec<OsString>,
+    /// Read logical keys from FILE, one per line ('-' reads stdin)
+    #[arg(short = 'i', long = "input", value_name = "KEYS")]
+    input: Option<PathBuf>,
+    /// How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
+    key_format: String,
+    /// Output format: table, json (one document) or ndjson (one line per key, then a summary)
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct HotArgs {
+    #[command(flatten)]
+    conn: Conn,
+    /// Keys to sample per primary
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "10000",
+        allow_negative_numbers = true
+    )]
+    sample: String,
+    /// Tags and slots to list
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "10",
+        allow_negative_numbers = true
+    )]
+    top: String,
+    /// A tag is hot when it holds at least this fraction of its node's sampled keys
+    #[arg(
+        long = "min-share",
+        value_name = "F",
+        default_value = "0.05",
+        allow_negative_numbers = true
+    )]
+    min_share: String,
+    /// Output format: table or json (one document); ndjson gives one line per tag
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.command {
+        Sub::Slots(a) => slots(a),
+        Sub::Check(a) => check_cmd(a),
+        Sub::Hot(a) => hot(a),
+    }
+}
+
+/// Seeds and timeout, validated.
+struct Cluster {
+    seeds: Vec<NodeAddr>,
+    timeout: Duration,
+}
+
+impl Conn {
+    fn validate(&self) -> Result<Cluster> {
+        let seeds = self
+            .cluster
+            .iter()
+            .map(|c| {
+                c.parse::<NodeAddr>()
+                    .map_err(|e| CliError::msg(format!("-c: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Cluster {
+            seeds,
+            timeout: parse_duration(&self.timeout)
+                .map_err(|e| CliError::msg(format!("--timeout '{}': {e}", self.timeout)))?,
+        })
+    }
+}
+
+impl Cluster {
+    fn slot_map(&self) -> Result<SlotMap> {
+        SlotMap::fetch(&self.seeds, self.timeout).map_err(redis_err)
+    }
+}
+
+fn redis_err(e: Error) -> CliError {
+    CliError::msg(e.to_string())
+}
+
+/// `1.5`, `2s`, `500ms`: a positive duration of at most an hour.
+fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| "not a duration (seconds, or 500ms, 2s)".to_string())?;
+    let secs = v * scale;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
+        return Err("must be more than 0 and at most 3600 s".to_string());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn positive(flag: &str, s: &str) -> Result<usize> {
+    s.parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| CliError::msg(format!("{flag} '{s}': expected a whole number above 0")))
+}
+
+/// Prints node failures after a partial report and turns them into exit 2.
+fn fail_partial(errors: &[Error], what: &str) -> Result<ExitCode> {
+    let mut lines: Vec<String> = errors.iter().map(Error::to_string).collect();
+    lines.dedup();
+    let last = lines.pop().unwrap_or_default();
+    for l in &lines {
+        eprintln!("partwise: error: {l}");
+    }
+    Err(CliError::msg(format!("{last} ({what})")))
+}
+
+// ---- slots
+
+fn ranges_text(ranges: &[(u16, u16)]) -> String {
+    if ranges.is_empty() {
+        return "-".to_string();
+    }
+    ranges
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn node_json(n: &Node, keys: Option<&std::result::Result<u64, Error>>) -> Value {
+    let mut v = json!({
+        "id": n.id,
+        "addr": n.addr.to_string(),
+        "host": n.addr.host,
+        "port": n.addr.port,
+        "role": n.role.as_str(),
+        "health": n.health,
+    });
+    if let Some(k) = keys {
+        v["keys"] = match k {
+            Ok(c) => json!(c),
+            Err(_) => Value::Null,
+        };
+    }
+    v
+}
+
+fn slots(args: SlotsArgs) -> Result<ExitCode> {
+    let cluster = args.conn.validate()?;
+    let map = cluster.slot_map()?;
+    let counts = args.counts.then(|| map.key_counts(cluster.timeout));
+    let count_of = |n: &Node| {
+        counts
+            .as_ref()
+            .and_then(|c| c.iter().find(|(m, _)| m.addr == n.addr).map(|(_, r)| r))
+    };
+    let unassigned = map.unassigned();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let source = match map.source {
+        partwise_redis::Source::Shards => "CLUSTER SHARDS",
+        partwise_redis::Source::Slots => "CLUSTER SLOTS",
+    };
+    match args.format {
+        Format::Json => {
+            let shard_json = |s: &Shard| {
+                json!({
+                    "slots": s.ranges.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
+                    "slot_count": s.slot_count(),
+                    "primary": node_json(&s.primary, count_of(&s.primary)),
+                    "replicas": s.replicas.iter().map(|r| node_json(r, count_of(r))).collect::<Vec<_>>(),
+                })
+            };
+            let doc = json!({
+                "seed": map.seed.to_string(),
+                "source": source,
+                "cluster_state": map.state,
+                "shards": map.shards.iter().map(shard_json).collect::<Vec<_>>(),
+                "unassigned": unassigned.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
+            });
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => {
+            let mut s = JsonStream::new(&mut out, Format::Ndjson)?;
+            for shard in &map.shards {
+                for n in std::iter::once(&shard.primary).chain(&shard.replicas) {
+                    let mut v = node_json(n, count_of(n));
+                    v["slots"] = json!(shard
+                        .ranges
+                        .iter()
+                        .map(|&(a, b)| json!([a, b]))
+                        .collect::<Vec<_>>());
+                    v["slot_count"] = json!(shard.slot_count());
+                    s.write(&v)?;
+                }
+            }
+            s.finish()?;
+        }
+        Format::Table => {
+            let mut header = vec!["NODE", "ROLE", "HEALTH", "SLOTS", "COUNT"];
+            if counts.is_some() {
+                header.push("KEYS");
+            }
+            header.push("ID");
+            let mut t = Table::new(header);
+            for shard in &map.shards {
+                for n in std::iter::once(&shard.primary).chain(&shard.replicas) {
+                    let mut row = vec![
+                        n.addr.to_string(),
+                        n.role.as_str().to_string(),
+                        n.health.clone(),
+                        ranges_text(&shard.ranges),
+                        shard.slot_count().to_string(),
+                    ];
+                    if counts.is_some() {
+                        row.push(match count_of(n) {
+                            Some(Ok(c)) => c.to_string(),
+                            _ => "?".to_string(),
+                        });
+                    }
+                    row.push(n.id.chars().take(8).collect());
+                    t.row(row);
+                }
+            }
+            t.write(&mut out)?;
+            writeln!(
+                out,
+                "cluster_state:{} ({source} from {})",
+                map.state, map.seed
+            )?;
+            if !unassigned.is_empty() {
+                writeln!(out, "unassigned slots: {}", ranges_text(&unassigned))?;
+            }
+        }
+    }
+    out.flush()?;
+    drop(out);
+    let errors: Vec<Error> = counts
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, r)| r.err())
+        .collect();
+    if !errors.is_empty() {
+        return fail_partial(&errors, "key counts missing for that node");
+    }
+    Ok(if map.state == "ok" && unassigned.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+// ---- check
+
+fn lint_json(l: &Lint) -> Value {
+    let mut v = json!({ "kind": l.kind(), "problem": l.is_problem(), "message": l.to_string() });
+    match l {
+        Lint::NoTag { pattern } | Lint::EmptyTag { pattern } => v["pattern"] = json!(pattern),
+        Lint::TagWithoutKey { pattern, tag, slot } => {
+            v["pattern"] = json!(pattern);
+            v["tag"] = json!(tag);
+            v["slot"] = json!(slot);
+        }
+        Lint::TagNotJustKey { pattern, tag } => {
+            v["pattern"] = json!(pattern);
+            v["tag"] = json!(tag);
+        }
+        Lint::TagsDiffer { tags } => {
+            v["tags"] = tags
+                .iter()
+                .map(|(p, t)| json!({ "pattern": p, "tag": t }))
+                .collect();
+        }
+        _ => {}
+    }
+    v
+}
+
+fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
+    let cluster = args.conn.validate()?;
+    let family = Family::new(&args.family).map_err(|e| CliError::msg(format!("--family: {e}")))?;
+    if family.patterns().len() < 2 {
+        return Err(CliError::msg(
+            "--family: give at least two patterns, e.g. --family 'market:{%s}' --family 'notif:{%s}'",
+        ));
+    }
+    let source = key_source(args.keys, args.input, &args.key_format)?;
+    if source.is_empty() {
+        return Err(CliError::msg(
+            "no keys: give logical KEY arguments or -i FILE ('-' for stdin)",
+        ));
+    }
+    let mut keys = Vec::new();
+    source.for_each_batch(|b| {
+        keys.extend(b.keys.iter().map(|k| k.to_vec()));
+        Ok(())
+    })?;
+    let map = cluster.slot_map()?;
+    let report = check(&map, &family, &keys, cluster.timeout);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    write_check(&report, &family, args.format, &mut out)?;
+    out.flush()?;
+    drop(out);
+    if !report.errors.is_empty() {
+        let what = format!(
+            "partial report: {} of {} logical keys not verified",
+            report.unverified(),
+            report.keys.len()
+        );
+        return fail_partial(&report.errors, &what);
+    }
+    Ok(if report.ok() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+fn write_check(
+    report: &CheckReport,
+    family: &Family,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<()> {
+    let row_json = |k: &partwise_redis::KeyPlacement| {
+        json!({
+            "key": key_json(&k.key),
+            "key_hex": hex(&k.key),
+            "members": k.members.iter().map(|m| json!({
+                "key": key_json(&m.key),
+                "key_hex": hex(&m.key),
+                "slot": m.slot,
+                "live_slot": m.live_slot,
+                "node": m.node.as_ref().map(ToString::to_string),
+            })).collect::<Vec<_>>(),
+            "co_located": k.co_located(),
+            "same_node": k.same_node(),
+            "verified": k.verified(),
+        })
+    };
+    let summary = || {
+        json!({
+            "keys": report.keys.len(),
+            "co_located": report.co_located(),
+            "same_node": report.same_node(),
+            "unverified": report.unverified(),
+            "patterns": family.patterns().iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            "lints": report.lints.iter().map(lint_json).collect::<Vec<_>>(),
+            "errors": report.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        })
+    };
+    match format {
+        Format::Json => {
+            let mut doc = summary();
+            doc["rows"] = report.keys.iter().map(row_json).collect();
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => {
+            let mut s = JsonStream::new(&mut *out, Format::Ndjson)?;
+            for k in &report.keys {
+                s.write(&row_json(k))?;
+            }
+            let mut sum = summary();
+            sum["summary"] = json!(true);
+            s.write(&sum)?;
+            s.finish()?;
+        }
+        Format::Table => {
+            let mut header = vec!["KEY".to_string()];
+            header.extend(family.patterns().iter().map(|p| p.as_str().to_string()));
+            header.push("CO-LOCATED".to_string());
+            let mut t = Table::new(header);
+            for k in &report.keys {
+                let mut row = vec![key_cell(&k.key)];
+                for m in &k.members {
+                    let node = m
+                        .node
+                        .as_ref()
+                        .map_or_else(|| "no node".to_string(), ToString::to_string);
+                    let mark = if m.live_slot.is_some() {
+                        ""
+                    } else {
+                        " (unverified)"
+                    };
+                    row.push(format!("{} @ {node}{mark}", m.slot));
+                }
+                row.push(
+                    if k.co_located() {
+                        "yes"
+                    } else if k.same_node() {
+                        "no (same node, different slots)"
+                    } else {
+                        "no"
+                    }
+                    .to_string(),
+                );
+                t.row(row);
+            }
+            t.write(out)?;
+            for l in &report.lints {
+                let level = if l.is_problem() { "lint" } else { "note" };
+                writeln!(out, "{level}: {l}")?;
+            }
+            writeln!(
+                out,
+                "{} of {} logical keys co-located (one slot); {} on one node{}",
+                report.co_located(),
+                report.keys.len(),
+                report.same_node(),
+                if report.unverified() > 0 {
+                    format!("; {} not verified", report.unverified())
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+    }
+    Ok(())
+}
+
+// ---- hot
+
+fn hot(args: HotArgs) -> Result<ExitCode> {
+    let cluster = args.conn.validate()?;
+    let per_node = positive("--sample", &args.sample)?;
+    let top = positive("--top", &args.top)?;
+    let min_share: f64 = args
+        .min_share
+        .parse()
+        .ok()
+        .filter(|f: &f64| *f > 0.0 && *f <= 1.0)
+        .ok_or_else(|| {
+            CliError::msg(format!(
+                "--min-share '{}': expected a fraction above 0 and at most 1",
+                args.min_share
+            ))
+        })?;
+    let map = cluster.slot_map()?;
+    let report = sample(&map, per_node, cluster.timeout);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    write_hot(&report, top, min_share, args.format, &mut out)?;
+    out.flush()?;
+    drop(out);
+    if !report.errors.is_empty() {
+        return fail_partial(
+            &report.errors,
+            "partial report: that node's keys are not counted",
+        );
+    }
+    Ok(if report.hot_tags(min_share).next().is_some() {
+        ExitCode::Findings
+    } else {
+        ExitCode::Ok
+    })
+}
+
+fn write_hot(
+    report: &HotReport,
+    top: usize,
+    min_share: f64,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<()> {
+    let is_hot = |t: &partwise_redis::TagLoad| t.sampled > 1 && t.node_share >= min_share;
+    let tag_json = |t: &partwise_redis::TagLoad| {
+        json!({
+            "tag": key_json(&t.tag),
+            "tag_hex": hex(&t.tag),
+            "slot": t.slot,
+            "node": t.node.to_string(),
+            "sampled": t.sampled,
+            "estimated_keys": t.estimated_keys.round(),
+            "node_share": t.node_share,
+            "hot": is_hot(t),
+        })
+    };
+    match format {
+        Format::Json => {
+            let doc = json!({
+                "nodes": report.nodes.iter().map(|n| json!({
+                    "node": n.node.to_string(),
+                    "keys": n.keys,
+                    "sampled": n.sampled,
+                    "untagged": n.untagged,
+                })).collect::<Vec<_>>(),
+                "tags": report.tags.iter().take(top).map(tag_json).collect::<Vec<_>>(),
+                "hot_tags": report.hot_tags(min_share).map(tag_json).collect::<Vec<_>>(),
+                "slots": report.slots.iter().take(top).map(|s| json!({
+                    "slot": s.slot,
+                    "node": s.node.to_string(),
+                    "sampled": s.sampled,
+                    "estimated_keys": s.estimated_keys.round(),
+                })).collect::<Vec<_>>(),
+                "errors": report.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            });
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => {
+            let mut s = JsonStream::new(&mut *out, Format::Ndjson)?;
+            for t in report.tags.iter().take(top) {
+                s.write(&tag_json(t))?;
+            }
+            s.finish()?;
+        }
+        Format::Table => {
+            let mut t = Table::new(["NODE", "KEYS", "SAMPLED", "UNTAGGED"]);
+            for n in &report.nodes {
+                t.row([
+                    n.node.to_string(),
+                    n.keys.to_string(),
+                    n.sampled.to_string(),
+                    n.untagged.to_string(),
+                ]);
+            }
+            t.write(out)?;
+            writeln!(out)?;
+            let mut t = Table::new([
+                "TAG",
+                "SLOT",
+                "NODE",
+                "SAMPLED",
+                "EST. KEYS",
+                "NODE SHARE",
+                "HOT",
+            ]);
+            for tag in report.tags.iter().take(top) {
+                t.row([
+                    key_cell(&tag.tag),
+                    tag.slot.to_string(),
+                    tag.node.to_string(),
+                    tag.sampled.to_string(),
+                    format!("{:.0}", tag.estimated_keys),
+                    format!("{:.1}%", tag.node_share * 100.0),
+                    if is_hot(tag) { "hot" } else { "" }.to_string(),
+                ]);
+            }
+            t.write(out)?;
+            let hot: Vec<String> = report
+                .hot_tags(min_share)
+                .map(|t| format!("{{{}}} on {}", key_cell(&t.tag), t.node))
+                .collect();
+            if hot.is_empty() {
+                writeln!(
+                    out,
+                    "no tag holds {:.0}% of its node's sampled keys",
+                    min_share * 100.0
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "hot tags (at least {:.0}% of their node's sampled keys): {}",
+                    min_share * 100.0,
+                    hot.join(", ")
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        for bad in ["0", "-1", "x", "", "inf", "NaN", "5000"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}
