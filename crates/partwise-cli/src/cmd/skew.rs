@@ -13,7 +13,7 @@ use crate::input::{
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::assign::{Assignor, Group, Member, Topic};
 use partwise::skew::{HeavyHitters, SkewStats};
-use partwise::{KeyFormat, PartitionCount, Partitioner, NOT_FIXED};
+use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -235,18 +235,27 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Par
             decoded = spans.iter().map(|&(s, e)| &arena[s..e]).collect();
             &decoded
         } else {
-            weights.resize(group.len(), 1);
             group
         };
         let dest = &mut parts[..keys.len()];
         cfg.partitioner.place_batch(keys, cfg.n, dest);
-        for ((&part, key), &w) in dest.iter().zip(keys).zip(&weights) {
-            if part == NOT_FIXED {
-                p.not_fixed += w;
-            } else {
-                p.loads[part as usize] += w;
+        if weights.is_empty() {
+            // One key per line: the common case, without a weight stream.
+            for (&part, key) in dest.iter().zip(keys) {
+                match p.loads.get_mut(part as usize) {
+                    Some(l) => *l += 1,
+                    None => p.not_fixed += 1,
+                }
+                p.hh.add(key, 1);
             }
-            p.hh.add(key, w);
+        } else {
+            for ((&part, key), &w) in dest.iter().zip(keys).zip(&weights) {
+                match p.loads.get_mut(part as usize) {
+                    Some(l) => *l += w,
+                    None => p.not_fixed += w,
+                }
+                p.hh.add(key, w);
+            }
         }
         Ok::<(), LineError>(())
     };
