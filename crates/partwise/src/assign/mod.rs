@@ -30,12 +30,22 @@
 mod copartitioned;
 pub mod order;
 mod range;
+mod rdkafka_sticky;
 mod roundrobin;
 mod sticky;
 mod uniform;
 
 pub use copartitioned::copartition_groups;
 pub use roundrobin::kafkajs_roundrobin_ordered;
+
+/// librdkafka's sticky assignor without the leader's cooperative adjustment
+/// (partitions that change owner are not withheld): the assignor callback's
+/// own output, which librdkafka's unit tests check. The group-level behaviour
+/// is [`Assignor::LibrdkafkaCooperativeSticky`].
+pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, AssignError> {
+    validate(group)?;
+    Ok(rdkafka_sticky::unadjusted(group))
+}
 
 use std::collections::HashMap;
 use std::fmt;
@@ -330,13 +340,16 @@ pub enum Assignor {
     LibrdkafkaRange,
     /// librdkafka `roundrobin`.
     LibrdkafkaRoundRobin,
+    /// librdkafka `cooperative-sticky` (its port of Java's general sticky
+    /// algorithm, plus the leader's cooperative adjustment), no racks.
+    LibrdkafkaCooperativeSticky,
     /// partwise's co-partitioned sticky assignor.
     Copartitioned,
 }
 
 impl Assignor {
     /// Every assignor, in the order `partwise assign` lists them.
-    pub const ALL: [Assignor; 10] = [
+    pub const ALL: [Assignor; 11] = [
         Assignor::JavaRange,
         Assignor::JavaRoundRobin,
         Assignor::JavaSticky,
@@ -346,6 +359,7 @@ impl Assignor {
         Assignor::KafkajsRoundRobin,
         Assignor::LibrdkafkaRange,
         Assignor::LibrdkafkaRoundRobin,
+        Assignor::LibrdkafkaCooperativeSticky,
         Assignor::Copartitioned,
     ];
 
@@ -361,6 +375,7 @@ impl Assignor {
             Assignor::KafkajsRoundRobin => "kafkajs:roundrobin",
             Assignor::LibrdkafkaRange => "librdkafka:range",
             Assignor::LibrdkafkaRoundRobin => "librdkafka:roundrobin",
+            Assignor::LibrdkafkaCooperativeSticky => "librdkafka:cooperative-sticky",
             Assignor::Copartitioned => "copartitioned",
         }
     }
@@ -372,6 +387,7 @@ impl Assignor {
             Assignor::JavaSticky
                 | Assignor::JavaCooperativeSticky
                 | Assignor::Kip848Uniform
+                | Assignor::LibrdkafkaCooperativeSticky
                 | Assignor::Copartitioned
         )
     }
@@ -388,6 +404,7 @@ impl Assignor {
             }
             Assignor::JavaRoundRobin => roundrobin::java(group),
             Assignor::LibrdkafkaRoundRobin => roundrobin::librdkafka(group),
+            Assignor::LibrdkafkaCooperativeSticky => rdkafka_sticky::cooperative(group),
             Assignor::KafkajsRoundRobin => roundrobin::kafkajs(group),
             Assignor::JavaSticky => sticky::constrained(group, false)?,
             Assignor::JavaCooperativeSticky => sticky::constrained(group, true)?,
@@ -441,6 +458,7 @@ impl FromStr for Assignor {
             }
             ("librdkafka", "" | "range") => Assignor::LibrdkafkaRange,
             ("librdkafka", "roundrobin" | "rr") => Assignor::LibrdkafkaRoundRobin,
+            ("librdkafka", "cooperativesticky") => Assignor::LibrdkafkaCooperativeSticky,
             ("copartitioned", "" | "copartitioned") => Assignor::Copartitioned,
             _ => {
                 return Err(AssignError::UnknownAssignor {
