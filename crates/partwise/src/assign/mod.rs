@@ -202,6 +202,15 @@ impl Assignment {
         }
     }
 
+    /// An assignment whose lists are already sorted by topic name, then partition.
+    fn presorted(order: Vec<usize>, partitions: Vec<Vec<Tp>>) -> Assignment {
+        Assignment {
+            order,
+            partitions,
+            withheld: Vec::new(),
+        }
+    }
+
     /// `owner[t][p]`: the member that owns partition `p` of topic `t`, if any.
     pub fn owners(&self, group: &Group) -> Vec<Vec<Option<usize>>> {
         let mut owner: Vec<Vec<Option<usize>>> = group
@@ -251,10 +260,16 @@ impl Assignment {
     }
 }
 
-/// `rank[t]`: position of topic `t` when topics are sorted by name.
-fn topic_name_rank(group: &Group) -> Vec<usize> {
+/// Topic indices sorted by name.
+fn topics_by_name(group: &Group) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..group.topics.len()).collect();
     idx.sort_by(|&a, &b| order::java_cmp(&group.topics[a].name, &group.topics[b].name));
+    idx
+}
+
+/// `rank[t]`: position of topic `t` when topics are sorted by name.
+fn topic_name_rank(group: &Group) -> Vec<usize> {
+    let idx = topics_by_name(group);
     let mut rank = vec![0; idx.len()];
     for (r, &t) in idx.iter().enumerate() {
         rank[t] = r;
