@@ -27,8 +27,11 @@ fn lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// member id -> sorted [(topic, partition)].
+type ById = BTreeMap<String, Vec<(String, u32)>>;
+
 /// member id -> sorted [(topic, partition)] of an assignment.
-fn by_id(group: &Group, a: &Assignment) -> BTreeMap<String, Vec<(String, u32)>> {
+fn by_id(group: &Group, a: &Assignment) -> ById {
     group
         .members
         .iter()
@@ -740,7 +743,7 @@ fn assert_fully_balanced(a: &Assignment, what: &str) {
 /// owns what the previous step of the same test gave it.
 fn check_sticky_upstream(file: &str, run: impl Fn(&str, &Group) -> Assignment) -> usize {
     let mut checked = 0;
-    let mut before: Option<(String, BTreeMap<String, Vec<(String, u32)>>)> = None;
+    let mut before: Option<(String, ById)> = None;
     for c in lines(&vectors().join("assignors").join(file)) {
         let test = c["source"]["test"].as_str().unwrap().to_string();
         let what = format!("{file} {test} step {}", c["source"]["step"]);

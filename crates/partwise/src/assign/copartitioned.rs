@@ -110,7 +110,12 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
             weight.extend((0..n as usize).map(|i| {
                 topics
                     .iter()
-                    .map(|&t| group.topics[t as usize].weights.as_ref().map_or(1, |w| w[i]))
+                    .map(|&t| {
+                        group.topics[t as usize]
+                            .weights
+                            .as_ref()
+                            .map_or(1, |w| w[i])
+                    })
                     .sum::<u64>()
             }));
         } else {
@@ -121,8 +126,9 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
     let units = unit_group.len();
     let index = |u: usize| (u - unit_base[unit_group[u] as usize]) as u32;
 
-    // Step 1: previous owners, flat per topic. A partition claimed twice goes
-    // to the member sorted first.
+    // Step 1: previous owners, flat per topic, as member ranks (one random
+    // access fewer per owned partition). A partition claimed twice goes to
+    // the member sorted first.
     let mut topic_base = Vec::with_capacity(group.topics.len());
     let mut total = 0usize;
     for t in &group.topics {
@@ -131,12 +137,13 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
     }
     let mut prev = vec![NONE; total];
     for (m, member) in group.members.iter().enumerate() {
+        let r = rank[m];
         for tp in &member.owned {
             let t = tp.topic as usize;
             if t < group.topics.len() && tp.partition < group.topics[t].partitions {
                 let slot = &mut prev[topic_base[t] + tp.partition as usize];
-                if *slot == NONE || rank[m] < rank[*slot as usize] {
-                    *slot = m as u32;
+                if r < *slot {
+                    *slot = r;
                 }
             }
         }
@@ -147,7 +154,7 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
     let mut load = vec![0u64; members];
     let mut tally: Vec<(u32, u32)> = Vec::new();
     for (g, topics) in groups.iter().enumerate() {
-        let subscriber = |m: u32| subs[m as usize][topics[0] as usize];
+        let first = topics[0] as usize;
         for u in unit_base[g]..unit_base[g + 1] {
             let i = index(u) as usize;
             let best = if let [t] = topics[..] {
@@ -155,26 +162,26 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
             } else {
                 tally.clear();
                 for &t in topics {
-                    let m = prev[topic_base[t as usize] + i];
-                    if m == NONE {
+                    let r = prev[topic_base[t as usize] + i];
+                    if r == NONE {
                         continue;
                     }
-                    match tally.iter_mut().find(|(x, _)| *x == m) {
+                    match tally.iter_mut().find(|(x, _)| *x == r) {
                         Some((_, c)) => *c += 1,
-                        None => tally.push((m, 1)),
+                        None => tally.push((r, 1)),
                     }
                 }
                 tally
                     .iter()
-                    .max_by(|a, b| {
-                        a.1.cmp(&b.1)
-                            .then(rank[b.0 as usize].cmp(&rank[a.0 as usize]))
-                    })
-                    .map_or(NONE, |&(m, _)| m)
+                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+                    .map_or(NONE, |&(r, _)| r)
             };
-            if best != NONE && subscriber(best) {
-                owner[u] = best;
-                load[best as usize] += weight[u];
+            if best != NONE {
+                let m = order[best as usize];
+                if subs[m][first] {
+                    owner[u] = m as u32;
+                    load[m] += weight[u];
+                }
             }
         }
     }
@@ -227,32 +234,52 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
         );
     }
 
-    // Members' partitions, built in (topic name, partition) order so they
-    // need no sorting.
-    let mut count = vec![0usize; members];
-    for (u, &m) in owner.iter().enumerate() {
-        count[m as usize] += groups[unit_group[u] as usize].len();
+    // Members' partitions in (topic name, partition) order, written member by
+    // member: units bucketed by owner (in unit order, so by group, then
+    // index), then each member's bucket walked once per topic.
+    let mut start = vec![0usize; members + 1];
+    for &m in &owner {
+        start[m as usize + 1] += 1;
     }
-    let mut out: Vec<Vec<Tp>> = count.iter().map(|&c| Vec::with_capacity(c)).collect();
+    for m in 0..members {
+        start[m + 1] += start[m];
+    }
+    let mut fill = start.clone();
+    let mut bucket = vec![0u32; units];
+    for (u, &m) in owner.iter().enumerate() {
+        bucket[fill[m as usize]] = u as u32;
+        fill[m as usize] += 1;
+    }
     let mut group_of_topic = vec![NONE; group.topics.len()];
     for (g, topics) in groups.iter().enumerate() {
         for &t in topics {
             group_of_topic[t as usize] = g as u32;
         }
     }
-    for t in super::topics_by_name(group) {
-        let g = group_of_topic[t];
-        if g == NONE {
-            continue;
-        }
-        let base = unit_base[g as usize];
-        for (i, &m) in owner[base..unit_base[g as usize + 1]].iter().enumerate() {
-            out[m as usize].push(Tp {
-                topic: t as u32,
-                partition: i as u32,
-            });
-        }
-    }
+    let by_name: Vec<(u32, u32)> = super::topics_by_name(group)
+        .into_iter()
+        .filter(|&t| group_of_topic[t] != NONE)
+        .map(|t| (t as u32, group_of_topic[t]))
+        .collect();
+    let out: Vec<Vec<Tp>> = (0..members)
+        .map(|m| {
+            let mine = &bucket[start[m]..start[m + 1]];
+            let size = mine
+                .iter()
+                .map(|&u| groups[unit_group[u as usize] as usize].len())
+                .sum();
+            let mut list = Vec::with_capacity(size);
+            for &(t, g) in &by_name {
+                let lo = mine.partition_point(|&u| unit_group[u as usize] < g);
+                let hi = mine.partition_point(|&u| unit_group[u as usize] <= g);
+                list.extend(mine[lo..hi].iter().map(|&u| Tp {
+                    topic: t,
+                    partition: index(u as usize),
+                }));
+            }
+            list
+        })
+        .collect();
     Ok(Assignment::presorted(order, out))
 }
 
@@ -281,13 +308,14 @@ fn rebalance(
         held[m as usize].insert(u);
     }
     let mut all: BTreeSet<(u64, u32)> = (0..members).map(|m| (load[m], rank[m])).collect();
-    let set_load = |by_load: &mut Vec<BTreeSet<(u64, u32)>>, load: &mut [u64], m: usize, new: u64| {
-        for &g in &member_groups[m] {
-            by_load[g].remove(&(load[m], rank[m]));
-            by_load[g].insert((new, rank[m]));
-        }
-        load[m] = new;
-    };
+    let set_load =
+        |by_load: &mut Vec<BTreeSet<(u64, u32)>>, load: &mut [u64], m: usize, new: u64| {
+            for &g in &member_groups[m] {
+                by_load[g].remove(&(load[m], rank[m]));
+                by_load[g].insert((new, rank[m]));
+            }
+            load[m] = new;
+        };
     loop {
         let mut moved = false;
         // Try members from the heaviest down; the first improving move wins.
@@ -303,7 +331,11 @@ fn rebalance(
                 if rb == ra {
                     continue;
                 }
-                for &u in held[a].iter().rev().filter(|&&u| unit_group[u] as usize == g) {
+                for &u in held[a]
+                    .iter()
+                    .rev()
+                    .filter(|&&u| unit_group[u] as usize == g)
+                {
                     let w = weight[u];
                     if lb + w < la {
                         let after = (la - w).abs_diff(lb + w);

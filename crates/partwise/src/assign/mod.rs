@@ -149,18 +149,24 @@ impl Group {
             .enumerate()
             .map(|(i, t)| (t.name.as_str(), i))
             .collect();
-        self.members
-            .iter()
-            .map(|m| {
-                let mut s = vec![false; self.topics.len()];
-                for name in &m.topics {
-                    if let Some(&i) = index.get(name.as_str()) {
-                        s[i] = true;
-                    }
+        let mut rows: Vec<Vec<bool>> = Vec::with_capacity(self.members.len());
+        for (k, m) in self.members.iter().enumerate() {
+            // Members usually share one topic list; comparing it is cheaper
+            // than hashing every name again.
+            if k > 0 && self.members[k - 1].topics == m.topics {
+                let row = rows[k - 1].clone();
+                rows.push(row);
+                continue;
+            }
+            let mut s = vec![false; self.topics.len()];
+            for name in &m.topics {
+                if let Some(&i) = index.get(name.as_str()) {
+                    s[i] = true;
                 }
-                s
-            })
-            .collect()
+            }
+            rows.push(s);
+        }
+        rows
     }
 
     /// Whether every member subscribes to the same existing topics.

@@ -216,10 +216,10 @@ impl State<'_> {
                     continue;
                 }
                 let base = self.ids.base[t];
-                for p in base..base + self.group.topics[t].partitions as usize {
-                    match holder[p] {
-                        Some(h) if h != m && mine < self.len(h) => return false,
-                        _ => {}
+                let end = base + self.group.topics[t].partitions as usize;
+                for h in holder[base..end].iter().flatten() {
+                    if *h != m && mine < self.len(*h) {
+                        return false;
                     }
                 }
             }
@@ -350,17 +350,17 @@ fn sticky(st: &mut State<'_>) {
         sorted_partitions = Vec::with_capacity(parts);
         let mut remaining: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut consumers: Vec<usize> = Vec::new();
-        for m in 0..n {
+        for (m, slot) in remaining.iter_mut().enumerate() {
             if let Some(list) = st.current[m].as_mut() {
                 let name_rank = &st.name_rank;
                 let tps = &st.ids.tps;
                 list.sort_by_key(|&p| (name_rank[tps[p].topic as usize], tps[p].partition));
-                remaining[m] = list
+                *slot = list
                     .iter()
                     .copied()
                     .filter(|&p| st.consumers_of[p] > 0)
                     .collect();
-                if !remaining[m].is_empty() {
+                if !slot.is_empty() {
                     consumers.push(m);
                 }
             }
