@@ -802,3 +802,33 @@ fn librdkafka_sticky_matches_its_unit_tests() {
     });
     assert_eq!(n, 22);
 }
+
+/// Apache Kafka's `AbstractStickyAssignorTest` cases with equal
+/// subscriptions (the constrained path): the eager assignor must give the
+/// expected assignment, and the cooperative one must withhold exactly the
+/// partitions the test expects in `partitionsTransferringOwnership`.
+#[test]
+fn java_sticky_matches_upstream_tests() {
+    let n = check_sticky_upstream("java_sticky_upstream.jsonl", |spec, g| {
+        spec.parse::<Assignor>().unwrap().assign(g).unwrap()
+    });
+    assert_eq!(n, 11);
+    for c in lines(&vectors().join("assignors/java_sticky_upstream.jsonl")) {
+        let g = upstream_group(&c);
+        let eager = Assignor::JavaSticky.assign(&g).unwrap();
+        let coop = Assignor::JavaCooperativeSticky.assign(&g).unwrap();
+        let transferring = pairs(&c["transferring"]);
+        let withheld: Vec<(String, u32)> = coop
+            .withheld
+            .iter()
+            .map(|tp| (g.topics[tp.topic as usize].name.clone(), tp.partition))
+            .collect();
+        assert_eq!(withheld, transferring, "{}", c["source"]["test"]);
+        // Apart from what it withholds, the cooperative assignor agrees with the eager one.
+        let mut kept = by_id(&g, &eager);
+        for list in kept.values_mut() {
+            list.retain(|p| !transferring.contains(p));
+        }
+        assert_eq!(by_id(&g, &coop), kept, "{}", c["source"]["test"]);
+    }
+}
