@@ -27,8 +27,11 @@ fn lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// member id -> sorted [(topic, partition)].
+type ById = BTreeMap<String, Vec<(String, u32)>>;
+
 /// member id -> sorted [(topic, partition)] of an assignment.
-fn by_id(group: &Group, a: &Assignment) -> BTreeMap<String, Vec<(String, u32)>> {
+fn by_id(group: &Group, a: &Assignment) -> ById {
     group
         .members
         .iter()
@@ -512,4 +515,320 @@ fn copartitioned_balances_weights() {
     let mut sorted = loads.clone();
     sorted.sort();
     assert_eq!(sorted, vec![4, 6, 20], "{loads:?}");
+}
+
+// ---- librdkafka cooperative-sticky in a real group under churn ----
+
+/// member id -> sorted assignment of one recorded snapshot.
+fn snapshot_map(members: &Value) -> BTreeMap<String, Vec<(String, u32)>> {
+    members
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["member_id"].as_str().unwrap().to_string(),
+                pairs(&m["assignment"]),
+            )
+        })
+        .collect()
+}
+
+/// Each recorded step's members, owning what they held when the previous step
+/// settled (newcomers own nothing), go through the cooperative rounds: the
+/// first withholds partitions whose owner changes, the next hands them out.
+/// The last round must equal the settled assignment, and every member must
+/// have been seen holding what the first round gave it.
+#[test]
+fn librdkafka_cooperative_sticky_matches_a_real_group_under_churn() {
+    let cases = lines(&vectors().join("assignors/librdkafka_cooperative_sticky.jsonl"));
+    let mut previous: HashMap<String, BTreeMap<String, Vec<(String, u32)>>> = HashMap::new();
+    let (mut steps, mut withholding_steps) = (0, 0);
+    for c in &cases {
+        let scenario = c["scenario"].as_str().unwrap().to_string();
+        let topics: Vec<Topic> = c["topics"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(n, k)| Topic::new(n.clone(), k.as_u64().unwrap() as u32))
+            .collect();
+        let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
+        let before = previous.remove(&scenario).unwrap_or_default();
+        let ids: Vec<String> = c["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["member_id"].as_str().unwrap().to_string())
+            .collect();
+        let mut group = Group::new(
+            ids.iter()
+                .map(|id| Member::new(id.clone(), names.iter().cloned()))
+                .collect(),
+            topics,
+        );
+        let own = |group: &mut Group, held: &BTreeMap<String, Vec<(String, u32)>>, gen: i32| {
+            for i in 0..group.members.len() {
+                let Some(list) = held.get(&group.members[i].id) else {
+                    continue;
+                };
+                let owned: Vec<Tp> = list
+                    .iter()
+                    .map(|(t, p)| Tp {
+                        topic: group.topic_index(t).unwrap(),
+                        partition: *p,
+                    })
+                    .collect();
+                group.members[i].owned = owned;
+                group.members[i].generation = Some(gen);
+            }
+        };
+        own(&mut group, &before, 1);
+        let first = Assignor::LibrdkafkaCooperativeSticky
+            .assign(&group)
+            .unwrap();
+        let mut last = first.clone();
+        let mut rounds = 1;
+        while !last.withheld.is_empty() {
+            assert!(rounds < 3, "{scenario} {}: withholds forever", c["event"]);
+            let held = by_id(&group, &last);
+            own(&mut group, &held, 1 + rounds);
+            last = Assignor::LibrdkafkaCooperativeSticky
+                .assign(&group)
+                .unwrap();
+            rounds += 1;
+        }
+        let settled = snapshot_map(&c["members"]);
+        assert_eq!(
+            by_id(&group, &last),
+            settled,
+            "{scenario} step {} ({})",
+            c["step"],
+            c["event"]
+        );
+        if !first.withheld.is_empty() {
+            // Members see their round-one assignment at different moments (a
+            // slow member may still hold what another already gave up), so
+            // each member's own view is checked, not whole snapshots.
+            let observed: Vec<BTreeMap<String, Vec<(String, u32)>>> = c["observed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(snapshot_map)
+                .collect();
+            for (id, want) in by_id(&group, &first) {
+                assert!(
+                    observed.iter().any(|s| s.get(&id) == Some(&want)),
+                    "{scenario} step {}: {id} never held its first-round {want:?}",
+                    c["step"]
+                );
+            }
+            withholding_steps += 1;
+        }
+        previous.insert(scenario, settled);
+        steps += 1;
+    }
+    assert_eq!(
+        steps, 9,
+        "two churn scenarios: 4 and 3 joins, then 1 leave each"
+    );
+    assert!(
+        withholding_steps >= 4,
+        "joins that move owned partitions withhold them"
+    );
+}
+
+// ---- upstream sticky-assignor test suites ----
+
+/// A group from an upstream-test line: `topics` as `[name, partitions]`,
+/// members with `id`, `topics` and optional `owned` (partitions of topics
+/// the group no longer has are left out, as the assignors drop them).
+fn upstream_group(c: &Value) -> Group {
+    let topics: Vec<Topic> = c["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| Topic::new(t[0].as_str().unwrap(), t[1].as_u64().unwrap() as u32))
+        .collect();
+    let mut group = Group::new(Vec::new(), topics);
+    for m in c["members"].as_array().unwrap() {
+        let mut mem = Member::new(
+            m["id"].as_str().unwrap(),
+            m["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap()),
+        );
+        if let Some(owned) = m["owned"].as_array() {
+            mem.owned = owned
+                .iter()
+                .filter_map(|p| {
+                    Some(Tp {
+                        topic: group.topic_index(p[0].as_str().unwrap())?,
+                        partition: p[1].as_u64().unwrap() as u32,
+                    })
+                })
+                .collect();
+            mem.generation = m["generation"].as_i64().map(|g| g as i32).or(Some(1));
+        }
+        mem.instance_id = m["instance_id"].as_str().map(str::to_string);
+        group.members.push(mem);
+    }
+    group
+}
+
+/// Validity: every partition of a subscribed topic has exactly one owner,
+/// which subscribes to its topic.
+fn assert_valid(g: &Group, a: &Assignment, what: &str) {
+    let mut count: HashMap<(u32, u32), usize> = HashMap::new();
+    for (m, list) in a.partitions.iter().enumerate() {
+        for tp in list {
+            let name = &g.topics[tp.topic as usize].name;
+            assert!(
+                g.members[m].topics.contains(name),
+                "{what}: {} got {name}-{} without subscribing",
+                g.members[m].id,
+                tp.partition
+            );
+            *count.entry((tp.topic, tp.partition)).or_default() += 1;
+        }
+    }
+    for (t, topic) in g.topics.iter().enumerate() {
+        if !g.members.iter().any(|m| m.topics.contains(&topic.name)) {
+            continue;
+        }
+        for p in 0..topic.partitions {
+            assert_eq!(
+                count.get(&(t as u32, p)).copied().unwrap_or(0),
+                1,
+                "{what}: {}-{p} not assigned exactly once",
+                topic.name
+            );
+        }
+    }
+}
+
+/// Balance as the upstream tests define it: when two members' counts differ
+/// by more than one, the larger holds no partition the smaller could take.
+fn assert_balanced(g: &Group, a: &Assignment, what: &str) {
+    for i in 0..g.members.len() {
+        for j in 0..g.members.len() {
+            if a.partitions[i].len() <= a.partitions[j].len() + 1 {
+                continue;
+            }
+            for tp in &a.partitions[i] {
+                let name = &g.topics[tp.topic as usize].name;
+                assert!(
+                    !g.members[j].topics.contains(name),
+                    "{what}: {name}-{} could move from {} ({}) to {} ({})",
+                    tp.partition,
+                    g.members[i].id,
+                    a.partitions[i].len(),
+                    g.members[j].id,
+                    a.partitions[j].len()
+                );
+            }
+        }
+    }
+}
+
+fn assert_fully_balanced(a: &Assignment, what: &str) {
+    let min = a.partitions.iter().map(Vec::len).min().unwrap_or(0);
+    let max = a.partitions.iter().map(Vec::len).max().unwrap_or(0);
+    assert!(max <= min + 1, "{what}: sizes {min}..{max}");
+}
+
+/// Runs every line of an upstream sticky-test file: exact expectations where
+/// the upstream test has them, its properties always. A step without `owned`
+/// owns what the previous step of the same test gave it.
+fn check_sticky_upstream(file: &str, run: impl Fn(&str, &Group) -> Assignment) -> usize {
+    let mut checked = 0;
+    let mut before: Option<(String, ById)> = None;
+    for c in lines(&vectors().join("assignors").join(file)) {
+        let test = c["source"]["test"].as_str().unwrap().to_string();
+        let what = format!("{file} {test} step {}", c["source"]["step"]);
+        let mut g = upstream_group(&c);
+        if c["source"]["step"].as_u64().unwrap_or(1) > 1 {
+            let (prev_test, held) = before.as_ref().expect("a previous step");
+            assert_eq!(prev_test, &test, "{what}: steps out of order");
+            for m in &mut g.members {
+                if c["members"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x["id"] == m.id.as_str() && x.get("owned").is_some())
+                {
+                    continue;
+                }
+                if let Some(list) = held.get(&m.id) {
+                    m.owned = list
+                        .iter()
+                        .filter_map(|(t, p)| {
+                            Some(Tp {
+                                topic: g.topics.iter().position(|x| &x.name == t)? as u32,
+                                partition: *p,
+                            })
+                        })
+                        .collect();
+                    m.generation = Some(1);
+                }
+            }
+        }
+        let a = run(c["assignor"].as_str().unwrap(), &g);
+        if let Some(want) = c["expected"].as_object() {
+            let want: BTreeMap<String, Vec<(String, u32)>> =
+                want.iter().map(|(k, v)| (k.clone(), pairs(v))).collect();
+            assert_eq!(by_id(&g, &a), want, "{what}");
+        }
+        for p in c["properties"].as_array().into_iter().flatten() {
+            match p.as_str().unwrap() {
+                "valid" => assert_valid(&g, &a, &what),
+                "balanced" => assert_balanced(&g, &a, &what),
+                "fully_balanced" => assert_fully_balanced(&a, &what),
+                other => panic!("{what}: unknown property {other}"),
+            }
+        }
+        before = Some((test, by_id(&g, &a)));
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn librdkafka_sticky_matches_its_unit_tests() {
+    let n = check_sticky_upstream("librdkafka_sticky_upstream.jsonl", |spec, g| {
+        assert_eq!(spec, "librdkafka:sticky-unadjusted");
+        partwise::assign::librdkafka_sticky_unadjusted(g).unwrap()
+    });
+    assert_eq!(n, 22);
+}
+
+/// Apache Kafka's `AbstractStickyAssignorTest` cases with equal
+/// subscriptions (the constrained path): the eager assignor must give the
+/// expected assignment, and the cooperative one must withhold exactly the
+/// partitions the test expects in `partitionsTransferringOwnership`.
+#[test]
+fn java_sticky_matches_upstream_tests() {
+    let n = check_sticky_upstream("java_sticky_upstream.jsonl", |spec, g| {
+        spec.parse::<Assignor>().unwrap().assign(g).unwrap()
+    });
+    assert_eq!(n, 11);
+    for c in lines(&vectors().join("assignors/java_sticky_upstream.jsonl")) {
+        let g = upstream_group(&c);
+        let eager = Assignor::JavaSticky.assign(&g).unwrap();
+        let coop = Assignor::JavaCooperativeSticky.assign(&g).unwrap();
+        let transferring = pairs(&c["transferring"]);
+        let withheld: Vec<(String, u32)> = coop
+            .withheld
+            .iter()
+            .map(|tp| (g.topics[tp.topic as usize].name.clone(), tp.partition))
+            .collect();
+        assert_eq!(withheld, transferring, "{}", c["source"]["test"]);
+        // Apart from what it withholds, the cooperative assignor agrees with the eager one.
+        let mut kept = by_id(&g, &eager);
+        for list in kept.values_mut() {
+            list.retain(|p| !transferring.contains(p));
+        }
+        assert_eq!(by_id(&g, &coop), kept, "{}", c["source"]["test"]);
+    }
 }

@@ -18,6 +18,19 @@ assignment with librdkafka:range / librdkafka:roundrobin.
 Output: ../assignors/librdkafka_<strategy>.jsonl, one line per group:
   {"strategy", "topics": {name: partitions}, "members": [{"member_id", "assignment":
    [[topic, partition], ...]}], "broker", "librdkafka"}
+
+Churn (strategy cooperative-sticky): members of ONE group join one at a time, then one
+leaves. After every event the script polls until the group has settled as above (for
+cooperative-sticky that is after the follow-up rebalance that hands out the partitions
+withheld while their old owner revoked them) and records one line per event:
+  {"strategy", "scenario", "step", "event": "join pwc-c2" | "leave pwc-c1", "topics",
+   "members": [...settled, in join order...], "observed": [every distinct snapshot seen
+   while settling, each a list of {"member_id", "assignment"}], "broker", "librdkafka"}
+The Rust test feeds step k-1's settled assignment as the owned partitions of step k's
+members (newcomers own nothing) and must reproduce the settled assignment after the
+cooperative rounds, and "observed" must show every member holding what the first round
+(which withholds partitions changing owner) gave it.
+Output: ../assignors/librdkafka_cooperative_sticky.jsonl.
 Fallback (--mock, or if tansu cannot be started): librdkafka's mock cluster, recorded in "broker".
 """
 import argparse
@@ -42,6 +55,11 @@ SCENARIOS = [
     {"pwa-x4": 4, "pwa-y7": 7, "pwa-z2": 2},
 ]
 STRATEGIES = ["range", "roundrobin"]
+# (topics, members joining in order, index of the member that then leaves)
+CHURN = [
+    ("two-topics", {"pwc-a": 5, "pwc-b": 3}, 4, 1),
+    ("three-topics", {"pwc-x": 4, "pwc-y": 7, "pwc-z": 2}, 3, 0),
+]
 SIZES = [1, 2, 3, 4, 5]
 STABLE_SECONDS = 4.0
 
@@ -110,9 +128,87 @@ def run_group(broker, strategy, topics, n):
             c.close()
 
 
+class GroupStats:
+    """librdkafka's own view of its group membership, from the statistics callback:
+    the number of rebalances it went through and its join state."""
+
+    def __init__(self):
+        self.rebalances, self.state = 0, None
+
+    def __call__(self, raw):
+        cgrp = json.loads(raw).get("cgrp") or {}
+        self.rebalances = cgrp.get("rebalance_cnt", self.rebalances)
+        self.state = cgrp.get("join_state", self.state)
+
+
+def settle(consumers, stats, before, topics, deadline_s=120):
+    """Polls until every consumer has been through a rebalance since `before` (its
+    rebalance count then), is in join state "steady", has a member id, the assignments
+    cover every partition once, and nothing changed for STABLE_SECONDS; returns
+    (settled, distinct snapshots seen on the way)."""
+    total = {(t, p) for t, k in topics.items() for p in range(k)}
+    seen, last, since = [], None, time.time()
+    deadline = time.time() + deadline_s
+    while time.time() < deadline:
+        for c in consumers:
+            c.poll(0.05)
+        snap = snapshot(consumers)
+        if snap != last:
+            last, since = snap, time.time()
+            if snap not in seen:
+                seen.append(snap)
+            continue
+        owned = [tp for _, parts in snap for tp in parts]
+        ok = (all(mid for mid, _ in snap) and len(owned) == len(total) and set(owned) == total
+              and all(s.rebalances > b and s.state == "steady" for s, b in zip(stats, before)))
+        if ok and time.time() - since >= STABLE_SECONDS:
+            as_json = lambda sn: [{"member_id": m, "assignment": [list(tp) for tp in ps]} for m, ps in sn]
+            return as_json(snap), [as_json(sn) for sn in seen]
+    raise RuntimeError(f"group did not settle: {last}")
+
+
+def run_churn(broker, name, topics, joins, leaver):
+    strategy = "cooperative-sticky"
+    group = f"pwc-{name}-{uuid.uuid4().hex[:8]}"
+    conf = {**broker.conf(), "group.id": group, "partition.assignment.strategy": strategy,
+            "enable.auto.commit": False, "session.timeout.ms": 30000,
+            "heartbeat.interval.ms": 500, "auto.offset.reset": "earliest",
+            "statistics.interval.ms": 100}
+    consumers, stats, lines = [], [], []
+    try:
+        events = [("join", i) for i in range(joins)] + [("leave", leaver)]
+        for step, (kind, i) in enumerate(events):
+            before = [s.rebalances for s in stats]
+            if kind == "join":
+                st = GroupStats()
+                c = Consumer({**conf, "client.id": f"pwc-c{i}", "stats_cb": st})
+                c.subscribe(sorted(topics))
+                consumers.append(c)
+                stats.append(st)
+                before.append(0)
+            else:
+                c = consumers.pop(i)
+                stats.pop(i)
+                before.pop(i)
+                c.close()
+            t0 = time.time()
+            members, observed = settle(consumers, stats, before, topics)
+            print(f"{strategy} {name} step {step} ({kind} pwc-c{i}): settled in "
+                  f"{time.time() - t0:.1f}s, {len(observed)} snapshot(s)", flush=True)
+            lines.append({"strategy": strategy, "scenario": name, "step": step,
+                          "event": f"{kind} pwc-c{i}", "topics": topics, "members": members,
+                          "observed": observed})
+    finally:
+        for c in consumers:
+            c.close()
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mock", action="store_true", help="use librdkafka's mock cluster instead of tansu")
+    ap.add_argument("--only", choices=STRATEGIES + ["cooperative-sticky"],
+                    help="regenerate one strategy's file only")
     args = ap.parse_args()
     lib = confluent_kafka.libversion()[0]
     print(f"confluent-kafka {confluent_kafka.version()}, librdkafka {lib}")
@@ -130,7 +226,11 @@ def main():
     try:
         for sc in SCENARIOS:
             create_topics(broker, sc)
+        for _, topics, _, _ in CHURN:
+            create_topics(broker, topics)
         for strategy in STRATEGIES:
+            if args.only and args.only != strategy:
+                continue
             lines = []
             for sc in SCENARIOS:
                 for n in SIZES:
@@ -140,6 +240,16 @@ def main():
                     lines.append({"strategy": strategy, "topics": sc, "members": members,
                                   "broker": broker.desc, "librdkafka": lib})
             path = os.path.join(OUT, f"librdkafka_{strategy}.jsonl")
+            with open(path, "w") as f:
+                for d in lines:
+                    f.write(json.dumps(d, sort_keys=False) + "\n")
+            print("wrote", path)
+        if args.only in (None, "cooperative-sticky"):
+            lines = []
+            for name, topics, joins, leaver in CHURN:
+                for d in run_churn(broker, name, topics, joins, leaver):
+                    lines.append({**d, "broker": broker.desc, "librdkafka": lib})
+            path = os.path.join(OUT, "librdkafka_cooperative_sticky.jsonl")
             with open(path, "w") as f:
                 for d in lines:
                     f.write(json.dumps(d, sort_keys=False) + "\n")

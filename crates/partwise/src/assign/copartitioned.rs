@@ -23,13 +23,17 @@
 
 use super::order::java_member_order;
 use super::{AssignError, Assignment, Group, Tp};
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
 
 /// The co-partition groups of `group`: topic indices grouped by partition
 /// count and subscriber set, each group's topics in the order given, groups
 /// ordered by their first topic. Topics nobody subscribes to are left out.
 pub fn copartition_groups(group: &Group) -> Vec<Vec<u32>> {
-    let subs = group.subscriptions();
+    groups_of(group, &group.subscriptions())
+}
+
+fn groups_of(group: &Group, subs: &[Vec<bool>]) -> Vec<Vec<u32>> {
     let mut keys: Vec<(u32, Vec<bool>)> = Vec::new();
     let mut groups: Vec<Vec<u32>> = Vec::new();
     for (t, topic) in group.topics.iter().enumerate() {
@@ -49,146 +53,275 @@ pub fn copartition_groups(group: &Group) -> Vec<Vec<u32>> {
     groups
 }
 
-struct Unit {
-    group: usize,
-    index: u32,
-    weight: u64,
+const NONE: u32 = u32::MAX;
+
+/// Least-loaded member per co-partition group: a min-heap of (load, rank)
+/// whose entries go stale when the member's load changes; a stale entry is
+/// dropped when it reaches the top. Cheaper than an ordered set that must
+/// remove the old entry on every change.
+struct Lightest {
+    heaps: Vec<BinaryHeap<Reverse<(u64, u32)>>>,
+}
+
+impl Lightest {
+    fn top(&mut self, g: usize, load: &[u64], order: &[usize]) -> (u64, u32) {
+        let heap = &mut self.heaps[g];
+        loop {
+            let Reverse((l, r)) = *heap.peek().expect("every group has a subscriber");
+            if load[order[r as usize]] == l {
+                return (l, r);
+            }
+            heap.pop();
+        }
+    }
 }
 
 pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
     let members = group.members.len();
     let order = java_member_order(&group.members);
-    let mut rank = vec![0usize; members];
+    let mut rank = vec![0u32; members];
     for (r, &m) in order.iter().enumerate() {
-        rank[m] = r;
+        rank[m] = r as u32;
     }
     let subs = group.subscriptions();
-    let groups = copartition_groups(group);
-    // eligible[g]: subscribers of group g (every topic of a group has the same ones).
-    let eligible: Vec<Vec<usize>> = groups
+    let groups = groups_of(group, &subs);
+    // member_groups[m]: the groups member m subscribes to (every topic of a
+    // group has the same subscribers, so its first topic decides).
+    let member_groups: Vec<Vec<usize>> = subs
         .iter()
-        .map(|g| (0..members).filter(|&m| subs[m][g[0] as usize]).collect())
-        .collect();
-
-    let mut units: Vec<Unit> = Vec::new();
-    for (g, topics) in groups.iter().enumerate() {
-        let n = group.topics[topics[0] as usize].partitions;
-        for index in 0..n {
-            let weight = topics
-                .iter()
-                .map(|&t| {
-                    group.topics[t as usize]
-                        .weights
-                        .as_ref()
-                        .map_or(1, |w| w[index as usize])
-                })
-                .sum::<u64>();
-            units.push(Unit {
-                group: g,
-                index,
-                weight: if group.topics.iter().any(|t| t.weights.is_some()) {
-                    weight
-                } else {
-                    1
-                },
-            });
-        }
-    }
-    // Step 1: previous owners. A partition claimed twice goes to the member sorted first.
-    let mut prev: Vec<Vec<Option<usize>>> = group
-        .topics
-        .iter()
-        .map(|t| vec![None; t.partitions as usize])
-        .collect();
-    for (m, member) in group.members.iter().enumerate() {
-        for tp in &member.owned {
-            if let Some(slot) = prev
-                .get_mut(tp.topic as usize)
-                .and_then(|v| v.get_mut(tp.partition as usize))
-            {
-                if slot.is_none_or(|o| rank[m] < rank[o]) {
-                    *slot = Some(m);
-                }
-            }
-        }
-    }
-    // The unit's previous owner: most of its partitions, ties to the member sorted first.
-    let mut best: Vec<Option<usize>> = vec![None; units.len()];
-    let mut tally: Vec<(usize, u32)> = Vec::new();
-    for (u, unit) in units.iter().enumerate() {
-        tally.clear();
-        for &t in &groups[unit.group] {
-            if let Some(m) = prev[t as usize][unit.index as usize] {
-                match tally.iter_mut().find(|(x, _)| *x == m) {
-                    Some((_, c)) => *c += 1,
-                    None => tally.push((m, 1)),
-                }
-            }
-        }
-        best[u] = tally
-            .iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then(rank[b.0].cmp(&rank[a.0])))
-            .map(|&(m, _)| m);
-    }
-    let mut owner: Vec<Option<usize>> = vec![None; units.len()];
-    let mut load = vec![0u64; members];
-    for (u, unit) in units.iter().enumerate() {
-        if let Some(m) = best[u] {
-            if subs[m][groups[unit.group][0] as usize] {
-                owner[u] = Some(m);
-                load[m] += unit.weight;
-            }
-        }
-    }
-
-    // Per-group sets of eligible members by (load, rank), for "least loaded subscriber".
-    let mut by_load: Vec<BTreeSet<(u64, usize)>> = eligible
-        .iter()
-        .map(|e| e.iter().map(|&m| (load[m], rank[m])).collect())
-        .collect();
-    let member_groups: Vec<Vec<usize>> = (0..members)
-        .map(|m| {
+        .map(|s| {
             (0..groups.len())
-                .filter(|&g| eligible[g].contains(&m))
+                .filter(|&g| s[groups[g][0] as usize])
                 .collect()
         })
         .collect();
+
+    // Units are contiguous per group, index ascending: unit u of group g is
+    // index u - unit_base[g].
+    let weighted = group.topics.iter().any(|t| t.weights.is_some());
+    let mut unit_base = Vec::with_capacity(groups.len() + 1);
+    let mut unit_group: Vec<u32> = Vec::new();
+    let mut weight: Vec<u64> = Vec::new();
+    for (g, topics) in groups.iter().enumerate() {
+        unit_base.push(unit_group.len());
+        let n = group.topics[topics[0] as usize].partitions;
+        unit_group.extend(std::iter::repeat_n(g as u32, n as usize));
+        if weighted {
+            weight.extend((0..n as usize).map(|i| {
+                topics
+                    .iter()
+                    .map(|&t| {
+                        group.topics[t as usize]
+                            .weights
+                            .as_ref()
+                            .map_or(1, |w| w[i])
+                    })
+                    .sum::<u64>()
+            }));
+        } else {
+            weight.extend(std::iter::repeat_n(1, n as usize));
+        }
+    }
+    unit_base.push(unit_group.len());
+    let units = unit_group.len();
+    let index = |u: usize| (u - unit_base[unit_group[u] as usize]) as u32;
+
+    // Step 1: previous owners, flat per topic, as member ranks (one random
+    // access fewer per owned partition). A partition claimed twice goes to
+    // the member sorted first.
+    let mut topic_base = Vec::with_capacity(group.topics.len());
+    let mut total = 0usize;
+    for t in &group.topics {
+        topic_base.push(total);
+        total += t.partitions as usize;
+    }
+    let mut prev = vec![NONE; total];
+    for (m, member) in group.members.iter().enumerate() {
+        let r = rank[m];
+        for tp in &member.owned {
+            let t = tp.topic as usize;
+            if t < group.topics.len() && tp.partition < group.topics[t].partitions {
+                let slot = &mut prev[topic_base[t] + tp.partition as usize];
+                if r < *slot {
+                    *slot = r;
+                }
+            }
+        }
+    }
+    // The unit's previous owner: most of its partitions, ties to the member
+    // sorted first; it keeps the unit if it still subscribes.
+    let mut owner = vec![NONE; units];
+    let mut load = vec![0u64; members];
+    let mut tally: Vec<(u32, u32)> = Vec::new();
+    for (g, topics) in groups.iter().enumerate() {
+        let first = topics[0] as usize;
+        for u in unit_base[g]..unit_base[g + 1] {
+            let i = index(u) as usize;
+            let best = if let [t] = topics[..] {
+                prev[topic_base[t as usize] + i]
+            } else {
+                tally.clear();
+                for &t in topics {
+                    let r = prev[topic_base[t as usize] + i];
+                    if r == NONE {
+                        continue;
+                    }
+                    match tally.iter_mut().find(|(x, _)| *x == r) {
+                        Some((_, c)) => *c += 1,
+                        None => tally.push((r, 1)),
+                    }
+                }
+                tally
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+                    .map_or(NONE, |&(r, _)| r)
+            };
+            if best != NONE {
+                let m = order[best as usize];
+                if subs[m][first] {
+                    owner[u] = m as u32;
+                    load[m] += weight[u];
+                }
+            }
+        }
+    }
+
+    // Step 2: unowned units, heaviest first, then by group and index, each
+    // to its group's least-loaded subscriber.
+    let mut lightest = Lightest {
+        heaps: (0..groups.len())
+            .map(|g| {
+                let first = groups[g][0] as usize;
+                (0..members)
+                    .filter(|&m| subs[m][first])
+                    .map(|m| Reverse((load[m], rank[m])))
+                    .collect()
+            })
+            .collect(),
+    };
+    let mut free: Vec<usize> = (0..units).filter(|&u| owner[u] == NONE).collect();
+    if weighted {
+        free.sort_by_key(|&u| (Reverse(weight[u]), u));
+    }
+    for u in free {
+        let g = unit_group[u] as usize;
+        let (_, r) = lightest.top(g, &load, &order);
+        let m = order[r as usize];
+        owner[u] = m as u32;
+        load[m] += weight[u];
+        for &h in &member_groups[m] {
+            lightest.heaps[h].push(Reverse((load[m], rank[m])));
+        }
+    }
+
+    // Step 3: move units from heavy to light members while that narrows the
+    // gap. Unweighted loads within one of each other admit no such move.
+    let (min, max) = (
+        load.iter().copied().min().unwrap_or(0),
+        load.iter().copied().max().unwrap_or(0),
+    );
+    if weighted || max > min + 1 {
+        rebalance(
+            &groups,
+            &member_groups,
+            &unit_group,
+            &weight,
+            &order,
+            &rank,
+            !weighted,
+            &mut owner,
+            &mut load,
+        );
+    }
+
+    // Members' partitions in (topic name, partition) order, written member by
+    // member: units bucketed by owner (in unit order, so by group, then
+    // index), then each member's bucket walked once per topic.
+    let mut start = vec![0usize; members + 1];
+    for &m in &owner {
+        start[m as usize + 1] += 1;
+    }
+    for m in 0..members {
+        start[m + 1] += start[m];
+    }
+    let mut fill = start.clone();
+    let mut bucket = vec![0u32; units];
+    for (u, &m) in owner.iter().enumerate() {
+        bucket[fill[m as usize]] = u as u32;
+        fill[m as usize] += 1;
+    }
+    let mut group_of_topic = vec![NONE; group.topics.len()];
+    for (g, topics) in groups.iter().enumerate() {
+        for &t in topics {
+            group_of_topic[t as usize] = g as u32;
+        }
+    }
+    let by_name: Vec<(u32, u32)> = super::topics_by_name(group)
+        .into_iter()
+        .filter(|&t| group_of_topic[t] != NONE)
+        .map(|t| (t as u32, group_of_topic[t]))
+        .collect();
+    let out: Vec<Vec<Tp>> = (0..members)
+        .map(|m| {
+            let mine = &bucket[start[m]..start[m + 1]];
+            let size = mine
+                .iter()
+                .map(|&u| groups[unit_group[u as usize] as usize].len())
+                .sum();
+            let mut list = Vec::with_capacity(size);
+            for &(t, g) in &by_name {
+                let lo = mine.partition_point(|&u| unit_group[u as usize] < g);
+                let hi = mine.partition_point(|&u| unit_group[u as usize] <= g);
+                list.extend(mine[lo..hi].iter().map(|&u| Tp {
+                    topic: t,
+                    partition: index(u as usize),
+                }));
+            }
+            list
+        })
+        .collect();
+    Ok(Assignment::presorted(order, out))
+}
+
+/// Step 3 of [`assign`].
+#[allow(clippy::too_many_arguments)]
+fn rebalance(
+    groups: &[Vec<u32>],
+    member_groups: &[Vec<usize>],
+    unit_group: &[u32],
+    weight: &[u64],
+    order: &[usize],
+    rank: &[u32],
+    unweighted: bool,
+    owner: &mut [u32],
+    load: &mut [u64],
+) {
+    let members = load.len();
+    let mut by_load: Vec<BTreeSet<(u64, u32)>> = vec![BTreeSet::new(); groups.len()];
+    for m in 0..members {
+        for &g in &member_groups[m] {
+            by_load[g].insert((load[m], rank[m]));
+        }
+    }
+    let mut held: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); members];
+    for (u, &m) in owner.iter().enumerate() {
+        held[m as usize].insert(u);
+    }
+    let mut all: BTreeSet<(u64, u32)> = (0..members).map(|m| (load[m], rank[m])).collect();
     let set_load =
-        |by_load: &mut Vec<BTreeSet<(u64, usize)>>, load: &mut Vec<u64>, m: usize, new: u64| {
+        |by_load: &mut Vec<BTreeSet<(u64, u32)>>, load: &mut [u64], m: usize, new: u64| {
             for &g in &member_groups[m] {
                 by_load[g].remove(&(load[m], rank[m]));
                 by_load[g].insert((new, rank[m]));
             }
             load[m] = new;
         };
-
-    // Step 2: unowned units, heaviest first, then by group and index.
-    let mut free: Vec<usize> = (0..units.len()).filter(|&u| owner[u].is_none()).collect();
-    free.sort_by_key(|&u| (std::cmp::Reverse(units[u].weight), u));
-    for u in free {
-        let g = units[u].group;
-        let &(_, r) = by_load[g].first().expect("every group has a subscriber");
-        let m = order[r];
-        owner[u] = Some(m);
-        let new = load[m] + units[u].weight;
-        set_load(&mut by_load, &mut load, m, new);
-    }
-
-    let unweighted = units.iter().all(|u| u.weight == 1);
-    // Step 3: move units from heavy to light members while that narrows the gap.
-    let mut held: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); members];
-    for (u, o) in owner.iter().enumerate() {
-        if let Some(m) = o {
-            held[*m].insert(u);
-        }
-    }
-    let mut all: BTreeSet<(u64, usize)> = (0..members).map(|m| (load[m], rank[m])).collect();
     loop {
         let mut moved = false;
         // Try members from the heaviest down; the first improving move wins.
-        let heavy: Vec<(u64, usize)> = all.iter().rev().copied().collect();
+        let heavy: Vec<(u64, u32)> = all.iter().rev().copied().collect();
         for (la, ra) in heavy {
-            let a = order[ra];
+            let a = order[ra as usize];
             // Best move: the unit whose move to its group's lightest member
             // leaves the pair closest to even; ties to the highest unit index
             // so low indices stay put.
@@ -198,12 +331,16 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
                 if rb == ra {
                     continue;
                 }
-                for &u in held[a].iter().rev().filter(|&&u| units[u].group == g) {
-                    let w = units[u].weight;
+                for &u in held[a]
+                    .iter()
+                    .rev()
+                    .filter(|&&u| unit_group[u] as usize == g)
+                {
+                    let w = weight[u];
                     if lb + w < la {
                         let after = (la - w).abs_diff(lb + w);
                         if best_move.is_none_or(|(b, _, _)| after < b) {
-                            best_move = Some((after, u, order[rb]));
+                            best_move = Some((after, u, order[rb as usize]));
                         }
                     }
                     if unweighted {
@@ -213,15 +350,15 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
                 }
             }
             if let Some((_, u, b)) = best_move {
-                let w = units[u].weight;
+                let w = weight[u];
                 held[a].remove(&u);
                 held[b].insert(u);
-                owner[u] = Some(b);
+                owner[u] = b as u32;
                 all.remove(&(load[a], rank[a]));
                 all.remove(&(load[b], rank[b]));
                 let (na, nb) = (load[a] - w, load[b] + w);
-                set_load(&mut by_load, &mut load, a, na);
-                set_load(&mut by_load, &mut load, b, nb);
+                set_load(&mut by_load, load, a, na);
+                set_load(&mut by_load, load, b, nb);
                 all.insert((load[a], rank[a]));
                 all.insert((load[b], rank[b]));
                 moved = true;
@@ -236,16 +373,4 @@ pub fn assign(group: &Group) -> Result<Assignment, AssignError> {
             break;
         }
     }
-
-    let mut out: Vec<Vec<Tp>> = vec![Vec::new(); members];
-    for (u, unit) in units.iter().enumerate() {
-        let m = owner[u].expect("every unit is assigned");
-        for &t in &groups[unit.group] {
-            out[m].push(Tp {
-                topic: t,
-                partition: unit.index,
-            });
-        }
-    }
-    Ok(Assignment::new(group, order, out))
 }

@@ -30,12 +30,22 @@
 mod copartitioned;
 pub mod order;
 mod range;
+mod rdkafka_sticky;
 mod roundrobin;
 mod sticky;
 mod uniform;
 
 pub use copartitioned::copartition_groups;
 pub use roundrobin::kafkajs_roundrobin_ordered;
+
+/// librdkafka's sticky assignor without the leader's cooperative adjustment
+/// (partitions that change owner are not withheld): the assignor callback's
+/// own output, which librdkafka's unit tests check. The group-level behaviour
+/// is [`Assignor::LibrdkafkaCooperativeSticky`].
+pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, AssignError> {
+    validate(group)?;
+    Ok(rdkafka_sticky::unadjusted(group))
+}
 
 use std::collections::HashMap;
 use std::fmt;
@@ -139,18 +149,24 @@ impl Group {
             .enumerate()
             .map(|(i, t)| (t.name.as_str(), i))
             .collect();
-        self.members
-            .iter()
-            .map(|m| {
-                let mut s = vec![false; self.topics.len()];
-                for name in &m.topics {
-                    if let Some(&i) = index.get(name.as_str()) {
-                        s[i] = true;
-                    }
+        let mut rows: Vec<Vec<bool>> = Vec::with_capacity(self.members.len());
+        for (k, m) in self.members.iter().enumerate() {
+            // Members usually share one topic list; comparing it is cheaper
+            // than hashing every name again.
+            if k > 0 && self.members[k - 1].topics == m.topics {
+                let row = rows[k - 1].clone();
+                rows.push(row);
+                continue;
+            }
+            let mut s = vec![false; self.topics.len()];
+            for name in &m.topics {
+                if let Some(&i) = index.get(name.as_str()) {
+                    s[i] = true;
                 }
-                s
-            })
-            .collect()
+            }
+            rows.push(s);
+        }
+        rows
     }
 
     /// Whether every member subscribes to the same existing topics.
@@ -185,6 +201,15 @@ impl Assignment {
         for list in &mut partitions {
             list.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
         }
+        Assignment {
+            order,
+            partitions,
+            withheld: Vec::new(),
+        }
+    }
+
+    /// An assignment whose lists are already sorted by topic name, then partition.
+    fn presorted(order: Vec<usize>, partitions: Vec<Vec<Tp>>) -> Assignment {
         Assignment {
             order,
             partitions,
@@ -241,10 +266,16 @@ impl Assignment {
     }
 }
 
-/// `rank[t]`: position of topic `t` when topics are sorted by name.
-fn topic_name_rank(group: &Group) -> Vec<usize> {
+/// Topic indices sorted by name.
+fn topics_by_name(group: &Group) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..group.topics.len()).collect();
     idx.sort_by(|&a, &b| order::java_cmp(&group.topics[a].name, &group.topics[b].name));
+    idx
+}
+
+/// `rank[t]`: position of topic `t` when topics are sorted by name.
+fn topic_name_rank(group: &Group) -> Vec<usize> {
+    let idx = topics_by_name(group);
     let mut rank = vec![0; idx.len()];
     for (r, &t) in idx.iter().enumerate() {
         rank[t] = r;
@@ -330,13 +361,16 @@ pub enum Assignor {
     LibrdkafkaRange,
     /// librdkafka `roundrobin`.
     LibrdkafkaRoundRobin,
+    /// librdkafka `cooperative-sticky` (its port of Java's general sticky
+    /// algorithm, plus the leader's cooperative adjustment), no racks.
+    LibrdkafkaCooperativeSticky,
     /// partwise's co-partitioned sticky assignor.
     Copartitioned,
 }
 
 impl Assignor {
     /// Every assignor, in the order `partwise assign` lists them.
-    pub const ALL: [Assignor; 10] = [
+    pub const ALL: [Assignor; 11] = [
         Assignor::JavaRange,
         Assignor::JavaRoundRobin,
         Assignor::JavaSticky,
@@ -346,6 +380,7 @@ impl Assignor {
         Assignor::KafkajsRoundRobin,
         Assignor::LibrdkafkaRange,
         Assignor::LibrdkafkaRoundRobin,
+        Assignor::LibrdkafkaCooperativeSticky,
         Assignor::Copartitioned,
     ];
 
@@ -361,6 +396,7 @@ impl Assignor {
             Assignor::KafkajsRoundRobin => "kafkajs:roundrobin",
             Assignor::LibrdkafkaRange => "librdkafka:range",
             Assignor::LibrdkafkaRoundRobin => "librdkafka:roundrobin",
+            Assignor::LibrdkafkaCooperativeSticky => "librdkafka:cooperative-sticky",
             Assignor::Copartitioned => "copartitioned",
         }
     }
@@ -372,6 +408,7 @@ impl Assignor {
             Assignor::JavaSticky
                 | Assignor::JavaCooperativeSticky
                 | Assignor::Kip848Uniform
+                | Assignor::LibrdkafkaCooperativeSticky
                 | Assignor::Copartitioned
         )
     }
@@ -388,6 +425,7 @@ impl Assignor {
             }
             Assignor::JavaRoundRobin => roundrobin::java(group),
             Assignor::LibrdkafkaRoundRobin => roundrobin::librdkafka(group),
+            Assignor::LibrdkafkaCooperativeSticky => rdkafka_sticky::cooperative(group),
             Assignor::KafkajsRoundRobin => roundrobin::kafkajs(group),
             Assignor::JavaSticky => sticky::constrained(group, false)?,
             Assignor::JavaCooperativeSticky => sticky::constrained(group, true)?,
@@ -441,6 +479,7 @@ impl FromStr for Assignor {
             }
             ("librdkafka", "" | "range") => Assignor::LibrdkafkaRange,
             ("librdkafka", "roundrobin" | "rr") => Assignor::LibrdkafkaRoundRobin,
+            ("librdkafka", "cooperativesticky") => Assignor::LibrdkafkaCooperativeSticky,
             ("copartitioned", "" | "copartitioned") => Assignor::Copartitioned,
             _ => {
                 return Err(AssignError::UnknownAssignor {
