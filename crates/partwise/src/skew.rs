@@ -115,6 +115,7 @@ pub struct HeavyHitters {
     total: u64,
     error: u64,
     scratch: Vec<u64>,
+    hashes: Vec<u64>,
 }
 
 /// One heavy hitter: its key, estimated weight and the bound on the estimate.
@@ -156,6 +157,7 @@ impl HeavyHitters {
             total: 0,
             error: 0,
             scratch: Vec::new(),
+            hashes: Vec::new(),
         }
     }
 
@@ -180,6 +182,45 @@ impl HeavyHitters {
         if self.len > self.limit {
             self.shrink();
         }
+    }
+
+    /// Adds one occurrence of each key: the same as calling [`add`](Self::add)
+    /// for each, but faster on large streams, because the table slots of keys
+    /// further ahead are fetched into cache while the current one is counted
+    /// (a lookup is otherwise mostly a wait on memory).
+    pub fn add_each(&mut self, keys: &[&[u8]]) {
+        const AHEAD: usize = 8;
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hashes.clear();
+        hashes.extend(keys.iter().map(|k| key_hash(k)));
+        for (i, (&hash, key)) in hashes.iter().zip(keys).enumerate() {
+            if let Some(&next) = hashes.get(i + AHEAD) {
+                self.prefetch(next);
+            }
+            self.total += 1;
+            let count = self.bump(hash, 1);
+            if count == 2 || self.k == 1 {
+                self.keys.entry(hash).or_insert_with(|| (*key).into());
+            }
+            if self.len > self.limit {
+                self.shrink();
+            }
+        }
+        self.hashes = hashes;
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, hash: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let slot: *const Slot = &self.slots[self.index(hash)];
+            // SAFETY: a prefetch is a hint; the pointer is in bounds anyway.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = hash;
     }
 
     /// Adds `weight` to the counter of `hash`, returning the new count.
@@ -311,6 +352,22 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn add_each_equals_add(stream in proptest::collection::vec(0u8..60, 0..3000), k in 1usize..6) {
+            let keys: Vec<[u8; 1]> = stream.iter().map(|&b| [b]).collect();
+            let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+            let mut one = HeavyHitters::new(k);
+            for r in &refs {
+                one.add(r, 1);
+            }
+            let mut many = HeavyHitters::new(k);
+            for chunk in refs.chunks(97) {
+                many.add_each(chunk);
+            }
+            prop_assert_eq!(one.top(), many.top());
+            prop_assert_eq!(one.error_bound(), many.error_bound());
+        }
+
         #[test]
         fn misra_gries_bounds(stream in proptest::collection::vec((0u8..40, 1u64..5), 0..600), k in 1usize..12, split in 0usize..600) {
             let mut exact: HashMap<u8, u64> = HashMap::new();

@@ -241,13 +241,13 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Par
         cfg.partitioner.place_batch(keys, cfg.n, dest);
         if weights.is_empty() {
             // One key per line: the common case, without a weight stream.
-            for (&part, key) in dest.iter().zip(keys) {
+            for &part in dest.iter() {
                 match p.loads.get_mut(part as usize) {
                     Some(l) => *l += 1,
                     None => p.not_fixed += 1,
                 }
-                p.hh.add(key, 1);
             }
+            p.hh.add_each(keys);
         } else {
             for ((&part, key), &w) in dest.iter().zip(keys).zip(&weights) {
                 match p.loads.get_mut(part as usize) {
