@@ -195,7 +195,7 @@ fn audit_topic(
         }
     };
     if let Some(e) = &info.error {
-        let why = if e.contains("UnknownTopic") {
+        let why = if info.missing {
             "topic does not exist".to_string()
         } else {
             format!("broker error: {e}")
@@ -256,7 +256,7 @@ fn is_transport(e: &KafkaError) -> bool {
     use rdkafka::types::RDKafkaErrorCode as C;
     matches!(
         e.rdkafka_error_code(),
-        Some(C::OperationTimedOut | C::BrokerTransportFailure | C::AllBrokersDown | C::Transport)
+        Some(C::OperationTimedOut | C::BrokerTransportFailure | C::AllBrokersDown)
     )
 }
 

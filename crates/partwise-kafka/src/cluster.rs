@@ -3,12 +3,14 @@
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
-use rdkafka::consumer::BaseConsumer;
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::metadata::Metadata;
+use rdkafka::types::RDKafkaErrorCode;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Properties that keep a partwise consumer read-only and out of groups,
-/// whatever the user passed: it never joins a group (no `group.id`) and
-/// never commits, so it leaves no trace on the cluster.
+/// Properties that keep a partwise consumer read-only, whatever the user
+/// passed: it never commits, never creates topics, and is told about the end
+/// of each partition.
 pub(crate) const READ_ONLY: &[(&str, &str)] = &[
     ("enable.auto.commit", "false"),
     ("enable.auto.offset.store", "false"),
@@ -34,18 +36,27 @@ pub struct TopicInfo {
     pub name: String,
     /// Partitions, by id.
     pub partitions: Vec<PartitionInfo>,
-    /// The broker's error for the topic (`UnknownTopicOrPartition` for a
-    /// missing topic).
+    /// The broker's error for the topic, if any.
     pub error: Option<String>,
+    /// Whether the broker says the topic does not exist.
+    pub missing: bool,
 }
 
-/// A consumer that reads without a group and without committing.
+/// A consumer that reads without joining a group and without committing.
+///
+/// librdkafka's assign() needs a `group.id` even though an assigned consumer
+/// never joins (no JoinGroup) and, with explicit offsets and auto-commit
+/// off, never fetches or commits offsets. So the consumer carries a fresh
+/// throwaway id: a `group.id` from `-X` or `-F` would name a real group.
 pub(crate) fn read_only_consumer(conn: &Connection) -> Result<BaseConsumer> {
-    // A group.id from -X or -F would let librdkafka touch that group's
-    // offsets: partwise's consumers never carry one.
-    let mut cfg = conn.client_config(READ_ONLY);
-    cfg.remove("group.id");
-    cfg.create()
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let group = format!("partwise-readonly-{}-{nanos}", std::process::id());
+    let mut fixed: Vec<(&str, &str)> = READ_ONLY.to_vec();
+    fixed.push(("group.id", &group));
+    conn.client_config(&fixed)
+        .create()
         .map_err(|e| conn.error("configuring the Kafka client", e))
 }
 
@@ -59,14 +70,17 @@ fn convert(md: &Metadata) -> Vec<TopicInfo> {
                 .map(|p| PartitionInfo {
                     id: p.id().max(0) as u32,
                     leader: (p.leader() >= 0).then_some(p.leader()),
-                    error: p.error().map(|e| format!("{e:?}")),
+                    error: p.error().map(|e| RDKafkaErrorCode::from(e).to_string()),
                 })
                 .collect();
             partitions.sort_by_key(|p| p.id);
             TopicInfo {
                 name: t.name().to_string(),
                 partitions,
-                error: t.error().map(|e| format!("{e:?}")),
+                error: t.error().map(|e| RDKafkaErrorCode::from(e).to_string()),
+                missing: t.error().is_some_and(|e| {
+                    RDKafkaErrorCode::from(e) == RDKafkaErrorCode::UnknownTopicOrPartition
+                }),
             }
         })
         .collect()

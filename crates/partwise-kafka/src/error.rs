@@ -53,4 +53,4 @@ impl From<partwise::Error> for Error {
 }
 
 /// The result type of partwise-kafka.
-pub type Result<T, E = Error> = std::result::Result<T, Error>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use bytes::Buf;
 use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubscription};
 use kafka_protocol::protocol::Decodable;
+use rdkafka::consumer::Consumer;
 
 /// Highest consumer-protocol version partwise decodes; newer versions only
 /// append fields, so they are read as this one (as the Java client does).
@@ -93,46 +94,96 @@ pub fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>> {
     Ok(s.topics.into_iter().map(|t| t.to_string()).collect())
 }
 
-/// Describes group `group`.
+/// Describes group `group`: through librdkafka, or, when its answer leaves
+/// the group out and the connection is plaintext, with DescribeGroups sent
+/// directly to the group's coordinator.
 pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription> {
     let c = read_only_consumer(conn)?;
     let list = c
         .fetch_group_list(Some(group), conn.timeout())
         .map_err(|e| unreachable(conn, e))?;
-    let g = list
-        .groups()
-        .iter()
-        .find(|g| g.name() == group)
-        .ok_or_else(|| Error::kafka(format!("describing group {group}"), "not returned by the broker"))?;
+    let Some(g) = list.groups().iter().find(|g| g.name() == group) else {
+        if !crate::wire::plaintext(conn) {
+            return Err(Error::kafka(
+                format!("describing group {group}"),
+                "the broker returned no description",
+            ));
+        }
+        return describe_on_the_wire(conn, group);
+    };
     let consumer = g.protocol_type() == "consumer" || g.protocol_type().is_empty();
     let members = g
         .members()
         .iter()
-        .map(|m| {
-            let subscription = match m.metadata() {
-                Some(b) if !b.is_empty() && consumer => Some(decode_subscription(b)?),
-                _ => None,
-            };
-            let assignment = match m.assignment() {
-                Some(b) if !b.is_empty() && consumer => {
-                    AssignmentData::Assigned(decode_assignment(b)?)
-                }
-                _ => AssignmentData::NotReturned,
-            };
-            Ok(MemberDescription {
-                id: m.id().to_string(),
-                client_id: m.client_id().to_string(),
-                client_host: m.client_host().to_string(),
-                subscription,
-                assignment,
-            })
-        })
+        .map(|m| member(consumer, m.id(), m.client_id(), m.client_host(), m.metadata(), m.assignment()))
         .collect::<Result<Vec<_>>>()?;
     Ok(GroupDescription {
         name: g.name().to_string(),
         state: g.state().to_string(),
         protocol_type: g.protocol_type().to_string(),
         protocol: g.protocol().to_string(),
+        members,
+    })
+}
+
+fn member(
+    consumer: bool,
+    id: &str,
+    client_id: &str,
+    client_host: &str,
+    metadata: Option<&[u8]>,
+    assignment: Option<&[u8]>,
+) -> Result<MemberDescription> {
+    let subscription = match metadata {
+        Some(b) if !b.is_empty() && consumer => Some(decode_subscription(b)?),
+        _ => None,
+    };
+    let assignment = match assignment {
+        Some(b) if !b.is_empty() && consumer => AssignmentData::Assigned(decode_assignment(b)?),
+        _ => AssignmentData::NotReturned,
+    };
+    Ok(MemberDescription {
+        id: id.to_string(),
+        client_id: client_id.to_string(),
+        client_host: client_host.to_string(),
+        subscription,
+        assignment,
+    })
+}
+
+fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescription> {
+    let resp = crate::wire::describe_groups(conn, group)?;
+    let g = resp
+        .groups
+        .into_iter()
+        .find(|g| g.group_id.0.as_str() == group)
+        .ok_or_else(|| Error::kafka(format!("describing group {group}"), "not in the broker's answer"))?;
+    if g.error_code != 0 {
+        return Err(Error::kafka(
+            format!("describing group {group}"),
+            format!("broker error code {}", g.error_code),
+        ));
+    }
+    let consumer = g.protocol_type.as_str() == "consumer" || g.protocol_type.is_empty();
+    let members = g
+        .members
+        .iter()
+        .map(|m| {
+            member(
+                consumer,
+                m.member_id.as_str(),
+                m.client_id.as_str(),
+                m.client_host.as_str(),
+                Some(&m.member_metadata),
+                Some(&m.member_assignment),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(GroupDescription {
+        name: group.to_string(),
+        state: g.group_state.to_string(),
+        protocol_type: g.protocol_type.to_string(),
+        protocol: g.protocol_data.to_string(),
         members,
     })
 }

@@ -9,7 +9,8 @@
 //!   partitioner that wrote each topic, and the co-partitioning verdict;
 //! - [`routing`]: the pure analysis behind the audit's inference;
 //! - [`keys`]: what serializer wrote a key, and the logical key inside;
-//! - [`group`]: consumer groups with decoded subscriptions and assignments;
+//! - [`group`]: consumer groups with decoded subscriptions and assignments
+//!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
 //! - [`produce`]: producing with any partwise partitioner, set explicitly;
 //! - [`measure`]: produce and consume throughput on a temporary topic.
 //!
@@ -27,6 +28,7 @@ pub mod keys;
 pub mod measure;
 pub mod produce;
 pub mod routing;
+mod wire;
 
 pub use connect::Connection;
 pub use error::{Error, Result};

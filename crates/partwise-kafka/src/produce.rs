@@ -109,7 +109,7 @@ impl RoutedProducer {
         }
         let info = topic_info(&self.meta, &self.conn, topic)?;
         if let Some(e) = info.error {
-            let why = if e.contains("UnknownTopic") {
+            let why = if info.missing {
                 "does not exist (partwise never creates topics when producing)".to_string()
             } else {
                 e
