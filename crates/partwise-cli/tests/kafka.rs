@@ -15,7 +15,11 @@ fn pw() -> Command {
 }
 
 fn dead_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn text(b: &[u8]) -> String {
@@ -30,9 +34,18 @@ fn secrets_are_never_printed_even_verbose() {
     let t0 = Instant::now();
     let out = pw()
         .args(["kafka", "topics", "-v", "--timeout", "1", "-b", &bootstrap])
-        .args(["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=PLAIN"])
-        .args(["-X", "sasl.username=alice", "-X", "sasl.password=hunter2secret"])
-        .args(["-X", "sasl.oauthbearer.client.secret=oauthsecret55"])
+        .args([
+            "-X",
+            "security.protocol=SASL_PLAINTEXT",
+            "-X",
+            "sasl.mechanism=PLAIN",
+        ])
+        .args([
+            "-X",
+            "sasl.username=alice",
+            "-X",
+            "sasl.password=hunter2secret",
+        ])
         .arg("-F")
         .arg(&secret_file)
         .output()
@@ -40,17 +53,34 @@ fn secrets_are_never_printed_even_verbose() {
     assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
     assert_eq!(out.status.code(), Some(2));
     let all = text(&out.stdout) + &text(&out.stderr);
-    for s in ["hunter2secret", "filesecret987", "oauthsecret55"] {
+    for s in ["hunter2secret", "filesecret987"] {
         assert!(!all.contains(s), "{s} leaked: {all}");
     }
     assert!(all.contains("sasl.password=[redacted]"), "{all}");
     assert!(all.contains("ssl.key.password=[redacted]"), "{all}");
     assert!(all.contains("sasl.username=alice"), "{all}");
     assert!(all.contains("no answer from the Kafka cluster"), "{all}");
+    // A secret property this build cannot use: the error names it, not its value.
+    let out = pw()
+        .args(["kafka", "topics", "-v", "-b", &bootstrap, "--timeout", "1"])
+        .args(["-X", "sasl.oauthbearer.client.secret=oauthsecret55"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        !all.contains("oauthsecret55") && all.contains("sasl.oauthbearer.client.secret"),
+        "{all}"
+    );
     // A secret value librdkafka rejects is not echoed either.
     let out = pw()
         .args(["kafka", "topics", "-b", &bootstrap, "--timeout", "1"])
-        .args(["-X", "ssl.key.pem=notapemsecret42", "-X", "security.protocol=SSL"])
+        .args([
+            "-X",
+            "ssl.key.pem=notapemsecret42",
+            "-X",
+            "security.protocol=SSL",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -64,13 +94,43 @@ fn bad_flags_exit_2_with_the_flag_named() {
     let cases: &[(&[&str], &str)] = &[
         (&["kafka", "topics"], "no brokers"),
         (&["kafka", "topics", "-b", "h:1", "-X", "novalue"], "-X"),
-        (&["kafka", "topics", "-b", "h:1", "--timeout", "-3"], "--timeout"),
-        (&["kafka", "topics", "-b", "h:1", "--timeout", "abc"], "--timeout"),
-        (&["kafka", "topics", "-b", "h:1", "-F", "/nonexistent/file"], "-F"),
-        (&["kafka", "topics", "-b", "h:1", "-X", "no.such.property=1"], "no.such.property"),
-        (&["kafka", "audit", "-b", "h:1", "-t", "x", "-P", "nosuch"], "-P/--partitioner"),
-        (&["kafka", "audit", "-b", "h:1", "-t", "x", "--key-format", "int99"], "--key-format"),
-        (&["kafka", "produce", "-b", "h:1", "-t", "x", "-P", "nosuch"], "-P/--partitioner"),
+        (
+            &["kafka", "topics", "-b", "h:1", "--timeout", "-3"],
+            "--timeout",
+        ),
+        (
+            &["kafka", "topics", "-b", "h:1", "--timeout", "abc"],
+            "--timeout",
+        ),
+        (
+            &["kafka", "topics", "-b", "h:1", "-F", "/nonexistent/file"],
+            "-F",
+        ),
+        (
+            &["kafka", "topics", "-b", "h:1", "-X", "no.such.property=1"],
+            "no.such.property",
+        ),
+        (
+            &["kafka", "audit", "-b", "h:1", "-t", "x", "-P", "nosuch"],
+            "-P/--partitioner",
+        ),
+        (
+            &[
+                "kafka",
+                "audit",
+                "-b",
+                "h:1",
+                "-t",
+                "x",
+                "--key-format",
+                "int99",
+            ],
+            "--key-format",
+        ),
+        (
+            &["kafka", "produce", "-b", "h:1", "-t", "x", "-P", "nosuch"],
+            "-P/--partitioner",
+        ),
         (&["kafka", "measure", "-b", "h:1"], "--allow-write"),
         (&["kafka", "group", "-b", "h:1", "-g", ""], "-g/--group"),
     ];
@@ -92,10 +152,22 @@ fn a_wrong_port_fails_within_the_timeout_for_every_command() {
         vec!["kafka", "group", "-g", "g"],
     ] {
         let t0 = Instant::now();
-        let out = pw().args(&args).args(["-b", &b, "--timeout", "2"]).output().unwrap();
-        assert!(t0.elapsed() < Duration::from_secs(6), "{args:?}: {:?}", t0.elapsed());
+        let out = pw()
+            .args(&args)
+            .args(["-b", &b, "--timeout", "2"])
+            .output()
+            .unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(6),
+            "{args:?}: {:?}",
+            t0.elapsed()
+        );
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(text(&out.stderr).contains("no answer"), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("no answer"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -104,7 +176,10 @@ fn topics_groups_by_partition_count() {
     let b = bootstrap();
     let (a, c) = (unique("pwc-t4a"), unique("pwc-t4b"));
     create_topics(&b, &[(&a, 4), (&c, 4)]);
-    let out = pw().args(["kafka", "topics", "-b", &b, "--format", "json"]).output().unwrap();
+    let out = pw()
+        .args(["kafka", "topics", "-b", &b, "--format", "json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let four = v["groups"]
@@ -113,7 +188,12 @@ fn topics_groups_by_partition_count() {
         .iter()
         .find(|g| g["partitions"] == 4)
         .unwrap();
-    let names: Vec<&str> = four["topics"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let names: Vec<&str> = four["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
     assert!(names.contains(&a.as_str()) && names.contains(&c.as_str()));
 }
 
@@ -131,7 +211,11 @@ fn audit_json(b: &str, args: &[&str]) -> (i32, Value) {
 #[test]
 fn audit_exit_codes_and_verdicts() {
     let b = bootstrap();
-    let (m, f, c) = (unique("pwc-murmur"), unique("pwc-fnv"), unique("pwc-murmur2"));
+    let (m, f, c) = (
+        unique("pwc-murmur"),
+        unique("pwc-fnv"),
+        unique("pwc-murmur2"),
+    );
     create_topics(&b, &[(&m, 6), (&f, 6), (&c, 6)]);
     produce_with(&b, &m, "murmur2_random", &keys(150, "x"));
     produce_with(&b, &f, "fnv1a_random", &keys(150, "x"));
@@ -149,7 +233,9 @@ fn audit_exit_codes_and_verdicts() {
     assert_eq!(v["copartitioning"]["copartitioned"], false);
     let inferred = v["topics"][1]["routing"]["inferred"].to_string();
     assert!(inferred.contains("librdkafka:fnv1a"), "{inferred}");
-    assert!(v["copartitioning"]["reasons"].to_string().contains("partitioners differ"));
+    assert!(v["copartitioning"]["reasons"]
+        .to_string()
+        .contains("partitioners differ"));
 
     // Only the wrong candidate: every key it misplaces is counted, some named.
     let (code, v) = audit_json(&b, &["-t", &f, "-P", "java"]);
@@ -161,14 +247,26 @@ fn audit_exit_codes_and_verdicts() {
     let missing = unique("pwc-missing");
     let (code, v) = audit_json(&b, &["-t", &missing, "-t", &m]);
     assert_eq!(code, 1);
-    assert!(v["topics"][0]["error"].as_str().unwrap().contains("does not exist"));
+    assert!(v["topics"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("does not exist"));
     assert_eq!(v["topics"][1]["routing"]["sampled"], 150);
 
     // The table names the finding too.
-    let out = pw().args(["kafka", "audit", "-b", &b, "-t", &m, "-t", &f]).output().unwrap();
+    let out = pw()
+        .args(["kafka", "audit", "-b", &b, "-t", &m, "-t", &f])
+        .output()
+        .unwrap();
     let t = text(&out.stdout);
-    assert!(t.contains("co-partitioned: NO") && t.contains("partitioners differ"), "{t}");
-    assert!(!text(&out.stderr).contains("records"), "no progress bar without a terminal");
+    assert!(
+        t.contains("co-partitioned: NO") && t.contains("partitioners differ"),
+        "{t}"
+    );
+    assert!(
+        !text(&out.stderr).contains("records"),
+        "no progress bar without a terminal"
+    );
 }
 
 #[test]
@@ -176,22 +274,36 @@ fn produce_routes_with_the_partwise_partitioner_and_the_audit_sees_it() {
     let b = bootstrap();
     let t = unique("pwc-produce");
     create_topics(&b, &[(&t, 8)]);
-    let input: String = (0..80).map(|i| format!("acct-{i}\tvalue {i}\n")).collect::<String>() + "solo\n";
+    let input: String = (0..80)
+        .map(|i| format!("acct-{i}\tvalue {i}\n"))
+        .collect::<String>()
+        + "solo\n";
     let out = pw()
-        .args(["kafka", "produce", "-b", &b, "-t", &t, "-P", "sarama", "--format", "ndjson"])
+        .args([
+            "kafka", "produce", "-b", &b, "-t", &t, "-P", "sarama", "--format", "ndjson",
+        ])
         .write_stdin(input)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let rows: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 81);
     for r in &rows {
         assert_eq!(r["partition"], r["expected_partition"], "{r}");
         assert_eq!(r["topic"], t.as_str());
     }
-    let (code, v) = audit_json(&b, &["-t", &t, "-P", "sarama", "-P", "java", "-P", "librdkafka"]);
+    let (code, v) = audit_json(
+        &b,
+        &["-t", &t, "-P", "sarama", "-P", "java", "-P", "librdkafka"],
+    );
     assert_eq!(code, 0, "{v}");
-    assert_eq!(v["topics"][0]["routing"]["inferred"][0], "sarama:hash");
+    assert_eq!(
+        v["topics"][0]["routing"]["inferred"],
+        serde_json::json!(["sarama"])
+    );
     // A topic that does not exist is not created.
     let missing = unique("pwc-nope");
     let out = pw()
@@ -230,16 +342,26 @@ fn group_reports_missing_assignment_data_explicitly() {
         .args(["kafka", "group", "-b", &b, "-g", &group, "--format", "json"])
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
     assert_eq!(v["members"].as_array().unwrap().len(), 1, "{v}");
     if v["assignment_data"] == "returned" {
         // A broker that describes assignments: one member owns every index.
         assert_eq!(out.status.code(), Some(0), "{v}");
-        assert_eq!(v["colocation"][0]["split_indices"].as_array().unwrap().len(), 0);
+        assert_eq!(
+            v["colocation"][0]["split_indices"]
+                .as_array()
+                .unwrap()
+                .len(),
+            0
+        );
     } else {
         assert_eq!(v["assignment_data"], "not returned by the broker");
         assert_eq!(out.status.code(), Some(1));
-        let out = pw().args(["kafka", "group", "-b", &b, "-g", &group]).output().unwrap();
+        let out = pw()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .output()
+            .unwrap();
         assert!(text(&out.stdout).contains("broker returned no assignment data"));
     }
     drop(c);
@@ -249,11 +371,34 @@ fn group_reports_missing_assignment_data_explicitly() {
 fn measure_creates_and_deletes_its_topic() {
     let b = bootstrap();
     let out = pw()
-        .args(["kafka", "measure", "--allow-write", "-b", &b, "--records", "2000", "--record-bytes", "200"])
-        .args(["--replication-factor", "1", "--target-produce-mbps", "50", "--format", "json"])
+        .args([
+            "kafka",
+            "measure",
+            "--allow-write",
+            "-b",
+            &b,
+            "--records",
+            "2000",
+            "--record-bytes",
+            "200",
+        ])
+        .args([
+            "--replication-factor",
+            "1",
+            "--target-produce-mbps",
+            "50",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{} {}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{} {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["deleted"], true);
     assert_eq!(v["consumed"], 2000);

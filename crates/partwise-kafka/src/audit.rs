@@ -289,7 +289,10 @@ fn sample(
         target,
     });
     if let Err(e) = c.assign(&tpl) {
-        t.partial = Some(format!("could not assign partitions: {}", conn.scrub(&e.to_string())));
+        t.partial = Some(format!(
+            "could not assign partitions: {}",
+            conn.scrub(&e.to_string())
+        ));
         return;
     }
     let mut records: Vec<SampledRecord> = Vec::new();
@@ -303,7 +306,10 @@ fn sample(
             t.partial = Some(format!(
                 "sampling stopped: {STOPPED} (nothing read for {:.1}s from partitions {})",
                 idle_limit.as_secs_f64(),
-                open.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                open.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
             ));
             break;
         }
@@ -441,7 +447,11 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
             "key encodings differ: {}",
             found
                 .iter()
-                .filter_map(|t| Some(format!("{} keys are {}", t.name, t.routing.as_ref()?.encoding?)))
+                .filter_map(|t| Some(format!(
+                    "{} keys are {}",
+                    t.name,
+                    t.routing.as_ref()?.encoding?
+                )))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -459,6 +469,10 @@ pub fn summarize(c: &[Candidate]) -> String {
     if names.len() <= 3 {
         names.join(" / ")
     } else {
-        format!("{} / ... ({} equivalent)", names[..3].join(" / "), names.len())
+        format!(
+            "{} / ... ({} equivalent)",
+            names[..3].join(" / "),
+            names.len()
+        )
     }
 }

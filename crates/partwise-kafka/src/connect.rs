@@ -112,7 +112,8 @@ impl Connection {
 
     /// `bootstrap.servers`, or `(none)` for messages.
     pub fn brokers(&self) -> &str {
-        self.get("bootstrap.servers").unwrap_or("(no bootstrap.servers)")
+        self.get("bootstrap.servers")
+            .unwrap_or("(no bootstrap.servers)")
     }
 
     /// How long one operation may take.
@@ -126,7 +127,11 @@ impl Connection {
         self.props
             .iter()
             .map(|(k, v)| {
-                let v = if is_secret(k) { REDACTED.to_string() } else { v.clone() };
+                let v = if is_secret(k) {
+                    REDACTED.to_string()
+                } else {
+                    v.clone()
+                };
                 (k.clone(), v)
             })
             .collect()
@@ -186,7 +191,12 @@ mod tests {
         ] {
             assert!(is_secret(k), "{k}");
         }
-        for k in ["bootstrap.servers", "sasl.username", "security.protocol", "ssl.ca.location"] {
+        for k in [
+            "bootstrap.servers",
+            "sasl.username",
+            "security.protocol",
+            "ssl.ca.location",
+        ] {
             assert!(!is_secret(k), "{k}");
         }
     }
@@ -201,18 +211,29 @@ mod tests {
         assert!(r.contains(&("sasl.password".into(), REDACTED.into())));
         assert!(r.contains(&("sasl.username".into(), "alice".into())));
         assert!(!format!("{c:?}").contains("hunter2"));
-        assert_eq!(c.scrub("bad value hunter2 here"), "bad value [redacted] here");
+        assert_eq!(
+            c.scrub("bad value hunter2 here"),
+            "bad value [redacted] here"
+        );
     }
 
     #[test]
     fn pairs_and_files() {
         let mut c = Connection::new(Duration::from_secs(1));
-        assert!(c.set_pair("nokey").unwrap_err().to_string().contains("key=value"));
+        assert!(c
+            .set_pair("nokey")
+            .unwrap_err()
+            .to_string()
+            .contains("key=value"));
         assert!(c.set_pair("=v").is_err());
         c.set_pair("a=b=c").unwrap();
         assert_eq!(c.get("a"), Some("b=c"));
         let dir = std::env::temp_dir().join(format!("pwk-props-{}", std::process::id()));
-        std::fs::write(&dir, "# comment\n\nsecurity.protocol = SASL_SSL\n!x\nbroken line\n").unwrap();
+        std::fs::write(
+            &dir,
+            "# comment\n\nsecurity.protocol = SASL_SSL\n!x\nbroken line\n",
+        )
+        .unwrap();
         let e = c.load_properties(&dir).unwrap_err().to_string();
         assert!(e.contains(":5: expected key=value"), "{e}");
         assert_eq!(c.get("security.protocol"), Some("SASL_SSL"));

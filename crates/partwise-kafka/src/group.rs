@@ -58,7 +58,10 @@ pub struct GroupDescription {
 fn versioned(bytes: &[u8], what: &str) -> Result<(i16, bytes::Bytes)> {
     let mut buf = bytes::Bytes::copy_from_slice(bytes);
     if buf.remaining() < 2 {
-        return Err(Error::Decode(format!("{what}: {} bytes, no version", bytes.len())));
+        return Err(Error::Decode(format!(
+            "{what}: {} bytes, no version",
+            bytes.len()
+        )));
     }
     let v = buf.get_i16();
     if v < 0 {
@@ -115,7 +118,16 @@ pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription
     let members = g
         .members()
         .iter()
-        .map(|m| member(consumer, m.id(), m.client_id(), m.client_host(), m.metadata(), m.assignment()))
+        .map(|m| {
+            member(
+                consumer,
+                m.id(),
+                m.client_id(),
+                m.client_host(),
+                m.metadata(),
+                m.assignment(),
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(GroupDescription {
         name: g.name().to_string(),
@@ -157,7 +169,12 @@ fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescripti
         .groups
         .into_iter()
         .find(|g| g.group_id.0.as_str() == group)
-        .ok_or_else(|| Error::kafka(format!("describing group {group}"), "not in the broker's answer"))?;
+        .ok_or_else(|| {
+            Error::kafka(
+                format!("describing group {group}"),
+                "not in the broker's answer",
+            )
+        })?;
     if g.error_code != 0 {
         return Err(Error::kafka(
             format!("describing group {group}"),
@@ -214,7 +231,10 @@ mod tests {
     #[test]
     fn assignments_round_trip_every_version() {
         for v in 0..=3 {
-            let b = encode_assignment(v, &[("notifications", &[3, 0]), ("market-updates", &[0, 3])]);
+            let b = encode_assignment(
+                v,
+                &[("notifications", &[3, 0]), ("market-updates", &[0, 3])],
+            );
             assert_eq!(
                 decode_assignment(&b).unwrap(),
                 vec![

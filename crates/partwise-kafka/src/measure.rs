@@ -113,22 +113,31 @@ fn run(conn: &Connection, topic: &str, opts: &MeasureOptions) -> Result<Measurem
             break;
         }
         if Instant::now() > ready_by {
-            return Err(Error::kafka(format!("temporary topic {topic}"), "has no leader"));
+            return Err(Error::kafka(
+                format!("temporary topic {topic}"),
+                "has no leader",
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let value: Vec<u8> = (0..opts.record_bytes).map(|i| (i * 31 % 251) as u8).collect();
+    let value: Vec<u8> = (0..opts.record_bytes)
+        .map(|i| (i * 31 % 251) as u8)
+        .collect();
     let start = Instant::now();
     for i in 0..opts.records {
         let key = i.to_be_bytes();
         loop {
-            let rec: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(topic, i as usize)
-                .key(&key[..])
-                .payload(&value[..])
-                .partition(0);
+            let rec: BaseRecord<'_, [u8], [u8], usize> =
+                BaseRecord::with_opaque_to(topic, i as usize)
+                    .key(&key[..])
+                    .payload(&value[..])
+                    .partition(0);
             match producer.send(rec) {
                 Ok(()) => break,
-                Err((KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull), _)) => {
+                Err((
+                    KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull),
+                    _,
+                )) => {
                     producer.poll(Duration::from_millis(10));
                 }
                 Err((e, _)) => return Err(conn.error(format!("producing to {topic}"), e)),
@@ -140,27 +149,35 @@ fn run(conn: &Connection, topic: &str, opts: &MeasureOptions) -> Result<Measurem
         .flush(conn.timeout().max(Duration::from_secs(30)))
         .map_err(|e| conn.error("waiting for deliveries", e))?;
     let produce_secs = start.elapsed().as_secs_f64();
-    let failed = producer.context().take().into_iter().filter(|d| d.error.is_some()).count();
+    let failed = producer
+        .context()
+        .take()
+        .into_iter()
+        .filter(|d| d.error.is_some())
+        .count();
     if failed > 0 {
-        return Err(Error::kafka(format!("producing to {topic}"), format!("{failed} records failed")));
+        return Err(Error::kafka(
+            format!("producing to {topic}"),
+            format!("{failed} records failed"),
+        ));
     }
 
     let c = crate::cluster::read_only_consumer(conn)?;
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition_offset(topic, 0, Offset::Offset(0))
         .map_err(|e| conn.error("assigning the temporary topic", e))?;
-    c.assign(&tpl).map_err(|e| conn.error("assigning the temporary topic", e))?;
+    c.assign(&tpl)
+        .map_err(|e| conn.error("assigning the temporary topic", e))?;
     let start = Instant::now();
     let mut consumed = 0u64;
     let mut last = Instant::now();
     while consumed < opts.records && last.elapsed() < conn.timeout() {
-        match c.poll(Duration::from_millis(100)) {
-            Some(Ok(m)) => {
-                consumed += 1;
-                last = Instant::now();
-                std::hint::black_box(m.payload());
-            }
-            Some(Err(_)) | None => {}
+        // Errors (transport hiccups) are retried by librdkafka; the idle
+        // limit ends the loop.
+        if let Some(Ok(m)) = c.poll(Duration::from_millis(100)) {
+            consumed += 1;
+            last = Instant::now();
+            std::hint::black_box(m.payload());
         }
     }
     Ok(Measurement {

@@ -182,7 +182,7 @@ pub fn analyze(n: PartitionCount, records: &[SampledRecord], cands: &[Candidate]
         })
         .collect();
     // Stable: among equals, the order the candidates were given.
-    rates.sort_by(|a, b| b.matched.cmp(&a.matched));
+    rates.sort_by_key(|m| std::cmp::Reverse(m.matched));
     if r.keyed > 0 {
         r.inferred = rates
             .iter()

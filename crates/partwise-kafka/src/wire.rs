@@ -33,7 +33,9 @@ struct Wire {
 impl Wire {
     fn connect(addr: &str, deadline: Instant) -> Result<Wire> {
         let fail = |e: &dyn std::fmt::Display| Error::kafka(format!("connecting to {addr}"), e);
-        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
         let sa = addr
             .to_socket_addrs()
             .map_err(|e| fail(&e))?
@@ -86,7 +88,10 @@ impl Wire {
         let resp = Resp::decode(&mut buf, version).map_err(|e| fail(&e))?;
         if buf.has_remaining() {
             // Trailing bytes mean a version mismatch: do not trust the fields.
-            return Err(fail(&format!("{} unexpected trailing bytes", buf.remaining())));
+            return Err(fail(&format!(
+                "{} unexpected trailing bytes",
+                buf.remaining()
+            )));
         }
         Ok(resp)
     }
@@ -114,7 +119,11 @@ pub fn describe_groups(conn: &Connection, group: &str) -> Result<DescribeGroupsR
                 ));
             }
             let coord = format!("{}:{}", fc.host.as_str(), fc.port);
-            let mut w = if coord == b { w } else { Wire::connect(&coord, deadline)? };
+            let mut w = if coord == b {
+                w
+            } else {
+                Wire::connect(&coord, deadline)?
+            };
             w.call(
                 ApiKey::DescribeGroups,
                 DESCRIBE_GROUPS_VERSION,

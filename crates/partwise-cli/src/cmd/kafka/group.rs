@@ -26,7 +26,10 @@ pub struct Args {
 
 /// The assignment rebuilt in the assign module's model, with each topic's
 /// partition count from the cluster.
-fn model(conn: &partwise_kafka::Connection, d: &GroupDescription) -> Result<Option<(Group, Assignment)>> {
+fn model(
+    conn: &partwise_kafka::Connection,
+    d: &GroupDescription,
+) -> Result<Option<(Group, Assignment)>> {
     let mut topics: BTreeSet<String> = BTreeSet::new();
     for m in &d.members {
         match &m.assignment {
@@ -59,7 +62,10 @@ fn model(conn: &partwise_kafka::Connection, d: &GroupDescription) -> Result<Opti
                 .iter()
                 .flat_map(|(t, ps)| {
                     let ti = group.topic_index(t).unwrap_or(0);
-                    ps.iter().map(move |&p| Tp { topic: ti, partition: p })
+                    ps.iter().map(move |&p| Tp {
+                        topic: ti,
+                        partition: p,
+                    })
                 })
                 .collect(),
             AssignmentData::NotReturned => Vec::new(),
@@ -108,8 +114,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "group {}: state {}, protocol {} ({}), {} members",
             d.name,
             d.state,
-            if d.protocol.is_empty() { "-" } else { &d.protocol },
-            if d.protocol_type.is_empty() { "-" } else { &d.protocol_type },
+            if d.protocol.is_empty() {
+                "-"
+            } else {
+                &d.protocol
+            },
+            if d.protocol_type.is_empty() {
+                "-"
+            } else {
+                &d.protocol_type
+            },
             d.members.len()
         )?;
         let mut t = Table::new(["MEMBER", "CLIENT", "HOST", "SUBSCRIPTION", "ASSIGNMENT"]);
@@ -118,13 +132,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 m.id.clone(),
                 m.client_id.clone(),
                 m.client_host.clone(),
-                m.subscription.as_ref().map_or("(not returned)".into(), |s| s.join(",")),
+                m.subscription
+                    .as_ref()
+                    .map_or("(not returned)".into(), |s| s.join(",")),
                 match &m.assignment {
                     AssignmentData::NotReturned => "(not returned)".to_string(),
                     AssignmentData::Assigned(a) => a
                         .iter()
                         .map(|(t, ps)| {
-                            format!("{t}[{}]", ps.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+                            format!(
+                                "{t}[{}]",
+                                ps.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                            )
                         })
                         .collect::<Vec<_>>()
                         .join(" "),
@@ -145,7 +164,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         for set in &sets {
             let co = colocation_of(g, asg, set);
             split_total += co.split_count();
-            let names: Vec<&str> = set.iter().map(|&t| g.topics[t as usize].name.as_str()).collect();
+            let names: Vec<&str> = set
+                .iter()
+                .map(|&t| g.topics[t as usize].name.as_str())
+                .collect();
             if table {
                 writeln!(out, "\nco-location of {}", names.join(", "))?;
                 let mut header = vec!["INDEX".to_string()];
@@ -155,13 +177,27 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 for (p, row) in co.owners.iter().enumerate() {
                     let mut cells = vec![p.to_string()];
                     for &ti in set {
-                        cells.push(row[ti as usize].map_or("(none)".into(), |o| g.members[o].id.clone()));
+                        cells.push(
+                            row[ti as usize].map_or("(none)".into(), |o| g.members[o].id.clone()),
+                        );
                     }
-                    cells.push(if co.split.contains(&(p as u32)) { "SPLIT" } else { "yes" }.into());
+                    cells.push(
+                        if co.split.contains(&(p as u32)) {
+                            "SPLIT"
+                        } else {
+                            "yes"
+                        }
+                        .into(),
+                    );
                     t.row(cells);
                 }
                 t.write(&mut out)?;
-                writeln!(out, "{} of {} indices split", co.split_count(), co.owners.len())?;
+                writeln!(
+                    out,
+                    "{} of {} indices split",
+                    co.split_count(),
+                    co.owners.len()
+                )?;
             }
             matrices.push(json!({
                 "topics": names,

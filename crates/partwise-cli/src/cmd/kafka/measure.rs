@@ -44,7 +44,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         ));
     }
     if a.records == 0 || a.record_bytes == 0 {
-        return Err(CliError::msg("--records and --record-bytes must be at least 1"));
+        return Err(CliError::msg(
+            "--records and --record-bytes must be at least 1",
+        ));
     }
     if a.replication_factor.is_some_and(|r| r < 1) {
         return Err(CliError::msg("--replication-factor must be at least 1"));
@@ -75,7 +77,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Table => {
-            writeln!(out, "temporary topic {} ({}deleted)", m.topic, if m.deleted { "" } else { "NOT " })?;
+            writeln!(
+                out,
+                "temporary topic {} ({}deleted)",
+                m.topic,
+                if m.deleted { "" } else { "NOT " }
+            )?;
             writeln!(
                 out,
                 "produce: {} records x {} B in {:.3}s: {:.1} MB/s, {:.0} records/s into one partition",

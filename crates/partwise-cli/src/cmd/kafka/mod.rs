@@ -57,7 +57,12 @@ pub struct ConnArgs {
     #[arg(short = 'F', value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Seconds any one cluster operation may take
-    #[arg(long, value_name = "SECS", default_value = "10")]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value = "10",
+        allow_negative_numbers = true
+    )]
     timeout: String,
     /// Print the effective connection settings (secrets redacted) to stderr
     #[arg(short = 'v', long)]
@@ -88,7 +93,9 @@ impl ConnArgs {
         if let Some(b) = &self.bootstrap {
             c.bootstrap(b).map_err(kerr)?;
         }
-        if c.get("bootstrap.servers").is_none_or(|b| b.trim().is_empty()) {
+        if c.get("bootstrap.servers")
+            .is_none_or(|b| b.trim().is_empty())
+        {
             return Err(CliError::msg(
                 "no brokers: give -b HOST:PORT (or bootstrap.servers with -X or -F)",
             ));

@@ -20,7 +20,12 @@ pub struct Args {
     #[arg(short = 't', long = "topic", value_name = "TOPIC")]
     topic: String,
     /// Partitioner spec that routes the records
-    #[arg(short = 'P', long = "partitioner", value_name = "SPEC", default_value = "java")]
+    #[arg(
+        short = 'P',
+        long = "partitioner",
+        value_name = "SPEC",
+        default_value = "java"
+    )]
     partitioner: String,
     /// Lines of KEY or KEY<TAB>VALUE ('-' or absent: stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE", default_value = "-")]
@@ -81,7 +86,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let placement = p
             .send(&a.topic, Some(&key), value.as_deref(), &[], i)
             .map_err(kerr)?;
-        sent.push(Line { key, value, placement });
+        sent.push(Line {
+            key,
+            value,
+            placement,
+        });
     }
     let mut deliveries: Vec<Delivery> = p.flush().map_err(kerr)?;
     deliveries.sort_by_key(|d| d.id);

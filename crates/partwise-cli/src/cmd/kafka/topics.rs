@@ -45,7 +45,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             tab.write(&mut out)?;
             if !leaderless.is_empty() {
-                writeln!(out, "\npartitions without a leader: {}", leaderless.join(" "))?;
+                writeln!(
+                    out,
+                    "\npartitions without a leader: {}",
+                    leaderless.join(" ")
+                )?;
             }
         }
         Format::Json | Format::Ndjson => {
