@@ -143,14 +143,37 @@ fn audits_are_read_only() {
         .map(|t| t.name)
         .collect();
     // Even a group.id passed by the user must not make the audit join or commit.
+    let user_group = unique("pwk-should-not-exist");
     let mut with_group = c.clone();
-    with_group
-        .set("group.id", &unique("pwk-should-not-exist"))
-        .unwrap();
+    with_group.set("group.id", &user_group).unwrap();
     let r = run(&with_group, &[&t], 1000);
     assert_eq!(r.topics[0].routing.as_ref().unwrap().sampled, 100);
     assert_eq!(watermarks(&c, &t).unwrap(), before);
+    // Brokers that list groups (tansu lists none) show no new one.
     assert_eq!(list_groups(&c).unwrap(), groups_before);
+    // The user's group has no members and no committed offsets.
+    let d = describe_group(&c, &user_group).unwrap();
+    assert!(d.members.is_empty(), "{d:?}");
+    {
+        use rdkafka::consumer::{BaseConsumer, Consumer};
+        use rdkafka::{Offset, TopicPartitionList};
+        let probe: BaseConsumer = rdkafka::config::ClientConfig::new()
+            .set("bootstrap.servers", &b)
+            .set("group.id", &user_group)
+            .set("enable.auto.commit", "false")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        for p in 0..4 {
+            tpl.add_partition(&t, p);
+        }
+        let committed = probe
+            .committed_offsets(tpl, Duration::from_secs(10))
+            .unwrap();
+        for e in committed.elements() {
+            assert_eq!(e.offset(), Offset::Invalid, "partition {}", e.partition());
+        }
+    }
     let topics_after: Vec<String> = list_topics(&c)
         .unwrap()
         .into_iter()
