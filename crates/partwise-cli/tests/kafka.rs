@@ -363,6 +363,31 @@ fn group_reports_missing_assignment_data_explicitly() {
             .output()
             .unwrap();
         assert!(text(&out.stdout).contains("broker returned no assignment data"));
+        // The assign module's prediction for the described member: one member
+        // owns every index of both 4-partition topics, as the member itself
+        // was given all 8 partitions.
+        let out = pw()
+            .args(["kafka", "group", "-b", &b, "-g", &group, "--format", "json"])
+            .args(["--assignor", "librdkafka:range", "-t", &x, "-t", &y])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["colocation_source"], "predicted by librdkafka:range");
+        assert_eq!(v["colocation"][0]["owners"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            v["colocation"][0]["split_indices"]
+                .as_array()
+                .unwrap()
+                .len(),
+            0
+        );
+        let out = pw()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .args(["--assignor", "nosuch", "-t", &x])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains("--assignor"));
     }
     drop(c);
 }

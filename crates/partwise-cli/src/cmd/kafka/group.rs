@@ -6,7 +6,7 @@
 use super::{kerr, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
-use partwise::assign::{colocation_of, Assignment, Group, Member, Topic, Tp};
+use partwise::assign::{colocation_of, Assignment, Assignor, Group, Member, Topic, Tp};
 use partwise_kafka::group::{describe_group, AssignmentData, GroupDescription};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +19,12 @@ pub struct Args {
     /// Consumer group id
     #[arg(short = 'g', long = "group", value_name = "GROUP")]
     group: String,
+    /// When the broker returns no assignment data: predict it with this assignor spec
+    #[arg(long, value_name = "SPEC", requires = "topics")]
+    assignor: Option<String>,
+    /// Topics every member subscribes to, for --assignor
+    #[arg(short = 't', long = "topic", value_name = "TOPIC")]
+    topics: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -79,6 +85,35 @@ fn model(
     Ok(Some((group, a)))
 }
 
+/// The assignment `asg` would make for the described members, all subscribed
+/// to `topics` (partition counts from the cluster).
+fn predict(
+    conn: &partwise_kafka::Connection,
+    d: &GroupDescription,
+    asg: Assignor,
+    topics: &[String],
+) -> Result<(Group, Assignment)> {
+    let all = partwise_kafka::cluster::list_topics(conn).map_err(kerr)?;
+    let mut ts = Vec::new();
+    for t in topics {
+        let info = all
+            .iter()
+            .find(|i| &i.name == t && i.error.is_none())
+            .ok_or_else(|| CliError::msg(format!("-t/--topic: topic {t} does not exist")))?;
+        ts.push(Topic::new(t.clone(), info.partitions.len() as u32));
+    }
+    let members: Vec<Member> = d
+        .members
+        .iter()
+        .map(|m| Member::new(m.id.clone(), topics.iter().cloned()))
+        .collect();
+    let g = Group::new(members, ts);
+    let a = asg
+        .assign(&g)
+        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", asg.spec())))?;
+    Ok((g, a))
+}
+
 pub fn run(a: Args) -> Result<ExitCode> {
     if a.group.trim().is_empty() {
         return Err(CliError::msg("-g/--group: empty group id"));
@@ -95,7 +130,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .members
         .iter()
         .any(|m| m.assignment == AssignmentData::NotReturned);
-    let model = model(&conn, &d)?;
+    let assignor: Option<Assignor> = a
+        .assignor
+        .as_deref()
+        .map(|s| {
+            s.parse()
+                .map_err(|e| CliError::msg(format!("--assignor: {e}")))
+        })
+        .transpose()?;
+    let mut source = "broker".to_string();
+    let mut model = model(&conn, &d)?;
+    if let (None, Some(asg)) = (&model, assignor) {
+        model = Some(predict(&conn, &d, asg, &a.topics)?);
+        source = format!("predicted by {}", asg.spec());
+    }
     // Co-partition candidates: assigned topics that share a partition count.
     let mut by_count: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     if let Some((g, _)) = &model {
@@ -169,7 +217,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 .map(|&t| g.topics[t as usize].name.as_str())
                 .collect();
             if table {
-                writeln!(out, "\nco-location of {}", names.join(", "))?;
+                writeln!(out, "\nco-location of {} ({source})", names.join(", "))?;
                 let mut header = vec!["INDEX".to_string()];
                 header.extend(names.iter().map(|s| s.to_string()));
                 header.push("CO-LOCATED".into());
@@ -224,6 +272,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 },
             })).collect::<Vec<_>>(),
             "colocation": matrices,
+            "colocation_source": source,
         });
         if a.format == Format::Json {
             serde_json::to_writer_pretty(&mut out, &doc)?;
