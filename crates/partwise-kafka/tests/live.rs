@@ -248,8 +248,9 @@ fn a_broker_killed_mid_audit_ends_within_the_timeout_marked_partial() {
     })
     .unwrap();
     let after = killed_at.expect("the broker was killed").elapsed();
+    // The idle limit is the 3 s timeout; the rest is margin for a loaded machine.
     assert!(
-        after < Duration::from_secs(3 + 2),
+        after < Duration::from_secs(3 + 3),
         "took {after:?} after the kill"
     );
     assert!(r.partial());
