@@ -48,6 +48,8 @@ enum Command {
     Check(cmd::check::Args),
     /// What changing a topic's partition count does to its keys
     Resize(cmd::resize::Args),
+    /// Live Kafka: topics, audits, groups, producing, throughput
+    Kafka(cmd::kafka::Args),
     /// A live Redis Cluster: slot map, key-family co-location, hot hash tags
     Redis(cmd::redis::Args),
 }
@@ -65,6 +67,7 @@ fn main() -> std::process::ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Resize(a) => cmd::resize::run(a),
         Command::Assign(a) => cmd::assign::run(a),
+        Command::Kafka(a) => cmd::kafka::run(a),
         Command::Redis(a) => cmd::redis::run(a),
     };
     match result {

@@ -1,0 +1,140 @@
+//! `partwise kafka measure --allow-write`: one partition's produce rate and
+//! one consumer's read rate on a temporary topic (created, then deleted),
+//! fed to the `plan` sizing when targets are given.
+
+use super::{kerr, ConnArgs};
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::Format;
+use partwise::sizing::{plan, PlanInput};
+use partwise_kafka::measure::{measure, MeasureOptions};
+use serde_json::json;
+use std::io::Write;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    conn: ConnArgs,
+    /// Allow creating, writing and deleting a temporary topic (required)
+    #[arg(long)]
+    allow_write: bool,
+    /// Records to produce and read back
+    #[arg(long, default_value_t = 20000)]
+    records: u64,
+    /// Bytes of each record's value
+    #[arg(long, default_value_t = 1024)]
+    record_bytes: usize,
+    /// Replication factor of the temporary topic (default: the broker's)
+    #[arg(long, value_name = "N")]
+    replication_factor: Option<i32>,
+    /// Total produce rate the topic must take, MB/s: prints a partition plan
+    #[arg(long, value_name = "MBPS")]
+    target_produce_mbps: Option<f64>,
+    /// Total consume rate the group must reach, MB/s (default: the produce target)
+    #[arg(long, value_name = "MBPS")]
+    target_consume_mbps: Option<f64>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    if !a.allow_write {
+        return Err(CliError::msg(
+            "measure writes: it creates, fills and deletes a temporary topic; pass --allow-write to let it",
+        ));
+    }
+    if a.records == 0 || a.record_bytes == 0 {
+        return Err(CliError::msg(
+            "--records and --record-bytes must be at least 1",
+        ));
+    }
+    if a.replication_factor.is_some_and(|r| r < 1) {
+        return Err(CliError::msg("--replication-factor must be at least 1"));
+    }
+    let conn = a.conn.connection()?;
+    let m = measure(
+        &conn,
+        &MeasureOptions {
+            records: a.records,
+            record_bytes: a.record_bytes,
+            replication: a.replication_factor,
+        },
+    )
+    .map_err(kerr)?;
+    let p = match a.target_produce_mbps {
+        Some(tp) => Some(
+            plan(&PlanInput {
+                produce_mbps: tp,
+                partition_produce_mbps: m.produce_mbps(),
+                consume_mbps: a.target_consume_mbps.unwrap_or(tp),
+                partition_consume_mbps: m.consume_mbps(),
+                ..Default::default()
+            })
+            .map_err(|e| CliError::msg(format!("--target-produce-mbps: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Table => {
+            writeln!(
+                out,
+                "temporary topic {} ({}deleted)",
+                m.topic,
+                if m.deleted { "" } else { "NOT " }
+            )?;
+            writeln!(
+                out,
+                "produce: {} records x {} B in {:.3}s: {:.1} MB/s, {:.0} records/s into one partition",
+                m.records,
+                a.record_bytes,
+                m.produce_secs,
+                m.produce_mbps(),
+                m.records as f64 / m.produce_secs.max(1e-9)
+            )?;
+            writeln!(
+                out,
+                "consume: {} records in {:.3}s: {:.1} MB/s, {:.0} records/s by one consumer",
+                m.consumed,
+                m.consume_secs,
+                m.consume_mbps(),
+                m.consumed as f64 / m.consume_secs.max(1e-9)
+            )?;
+            if let Some(p) = &p {
+                writeln!(
+                    out,
+                    "plan: {} partitions needed ({} binds), {} with headroom",
+                    p.required,
+                    p.binding.as_str(),
+                    p.with_headroom
+                )?;
+            }
+        }
+        Format::Json | Format::Ndjson => {
+            let doc = json!({
+                "topic": m.topic,
+                "deleted": m.deleted,
+                "records": m.records,
+                "consumed": m.consumed,
+                "record_bytes": a.record_bytes,
+                "produce_secs": m.produce_secs,
+                "consume_secs": m.consume_secs,
+                "partition_produce_mbps": m.produce_mbps(),
+                "partition_consume_mbps": m.consume_mbps(),
+                "plan": p.as_ref().map(|p| json!({
+                    "required": p.required,
+                    "with_headroom": p.with_headroom,
+                    "binding": p.binding.as_str(),
+                })),
+            });
+            serde_json::to_writer(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(if m.deleted && m.consumed == m.records {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}

@@ -1,0 +1,122 @@
+//! `partwise kafka ...`: the live commands, against a real cluster. The
+//! connection flags follow kcat (`-b`, `-X key=value`, `-F FILE`) plus
+//! `--timeout`; secret property values are never printed, not even with
+//! `--verbose`.
+
+pub mod audit;
+pub mod group;
+pub mod measure;
+pub mod produce;
+pub mod topics;
+
+use crate::exit::{CliError, ExitCode, Result};
+use partwise_kafka::Connection;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Topics with their partition counts, grouped by count (the co-partitioning candidates)
+    Topics(topics::Args),
+    /// Counts, skew and the partitioner that wrote each topic, from a read-only sample
+    Audit(audit::Args),
+    /// A consumer group's members, assignments and co-location of partition indices
+    Group(group::Args),
+    /// Produce lines of KEY[<TAB>VALUE] to one topic, routed by a partwise partitioner
+    Produce(produce::Args),
+    /// Measure one partition's produce and consume throughput (needs --allow-write)
+    Measure(measure::Args),
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    match a.command {
+        Command::Topics(a) => topics::run(a),
+        Command::Audit(a) => audit::run(a),
+        Command::Group(a) => group::run(a),
+        Command::Produce(a) => produce::run(a),
+        Command::Measure(a) => measure::run(a),
+    }
+}
+
+/// The connection flags every `kafka` subcommand takes.
+#[derive(clap::Args)]
+pub struct ConnArgs {
+    /// Bootstrap brokers, host:port[,host:port...]
+    #[arg(short = 'b', long = "bootstrap", value_name = "BROKERS")]
+    bootstrap: Option<String>,
+    /// A librdkafka property, e.g. -X security.protocol=SASL_SSL (repeatable)
+    #[arg(short = 'X', value_name = "KEY=VALUE")]
+    props: Vec<String>,
+    /// A properties file of key=value lines (repeatable; -X and -b override it)
+    #[arg(short = 'F', value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Seconds any one cluster operation may take
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value = "10",
+        allow_negative_numbers = true
+    )]
+    timeout: String,
+    /// Print the effective connection settings (secrets redacted) to stderr
+    #[arg(short = 'v', long)]
+    verbose: bool,
+}
+
+impl ConnArgs {
+    /// The validated connection: files first, then -X, then -b.
+    pub fn connection(&self) -> Result<Connection> {
+        let secs: f64 = self
+            .timeout
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+            .ok_or_else(|| {
+                CliError::msg(format!(
+                    "--timeout: '{}' is not a number of seconds between 0 and 3600",
+                    self.timeout
+                ))
+            })?;
+        let mut c = Connection::new(Duration::from_secs_f64(secs));
+        for f in &self.files {
+            c.load_properties(f).map_err(kerr)?;
+        }
+        for p in &self.props {
+            c.set_pair(p).map_err(kerr)?;
+        }
+        if let Some(b) = &self.bootstrap {
+            c.bootstrap(b).map_err(kerr)?;
+        }
+        if c.get("bootstrap.servers")
+            .is_none_or(|b| b.trim().is_empty())
+        {
+            return Err(CliError::msg(
+                "no brokers: give -b HOST:PORT (or bootstrap.servers with -X or -F)",
+            ));
+        }
+        if self.verbose {
+            eprintln!("partwise: connection (timeout {secs}s):");
+            for (k, v) in c.redacted() {
+                eprintln!("  {k}={v}");
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// A partwise-kafka error as a CLI error (exit 2).
+pub fn kerr(e: partwise_kafka::Error) -> CliError {
+    CliError::msg(e.to_string())
+}
+
+/// Whether a progress bar may be drawn: only for a person at a terminal.
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}

@@ -1,0 +1,434 @@
+//! `partwise kafka ...` from the shell: flags and secrets (no broker needed),
+//! then every subcommand against the broker at PARTWISE_KAFKA_BOOTSTRAP
+//! (`bash scripts/test` starts one; unset is a failure).
+
+#[path = "../../partwise-kafka/tests/common/mod.rs"]
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+fn pw() -> Command {
+    Command::cargo_bin("partwise").unwrap()
+}
+
+fn dead_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn secrets_are_never_printed_even_verbose() {
+    let secret_file = std::env::temp_dir().join(unique("pwk-secret.properties"));
+    std::fs::write(&secret_file, "ssl.key.password=filesecret987\n# comment\n").unwrap();
+    let bootstrap = format!("127.0.0.1:{}", dead_port());
+    let t0 = Instant::now();
+    let out = pw()
+        .args(["kafka", "topics", "-v", "--timeout", "1", "-b", &bootstrap])
+        .args([
+            "-X",
+            "security.protocol=SASL_PLAINTEXT",
+            "-X",
+            "sasl.mechanism=PLAIN",
+        ])
+        .args([
+            "-X",
+            "sasl.username=alice",
+            "-X",
+            "sasl.password=hunter2secret",
+        ])
+        .arg("-F")
+        .arg(&secret_file)
+        .output()
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(2));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    for s in ["hunter2secret", "filesecret987"] {
+        assert!(!all.contains(s), "{s} leaked: {all}");
+    }
+    assert!(all.contains("sasl.password=[redacted]"), "{all}");
+    assert!(all.contains("ssl.key.password=[redacted]"), "{all}");
+    assert!(all.contains("sasl.username=alice"), "{all}");
+    assert!(all.contains("no answer from the Kafka cluster"), "{all}");
+    // A secret property this build cannot use: the error names it, not its value.
+    let out = pw()
+        .args(["kafka", "topics", "-v", "-b", &bootstrap, "--timeout", "1"])
+        .args(["-X", "sasl.oauthbearer.client.secret=oauthsecret55"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        !all.contains("oauthsecret55") && all.contains("sasl.oauthbearer.client.secret"),
+        "{all}"
+    );
+    // A secret value librdkafka rejects is not echoed either.
+    let out = pw()
+        .args(["kafka", "topics", "-b", &bootstrap, "--timeout", "1"])
+        .args([
+            "-X",
+            "ssl.key.pem=notapemsecret42",
+            "-X",
+            "security.protocol=SSL",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(!all.contains("notapemsecret42"), "{all}");
+    std::fs::remove_file(&secret_file).unwrap();
+}
+
+#[test]
+fn bad_flags_exit_2_with_the_flag_named() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["kafka", "topics"], "no brokers"),
+        (&["kafka", "topics", "-b", "h:1", "-X", "novalue"], "-X"),
+        (
+            &["kafka", "topics", "-b", "h:1", "--timeout", "-3"],
+            "--timeout",
+        ),
+        (
+            &["kafka", "topics", "-b", "h:1", "--timeout", "abc"],
+            "--timeout",
+        ),
+        (
+            &["kafka", "topics", "-b", "h:1", "-F", "/nonexistent/file"],
+            "-F",
+        ),
+        (
+            &["kafka", "topics", "-b", "h:1", "-X", "no.such.property=1"],
+            "no.such.property",
+        ),
+        (
+            &["kafka", "audit", "-b", "h:1", "-t", "x", "-P", "nosuch"],
+            "-P/--partitioner",
+        ),
+        (
+            &[
+                "kafka",
+                "audit",
+                "-b",
+                "h:1",
+                "-t",
+                "x",
+                "--key-format",
+                "int99",
+            ],
+            "--key-format",
+        ),
+        (
+            &["kafka", "produce", "-b", "h:1", "-t", "x", "-P", "nosuch"],
+            "-P/--partitioner",
+        ),
+        (&["kafka", "measure", "-b", "h:1"], "--allow-write"),
+        (&["kafka", "group", "-b", "h:1", "-g", ""], "-g/--group"),
+    ];
+    for (args, needle) in cases {
+        let out = pw().args(*args).write_stdin("").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_wrong_port_fails_within_the_timeout_for_every_command() {
+    let b = format!("127.0.0.1:{}", dead_port());
+    for args in [
+        vec!["kafka", "topics"],
+        vec!["kafka", "audit", "-t", "x"],
+        vec!["kafka", "group", "-g", "g"],
+    ] {
+        let t0 = Instant::now();
+        let out = pw()
+            .args(&args)
+            .args(["-b", &b, "--timeout", "2"])
+            .output()
+            .unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(6),
+            "{args:?}: {:?}",
+            t0.elapsed()
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("no answer"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn topics_groups_by_partition_count() {
+    let b = bootstrap();
+    let (a, c) = (unique("pwc-t4a"), unique("pwc-t4b"));
+    create_topics(&b, &[(&a, 4), (&c, 4)]);
+    let out = pw()
+        .args(["kafka", "topics", "-b", &b, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let four = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["partitions"] == 4)
+        .unwrap();
+    let names: Vec<&str> = four["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(names.contains(&a.as_str()) && names.contains(&c.as_str()));
+}
+
+fn audit_json(b: &str, args: &[&str]) -> (i32, Value) {
+    let out = pw()
+        .args(["kafka", "audit", "-b", b, "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", text(&out.stdout), text(&out.stderr)));
+    (out.status.code().unwrap(), v)
+}
+
+#[test]
+fn audit_exit_codes_and_verdicts() {
+    let b = bootstrap();
+    let (m, f, c) = (
+        unique("pwc-murmur"),
+        unique("pwc-fnv"),
+        unique("pwc-murmur2"),
+    );
+    create_topics(&b, &[(&m, 6), (&f, 6), (&c, 6)]);
+    produce_with(&b, &m, "murmur2_random", &keys(150, "x"));
+    produce_with(&b, &f, "fnv1a_random", &keys(150, "x"));
+    produce_with(&b, &c, "murmur2_random", &keys(50, "x"));
+
+    let (code, v) = audit_json(&b, &["-t", &m, "-t", &c]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["copartitioning"]["copartitioned"], true);
+    let inferred = v["topics"][0]["routing"]["inferred"].to_string();
+    assert!(inferred.contains("\"java\""), "{inferred}");
+    assert_eq!(v["topics"][0]["skew"]["total"], 150);
+
+    let (code, v) = audit_json(&b, &["-t", &m, "-t", &f]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["copartitioning"]["copartitioned"], false);
+    let inferred = v["topics"][1]["routing"]["inferred"].to_string();
+    assert!(inferred.contains("librdkafka:fnv1a"), "{inferred}");
+    assert!(v["copartitioning"]["reasons"]
+        .to_string()
+        .contains("partitioners differ"));
+
+    // Only the wrong candidate: every key it misplaces is counted, some named.
+    let (code, v) = audit_json(&b, &["-t", &f, "-P", "java"]);
+    assert_eq!(code, 1);
+    let r = &v["topics"][0]["routing"];
+    assert!(r["misrouted_total"].as_u64().unwrap() > 100, "{r}");
+    assert_eq!(r["misrouted"].as_array().unwrap().len(), 20);
+
+    let missing = unique("pwc-missing");
+    let (code, v) = audit_json(&b, &["-t", &missing, "-t", &m]);
+    assert_eq!(code, 1);
+    assert!(v["topics"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("does not exist"));
+    assert_eq!(v["topics"][1]["routing"]["sampled"], 150);
+
+    // The table names the finding too.
+    let out = pw()
+        .args(["kafka", "audit", "-b", &b, "-t", &m, "-t", &f])
+        .output()
+        .unwrap();
+    let t = text(&out.stdout);
+    assert!(
+        t.contains("co-partitioned: NO") && t.contains("partitioners differ"),
+        "{t}"
+    );
+    assert!(
+        !text(&out.stderr).contains("records"),
+        "no progress bar without a terminal"
+    );
+}
+
+#[test]
+fn produce_routes_with_the_partwise_partitioner_and_the_audit_sees_it() {
+    let b = bootstrap();
+    let t = unique("pwc-produce");
+    create_topics(&b, &[(&t, 8)]);
+    let input: String = (0..80)
+        .map(|i| format!("acct-{i}\tvalue {i}\n"))
+        .collect::<String>()
+        + "solo\n";
+    let out = pw()
+        .args([
+            "kafka", "produce", "-b", &b, "-t", &t, "-P", "sarama", "--format", "ndjson",
+        ])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 81);
+    for r in &rows {
+        assert_eq!(r["partition"], r["expected_partition"], "{r}");
+        assert_eq!(r["topic"], t.as_str());
+    }
+    let (code, v) = audit_json(
+        &b,
+        &["-t", &t, "-P", "sarama", "-P", "java", "-P", "librdkafka"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["topics"][0]["routing"]["inferred"],
+        serde_json::json!(["sarama"])
+    );
+    // A topic that does not exist is not created.
+    let missing = unique("pwc-nope");
+    let out = pw()
+        .args(["kafka", "produce", "-b", &b, "-t", &missing])
+        .write_stdin("k\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("does not exist"));
+    let out = pw().args(["kafka", "topics", "-b", &b]).output().unwrap();
+    assert!(!text(&out.stdout).contains(&missing));
+}
+
+#[test]
+fn group_reports_missing_assignment_data_explicitly() {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let b = bootstrap();
+    let (x, y) = (unique("pwc-gx"), unique("pwc-gy"));
+    create_topics(&b, &[(&x, 4), (&y, 4)]);
+    let group = unique("pwc-group");
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &b)
+        .set("group.id", &group)
+        .set("client.id", "m0")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    c.subscribe(&[&x, &y]).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while c.assignment().map_or(0, |a| a.count()) < 8 {
+        assert!(Instant::now() < deadline, "no assignment");
+        let _ = c.poll(Duration::from_millis(100));
+    }
+    let out = pw()
+        .args(["kafka", "group", "-b", &b, "-g", &group, "--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+    assert_eq!(v["members"].as_array().unwrap().len(), 1, "{v}");
+    if v["assignment_data"] == "returned" {
+        // A broker that describes assignments: one member owns every index.
+        assert_eq!(out.status.code(), Some(0), "{v}");
+        assert_eq!(
+            v["colocation"][0]["split_indices"]
+                .as_array()
+                .unwrap()
+                .len(),
+            0
+        );
+    } else {
+        assert_eq!(v["assignment_data"], "not returned by the broker");
+        assert_eq!(out.status.code(), Some(1));
+        let out = pw()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .output()
+            .unwrap();
+        assert!(text(&out.stdout).contains("broker returned no assignment data"));
+        // The assign module's prediction for the described member: one member
+        // owns every index of both 4-partition topics, as the member itself
+        // was given all 8 partitions.
+        let out = pw()
+            .args(["kafka", "group", "-b", &b, "-g", &group, "--format", "json"])
+            .args(["--assignor", "librdkafka:range", "-t", &x, "-t", &y])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["colocation_source"], "predicted by librdkafka:range");
+        assert_eq!(v["colocation"][0]["owners"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            v["colocation"][0]["split_indices"]
+                .as_array()
+                .unwrap()
+                .len(),
+            0
+        );
+        let out = pw()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .args(["--assignor", "nosuch", "-t", &x])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains("--assignor"));
+    }
+    drop(c);
+}
+
+#[test]
+fn measure_creates_and_deletes_its_topic() {
+    let b = bootstrap();
+    let out = pw()
+        .args([
+            "kafka",
+            "measure",
+            "--allow-write",
+            "-b",
+            &b,
+            "--records",
+            "2000",
+            "--record-bytes",
+            "200",
+        ])
+        .args([
+            "--replication-factor",
+            "1",
+            "--target-produce-mbps",
+            "50",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{} {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["deleted"], true);
+    assert_eq!(v["consumed"], 2000);
+    assert!(v["partition_produce_mbps"].as_f64().unwrap() > 0.0);
+    assert!(v["plan"]["required"].as_u64().unwrap() >= 1);
+    let out = pw().args(["kafka", "topics", "-b", &b]).output().unwrap();
+    assert!(!text(&out.stdout).contains(v["topic"].as_str().unwrap()));
+}

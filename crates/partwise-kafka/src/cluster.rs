@@ -1,0 +1,148 @@
+//! Read-only views of a cluster: topics with their partitions and leaders,
+//! and the watermarks of partitions.
+
+use crate::connect::Connection;
+use crate::error::{Error, Result};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::metadata::Metadata;
+use rdkafka::types::RDKafkaErrorCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Properties that keep a partwise consumer read-only, whatever the user
+/// passed: it never commits, never creates topics, and is told about the end
+/// of each partition.
+pub(crate) const READ_ONLY: &[(&str, &str)] = &[
+    ("enable.auto.commit", "false"),
+    ("enable.auto.offset.store", "false"),
+    ("allow.auto.create.topics", "false"),
+    ("enable.partition.eof", "true"),
+];
+
+/// A partition as the metadata describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionInfo {
+    /// Partition id.
+    pub id: u32,
+    /// Leader broker id; `None` when the partition has no leader.
+    pub leader: Option<i32>,
+    /// The broker's error for this partition, if any.
+    pub error: Option<String>,
+}
+
+/// A topic as the metadata describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicInfo {
+    /// Topic name.
+    pub name: String,
+    /// Partitions, by id.
+    pub partitions: Vec<PartitionInfo>,
+    /// The broker's error for the topic, if any.
+    pub error: Option<String>,
+    /// Whether the broker says the topic does not exist.
+    pub missing: bool,
+}
+
+/// A consumer that reads without joining a group and without committing.
+///
+/// librdkafka's assign() needs a `group.id` even though an assigned consumer
+/// never joins (no JoinGroup) and, with explicit offsets and auto-commit
+/// off, never fetches or commits offsets. So the consumer carries a fresh
+/// throwaway id: a `group.id` from `-X` or `-F` would name a real group.
+pub(crate) fn read_only_consumer(conn: &Connection) -> Result<BaseConsumer> {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let group = format!("partwise-readonly-{}-{nanos}", std::process::id());
+    let mut fixed: Vec<(&str, &str)> = READ_ONLY.to_vec();
+    fixed.push(("group.id", &group));
+    conn.client_config(&fixed)
+        .create()
+        .map_err(|e| conn.error("configuring the Kafka client", e))
+}
+
+fn convert(md: &Metadata) -> Vec<TopicInfo> {
+    md.topics()
+        .iter()
+        .map(|t| {
+            let mut partitions: Vec<PartitionInfo> = t
+                .partitions()
+                .iter()
+                .map(|p| PartitionInfo {
+                    id: p.id().max(0) as u32,
+                    leader: (p.leader() >= 0).then_some(p.leader()),
+                    error: p.error().map(|e| RDKafkaErrorCode::from(e).to_string()),
+                })
+                .collect();
+            partitions.sort_by_key(|p| p.id);
+            TopicInfo {
+                name: t.name().to_string(),
+                partitions,
+                error: t.error().map(|e| RDKafkaErrorCode::from(e).to_string()),
+                missing: t.error().is_some_and(|e| {
+                    RDKafkaErrorCode::from(e) == RDKafkaErrorCode::UnknownTopicOrPartition
+                }),
+            }
+        })
+        .collect()
+}
+
+/// Every topic of the cluster (internal `__` topics included), sorted by name.
+pub fn list_topics(conn: &Connection) -> Result<Vec<TopicInfo>> {
+    let c = read_only_consumer(conn)?;
+    let md = c
+        .fetch_metadata(None, conn.timeout())
+        .map_err(|e| unreachable(conn, e))?;
+    let mut t = convert(&md);
+    t.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(t)
+}
+
+pub(crate) fn unreachable(conn: &Connection, e: impl std::fmt::Display) -> Error {
+    conn.error(
+        format!(
+            "no answer from the Kafka cluster at {} within {:.1}s (is the address right, is it up?)",
+            conn.brokers(),
+            conn.timeout().as_secs_f64()
+        ),
+        e,
+    )
+}
+
+/// One topic's metadata, from a consumer the caller already has.
+pub(crate) fn topic_info(c: &BaseConsumer, conn: &Connection, topic: &str) -> Result<TopicInfo> {
+    let md = c
+        .fetch_metadata(Some(topic), conn.timeout())
+        .map_err(|e| unreachable(conn, e))?;
+    convert(&md)
+        .into_iter()
+        .find(|t| t.name == topic)
+        .ok_or_else(|| Error::kafka(format!("topic {topic}"), "not in the metadata"))
+}
+
+/// The low and high watermarks of every partition of `topic`.
+pub fn watermarks(conn: &Connection, topic: &str) -> Result<Vec<(u32, i64, i64)>> {
+    let c = read_only_consumer(conn)?;
+    let info = topic_info(&c, conn, topic)?;
+    if let Some(e) = info.error {
+        return Err(Error::kafka(format!("topic {topic}"), e));
+    }
+    info.partitions
+        .iter()
+        .map(|p| {
+            c.fetch_watermarks(topic, p.id as i32, conn.timeout())
+                .map(|(lo, hi)| (p.id, lo, hi))
+                .map_err(|e| conn.error(format!("watermarks of {topic}/{}", p.id), e))
+        })
+        .collect()
+}
+
+/// The names of the cluster's consumer groups.
+pub fn list_groups(conn: &Connection) -> Result<Vec<String>> {
+    let c = read_only_consumer(conn)?;
+    let gl = c
+        .fetch_group_list(None, conn.timeout())
+        .map_err(|e| unreachable(conn, e))?;
+    let mut names: Vec<String> = gl.groups().iter().map(|g| g.name().to_string()).collect();
+    names.sort();
+    Ok(names)
+}

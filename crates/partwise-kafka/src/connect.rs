@@ -1,0 +1,251 @@
+//! Connection settings in the habits of kcat: bootstrap brokers, any
+//! librdkafka property (`-X key=value`), properties files (`-F FILE`) and one
+//! timeout; and the rule that keeps secrets out of everything partwise prints.
+
+use crate::error::{Error, Result};
+use rdkafka::config::ClientConfig;
+use std::path::Path;
+use std::time::Duration;
+
+/// The placeholder printed instead of a secret property's value.
+pub const REDACTED: &str = "[redacted]";
+
+/// Whether the value of librdkafka property `key` is a secret: passwords,
+/// client secrets, private keys and JAAS-style configs that embed either.
+pub fn is_secret(key: &str) -> bool {
+    let k = key.trim().to_ascii_lowercase();
+    k.contains("password")
+        || k.contains("secret")
+        || k.ends_with(".key.pem")
+        || k == "ssl_key"
+        || k.contains("private")
+        || k.ends_with("jaas.config")
+        || k == "sasl.oauthbearer.config"
+        || k.ends_with(".token")
+        || k.contains("credential")
+}
+
+/// How to reach a cluster: librdkafka properties in the order they were
+/// given (a later value for a key replaces an earlier one) and the time any
+/// one operation may take.
+#[derive(Clone)]
+pub struct Connection {
+    props: Vec<(String, String)>,
+    timeout: Duration,
+}
+
+// Hand-written so that `{:?}` can never show a secret.
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("props", &self.redacted())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl Connection {
+    /// No properties yet; operations give up after `timeout`.
+    pub fn new(timeout: Duration) -> Connection {
+        Connection {
+            props: Vec::new(),
+            timeout,
+        }
+    }
+
+    /// Sets `bootstrap.servers`.
+    pub fn bootstrap(&mut self, brokers: &str) -> Result<()> {
+        if brokers.trim().is_empty() {
+            return Err(Error::Config("-b/--bootstrap: no broker given".into()));
+        }
+        self.set("bootstrap.servers", brokers.trim())
+    }
+
+    /// Sets one librdkafka property.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let key = key.trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return Err(Error::Config(format!("'{key}' is not a property name")));
+        }
+        self.props.retain(|(k, _)| k != key);
+        self.props.push((key.to_string(), value.to_string()));
+        Ok(())
+    }
+
+    /// Sets a property from `key=value` text (a `-X` argument).
+    pub fn set_pair(&mut self, pair: &str) -> Result<()> {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            // The text may be a secret typed without its key: never echo it.
+            Error::Config("-X: expected key=value (no '=' in the argument)".into())
+        })?;
+        self.set(k, v)
+            .map_err(|e| Error::Config(format!("-X: {e}")))
+    }
+
+    /// Reads a Java-style properties file: `key=value` lines, `#` and `!`
+    /// comments, blank lines ignored, whitespace around the key and value trimmed.
+    pub fn load_properties(&mut self, path: &Path) -> Result<()> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("-F {}: {e}", path.display())))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+                continue;
+            }
+            let at = format!("-F {}:{}", path.display(), i + 1);
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| Error::Config(format!("{at}: expected key=value")))?;
+            self.set(k, v.trim())
+                .map_err(|e| Error::Config(format!("{at}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// The value of property `key`, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.props
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `bootstrap.servers`, or `(none)` for messages.
+    pub fn brokers(&self) -> &str {
+        self.get("bootstrap.servers")
+            .unwrap_or("(no bootstrap.servers)")
+    }
+
+    /// How long one operation may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The properties with every secret value replaced by [`REDACTED`]: the
+    /// only form in which partwise prints them.
+    pub fn redacted(&self) -> Vec<(String, String)> {
+        self.props
+            .iter()
+            .map(|(k, v)| {
+                let v = if is_secret(k) {
+                    REDACTED.to_string()
+                } else {
+                    v.clone()
+                };
+                (k.clone(), v)
+            })
+            .collect()
+    }
+
+    /// `text` with every secret value of this connection replaced by
+    /// [`REDACTED`]: librdkafka quotes property values in some errors.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (k, v) in &self.props {
+            if is_secret(k) && !v.is_empty() {
+                out = out.replace(v.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// A librdkafka config: the user's properties, then `fixed` (partwise's
+    /// own settings, which the user cannot override because they keep
+    /// commands read-only).
+    pub(crate) fn client_config(&self, fixed: &[(&str, &str)]) -> ClientConfig {
+        let mut c = ClientConfig::new();
+        c.set("client.id", "partwise");
+        for (k, v) in &self.props {
+            c.set(k, v);
+        }
+        for (k, v) in fixed {
+            c.set(*k, *v);
+        }
+        c
+    }
+
+    /// A librdkafka error as an [`Error`], secrets scrubbed.
+    pub(crate) fn error(&self, doing: impl Into<String>, e: impl std::fmt::Display) -> Error {
+        let doing = self.scrub(&doing.into());
+        Error::Kafka {
+            doing,
+            reason: self.scrub(&e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_recognised() {
+        for k in [
+            "sasl.password",
+            "ssl.key.password",
+            "ssl.keystore.password",
+            "sasl.oauthbearer.client.secret",
+            "ssl.key.pem",
+            "sasl.jaas.config",
+            "SASL.PASSWORD",
+        ] {
+            assert!(is_secret(k), "{k}");
+        }
+        for k in [
+            "bootstrap.servers",
+            "sasl.username",
+            "security.protocol",
+            "ssl.ca.location",
+        ] {
+            assert!(!is_secret(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn redacted_and_debug_hide_secrets() {
+        let mut c = Connection::new(Duration::from_secs(1));
+        c.bootstrap("h:1").unwrap();
+        c.set_pair("sasl.password=hunter2").unwrap();
+        c.set_pair("sasl.username=alice").unwrap();
+        let r = c.redacted();
+        assert!(r.contains(&("sasl.password".into(), REDACTED.into())));
+        assert!(r.contains(&("sasl.username".into(), "alice".into())));
+        assert!(!format!("{c:?}").contains("hunter2"));
+        assert_eq!(
+            c.scrub("bad value hunter2 here"),
+            "bad value [redacted] here"
+        );
+    }
+
+    #[test]
+    fn pairs_and_files() {
+        let mut c = Connection::new(Duration::from_secs(1));
+        assert!(c
+            .set_pair("nokey")
+            .unwrap_err()
+            .to_string()
+            .contains("key=value"));
+        assert!(c.set_pair("=v").is_err());
+        c.set_pair("a=b=c").unwrap();
+        assert_eq!(c.get("a"), Some("b=c"));
+        let dir = std::env::temp_dir().join(format!("pwk-props-{}", std::process::id()));
+        std::fs::write(
+            &dir,
+            "# comment\n\nsecurity.protocol = SASL_SSL\n!x\nbroken line\n",
+        )
+        .unwrap();
+        let e = c.load_properties(&dir).unwrap_err().to_string();
+        assert!(e.contains(":5: expected key=value"), "{e}");
+        assert_eq!(c.get("security.protocol"), Some("SASL_SSL"));
+        std::fs::remove_file(&dir).unwrap();
+        assert!(c.load_properties(Path::new("/nonexistent/x")).is_err());
+    }
+
+    #[test]
+    fn later_values_win() {
+        let mut c = Connection::new(Duration::from_secs(1));
+        c.set("k", "1").unwrap();
+        c.set("k", "2").unwrap();
+        assert_eq!(c.redacted(), vec![("k".to_string(), "2".to_string())]);
+    }
+}

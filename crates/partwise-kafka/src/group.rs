@@ -1,0 +1,259 @@
+//! Consumer groups as the coordinator describes them (DescribeGroups), with
+//! the consumer-protocol payloads decoded: each member's subscription and
+//! assignment. A broker may describe members without their payloads (tansu
+//! does); that is reported as [`AssignmentData::NotReturned`], never as an
+//! empty assignment.
+
+use crate::cluster::{read_only_consumer, unreachable};
+use crate::connect::Connection;
+use crate::error::{Error, Result};
+use bytes::Buf;
+use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubscription};
+use kafka_protocol::protocol::Decodable;
+use rdkafka::consumer::Consumer;
+
+/// Highest consumer-protocol version partwise decodes; newer versions only
+/// append fields, so they are read as this one (as the Java client does).
+const MAX_VERSION: i16 = 3;
+
+/// A member's assignment, as far as the broker told it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AssignmentData {
+    /// The broker returned no assignment bytes for the member.
+    NotReturned,
+    /// The decoded assignment: topics with their partitions, sorted.
+    Assigned(Vec<(String, Vec<u32>)>),
+}
+
+/// One member of a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberDescription {
+    /// Member id.
+    pub id: String,
+    /// `client.id` of the member's client (may be empty).
+    pub client_id: String,
+    /// Host the member connected from (may be empty).
+    pub client_host: String,
+    /// Subscribed topics, when the broker returned the member metadata.
+    pub subscription: Option<Vec<String>>,
+    /// The assignment.
+    pub assignment: AssignmentData,
+}
+
+/// A group as described by its coordinator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupDescription {
+    /// Group id.
+    pub name: String,
+    /// `Stable`, `Empty`, `PreparingRebalance`, `Dead` (unknown groups are `Dead`).
+    pub state: String,
+    /// `consumer` for consumer groups.
+    pub protocol_type: String,
+    /// The chosen assignor (`range`, `roundrobin`, ...), when the broker says.
+    pub protocol: String,
+    /// Members.
+    pub members: Vec<MemberDescription>,
+}
+
+fn versioned(bytes: &[u8], what: &str) -> Result<(i16, bytes::Bytes)> {
+    let mut buf = bytes::Bytes::copy_from_slice(bytes);
+    if buf.remaining() < 2 {
+        return Err(Error::Decode(format!(
+            "{what}: {} bytes, no version",
+            bytes.len()
+        )));
+    }
+    let v = buf.get_i16();
+    if v < 0 {
+        return Err(Error::Decode(format!("{what}: version {v}")));
+    }
+    Ok((v.min(MAX_VERSION), buf))
+}
+
+/// Decodes consumer-protocol assignment bytes (`i16` version, then the
+/// assignment): topics with their partitions, sorted.
+pub fn decode_assignment(bytes: &[u8]) -> Result<Vec<(String, Vec<u32>)>> {
+    let (v, mut buf) = versioned(bytes, "member assignment")?;
+    let a = ConsumerProtocolAssignment::decode(&mut buf, v)
+        .map_err(|e| Error::Decode(format!("member assignment: {e}")))?;
+    let mut out: Vec<(String, Vec<u32>)> = a
+        .assigned_partitions
+        .into_iter()
+        .map(|tp| {
+            let mut ps: Vec<u32> = tp.partitions.iter().map(|&p| p.max(0) as u32).collect();
+            ps.sort_unstable();
+            (tp.topic.0.to_string(), ps)
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Decodes consumer-protocol subscription bytes (member metadata): the topics.
+pub fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>> {
+    let (v, mut buf) = versioned(bytes, "member metadata")?;
+    let s = ConsumerProtocolSubscription::decode(&mut buf, v)
+        .map_err(|e| Error::Decode(format!("member metadata: {e}")))?;
+    Ok(s.topics.into_iter().map(|t| t.to_string()).collect())
+}
+
+/// Describes group `group`: through librdkafka, or, when its answer leaves
+/// the group out and the connection is plaintext, with DescribeGroups sent
+/// directly to the group's coordinator.
+pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription> {
+    let c = read_only_consumer(conn)?;
+    let list = c
+        .fetch_group_list(Some(group), conn.timeout())
+        .map_err(|e| unreachable(conn, e))?;
+    let Some(g) = list.groups().iter().find(|g| g.name() == group) else {
+        if !crate::wire::plaintext(conn) {
+            return Err(Error::kafka(
+                format!("describing group {group}"),
+                "the broker returned no description",
+            ));
+        }
+        return describe_on_the_wire(conn, group);
+    };
+    let consumer = g.protocol_type() == "consumer" || g.protocol_type().is_empty();
+    let members = g
+        .members()
+        .iter()
+        .map(|m| {
+            member(
+                consumer,
+                m.id(),
+                m.client_id(),
+                m.client_host(),
+                m.metadata(),
+                m.assignment(),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(GroupDescription {
+        name: g.name().to_string(),
+        state: g.state().to_string(),
+        protocol_type: g.protocol_type().to_string(),
+        protocol: g.protocol().to_string(),
+        members,
+    })
+}
+
+fn member(
+    consumer: bool,
+    id: &str,
+    client_id: &str,
+    client_host: &str,
+    metadata: Option<&[u8]>,
+    assignment: Option<&[u8]>,
+) -> Result<MemberDescription> {
+    let subscription = match metadata {
+        Some(b) if !b.is_empty() && consumer => Some(decode_subscription(b)?),
+        _ => None,
+    };
+    let assignment = match assignment {
+        Some(b) if !b.is_empty() && consumer => AssignmentData::Assigned(decode_assignment(b)?),
+        _ => AssignmentData::NotReturned,
+    };
+    Ok(MemberDescription {
+        id: id.to_string(),
+        client_id: client_id.to_string(),
+        client_host: client_host.to_string(),
+        subscription,
+        assignment,
+    })
+}
+
+fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescription> {
+    let resp = crate::wire::describe_groups(conn, group)?;
+    let g = resp
+        .groups
+        .into_iter()
+        .find(|g| g.group_id.0.as_str() == group)
+        .ok_or_else(|| {
+            Error::kafka(
+                format!("describing group {group}"),
+                "not in the broker's answer",
+            )
+        })?;
+    if g.error_code != 0 {
+        return Err(Error::kafka(
+            format!("describing group {group}"),
+            format!("broker error code {}", g.error_code),
+        ));
+    }
+    let consumer = g.protocol_type.as_str() == "consumer" || g.protocol_type.is_empty();
+    let members = g
+        .members
+        .iter()
+        .map(|m| {
+            member(
+                consumer,
+                m.member_id.as_str(),
+                m.client_id.as_str(),
+                m.client_host.as_str(),
+                Some(&m.member_metadata),
+                Some(&m.member_assignment),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(GroupDescription {
+        name: group.to_string(),
+        state: g.group_state.to_string(),
+        protocol_type: g.protocol_type.to_string(),
+        protocol: g.protocol_data.to_string(),
+        members,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition;
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+
+    fn encode_assignment(v: i16, tps: &[(&str, &[i32])]) -> Vec<u8> {
+        let a = ConsumerProtocolAssignment::default().with_assigned_partitions(
+            tps.iter()
+                .map(|(t, ps)| {
+                    TopicPartition::default()
+                        .with_topic(TopicName(StrBytes::from_string(t.to_string())))
+                        .with_partitions(ps.to_vec())
+                })
+                .collect(),
+        );
+        let mut buf = bytes::BytesMut::new();
+        buf.extend_from_slice(&v.to_be_bytes());
+        a.encode(&mut buf, v).unwrap();
+        buf.to_vec()
+    }
+
+    #[test]
+    fn assignments_round_trip_every_version() {
+        for v in 0..=3 {
+            let b = encode_assignment(
+                v,
+                &[("notifications", &[3, 0]), ("market-updates", &[0, 3])],
+            );
+            assert_eq!(
+                decode_assignment(&b).unwrap(),
+                vec![
+                    ("market-updates".to_string(), vec![0, 3]),
+                    ("notifications".to_string(), vec![0, 3])
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn bad_bytes_are_errors_not_panics() {
+        assert!(decode_assignment(&[]).is_err());
+        assert!(decode_assignment(&[0]).is_err());
+        assert!(decode_assignment(&[0xff, 0xff]).is_err());
+        let b = encode_assignment(0, &[("t", &[1, 2])]);
+        for cut in 2..b.len() {
+            assert!(decode_assignment(&b[..cut]).is_err(), "cut {cut}");
+        }
+        assert!(decode_subscription(&[0, 0, 0]).is_err());
+    }
+}

@@ -1,0 +1,34 @@
+//! partwise-kafka: partwise against live Kafka clusters, through librdkafka
+//! (rdkafka, vendored) and kafka-protocol for the payloads librdkafka leaves
+//! undecoded. The core crate stays free of network code; this crate owns
+//!
+//! - [`connect`]: connection settings (bootstrap, librdkafka properties,
+//!   properties files, timeout) and keeping secrets out of output;
+//! - [`cluster`]: topics, partitions, leaders, watermarks, group names;
+//! - [`audit`]: counts and skew per partition, a read-only sample, the
+//!   partitioner that wrote each topic, and the co-partitioning verdict;
+//! - [`routing`]: the pure analysis behind the audit's inference;
+//! - [`keys`]: what serializer wrote a key, and the logical key inside;
+//! - [`group`]: consumer groups with decoded subscriptions and assignments
+//!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
+//! - [`produce`]: producing with any partwise partitioner, set explicitly;
+//! - [`measure`]: produce and consume throughput on a temporary topic.
+//!
+//! Everything here reads only, except [`produce`] (to the topic named) and
+//! [`measure`] (a temporary topic it creates and deletes).
+
+#![deny(missing_docs)]
+
+pub mod audit;
+pub mod cluster;
+pub mod connect;
+mod error;
+pub mod group;
+pub mod keys;
+pub mod measure;
+pub mod produce;
+pub mod routing;
+mod wire;
+
+pub use connect::Connection;
+pub use error::{Error, Result};
