@@ -41,6 +41,16 @@ pub fn input_name(path: &Path) -> String {
     }
 }
 
+/// Opens a file for reading, or stdin for `-`.
+pub fn open(path: &Path) -> Result<Box<dyn Read>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin().lock()));
+    }
+    let file = File::open(path)
+        .map_err(|e| CliError::msg(format!("cannot open {}: {e}", path.display())))?;
+    Ok(Box::new(file))
+}
+
 /// Calls `f(first, lines)` for every group of up to [`BATCH`] lines of
 /// `reader`, `first` being the 0-based number of the group's first line.
 /// Returns the number of lines. The callback's error type is the caller's,
