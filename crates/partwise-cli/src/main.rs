@@ -48,6 +48,8 @@ enum Command {
     Check(cmd::check::Args),
     /// What changing a topic's partition count does to its keys
     Resize(cmd::resize::Args),
+    /// Join a consumer group with the co-partitioned assignor and print what it handles
+    Consume(cmd::consume::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -63,6 +65,7 @@ fn main() -> std::process::ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Resize(a) => cmd::resize::run(a),
         Command::Assign(a) => cmd::assign::run(a),
+        Command::Consume(a) => cmd::consume::run(a),
     };
     match result {
         Ok(code) => code.into(),
