@@ -9,10 +9,11 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
-    BrokerId, CreateTopicsRequest, FindCoordinatorRequest, ListOffsetsRequest, MetadataRequest,
-    ProduceRequest, TopicName,
+    BrokerId, CreateTopicsRequest, FindCoordinatorRequest, GroupId, ListOffsetsRequest,
+    MetadataRequest, OffsetFetchRequest, ProduceRequest, TopicName,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
 use kafka_protocol::records::{
@@ -276,6 +277,36 @@ impl Cluster {
     /// Forgets the leaders of `topic`, so the next request refreshes them.
     pub fn invalidate(&mut self, topic: &str) {
         self.topics.remove(topic);
+    }
+
+    /// The committed offsets of `group` for `partitions` of `topic` (none
+    /// committed: absent), asked of the group's coordinator.
+    pub async fn committed_offsets(
+        &mut self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<BTreeMap<i32, i64>> {
+        let coord = self.find_coordinator(group).await?;
+        let req = OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partition_indexes(partitions.to_vec())]));
+        let timeout = self.timeouts.request;
+        let (resp, _) = self.send_to(&coord, &req, timeout).await?;
+        if resp.error_code != 0 {
+            return Err(Error::protocol(&coord, "OffsetFetch", resp.error_code));
+        }
+        let mut out = BTreeMap::new();
+        for t in resp.topics {
+            for p in t.partitions {
+                if p.error_code == 0 && p.committed_offset >= 0 {
+                    out.insert(p.partition_index, p.committed_offset);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Creates `topics` (name, partitions) with replication factor 1; topics
