@@ -131,8 +131,21 @@ impl Connection {
         timeout: Duration,
     ) -> Result<(R::Response, i16)> {
         let version = self.version::<R>()?;
-        let resp = self.exchange(req, version, timeout).await?;
-        Ok((resp, version))
+        let start = std::time::Instant::now();
+        let resp = self.exchange(req, version, timeout).await;
+        if trace() {
+            eprintln!(
+                "partwise-group: {} v{version} to {}: {} ms{}",
+                api_name(R::KEY),
+                self.addr,
+                start.elapsed().as_millis(),
+                resp.as_ref()
+                    .err()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            );
+        }
+        Ok((resp?, version))
     }
 
     async fn exchange<R: Request>(
@@ -214,6 +227,13 @@ impl Connection {
             reason: reason.to_string(),
         }
     }
+}
+
+/// Whether PARTWISE_GROUP_TRACE is set: then every request's API, broker and
+/// round-trip time go to stderr, which is how a stuck rebalance is diagnosed.
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PARTWISE_GROUP_TRACE").is_some())
 }
 
 /// The API's name, for messages.
