@@ -4,6 +4,7 @@
 //! `--verbose`.
 
 pub mod audit;
+pub mod consume;
 pub mod group;
 pub mod measure;
 pub mod produce;
@@ -32,6 +33,8 @@ enum Command {
     Produce(produce::Args),
     /// Measure one partition's produce and consume throughput (needs --allow-write)
     Measure(measure::Args),
+    /// Join a consumer group with the co-partitioned assignor and print what it handles
+    Consume(consume::Args),
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -41,6 +44,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Command::Group(a) => group::run(a),
         Command::Produce(a) => produce::run(a),
         Command::Measure(a) => measure::run(a),
+        Command::Consume(a) => consume::run(a),
     }
 }
 

@@ -1,0 +1,244 @@
+//! `partwise kafka consume`: a consumer-group member running partwise's
+//! co-partitioned assignor, printing what it is given and what it handles.
+
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{hex, Format, JsonStream};
+use partwise_group::{Config, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Bootstrap brokers, host:port (repeatable or comma-separated)
+    #[arg(short = 'b', long = "brokers", value_name = "BROKERS", required = true)]
+    brokers: Vec<String>,
+    /// Consumer group id
+    #[arg(short = 'g', long = "group", value_name = "GROUP")]
+    group: String,
+    /// Subscribed topic (repeatable)
+    #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true)]
+    topics: Vec<String>,
+    /// Group protocol: copartitioned (offers range as fallback) or range
+    #[arg(long, value_name = "A", default_value = "copartitioned")]
+    assignor: String,
+    /// group.instance.id: makes this a static member
+    #[arg(long = "group-instance-id", value_name = "ID")]
+    group_instance_id: Option<String>,
+    /// client.id
+    #[arg(long = "client-id", value_name = "ID", default_value = "partwise")]
+    client_id: String,
+    /// Where a partition with no committed offset starts: earliest or latest
+    #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest")]
+    offset_reset: String,
+    /// session.timeout.ms
+    #[arg(
+        long = "session-timeout-ms",
+        value_name = "MS",
+        default_value_t = 45_000
+    )]
+    session_timeout_ms: u64,
+    /// heartbeat.interval.ms
+    #[arg(
+        long = "heartbeat-interval-ms",
+        value_name = "MS",
+        default_value_t = 3_000
+    )]
+    heartbeat_interval_ms: u64,
+    /// max.poll.interval.ms
+    #[arg(
+        long = "max-poll-interval-ms",
+        value_name = "MS",
+        default_value_t = 300_000
+    )]
+    max_poll_interval_ms: u64,
+    /// Rebalance timeout sent in JoinGroup (default: max.poll.interval.ms)
+    #[arg(long = "rebalance-timeout-ms", value_name = "MS")]
+    rebalance_timeout_ms: Option<u64>,
+    /// auto.commit.interval.ms: how often handled offsets are committed
+    #[arg(
+        long = "commit-interval-ms",
+        value_name = "MS",
+        default_value_t = 5_000
+    )]
+    commit_interval_ms: u64,
+    /// Output format (table prints one line per event)
+    #[arg(long, value_enum, default_value = "ndjson")]
+    format: Format,
+}
+
+fn config(args: &Args) -> Result<Config> {
+    let brokers: Vec<String> = args
+        .brokers
+        .iter()
+        .flat_map(|b| b.split(','))
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .collect();
+    for b in &brokers {
+        let ok = b
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+        if !ok {
+            return Err(CliError::msg(format!("--brokers: '{b}' is not host:port")));
+        }
+    }
+    if brokers.is_empty() {
+        return Err(CliError::msg("--brokers: no broker given"));
+    }
+    if args.group.is_empty() {
+        return Err(CliError::msg("--group: empty group id"));
+    }
+    let mut topics = Vec::new();
+    for t in &args.topics {
+        if t.is_empty() {
+            return Err(CliError::msg("--topic: empty topic name"));
+        }
+        if !topics.contains(t) {
+            topics.push(t.clone());
+        }
+    }
+    let mut cfg = Config::new(brokers, args.group.clone(), topics);
+    cfg.assignor = match args.assignor.as_str() {
+        "copartitioned" => GroupAssignor::Copartitioned,
+        "range" => GroupAssignor::Range,
+        other => {
+            return Err(CliError::msg(format!(
+                "--assignor: unknown group protocol '{other}' (known: copartitioned, range)"
+            )))
+        }
+    };
+    cfg.auto_offset_reset = match args.offset_reset.as_str() {
+        "earliest" => OffsetReset::Earliest,
+        "latest" => OffsetReset::Latest,
+        other => {
+            return Err(CliError::msg(format!(
+                "--offset-reset: '{other}' is not earliest or latest"
+            )))
+        }
+    };
+    cfg.client_id = args.client_id.clone();
+    cfg.group_instance_id = args.group_instance_id.clone();
+    let ms = Duration::from_millis;
+    cfg.session_timeout = ms(args.session_timeout_ms);
+    cfg.heartbeat_interval = ms(args.heartbeat_interval_ms);
+    cfg.max_poll_interval = ms(args.max_poll_interval_ms);
+    cfg.rebalance_timeout = ms(args
+        .rebalance_timeout_ms
+        .unwrap_or(args.max_poll_interval_ms));
+    cfg.auto_commit_interval = ms(args.commit_interval_ms);
+    if cfg.heartbeat_interval >= cfg.session_timeout {
+        return Err(CliError::msg(
+            "--heartbeat-interval-ms must be below --session-timeout-ms",
+        ));
+    }
+    Ok(cfg)
+}
+
+fn assignment_json(event: &str, a: &UnitAssignment) -> Value {
+    let mut units: Vec<i32> = a.units.iter().map(|u| u.partition).collect();
+    units.dedup();
+    json!({
+        "event": event,
+        "generation": a.generation,
+        "member": a.member_id,
+        "units": units,
+        "partitions": a.partitions.iter().map(|(t, p)| json!([t, p])).collect::<Vec<_>>(),
+    })
+}
+
+/// Prints events as they happen: JSON lines are flushed one by one so a
+/// reader (a test, `jq`) sees each as soon as it is handled.
+struct Printer {
+    json: Option<JsonStream<std::io::Stdout>>,
+}
+
+impl Printer {
+    fn print(&mut self, v: Value) -> Result<()> {
+        match &mut self.json {
+            Some(s) => {
+                s.write(&v)?;
+                std::io::stdout().flush()?;
+            }
+            None => {
+                let mut out = std::io::stdout().lock();
+                let line = match v["event"].as_str() {
+                    Some("record") => format!(
+                        "record    {}-{} @{} key {}",
+                        v["topic"].as_str().unwrap_or(""),
+                        v["partition"],
+                        v["offset"],
+                        v["key_hex"].as_str().unwrap_or("-")
+                    ),
+                    Some(e) => format!(
+                        "{e:<9} generation {} member {} units {} partitions {}",
+                        v["generation"], v["member"], v["units"], v["partitions"]
+                    ),
+                    None => v.to_string(),
+                };
+                writeln!(out, "{line}")?;
+                out.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let cfg = config(&args)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::msg(format!("cannot start the runtime: {e}")))?;
+    let json = match args.format {
+        Format::Table => None,
+        f => Some(JsonStream::new(std::io::stdout(), f)?),
+    };
+    let mut printer = Printer { json };
+    rt.block_on(consume(cfg, &mut printer))?;
+    if let Some(s) = printer.json.take() {
+        s.finish()?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let group = cfg.group_id.clone();
+    let mut term = signal(SignalKind::terminate()).map_err(|e| CliError::msg(e.to_string()))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| CliError::msg(e.to_string()))?;
+    let fail = |e: partwise_group::Error| CliError::msg(format!("consume (group '{group}'): {e}"));
+    let mut consumer = tokio::select! {
+        c = Consumer::new(cfg.clone()) => c.map_err(fail)?,
+        _ = term.recv() => return Ok(()),
+        _ = int.recv() => return Ok(()),
+    };
+    loop {
+        // A signal drops the poll in progress; whatever was delivered before
+        // it has been printed, so close() commits exactly what was handled.
+        let event = tokio::select! {
+            e = consumer.poll() => e.map_err(fail)?,
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+        };
+        match event {
+            Event::Assigned(a) => printer.print(assignment_json("assigned", &a))?,
+            Event::Revoked(a) => printer.print(assignment_json("revoked", &a))?,
+            Event::Records { records, .. } => {
+                for r in records {
+                    printer.print(json!({
+                        "event": "record",
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "offset": r.offset,
+                        "key_hex": r.key.as_deref().map(hex),
+                    }))?;
+                }
+            }
+        }
+    }
+    if let Some(a) = consumer.assignment().cloned() {
+        printer.print(assignment_json("revoked", &a))?;
+    }
+    consumer.close().await.map_err(fail)
+}

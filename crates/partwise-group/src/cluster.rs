@@ -1,0 +1,420 @@
+//! The cluster as a client sees it: bootstrap brokers, the broker map and
+//! partition leaders from Metadata, a pool of connections by broker id, and
+//! the requests that are routed to a partition's leader (ListOffsets,
+//! Produce) or to any broker (Metadata, FindCoordinator, CreateTopics).
+
+use crate::error::{Error, Result};
+use crate::wire::{whole_batches, Connection};
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    BrokerId, CreateTopicsRequest, FindCoordinatorRequest, GroupId, ListOffsetsRequest,
+    MetadataRequest, OffsetFetchRequest, ProduceRequest, TopicName,
+};
+use kafka_protocol::protocol::{Request, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+/// Kafka error codes this module reacts to.
+pub(crate) mod codes {
+    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    pub const LEADER_NOT_AVAILABLE: i16 = 5;
+    pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
+    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+    pub const NOT_COORDINATOR: i16 = 16;
+    pub const ILLEGAL_GENERATION: i16 = 22;
+    pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+    pub const UNKNOWN_MEMBER_ID: i16 = 25;
+    pub const REBALANCE_IN_PROGRESS: i16 = 27;
+    pub const TOPIC_ALREADY_EXISTS: i16 = 36;
+    pub const FENCED_INSTANCE_ID: i16 = 82;
+    pub const MEMBER_ID_REQUIRED: i16 = 79;
+    pub const OFFSET_OUT_OF_RANGE: i16 = 1;
+    pub const FENCED_LEADER_EPOCH: i16 = 74;
+    pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
+
+    /// Errors after which the coordinator must be looked up again.
+    pub fn coordinator_moved(code: i16) -> bool {
+        matches!(
+            code,
+            COORDINATOR_LOAD_IN_PROGRESS | COORDINATOR_NOT_AVAILABLE | NOT_COORDINATOR
+        )
+    }
+}
+
+/// Partition count and leaders of one topic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicMeta {
+    /// Leader broker id of each partition (index = partition), `-1` when none.
+    pub leaders: Vec<i32>,
+}
+
+/// Timeouts used by every request of a [`Cluster`].
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// Connect and ordinary request timeout.
+    pub request: Duration,
+}
+
+/// A client's view of the cluster: brokers, leaders and open connections.
+pub struct Cluster {
+    bootstrap: Vec<String>,
+    client_id: String,
+    timeouts: Timeouts,
+    brokers: HashMap<i32, String>,
+    conns: HashMap<String, Connection>,
+    topics: HashMap<String, TopicMeta>,
+}
+
+impl Cluster {
+    /// A cluster reached through `bootstrap` (`host:port` each); nothing is
+    /// connected until the first request.
+    pub fn new(bootstrap: Vec<String>, client_id: &str, request_timeout: Duration) -> Cluster {
+        Cluster {
+            bootstrap,
+            client_id: client_id.to_string(),
+            timeouts: Timeouts {
+                request: request_timeout,
+            },
+            brokers: HashMap::new(),
+            conns: HashMap::new(),
+            topics: HashMap::new(),
+        }
+    }
+
+    /// The request timeout.
+    pub fn request_timeout(&self) -> Duration {
+        self.timeouts.request
+    }
+
+    /// The client id sent with every request.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// A connection to `addr`, opened if needed.
+    pub async fn conn(&mut self, addr: &str) -> Result<&mut Connection> {
+        let stale = self.conns.get(addr).is_some_and(|c| !c.usable());
+        if stale {
+            self.conns.remove(addr);
+        }
+        if !self.conns.contains_key(addr) {
+            let c = Connection::connect(addr, &self.client_id, self.timeouts.request).await?;
+            self.conns.insert(addr.to_string(), c);
+        }
+        Ok(self.conns.get_mut(addr).expect("inserted above"))
+    }
+
+    /// The version of `R` agreed with the broker at `addr`, for requests
+    /// whose fields depend on it.
+    pub async fn version<R: Request>(&mut self, addr: &str) -> Result<i16> {
+        self.conn(addr).await?.version::<R>()
+    }
+
+    /// Sends `req` to `addr`; a transport failure drops the connection so the
+    /// next request reconnects.
+    pub async fn send_to<R: Request>(
+        &mut self,
+        addr: &str,
+        req: &R,
+        timeout: Duration,
+    ) -> Result<(R::Response, i16)> {
+        let conn = self.conn(addr).await?;
+        let r = conn.send(req, timeout).await;
+        if let Err(e) = &r {
+            if e.is_transport() {
+                self.conns.remove(addr);
+            }
+        }
+        r
+    }
+
+    /// Sends `req` to the first broker that answers: known brokers first,
+    /// then the bootstrap list.
+    pub async fn send_any<R: Request>(&mut self, req: &R) -> Result<(R::Response, i16)> {
+        let mut candidates: Vec<String> = self.conns.keys().cloned().collect();
+        let mut known: Vec<&String> = self.brokers.values().collect();
+        known.sort();
+        candidates.extend(known.into_iter().cloned());
+        candidates.extend(self.bootstrap.iter().cloned());
+        let mut seen = std::collections::HashSet::new();
+        let mut tried = Vec::new();
+        let timeout = self.timeouts.request;
+        for addr in candidates {
+            if !seen.insert(addr.clone()) {
+                continue;
+            }
+            match self.send_to(&addr, req, timeout).await {
+                Ok(r) => return Ok(r),
+                Err(e) if e.is_transport() => tried.push(e.to_string()),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::NoBroker { tried })
+    }
+
+    /// The address of broker `id`, from the last Metadata.
+    pub fn broker_addr(&self, id: i32) -> Option<&str> {
+        self.brokers.get(&id).map(String::as_str)
+    }
+
+    /// Refreshes brokers and the leaders of `topics`; returns the topics that
+    /// exist, by name. Topics being created (leader not yet elected) are
+    /// returned with leader `-1`.
+    pub async fn metadata(&mut self, topics: &[String]) -> Result<BTreeMap<String, TopicMeta>> {
+        let req = MetadataRequest::default()
+            .with_topics(Some(
+                topics
+                    .iter()
+                    .map(|t| {
+                        MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                    })
+                    .collect(),
+            ))
+            .with_allow_auto_topic_creation(false);
+        let (resp, _) = self.send_any(&req).await?;
+        for b in &resp.brokers {
+            self.brokers
+                .insert(b.node_id.0, format!("{}:{}", b.host.as_str(), b.port));
+        }
+        let mut out = BTreeMap::new();
+        for t in resp.topics {
+            let Some(name) = t.name else { continue };
+            if t.error_code == codes::UNKNOWN_TOPIC_OR_PARTITION || t.partitions.is_empty() {
+                continue;
+            }
+            let n = t
+                .partitions
+                .iter()
+                .map(|p| p.partition_index + 1)
+                .max()
+                .unwrap_or(0)
+                .max(0) as usize;
+            let mut leaders = vec![-1; n];
+            for p in &t.partitions {
+                leaders[p.partition_index as usize] = p.leader_id.0;
+            }
+            let meta = TopicMeta { leaders };
+            self.topics.insert(name.0.to_string(), meta.clone());
+            out.insert(name.0.to_string(), meta);
+        }
+        Ok(out)
+    }
+
+    /// The address of `partition`'s leader, from the last Metadata.
+    pub fn leader(&self, topic: &str, partition: i32) -> Option<String> {
+        let id = *self.topics.get(topic)?.leaders.get(partition as usize)?;
+        self.brokers.get(&id).cloned()
+    }
+
+    /// The group coordinator of `group`: its address.
+    pub async fn find_coordinator(&mut self, group: &str) -> Result<String> {
+        let req = FindCoordinatorRequest::default()
+            .with_key(StrBytes::from_string(group.to_string()))
+            .with_key_type(0);
+        let (resp, _) = self.send_any(&req).await?;
+        if resp.error_code != 0 {
+            return Err(Error::protocol(group, "FindCoordinator", resp.error_code));
+        }
+        let addr = format!("{}:{}", resp.host.as_str(), resp.port);
+        self.brokers.insert(resp.node_id.0, addr.clone());
+        Ok(addr)
+    }
+
+    /// The offset of `partition` at `timestamp` (`-1` latest, `-2` earliest),
+    /// asked of its leader.
+    pub async fn list_offset(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        timestamp: i64,
+    ) -> Result<i64> {
+        let addr = self.leader_or_refresh(topic, partition).await?;
+        let req = ListOffsetsRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_topics(vec![ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(vec![ListOffsetsPartition::default()
+                    .with_partition_index(partition)
+                    .with_current_leader_epoch(-1)
+                    .with_timestamp(timestamp)])]);
+        let timeout = self.timeouts.request;
+        let (resp, _) = self.send_to(&addr, &req, timeout).await?;
+        let p = resp
+            .topics
+            .first()
+            .and_then(|t| t.partitions.first())
+            .ok_or_else(|| Error::Decode("ListOffsets: empty response".into()))?;
+        if p.error_code != 0 {
+            self.topics.remove(topic);
+            return Err(Error::protocol(&addr, "ListOffsets", p.error_code));
+        }
+        Ok(p.offset)
+    }
+
+    /// The leader's address, refreshing metadata once if it is unknown.
+    pub async fn leader_or_refresh(&mut self, topic: &str, partition: i32) -> Result<String> {
+        if let Some(a) = self.leader(topic, partition) {
+            return Ok(a);
+        }
+        self.metadata(&[topic.to_string()]).await?;
+        self.leader(topic, partition).ok_or_else(|| Error::Broker {
+            at: format!("{topic}-{partition}"),
+            api: "Metadata".into(),
+            code: codes::LEADER_NOT_AVAILABLE,
+        })
+    }
+
+    /// Forgets the leaders of `topic`, so the next request refreshes them.
+    pub fn invalidate(&mut self, topic: &str) {
+        self.topics.remove(topic);
+    }
+
+    /// The committed offsets of `group` for `partitions` of `topic` (none
+    /// committed: absent), asked of the group's coordinator.
+    pub async fn committed_offsets(
+        &mut self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Result<BTreeMap<i32, i64>> {
+        let coord = self.find_coordinator(group).await?;
+        let req = OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_topics(Some(vec![OffsetFetchRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partition_indexes(partitions.to_vec())]));
+        let timeout = self.timeouts.request;
+        let (resp, _) = self.send_to(&coord, &req, timeout).await?;
+        if resp.error_code != 0 {
+            return Err(Error::protocol(&coord, "OffsetFetch", resp.error_code));
+        }
+        let mut out = BTreeMap::new();
+        for t in resp.topics {
+            for p in t.partitions {
+                if p.error_code == 0 && p.committed_offset >= 0 {
+                    out.insert(p.partition_index, p.committed_offset);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates `topics` (name, partitions) with replication factor 1; topics
+    /// that already exist are left as they are.
+    pub async fn create_topics(&mut self, topics: &[(&str, i32)]) -> Result<()> {
+        let req = CreateTopicsRequest::default()
+            .with_timeout_ms(30_000)
+            .with_topics(
+                topics
+                    .iter()
+                    .map(|(name, n)| {
+                        CreatableTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(name.to_string())))
+                            .with_num_partitions(*n)
+                            .with_replication_factor(1)
+                    })
+                    .collect(),
+            );
+        let (resp, _) = self.send_any(&req).await?;
+        for t in resp.topics {
+            if t.error_code != 0 && t.error_code != codes::TOPIC_ALREADY_EXISTS {
+                return Err(Error::protocol(
+                    t.name.0.as_str(),
+                    "CreateTopics",
+                    t.error_code,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Produces `records` (key, value) to `partition` in one batch, acks=all;
+    /// returns the base offset. Used by tests and examples to feed a group.
+    pub async fn produce(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        records: &[(Option<Bytes>, Option<Bytes>)],
+    ) -> Result<i64> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let recs: Vec<Record> = records
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: 0,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                sequence: -1,
+                timestamp: now,
+                key: k.clone(),
+                value: v.clone(),
+                headers: Default::default(),
+            })
+            .collect();
+        let mut buf = BytesMut::new();
+        RecordBatchEncoder::encode(
+            &mut buf,
+            &recs,
+            &RecordEncodeOptions {
+                version: 2,
+                compression: Compression::None,
+            },
+        )
+        .map_err(|e| Error::Encode(e.to_string()))?;
+        let addr = self.leader_or_refresh(topic, partition).await?;
+        let req = ProduceRequest::default()
+            .with_acks(-1)
+            .with_timeout_ms(30_000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(partition)
+                    .with_records(Some(buf.freeze()))])]);
+        let timeout = self.timeouts.request;
+        let (resp, _) = self.send_to(&addr, &req, timeout).await?;
+        let p = resp
+            .responses
+            .first()
+            .and_then(|t| t.partition_responses.first())
+            .ok_or_else(|| Error::Decode("Produce: empty response".into()))?;
+        if p.error_code != 0 {
+            self.topics.remove(topic);
+            return Err(Error::protocol(&addr, "Produce", p.error_code));
+        }
+        Ok(p.base_offset)
+    }
+}
+
+/// Decodes the whole record batches of a Fetch response's `records`,
+/// keeping records at or after `from`.
+pub fn decode_records(records: Option<Bytes>, from: i64) -> Result<Vec<Record>> {
+    let Some(bytes) = records else {
+        return Ok(Vec::new());
+    };
+    let mut buf = whole_batches(bytes);
+    let sets = RecordBatchDecoder::decode_all(&mut buf)
+        .map_err(|e| Error::Decode(format!("record batch: {e}")))?;
+    Ok(sets
+        .into_iter()
+        .flat_map(|s| s.records)
+        .filter(|r| r.offset >= from && !r.control)
+        .collect())
+}

@@ -1,0 +1,127 @@
+//! The crate's error type: what went wrong, with the broker or group at fault.
+
+use kafka_protocol::ResponseError;
+use std::fmt;
+
+/// Everything that can fail in this crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// No TCP connection could be made.
+    Connect {
+        /// `host:port` tried.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+    /// The connection broke or timed out mid-request.
+    Io {
+        /// `host:port` of the broker.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+    /// No bootstrap broker answered.
+    NoBroker {
+        /// The bootstrap list, and each address's failure.
+        tried: Vec<String>,
+    },
+    /// A request could not be encoded.
+    Encode(String),
+    /// A response could not be decoded.
+    Decode(String),
+    /// The broker does not speak a version we can use.
+    Unsupported {
+        /// `host:port` of the broker.
+        addr: String,
+        /// What is missing.
+        what: String,
+    },
+    /// The broker answered a request with an error code we do not recover from.
+    Broker {
+        /// `host:port` of the broker, or the group.
+        at: String,
+        /// The request.
+        api: String,
+        /// Kafka error code.
+        code: i16,
+    },
+    /// The broker chose a group protocol this member did not offer, or the
+    /// group runs a protocol this member does not share.
+    GroupProtocol {
+        /// The group.
+        group: String,
+        /// What happened.
+        reason: String,
+    },
+    /// A subscribed topic does not exist.
+    UnknownTopic(String),
+    /// Invalid configuration.
+    Config(String),
+    /// The member was closed.
+    Closed,
+}
+
+/// Shorthand for this crate's results.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn protocol(at: &str, api: &str, code: i16) -> Error {
+        Error::Broker {
+            at: at.to_string(),
+            api: api.to_string(),
+            code,
+        }
+    }
+
+    /// The Kafka error code of a broker error.
+    pub fn code(&self) -> Option<i16> {
+        match self {
+            Error::Broker { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// Whether the error is a lost or unreachable connection, worth retrying
+    /// after a pause.
+    pub fn is_transport(&self) -> bool {
+        matches!(
+            self,
+            Error::Connect { .. } | Error::Io { .. } | Error::NoBroker { .. }
+        )
+    }
+}
+
+/// The name Kafka gives an error code (`REBALANCE_IN_PROGRESS` as `RebalanceInProgress`).
+pub fn code_name(code: i16) -> String {
+    match ResponseError::try_from_code(code) {
+        None => "NONE".to_string(),
+        Some(e) => format!("{e:?} ({code})"),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Connect { addr, reason } => {
+                write!(f, "cannot connect to broker {addr}: {reason}")
+            }
+            Error::Io { addr, reason } => write!(f, "connection to broker {addr} failed: {reason}"),
+            Error::NoBroker { tried } => {
+                write!(f, "no broker reachable: {}", tried.join("; "))
+            }
+            Error::Encode(e) => write!(f, "cannot encode request: {e}"),
+            Error::Decode(e) => write!(f, "cannot decode response: {e}"),
+            Error::Unsupported { addr, what } => write!(f, "broker {addr}: unsupported: {what}"),
+            Error::Broker { at, api, code } => {
+                write!(f, "{api} at {at} failed: {}", code_name(*code))
+            }
+            Error::GroupProtocol { group, reason } => write!(f, "group '{group}': {reason}"),
+            Error::UnknownTopic(t) => write!(f, "topic '{t}' does not exist"),
+            Error::Config(e) => write!(f, "invalid configuration: {e}"),
+            Error::Closed => f.write_str("the member is closed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,297 @@
+//! One broker connection: 4-byte length framing, correlation ids, and the
+//! API versions agreed with the broker.
+//!
+//! This module owns the byte stream to a single broker. Every request goes
+//! through [`Connection::send`], which picks the highest version that both
+//! this crate and the broker support (from the ApiVersions exchange made on
+//! connect) and checks that the response answers it.
+
+use crate::error::{Error, Result};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The highest version of each API this crate speaks. Later versions change
+/// the shape of what we send (topic ids instead of names in Fetch v13+,
+/// OffsetCommit v9+, OffsetFetch v8+ batching groups), so we stop below them.
+fn our_max(key: i16) -> i16 {
+    match ApiKey::try_from(key) {
+        Ok(ApiKey::Produce) => 9,
+        Ok(ApiKey::Fetch) => 12,
+        Ok(ApiKey::ListOffsets) => 7,
+        Ok(ApiKey::Metadata) => 12,
+        Ok(ApiKey::OffsetCommit) => 8,
+        Ok(ApiKey::OffsetFetch) => 7,
+        Ok(ApiKey::FindCoordinator) => 3,
+        Ok(ApiKey::JoinGroup) => 9,
+        Ok(ApiKey::Heartbeat) => 4,
+        Ok(ApiKey::LeaveGroup) => 5,
+        Ok(ApiKey::SyncGroup) => 5,
+        Ok(ApiKey::CreateTopics) => 7,
+        _ => 0,
+    }
+}
+
+/// Responses larger than this are refused rather than allocated: a corrupt
+/// length prefix must not make us reserve gigabytes.
+const MAX_FRAME: usize = 256 * 1024 * 1024;
+
+/// A connection to one broker.
+pub struct Connection {
+    stream: TcpStream,
+    addr: String,
+    client_id: StrBytes,
+    next_correlation: i32,
+    versions: HashMap<i16, (i16, i16)>,
+    /// Set while a request is on the wire. A future dropped mid-request (a
+    /// cancelled `select!` branch) leaves the stream at an unknown point, so
+    /// such a connection is never reused.
+    in_flight: bool,
+}
+
+impl Connection {
+    /// Connects to `addr` (`host:port`) and negotiates API versions.
+    pub async fn connect(addr: &str, client_id: &str, timeout: Duration) -> Result<Connection> {
+        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+            .await
+            .map_err(|_| Error::Connect {
+                addr: addr.to_string(),
+                reason: format!("no answer within {} ms", timeout.as_millis()),
+            })?
+            .map_err(|e| Error::Connect {
+                addr: addr.to_string(),
+                reason: e.to_string(),
+            })?;
+        let _ = stream.set_nodelay(true);
+        let mut conn = Connection {
+            stream,
+            addr: addr.to_string(),
+            client_id: StrBytes::from_string(client_id.to_string()),
+            next_correlation: 1,
+            versions: HashMap::new(),
+            in_flight: false,
+        };
+        // v0 is answered by every broker; later versions only add fields we do not read.
+        let resp: ApiVersionsResponse = conn
+            .exchange(&ApiVersionsRequest::default(), 0, timeout)
+            .await?;
+        if resp.error_code != 0 {
+            return Err(Error::protocol(&conn.addr, "ApiVersions", resp.error_code));
+        }
+        conn.versions = resp
+            .api_keys
+            .iter()
+            .map(|k| (k.api_key, (k.min_version, k.max_version)))
+            .collect();
+        Ok(conn)
+    }
+
+    /// The address this connection was opened to.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// Whether this connection can still carry requests.
+    pub fn usable(&self) -> bool {
+        !self.in_flight
+    }
+
+    /// The version of request `R` both sides support: the highest one.
+    pub fn version<R: Request>(&self) -> Result<i16> {
+        let name = api_name(R::KEY);
+        let (bmin, bmax) = *self
+            .versions
+            .get(&R::KEY)
+            .ok_or_else(|| Error::Unsupported {
+                addr: self.addr.clone(),
+                what: format!("{name}: the broker does not offer this API"),
+            })?;
+        let lo = bmin.max(R::VERSIONS.min);
+        let hi = bmax.min(R::VERSIONS.max).min(our_max(R::KEY));
+        if lo > hi {
+            return Err(Error::Unsupported {
+                addr: self.addr.clone(),
+                what: format!("{name}: broker versions {bmin}..{bmax}, ours {lo}..{hi}"),
+            });
+        }
+        Ok(hi)
+    }
+
+    /// Sends `req` at the agreed version and waits up to `timeout` for its
+    /// response.
+    pub async fn send<R: Request>(
+        &mut self,
+        req: &R,
+        timeout: Duration,
+    ) -> Result<(R::Response, i16)> {
+        let version = self.version::<R>()?;
+        let start = std::time::Instant::now();
+        let resp = self.exchange(req, version, timeout).await;
+        if trace() {
+            eprintln!(
+                "partwise-group: {} v{version} to {}: {} ms{}",
+                api_name(R::KEY),
+                self.addr,
+                start.elapsed().as_millis(),
+                resp.as_ref()
+                    .err()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            );
+        }
+        Ok((resp?, version))
+    }
+
+    async fn exchange<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response> {
+        if self.in_flight {
+            return Err(self.io_error("a previous request was abandoned mid-flight"));
+        }
+        let correlation = self.next_correlation;
+        self.next_correlation = self.next_correlation.wrapping_add(1);
+        let header = RequestHeader::default()
+            .with_request_api_key(R::KEY)
+            .with_request_api_version(version)
+            .with_correlation_id(correlation)
+            .with_client_id(Some(self.client_id.clone()));
+        let mut buf = BytesMut::with_capacity(256);
+        buf.put_i32(0);
+        header
+            .encode(&mut buf, R::header_version(version))
+            .map_err(|e| Error::Encode(e.to_string()))?;
+        req.encode(&mut buf, version)
+            .map_err(|e| Error::Encode(e.to_string()))?;
+        let len = (buf.len() - 4) as i32;
+        buf[..4].copy_from_slice(&len.to_be_bytes());
+
+        self.in_flight = true;
+        let mut body = match tokio::time::timeout(timeout, self.round_trip(&buf)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(self.io_error(&format!(
+                    "{} got no answer within {} ms",
+                    api_name(R::KEY),
+                    timeout.as_millis()
+                )))
+            }
+        };
+        self.in_flight = false;
+        let rh = ResponseHeader::decode(&mut body, R::Response::header_version(version))
+            .map_err(|e| Error::Decode(format!("{} response header: {e}", api_name(R::KEY))))?;
+        if rh.correlation_id != correlation {
+            self.in_flight = true;
+            return Err(self.io_error(&format!(
+                "correlation id {} answered request {correlation}",
+                rh.correlation_id
+            )));
+        }
+        R::Response::decode(&mut body, version)
+            .map_err(|e| Error::Decode(format!("{} v{version} response: {e}", api_name(R::KEY))))
+    }
+
+    async fn round_trip(&mut self, frame: &[u8]) -> Result<Bytes> {
+        self.stream
+            .write_all(frame)
+            .await
+            .map_err(|e| self.io_error(&e.to_string()))?;
+        let mut len = [0u8; 4];
+        self.stream
+            .read_exact(&mut len)
+            .await
+            .map_err(|e| self.io_error(&e.to_string()))?;
+        let len = i32::from_be_bytes(len);
+        if len < 4 || len as usize > MAX_FRAME {
+            return Err(self.io_error(&format!("bad response length {len}")));
+        }
+        let mut body = vec![0u8; len as usize];
+        self.stream
+            .read_exact(&mut body)
+            .await
+            .map_err(|e| self.io_error(&e.to_string()))?;
+        Ok(Bytes::from(body))
+    }
+
+    fn io_error(&self, reason: &str) -> Error {
+        Error::Io {
+            addr: self.addr.clone(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// Whether PARTWISE_GROUP_TRACE is set: then every request's API, broker and
+/// round-trip time go to stderr, which is how a stuck rebalance is diagnosed.
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PARTWISE_GROUP_TRACE").is_some())
+}
+
+/// The API's name, for messages.
+pub fn api_name(key: i16) -> String {
+    match ApiKey::try_from(key) {
+        Ok(k) => format!("{k:?}"),
+        Err(_) => format!("api {key}"),
+    }
+}
+
+/// Splits a Fetch response's `records` into whole record batches: a broker
+/// may cut the last batch short at the size limit, and that tail is fetched
+/// again from its base offset next time.
+pub fn whole_batches(mut records: Bytes) -> Bytes {
+    let mut end = 0usize;
+    let total = records.len();
+    let mut view = &records[..];
+    // Each batch: base offset (8) + batch length (4) + `length` bytes.
+    while view.len() >= 12 {
+        let mut hdr = &view[8..12];
+        let len = hdr.get_i32();
+        if len < 0 {
+            break;
+        }
+        let size = 12 + len as usize;
+        if view.len() < size {
+            break;
+        }
+        end += size;
+        view = &view[size..];
+    }
+    debug_assert!(end <= total);
+    records.truncate(end);
+    records
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_batches_drops_a_cut_tail() {
+        let mut b = BytesMut::new();
+        b.put_i64(0);
+        b.put_i32(3);
+        b.put_slice(&[1, 2, 3]);
+        b.put_i64(1);
+        b.put_i32(10);
+        b.put_slice(&[9, 9]);
+        let out = whole_batches(b.freeze());
+        assert_eq!(out.len(), 15);
+    }
+
+    #[test]
+    fn whole_batches_rejects_negative_lengths() {
+        let mut b = BytesMut::new();
+        b.put_i64(0);
+        b.put_i32(-1);
+        assert_eq!(whole_batches(b.freeze()).len(), 0);
+    }
+}
