@@ -487,7 +487,16 @@ fn churn_loses_nothing_and_commits_never_go_back() {
 #[test]
 fn bad_input_exits_2_with_a_clear_message() {
     let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
-        .args(["kafka", "consume", "-b", "127.0.0.1:1", "-g", "g", "-t", "t"])
+        .args([
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
