@@ -33,6 +33,7 @@ mod range;
 mod rdkafka_sticky;
 mod roundrobin;
 mod sticky;
+mod sticky_general;
 mod uniform;
 
 pub use copartitioned::copartition_groups;
@@ -347,11 +348,13 @@ pub enum Assignor {
     JavaRange,
     /// Java `RoundRobinAssignor`.
     JavaRoundRobin,
-    /// Java `StickyAssignor` (eager), equal subscriptions (`ConstrainedAssignmentBuilder`).
+    /// Java `StickyAssignor` (eager): `ConstrainedAssignmentBuilder` when all
+    /// subscriptions are equal, `GeneralAssignmentBuilder` otherwise; no racks.
     JavaSticky,
     /// Java `CooperativeStickyAssignor`: as sticky, minus partitions changing owner.
     JavaCooperativeSticky,
-    /// KIP-848 server-side `uniform` (`UniformAssignor`), equal subscriptions.
+    /// KIP-848 server-side `uniform` (`UniformAssignor`): the homogeneous or
+    /// heterogeneous builder, by subscriptions.
     Kip848Uniform,
     /// KIP-848 server-side `range` (`RangeAssignor` of the group coordinator).
     Kip848Range,
@@ -427,8 +430,14 @@ impl Assignor {
             Assignor::LibrdkafkaRoundRobin => roundrobin::librdkafka(group),
             Assignor::LibrdkafkaCooperativeSticky => rdkafka_sticky::cooperative(group),
             Assignor::KafkajsRoundRobin => roundrobin::kafkajs(group),
-            Assignor::JavaSticky => sticky::constrained(group, false)?,
-            Assignor::JavaCooperativeSticky => sticky::constrained(group, true)?,
+            Assignor::JavaSticky | Assignor::JavaCooperativeSticky => {
+                let cooperative = self == Assignor::JavaCooperativeSticky;
+                if sticky_general::subscriptions_equal(group) {
+                    sticky::constrained(group, cooperative)?
+                } else {
+                    sticky_general::general(group, cooperative)?
+                }
+            }
             Assignor::Kip848Uniform => uniform::homogeneous(group)?,
             Assignor::Copartitioned => copartitioned::assign(group)?,
         })
