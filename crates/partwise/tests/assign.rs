@@ -875,3 +875,36 @@ fn java_sticky_general_matches_upstream_tests() {
     });
     assert_eq!(n, 18);
 }
+
+/// Apache Kafka's `UniformHeterogeneousAssignmentBuilderTest`: every case
+/// whose expected assignment the test states (`builder: heterogeneous` marks
+/// the case the test runs through that builder with equal subscriptions).
+#[test]
+fn kip848_uniform_heterogeneous_matches_upstream_tests() {
+    let mut checked = 0;
+    for c in lines(&vectors().join("assignors/kip848_uniform_heterogeneous_upstream.jsonl")) {
+        let what = c["source"]["test"].as_str().unwrap().to_string();
+        let g = upstream_group(&c);
+        let a = if c["builder"] == "heterogeneous" {
+            partwise::assign::kip848_uniform_heterogeneous(&g).unwrap()
+        } else {
+            c["assignor"]
+                .as_str()
+                .unwrap()
+                .parse::<Assignor>()
+                .unwrap()
+                .assign(&g)
+                .unwrap()
+        };
+        let want: BTreeMap<String, Vec<(String, u32)>> = c["expected"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), pairs(v)))
+            .collect();
+        assert_eq!(by_id(&g, &a), want, "{what}");
+        assert_valid(&g, &a, &what);
+        checked += 1;
+    }
+    assert_eq!(checked, 9);
+}

@@ -35,6 +35,7 @@ mod roundrobin;
 mod sticky;
 mod sticky_general;
 mod uniform;
+mod uniform_hetero;
 
 pub use copartitioned::copartition_groups;
 pub use roundrobin::kafkajs_roundrobin_ordered;
@@ -46,6 +47,15 @@ pub use roundrobin::kafkajs_roundrobin_ordered;
 pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, AssignError> {
     validate(group)?;
     Ok(rdkafka_sticky::unadjusted(group))
+}
+
+/// KIP-848 `uniform`'s `UniformHeterogeneousAssignmentBuilder` whatever the
+/// subscriptions. [`Assignor::Kip848Uniform`] takes it only when they
+/// differ, as the coordinator does; its upstream unit tests also run it on
+/// equal ones.
+pub fn kip848_uniform_heterogeneous(group: &Group) -> Result<Assignment, AssignError> {
+    validate(group)?;
+    Ok(uniform_hetero::heterogeneous(group))
 }
 
 use std::collections::HashMap;
@@ -438,7 +448,15 @@ impl Assignor {
                     sticky_general::general(group, cooperative)?
                 }
             }
-            Assignor::Kip848Uniform => uniform::homogeneous(group)?,
+            Assignor::Kip848Uniform => {
+                // The coordinator calls a group homogeneous when every subscribed
+                // topic name has every member as a subscriber.
+                if sticky_general::subscriptions_equal(group) {
+                    uniform::homogeneous(group)?
+                } else {
+                    uniform_hetero::heterogeneous(group)
+                }
+            }
             Assignor::Copartitioned => copartitioned::assign(group)?,
         })
     }
