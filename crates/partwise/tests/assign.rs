@@ -908,3 +908,92 @@ fn kip848_uniform_heterogeneous_matches_upstream_tests() {
     }
     assert_eq!(checked, 9);
 }
+
+/// Random groups with unequal subscriptions, as in
+/// `testReassignmentWithRandomSubscriptionsAndChanges`: topic `i` has `i + 1`
+/// partitions, each member subscribes to a random non-empty subset.
+fn arb_unequal_group() -> impl Strategy<Value = (Group, Vec<Vec<bool>>)> {
+    (2usize..8, 2usize..12).prop_flat_map(|(topics, members)| {
+        (
+            prop::collection::vec(prop::collection::vec(any::<bool>(), topics), members),
+            prop::collection::vec(prop::collection::vec(any::<bool>(), topics), members),
+        )
+            .prop_map(move |(first, second)| {
+                let names: Vec<String> = (0..topics).map(|i| format!("t{i:02}")).collect();
+                let pick = |row: &Vec<bool>| -> Vec<String> {
+                    let mut v: Vec<String> = names
+                        .iter()
+                        .zip(row)
+                        .filter(|(_, &b)| b)
+                        .map(|(n, _)| n.clone())
+                        .collect();
+                    if v.is_empty() {
+                        v.push(names[0].clone());
+                    }
+                    v
+                };
+                let group = Group::new(
+                    first
+                        .iter()
+                        .enumerate()
+                        .map(|(i, row)| Member::new(format!("c{i:02}"), pick(row)))
+                        .collect(),
+                    (0..topics)
+                        .map(|i| Topic::new(names[i].clone(), i as u32 + 1))
+                        .collect(),
+                );
+                (group, second)
+            })
+    })
+}
+
+proptest! {
+    /// The upstream random test's assertions: valid and balanced from
+    /// scratch and after every member changes its subscription while owning
+    /// its previous assignment; the cooperative assignor withholds exactly
+    /// the partitions that change owner.
+    #[test]
+    fn java_sticky_general_is_valid_and_balanced((g, second) in arb_unequal_group()) {
+        let first = Assignor::JavaSticky.assign(&g).unwrap();
+        assert_valid(&g, &first, "first");
+        assert_balanced(&g, &first, "first");
+        let mut g2 = g.clone();
+        for (k, m) in g2.members.iter_mut().enumerate() {
+            let names: Vec<String> = g.topics.iter().map(|t| t.name.clone()).collect();
+            let mut topics: Vec<String> = names
+                .iter()
+                .zip(&second[k])
+                .filter(|(_, &b)| b)
+                .map(|(n, _)| n.clone())
+                .collect();
+            if topics.is_empty() {
+                topics.push(names[0].clone());
+            }
+            m.topics = topics;
+            m.owned = first.partitions[k].clone();
+            m.generation = Some(1);
+        }
+        let again = Assignor::JavaSticky.assign(&g2).unwrap();
+        assert_valid(&g2, &again, "second");
+        assert_balanced(&g2, &again, "second");
+        let coop = Assignor::JavaCooperativeSticky.assign(&g2).unwrap();
+        for (k, list) in again.partitions.iter().enumerate() {
+            for tp in list {
+                let moving = !g2.members[k].owned.contains(tp)
+                    && g2.members.iter().any(|m| m.owned.contains(tp));
+                prop_assert_eq!(coop.withheld.contains(tp), moving);
+                prop_assert_eq!(coop.partitions[k].contains(tp), !moving);
+            }
+        }
+    }
+
+    /// KIP-848 `uniform` with unequal subscriptions: every partition of a
+    /// subscribed topic goes to exactly one subscriber, and the same input
+    /// gives the same output.
+    #[test]
+    fn kip848_uniform_heterogeneous_is_valid((g, _) in arb_unequal_group()) {
+        let a = Assignor::Kip848Uniform.assign(&g).unwrap();
+        assert_valid(&g, &a, "uniform");
+        prop_assert_eq!(Assignor::Kip848Uniform.assign(&g).unwrap(), a);
+    }
+}

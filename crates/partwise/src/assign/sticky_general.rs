@@ -568,3 +568,46 @@ pub fn general(group: &Group, cooperative: bool) -> Result<Assignment, AssignErr
     result.withheld = withheld;
     Ok(result)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tp_hash(topic: &str, p: i32) -> i32 {
+        31i32
+            .wrapping_mul(31i32.wrapping_add(p))
+            .wrapping_add(java_hash(topic))
+    }
+
+    /// First elements printed by OpenJDK 17's `java.util.HashSet` after each
+    /// step, for elements hashed like `TopicPartition` (`+p` adds, `-p`
+    /// removes). The second script piles 9 partitions into one bucket, which
+    /// makes the 16-bucket table double instead of treeifying.
+    #[test]
+    fn java_set_first_matches_the_jdk() {
+        let scripts: [(&str, &[i32], &[i32]); 2] = [
+            (
+                "topic",
+                &[5, 21, 3, 37, -5, 5, 100, 16, 0],
+                &[5, 5, 3, 3, 3, 3, 100, 16, 16],
+            ),
+            (
+                "t2",
+                &[1, 17, 33, 49, 65, 81, 97, 113, 129, 145, -1, 2],
+                &[1, 1, 1, 1, 1, 1, 1, 1, 17, 17, 17, 17],
+            ),
+        ];
+        for (topic, ops, firsts) in scripts {
+            let mut set = JavaSet::default();
+            for (&op, &want) in ops.iter().zip(firsts) {
+                // -0 does not occur; 0 is an insert.
+                if op < 0 {
+                    set.remove((-op) as usize);
+                } else {
+                    set.insert(op as usize, tp_hash(topic, op));
+                }
+                assert_eq!(set.first(), Some(want as usize), "{topic} after {op}");
+            }
+        }
+    }
+}
