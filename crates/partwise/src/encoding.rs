@@ -83,7 +83,7 @@ impl KeyFormat {
         match self {
             KeyFormat::Utf8 => out.extend_from_slice(input),
             KeyFormat::Hex => {
-                if input.len() % 2 != 0 {
+                if !input.len().is_multiple_of(2) {
                     return Err(bad(format!("odd number of hex digits ({})", input.len())));
                 }
                 for (i, pair) in input.chunks_exact(2).enumerate() {

@@ -129,7 +129,7 @@ pub fn divisors(n: u32) -> Vec<u32> {
     let mut high = Vec::new();
     let mut d = 1u32;
     while u64::from(d) * u64::from(d) <= u64::from(n) {
-        if n % d == 0 {
+        if n.is_multiple_of(d) {
             low.push(d);
             if d != n / d {
                 high.push(n / d);

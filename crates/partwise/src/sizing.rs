@@ -108,7 +108,7 @@ fn ceil(x: f64) -> u32 {
 }
 
 fn divisors(n: u32) -> Vec<u32> {
-    (1..=n).filter(|d| n % d == 0).collect()
+    (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
 }
 
 /// Sizes a topic from throughput targets.

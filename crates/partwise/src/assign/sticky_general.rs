@@ -493,15 +493,17 @@ pub fn general(group: &Group, cooperative: bool) -> Result<Assignment, AssignErr
     sorted_all.retain(|&p| movable(&b, p));
     unassigned.retain(|&p| movable(&b, p));
 
-    let mut fixed: Vec<Option<Vec<usize>>> = vec![None; n];
-    for m in 0..n {
-        let list = b.current[m].as_ref().expect("nothing fixed yet");
-        let can = list.len() < b.potential[m] || list.iter().any(|&p| movable(&b, p));
-        if !can {
+    let fixed: Vec<Option<Vec<usize>>> = (0..n)
+        .map(|m| {
+            let list = b.current[m].as_ref().expect("nothing fixed yet");
+            let can = list.len() < b.potential[m] || list.iter().any(|&p| movable(&b, p));
+            if can {
+                return None;
+            }
             b.sorted.remove(&(list.len(), b.id_rank[m]));
-            fixed[m] = b.current[m].take();
-        }
-    }
+            b.current[m].take()
+        })
+        .collect();
 
     let pre_current = b.current.clone();
     let pre_owner = b.owner.clone();
