@@ -732,6 +732,15 @@ fn assert_balanced(g: &Group, a: &Assignment, what: &str) {
     }
 }
 
+/// No partition is given to two members (what the upstream tests check when
+/// they do not check full validity).
+fn assert_disjoint(a: &Assignment, what: &str) {
+    let mut seen = std::collections::HashSet::new();
+    for tp in a.partitions.iter().flatten() {
+        assert!(seen.insert(*tp), "{what}: {tp:?} assigned twice");
+    }
+}
+
 fn assert_fully_balanced(a: &Assignment, what: &str) {
     let min = a.partitions.iter().map(Vec::len).min().unwrap_or(0);
     let max = a.partitions.iter().map(Vec::len).max().unwrap_or(0);
@@ -785,8 +794,30 @@ fn check_sticky_upstream(file: &str, run: impl Fn(&str, &Group) -> Assignment) -
                 "valid" => assert_valid(&g, &a, &what),
                 "balanced" => assert_balanced(&g, &a, &what),
                 "fully_balanced" => assert_fully_balanced(&a, &what),
+                "disjoint" => assert_disjoint(&a, &what),
                 other => panic!("{what}: unknown property {other}"),
             }
+        }
+        if let Some(range) = c["size_range"].as_array() {
+            let (lo, hi) = (range[0].as_u64().unwrap(), range[1].as_u64().unwrap());
+            for (m, list) in a.partitions.iter().enumerate() {
+                let n = list.len() as u64;
+                assert!(
+                    (lo..=hi).contains(&n),
+                    "{what}: {} has {n} partitions, outside {lo}..={hi}",
+                    g.members[m].id
+                );
+            }
+        }
+        // Lines of the eager assignor name what the cooperative one would withhold;
+        // cooperative lines are checked here, eager ones by their own test.
+        if c["assignor"] == "java:cooperative-sticky" {
+            let withheld: Vec<(String, u32)> = a
+                .withheld
+                .iter()
+                .map(|tp| (g.topics[tp.topic as usize].name.clone(), tp.partition))
+                .collect();
+            assert_eq!(withheld, pairs(&c["transferring"]), "{what}: withheld");
         }
         before = Some((test, by_id(&g, &a)));
         checked += 1;
@@ -830,5 +861,139 @@ fn java_sticky_matches_upstream_tests() {
             list.retain(|p| !transferring.contains(p));
         }
         assert_eq!(by_id(&g, &coop), kept, "{}", c["source"]["test"]);
+    }
+}
+
+/// Apache Kafka's `AbstractStickyAssignorTest` cases with unequal
+/// subscriptions (the general path): exact assignments where the test has
+/// them, validity, balance and sizes otherwise, and what the cooperative
+/// assignor withholds.
+#[test]
+fn java_sticky_general_matches_upstream_tests() {
+    let n = check_sticky_upstream("java_sticky_general_upstream.jsonl", |spec, g| {
+        spec.parse::<Assignor>().unwrap().assign(g).unwrap()
+    });
+    assert_eq!(n, 18);
+}
+
+/// Apache Kafka's `UniformHeterogeneousAssignmentBuilderTest`: every case
+/// whose expected assignment the test states (`builder: heterogeneous` marks
+/// the case the test runs through that builder with equal subscriptions).
+#[test]
+fn kip848_uniform_heterogeneous_matches_upstream_tests() {
+    let mut checked = 0;
+    for c in lines(&vectors().join("assignors/kip848_uniform_heterogeneous_upstream.jsonl")) {
+        let what = c["source"]["test"].as_str().unwrap().to_string();
+        let g = upstream_group(&c);
+        let a = if c["builder"] == "heterogeneous" {
+            partwise::assign::kip848_uniform_heterogeneous(&g).unwrap()
+        } else {
+            c["assignor"]
+                .as_str()
+                .unwrap()
+                .parse::<Assignor>()
+                .unwrap()
+                .assign(&g)
+                .unwrap()
+        };
+        let want: BTreeMap<String, Vec<(String, u32)>> = c["expected"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), pairs(v)))
+            .collect();
+        assert_eq!(by_id(&g, &a), want, "{what}");
+        assert_valid(&g, &a, &what);
+        checked += 1;
+    }
+    assert_eq!(checked, 9);
+}
+
+/// Random groups with unequal subscriptions, as in
+/// `testReassignmentWithRandomSubscriptionsAndChanges`: topic `i` has `i + 1`
+/// partitions, each member subscribes to a random non-empty subset.
+fn arb_unequal_group() -> impl Strategy<Value = (Group, Vec<Vec<bool>>)> {
+    (2usize..8, 2usize..12).prop_flat_map(|(topics, members)| {
+        (
+            prop::collection::vec(prop::collection::vec(any::<bool>(), topics), members),
+            prop::collection::vec(prop::collection::vec(any::<bool>(), topics), members),
+        )
+            .prop_map(move |(first, second)| {
+                let names: Vec<String> = (0..topics).map(|i| format!("t{i:02}")).collect();
+                let pick = |row: &Vec<bool>| -> Vec<String> {
+                    let mut v: Vec<String> = names
+                        .iter()
+                        .zip(row)
+                        .filter(|(_, &b)| b)
+                        .map(|(n, _)| n.clone())
+                        .collect();
+                    if v.is_empty() {
+                        v.push(names[0].clone());
+                    }
+                    v
+                };
+                let group = Group::new(
+                    first
+                        .iter()
+                        .enumerate()
+                        .map(|(i, row)| Member::new(format!("c{i:02}"), pick(row)))
+                        .collect(),
+                    (0..topics)
+                        .map(|i| Topic::new(names[i].clone(), i as u32 + 1))
+                        .collect(),
+                );
+                (group, second)
+            })
+    })
+}
+
+proptest! {
+    /// The upstream random test's assertions: valid and balanced from
+    /// scratch and after every member changes its subscription while owning
+    /// its previous assignment; the cooperative assignor withholds exactly
+    /// the partitions that change owner.
+    #[test]
+    fn java_sticky_general_is_valid_and_balanced((g, second) in arb_unequal_group()) {
+        let first = Assignor::JavaSticky.assign(&g).unwrap();
+        assert_valid(&g, &first, "first");
+        assert_balanced(&g, &first, "first");
+        let mut g2 = g.clone();
+        for (k, m) in g2.members.iter_mut().enumerate() {
+            let names: Vec<String> = g.topics.iter().map(|t| t.name.clone()).collect();
+            let mut topics: Vec<String> = names
+                .iter()
+                .zip(&second[k])
+                .filter(|(_, &b)| b)
+                .map(|(n, _)| n.clone())
+                .collect();
+            if topics.is_empty() {
+                topics.push(names[0].clone());
+            }
+            m.topics = topics;
+            m.owned = first.partitions[k].clone();
+            m.generation = Some(1);
+        }
+        let again = Assignor::JavaSticky.assign(&g2).unwrap();
+        assert_valid(&g2, &again, "second");
+        assert_balanced(&g2, &again, "second");
+        let coop = Assignor::JavaCooperativeSticky.assign(&g2).unwrap();
+        for (k, list) in again.partitions.iter().enumerate() {
+            for tp in list {
+                let moving = !g2.members[k].owned.contains(tp)
+                    && g2.members.iter().any(|m| m.owned.contains(tp));
+                prop_assert_eq!(coop.withheld.contains(tp), moving);
+                prop_assert_eq!(coop.partitions[k].contains(tp), !moving);
+            }
+        }
+    }
+
+    /// KIP-848 `uniform` with unequal subscriptions: every partition of a
+    /// subscribed topic goes to exactly one subscriber, and the same input
+    /// gives the same output.
+    #[test]
+    fn kip848_uniform_heterogeneous_is_valid((g, _) in arb_unequal_group()) {
+        let a = Assignor::Kip848Uniform.assign(&g).unwrap();
+        assert_valid(&g, &a, "uniform");
+        prop_assert_eq!(Assignor::Kip848Uniform.assign(&g).unwrap(), a);
     }
 }

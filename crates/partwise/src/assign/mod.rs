@@ -33,7 +33,9 @@ mod range;
 mod rdkafka_sticky;
 mod roundrobin;
 mod sticky;
+mod sticky_general;
 mod uniform;
+mod uniform_hetero;
 
 pub use copartitioned::copartition_groups;
 pub use roundrobin::kafkajs_roundrobin_ordered;
@@ -45,6 +47,15 @@ pub use roundrobin::kafkajs_roundrobin_ordered;
 pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, AssignError> {
     validate(group)?;
     Ok(rdkafka_sticky::unadjusted(group))
+}
+
+/// KIP-848 `uniform`'s `UniformHeterogeneousAssignmentBuilder` whatever the
+/// subscriptions. [`Assignor::Kip848Uniform`] takes it only when they
+/// differ, as the coordinator does; its upstream unit tests also run it on
+/// equal ones.
+pub fn kip848_uniform_heterogeneous(group: &Group) -> Result<Assignment, AssignError> {
+    validate(group)?;
+    Ok(uniform_hetero::heterogeneous(group))
 }
 
 use std::collections::HashMap;
@@ -347,11 +358,13 @@ pub enum Assignor {
     JavaRange,
     /// Java `RoundRobinAssignor`.
     JavaRoundRobin,
-    /// Java `StickyAssignor` (eager), equal subscriptions (`ConstrainedAssignmentBuilder`).
+    /// Java `StickyAssignor` (eager): `ConstrainedAssignmentBuilder` when all
+    /// subscriptions are equal, `GeneralAssignmentBuilder` otherwise; no racks.
     JavaSticky,
     /// Java `CooperativeStickyAssignor`: as sticky, minus partitions changing owner.
     JavaCooperativeSticky,
-    /// KIP-848 server-side `uniform` (`UniformAssignor`), equal subscriptions.
+    /// KIP-848 server-side `uniform` (`UniformAssignor`): the homogeneous or
+    /// heterogeneous builder, by subscriptions.
     Kip848Uniform,
     /// KIP-848 server-side `range` (`RangeAssignor` of the group coordinator).
     Kip848Range,
@@ -427,9 +440,23 @@ impl Assignor {
             Assignor::LibrdkafkaRoundRobin => roundrobin::librdkafka(group),
             Assignor::LibrdkafkaCooperativeSticky => rdkafka_sticky::cooperative(group),
             Assignor::KafkajsRoundRobin => roundrobin::kafkajs(group),
-            Assignor::JavaSticky => sticky::constrained(group, false)?,
-            Assignor::JavaCooperativeSticky => sticky::constrained(group, true)?,
-            Assignor::Kip848Uniform => uniform::homogeneous(group)?,
+            Assignor::JavaSticky | Assignor::JavaCooperativeSticky => {
+                let cooperative = self == Assignor::JavaCooperativeSticky;
+                if sticky_general::subscriptions_equal(group) {
+                    sticky::constrained(group, cooperative)?
+                } else {
+                    sticky_general::general(group, cooperative)?
+                }
+            }
+            Assignor::Kip848Uniform => {
+                // The coordinator calls a group homogeneous when every subscribed
+                // topic name has every member as a subscriber.
+                if sticky_general::subscriptions_equal(group) {
+                    uniform::homogeneous(group)?
+                } else {
+                    uniform_hetero::heterogeneous(group)
+                }
+            }
             Assignor::Copartitioned => copartitioned::assign(group)?,
         })
     }

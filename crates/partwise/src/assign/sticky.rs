@@ -7,7 +7,7 @@
 //! order is emulated ([`super::order::java_hashmap_order`]) with
 //! `Group::members` as the insertion order (the coordinator's member list).
 //! Groups with unequal subscriptions take the real code's
-//! `GeneralAssignmentBuilder`, which is not simulated.
+//! `GeneralAssignmentBuilder` ([`super::sticky_general`]).
 
 use super::order::{java_cmp, java_hashmap_order};
 use super::{AssignError, Assignment, Group, Tp};
@@ -22,10 +22,7 @@ pub fn constrained(group: &Group, cooperative: bool) -> Result<Assignment, Assig
         "java:sticky"
     };
     if !group.homogeneous() {
-        return Err(AssignError::Unsupported {
-            assignor: spec,
-            reason: "members with different subscriptions (Java's GeneralAssignmentBuilder)".into(),
-        });
+        return super::sticky_general::general(group, cooperative);
     }
     let subs = group.subscriptions();
     let topics: Vec<usize> = (0..group.topics.len()).filter(|&t| subs[0][t]).collect();

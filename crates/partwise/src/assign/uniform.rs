@@ -7,7 +7,7 @@
 //! cannot know, so the topics' order in [`Group::topics`] stands in for it;
 //! members are walked in `HashMap<String, _>` order, emulated by
 //! [`super::order::java_hashmap_order`]. Unequal subscriptions take the real
-//! code's `UniformHeterogeneousAssignmentBuilder`, which is not simulated.
+//! code's `UniformHeterogeneousAssignmentBuilder` ([`super::uniform_hetero`]).
 
 use super::order::java_hashmap_order;
 use super::{AssignError, Assignment, Group, Tp};
@@ -15,11 +15,7 @@ use std::collections::HashSet;
 
 pub fn homogeneous(group: &Group) -> Result<Assignment, AssignError> {
     if !group.homogeneous() {
-        return Err(AssignError::Unsupported {
-            assignor: "kip848:uniform",
-            reason: "members with different subscriptions (UniformHeterogeneousAssignmentBuilder)"
-                .into(),
-        });
+        return Ok(super::uniform_hetero::heterogeneous(group));
     }
     let subs = group.subscriptions();
     let topics: Vec<usize> = (0..group.topics.len()).filter(|&t| subs[0][t]).collect();
