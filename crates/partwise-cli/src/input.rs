@@ -367,7 +367,7 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    if x % 5 == 0 {
+                    if x.is_multiple_of(5) {
                         b'\n'
                     } else {
                         x as u8
