@@ -3,7 +3,9 @@
 //! works on records already read, so it is tested without a broker.
 
 use crate::keys::{classify, reencode, KeyEncoding};
+use partwise::partitioner::KeyRule;
 use partwise::{KeyFormat, PartitionCount, Partitioner, Placement};
+use std::collections::HashMap;
 
 /// One record as read from the topic.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,15 +172,47 @@ pub fn analyze(n: PartitionCount, records: &[SampledRecord], cands: &[Candidate]
             Some(_) => Some(KeyEncoding::Mixed),
         };
     }
+    // Candidates that hash the stored bytes go through the batch path
+    // (several murmur2 keys in flight); re-encoding ones key by key.
+    let keys: Vec<&[u8]> = keyed.iter().map(|&(_, k)| k).collect();
+    let mut parts = vec![0u32; keys.len()];
+    // Client partitioners with the same key rule (nine clients hash with
+    // masked murmur2) place every non-empty key alike: count each rule once.
+    let mut by_rule: HashMap<(KeyRule, Option<KeyFormat>), usize> = HashMap::new();
     let mut rates: Vec<MatchRate> = cands
         .iter()
-        .map(|&c| MatchRate {
-            candidate: c,
-            matched: keyed
-                .iter()
-                .filter(|(rec, k)| expected(c, k, n) == Some(rec.partition))
-                .count() as u64,
-            keyed: r.keyed,
+        .map(|&c| {
+            let rule =
+                (c.partitioner.priority().is_none()).then(|| (c.partitioner.key_rule(), c.format));
+            if let Some(&m) = rule.as_ref().and_then(|r| by_rule.get(r)) {
+                return MatchRate {
+                    candidate: c,
+                    matched: m as u64,
+                    keyed: r.keyed,
+                };
+            }
+            let matched = match c.format {
+                None => {
+                    c.partitioner.place_batch(&keys, n, &mut parts);
+                    parts
+                        .iter()
+                        .zip(&keyed)
+                        .filter(|&(&p, (rec, _))| p == rec.partition)
+                        .count()
+                }
+                Some(_) => keyed
+                    .iter()
+                    .filter(|(rec, k)| expected(c, k, n) == Some(rec.partition))
+                    .count(),
+            };
+            if let Some(rule) = rule {
+                by_rule.insert(rule, matched);
+            }
+            MatchRate {
+                candidate: c,
+                matched: matched as u64,
+                keyed: r.keyed,
+            }
         })
         .collect();
     // Stable: among equals, the order the candidates were given.
