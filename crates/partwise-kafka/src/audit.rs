@@ -213,7 +213,29 @@ fn audit_topic(
         routing: None,
         partial: None,
     };
-    for p in &info.partitions {
+    // Watermarks are two ListOffsets round trips per partition; asked one
+    // partition after another they dominate a short audit, so ask them all
+    // at once (librdkafka handles are thread-safe).
+    let mut marks: Vec<Option<Result<(i64, i64), KafkaError>>> = Vec::new();
+    for chunk in info.partitions.chunks(32) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|p| {
+                    let c = &c;
+                    (p.leader.is_some()).then(|| {
+                        s.spawn(move || c.fetch_watermarks(name, p.id as i32, conn.timeout()))
+                    })
+                })
+                .collect();
+            marks.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.map(|h| h.join().expect("watermark thread panicked"))),
+            );
+        });
+    }
+    for (p, mark) in info.partitions.iter().zip(marks) {
         let mut pa = PartitionAudit {
             partition: p.id,
             leader: p.leader,
@@ -223,22 +245,18 @@ fn audit_topic(
             sampled: 0,
             error: None,
         };
-        if p.leader.is_none() {
-            pa.error = Some("no leader".into());
-        } else if t.partial.is_some() {
-            pa.error = Some(format!("not read: {STOPPED}"));
-        } else {
-            match c.fetch_watermarks(name, p.id as i32, conn.timeout()) {
-                Ok((lo, hi)) => {
-                    pa.low = lo;
-                    pa.high = hi;
-                    pa.records = (hi - lo).max(0) as u64;
-                }
-                Err(e) => {
-                    pa.error = Some(conn.scrub(&e.to_string()));
-                    if is_transport(&e) {
-                        t.partial = Some(STOPPED.into());
-                    }
+        match mark {
+            None => pa.error = Some("no leader".into()),
+            Some(_) if t.partial.is_some() => pa.error = Some(format!("not read: {STOPPED}")),
+            Some(Ok((lo, hi))) => {
+                pa.low = lo;
+                pa.high = hi;
+                pa.records = (hi - lo).max(0) as u64;
+            }
+            Some(Err(e)) => {
+                pa.error = Some(conn.scrub(&e.to_string()));
+                if is_transport(&e) {
+                    t.partial = Some(STOPPED.into());
                 }
             }
         }
