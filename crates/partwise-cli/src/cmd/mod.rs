@@ -15,7 +15,7 @@ pub mod slot;
 
 use crate::exit::{CliError, Result};
 use crate::input::KeySource;
-use partwise::KeyFormat;
+use partwise::{KeyFormat, PartitionCount, Partitioner};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -44,4 +44,40 @@ fn os_bytes(s: OsString) -> Vec<u8> {
 #[cfg(not(unix))]
 fn os_bytes(s: OsString) -> Vec<u8> {
     s.to_string_lossy().into_owned().into_bytes()
+}
+
+/// `-p N` and `-P SPEC`, for the commands that route with one partitioner.
+#[derive(clap::Args)]
+pub struct Routing {
+    /// Number of partitions
+    #[arg(
+        short = 'p',
+        long = "partitions",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    partitions: String,
+    /// Partitioner spec (`partwise partitioners` lists them)
+    #[arg(
+        short = 'P',
+        long = "partitioner",
+        value_name = "SPEC",
+        default_value = "java"
+    )]
+    partitioner: String,
+}
+
+impl Routing {
+    /// The validated count and partitioner; errors name the flag.
+    pub fn parse(&self) -> Result<(PartitionCount, Partitioner)> {
+        let n = self
+            .partitions
+            .parse()
+            .map_err(|e| CliError::msg(format!("-p/--partitions: {e}")))?;
+        let p = self
+            .partitioner
+            .parse()
+            .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
+        Ok((n, p))
+    }
 }

@@ -3,7 +3,6 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
 use partwise::salt::{recommend, salted_key};
-use partwise::{PartitionCount, Partitioner};
 use serde_json::json;
 use std::io::Write;
 
@@ -15,22 +14,8 @@ pub struct Args {
     /// Its share of the topic's traffic (0.95 = 95%)
     #[arg(long, allow_negative_numbers = true)]
     share: f64,
-    /// Number of partitions
-    #[arg(
-        short = 'p',
-        long = "partitions",
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    partitions: String,
-    /// Partitioner spec
-    #[arg(
-        short = 'P',
-        long = "partitioner",
-        value_name = "SPEC",
-        default_value = "java"
-    )]
-    partitioner: String,
+    #[command(flatten)]
+    routing: super::Routing,
     /// Target: the hottest partition at most R x the mean load
     #[arg(
         long,
@@ -54,14 +39,7 @@ fn pct(v: &[f64]) -> Vec<String> {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let n: PartitionCount = a
-        .partitions
-        .parse()
-        .map_err(|e| CliError::msg(format!("-p/--partitions: {e}")))?;
-    let p: Partitioner = a
-        .partitioner
-        .parse()
-        .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
+    let (n, p) = a.routing.parse()?;
     let plan = recommend(p, a.key.as_bytes(), a.share, n, a.target_ratio, a.max_range)
         .map_err(|e| CliError::msg(e.to_string()))?;
     let used = plan.range.unwrap_or(a.max_range.max(1));

@@ -20,22 +20,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Number of partitions
-    #[arg(
-        short = 'p',
-        long = "partitions",
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    partitions: String,
-    /// Partitioner spec
-    #[arg(
-        short = 'P',
-        long = "partitioner",
-        value_name = "SPEC",
-        default_value = "java"
-    )]
-    partitioner: String,
+    #[command(flatten)]
+    routing: super::Routing,
     /// Keys, one per line ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE", required = true)]
     input: PathBuf,
@@ -92,14 +78,7 @@ struct Config {
 
 impl Config {
     fn new(a: Args) -> Result<Config> {
-        let n: PartitionCount = a
-            .partitions
-            .parse()
-            .map_err(|e| CliError::msg(format!("-p/--partitions: {e}")))?;
-        let partitioner: Partitioner = a
-            .partitioner
-            .parse()
-            .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
+        let (n, partitioner) = a.routing.parse()?;
         let format: KeyFormat = a
             .key_format
             .parse()
