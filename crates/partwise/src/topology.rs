@@ -416,6 +416,21 @@ impl Validator<'_> {
         Ok(s.get_ref().clone())
     }
 
+    /// A non-empty name not already in `seen`; `what` names the section.
+    fn unique_name(
+        &self,
+        s: &Spanned<String>,
+        field: String,
+        what: &str,
+        seen: &mut HashSet<String>,
+    ) -> Result<String, TopologyError> {
+        let name = self.name(s, field.clone())?;
+        if !seen.insert(name.clone()) {
+            return self.err(s.span(), field, format!("duplicate {what} '{name}'"));
+        }
+        Ok(name)
+    }
+
     /// Topic names listed in `list`: each declared, none twice.
     fn topic_list(
         &self,
@@ -527,14 +542,12 @@ impl Validator<'_> {
         let mut copartition_groups = Vec::new();
         let mut group_names = HashSet::new();
         for (i, g) in raw.copartition.iter().enumerate() {
-            let name = self.name(&g.name, format!("copartition[{i}].name"))?;
-            if !group_names.insert(name.clone()) {
-                return self.err(
-                    g.name.span(),
-                    format!("copartition[{i}].name"),
-                    format!("duplicate co-partition group '{name}'"),
-                );
-            }
+            let name = self.unique_name(
+                &g.name,
+                format!("copartition[{i}].name"),
+                "co-partition group",
+                &mut group_names,
+            )?;
             let topics =
                 self.topic_list(&g.topics, format!("copartition[{i}].topics"), &names, 2)?;
             copartition_groups.push(CopartitionGroup { name, topics });
@@ -543,14 +556,12 @@ impl Validator<'_> {
         let mut consumer_groups = Vec::new();
         let mut cg_names = HashSet::new();
         for (i, c) in raw.consumer_group.iter().enumerate() {
-            let name = self.name(&c.name, format!("consumer_group[{i}].name"))?;
-            if !cg_names.insert(name.clone()) {
-                return self.err(
-                    c.name.span(),
-                    format!("consumer_group[{i}].name"),
-                    format!("duplicate consumer group '{name}'"),
-                );
-            }
+            let name = self.unique_name(
+                &c.name,
+                format!("consumer_group[{i}].name"),
+                "consumer group",
+                &mut cg_names,
+            )?;
             let assignor = self.name(&c.assignor, format!("consumer_group[{i}].assignor"))?;
             let mfield = format!("consumer_group[{i}].members");
             let members = match c.members.get_ref() {
@@ -605,14 +616,12 @@ impl Validator<'_> {
         let mut redis_families = Vec::new();
         let mut family_names = HashSet::new();
         for (i, f) in raw.redis_family.iter().enumerate() {
-            let name = self.name(&f.name, format!("redis_family[{i}].name"))?;
-            if !family_names.insert(name.clone()) {
-                return self.err(
-                    f.name.span(),
-                    format!("redis_family[{i}].name"),
-                    format!("duplicate Redis family '{name}'"),
-                );
-            }
+            let name = self.unique_name(
+                &f.name,
+                format!("redis_family[{i}].name"),
+                "Redis family",
+                &mut family_names,
+            )?;
             let mut patterns = Vec::new();
             for (j, p) in f.patterns.get_ref().iter().enumerate() {
                 let field = format!("redis_family[{i}].patterns[{j}]");
