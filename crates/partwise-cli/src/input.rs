@@ -93,82 +93,133 @@ pub fn for_each_line_group<E: From<CliError>>(
 
 /// Hands out the lines of `chunk` (whole lines; the last may lack its
 /// newline) in groups of up to [`BATCH`], numbering from `*line_no`.
-fn split_groups<E>(
-    chunk: &[u8],
+fn split_groups<'a, E>(
+    chunk: &'a [u8],
     line_no: &mut u64,
     f: &mut impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     // One group at a time, so the slices stay in cache (a block holds
     // hundreds of thousands of lines).
-    let mut group: Vec<&[u8]> = Vec::with_capacity(BATCH);
-    let mut start = 0;
-    for_each_newline(chunk, |nl| {
-        group.push(strip_cr(&chunk[start..nl]));
-        start = nl + 1;
-        if group.len() == BATCH {
+    let mut group: Vec<&'a [u8]> = Vec::with_capacity(BATCH);
+    let mut cutter = LineCutter::new(chunk);
+    loop {
+        let more = cutter.fill(&mut group, BATCH);
+        if !more && cutter.start < chunk.len() {
+            // `fill` stops short of `BATCH` when it runs out of newlines, so
+            // the unterminated last line still fits.
+            group.push(strip_cr(&chunk[cutter.start..]));
+        }
+        if !group.is_empty() {
             f(*line_no, &group)?;
-            *line_no += BATCH as u64;
+            *line_no += group.len() as u64;
             group.clear();
         }
-        Ok(())
-    })?;
-    if start < chunk.len() {
-        group.push(strip_cr(&chunk[start..]));
+        if !more {
+            return Ok(());
+        }
     }
-    if !group.is_empty() {
-        f(*line_no, &group)?;
-        *line_no += group.len() as u64;
-    }
-    Ok(())
 }
 
-/// Calls `on` with the offset of every `\n` in `hay`, in order.
+/// Cuts a buffer into newline-terminated lines, a group at a time.
 ///
 /// Key files have a newline every few bytes, where `memchr`'s search (made for
-/// rare matches) restarts for every line; comparing 32 bytes at a time and
-/// walking the bits of the match mask costs a few instructions per line.
-fn for_each_newline<E>(
-    hay: &[u8],
-    mut on: impl FnMut(usize) -> std::result::Result<(), E>,
-) -> std::result::Result<(), E> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        return unsafe { newlines_avx2(hay, &mut on) };
-    }
-    for i in memchr::memchr_iter(b'\n', hay) {
-        on(i)?;
-    }
-    Ok(())
+/// rare matches) restarts for every line. Comparing 32 bytes at a time and
+/// walking the bits of the match mask costs a few instructions per line, and
+/// pushing the lines straight into the caller's group (rather than calling
+/// back per newline) keeps that loop free of calls.
+struct LineCutter<'a> {
+    hay: &'a [u8],
+    /// Offset of the block `mask` describes.
+    base: usize,
+    /// Offset of the next block to scan.
+    next: usize,
+    /// Newlines of the current block not yet handed out, one bit per byte.
+    mask: u32,
+    /// Where the next line starts.
+    start: usize,
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn newlines_avx2<E>(
-    hay: &[u8],
-    on: &mut impl FnMut(usize) -> std::result::Result<(), E>,
-) -> std::result::Result<(), E> {
-    use std::arch::x86_64::{
-        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
-    };
-    let nl = _mm256_set1_epi8(b'\n' as i8);
-    let mut i = 0;
-    while i + 32 <= hay.len() {
-        // SAFETY: `i + 32 <= hay.len()`, and the load is unaligned.
-        let v = unsafe { _mm256_loadu_si256(hay.as_ptr().add(i).cast::<__m256i>()) };
-        let mut mask = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)) as u32;
-        while mask != 0 {
-            on(i + mask.trailing_zeros() as usize)?;
-            mask &= mask - 1;
-        }
-        i += 32;
-    }
-    for (j, &b) in hay[i..].iter().enumerate() {
-        if b == b'\n' {
-            on(i + j)?;
+impl<'a> LineCutter<'a> {
+    fn new(hay: &'a [u8]) -> LineCutter<'a> {
+        LineCutter {
+            hay,
+            base: 0,
+            next: 0,
+            mask: 0,
+            start: 0,
         }
     }
-    Ok(())
+
+    /// Pushes lines (without their `\n` or a `\r` before it) into `out` until
+    /// it holds `max` (then returns `true`) or the newlines run out (then
+    /// returns `false`, the rest of the buffer from `start` being an
+    /// unterminated line, and `out` having room for it).
+    fn fill(&mut self, out: &mut Vec<&'a [u8]>, max: usize) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked on the line above.
+            return unsafe { self.fill_avx2(out, max) };
+        }
+        self.fill_with(out, max, |block| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i))
+        })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2(&mut self, out: &mut Vec<&'a [u8]>, max: usize) -> bool {
+        use std::arch::x86_64::{
+            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
+        };
+        let nl = _mm256_set1_epi8(b'\n' as i8);
+        self.fill_with(out, max, |block| {
+            // SAFETY: `fill_with` passes exactly 32 bytes; the load is unaligned.
+            let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()) };
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)) as u32
+        })
+    }
+
+    /// The loop behind [`fill`](Self::fill); `newlines` maps 32 bytes to
+    /// their newline mask.
+    #[inline(always)]
+    fn fill_with(
+        &mut self,
+        out: &mut Vec<&'a [u8]>,
+        max: usize,
+        newlines: impl Fn(&[u8]) -> u32,
+    ) -> bool {
+        let hay = self.hay;
+        loop {
+            while self.mask != 0 {
+                if out.len() >= max {
+                    return true;
+                }
+                let nl = self.base + self.mask.trailing_zeros() as usize;
+                self.mask &= self.mask - 1;
+                out.push(strip_cr(&hay[self.start..nl]));
+                self.start = nl + 1;
+            }
+            if self.next + 32 <= hay.len() {
+                self.base = self.next;
+                self.mask = newlines(&hay[self.next..self.next + 32]);
+                self.next += 32;
+            } else if self.next < hay.len() {
+                self.base = self.next;
+                self.mask = hay[self.next..]
+                    .iter()
+                    .enumerate()
+                    .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i));
+                self.next = hay.len();
+            } else {
+                // A full group reports `true` so the caller comes back for
+                // the unterminated tail, which then has room.
+                return out.len() >= max;
+            }
+        }
+    }
 }
 
 /// Like [`for_each_line_group`], over bytes `[start, end)` of a regular file
@@ -348,18 +399,28 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn newlines(hay: &[u8]) -> Vec<usize> {
-        let mut v = Vec::new();
-        for_each_newline(hay, |i| {
-            v.push(i);
-            Ok::<(), ()>(())
-        })
-        .unwrap();
-        v
+    /// All lines of `hay` as `split_groups` hands them out, in groups of
+    /// at most `max`.
+    fn groups(hay: &[u8], max: usize) -> Vec<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        let mut group = Vec::new();
+        let mut cutter = LineCutter::new(hay);
+        loop {
+            let more = cutter.fill(&mut group, max);
+            assert!(group.len() <= max);
+            if !more && cutter.start < hay.len() {
+                group.push(strip_cr(&hay[cutter.start..]));
+            }
+            out.push(group.iter().map(|l| l.to_vec()).collect());
+            group.clear();
+            if !more {
+                return out;
+            }
+        }
     }
 
     #[test]
-    fn newlines_match_memchr() {
+    fn lines_match_split() {
         let mut x = 0x1234_5678_9abc_def0_u64;
         for len in 0..400 {
             let hay: Vec<u8> = (0..len)
@@ -367,16 +428,26 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    if x.is_multiple_of(5) {
-                        b'\n'
-                    } else {
-                        x as u8
+                    match x % 7 {
+                        0 => b'\n',
+                        1 => b'\r',
+                        _ => x as u8,
                     }
                 })
                 .collect();
-            let want: Vec<usize> = memchr::memchr_iter(b'\n', &hay).collect();
-            assert_eq!(newlines(&hay), want, "len {len}");
+            let mut want: Vec<Vec<u8>> = hay
+                .split(|&b| b == b'\n')
+                .map(|l| strip_cr(l).to_vec())
+                .collect();
+            if hay.last().is_none_or(|&b| b == b'\n') {
+                want.pop(); // a final newline ends the last line, it starts none
+            }
+            for max in [1, 2, 3, 5, 64, BATCH] {
+                let got = groups(&hay, max);
+                assert!(got.iter().all(|g| g.len() <= max), "len {len} max {max}");
+                assert_eq!(got.concat(), want, "len {len} max {max}");
+            }
         }
-        assert_eq!(newlines(&[b'\n'; 70]), (0..70).collect::<Vec<_>>());
+        assert_eq!(groups(&[b'\n'; 70], 100)[0].len(), 70);
     }
 }

@@ -116,6 +116,7 @@ pub struct HeavyHitters {
     error: u64,
     scratch: Vec<u64>,
     hashes: Vec<u64>,
+    survivors: Vec<Slot>,
 }
 
 /// One heavy hitter: its key, estimated weight and the bound on the estimate.
@@ -158,6 +159,7 @@ impl HeavyHitters {
             error: 0,
             scratch: Vec::new(),
             hashes: Vec::new(),
+            survivors: Vec::new(),
         }
     }
 
@@ -193,15 +195,24 @@ impl HeavyHitters {
         let mut hashes = std::mem::take(&mut self.hashes);
         hashes.clear();
         hashes.extend(keys.iter().map(|k| key_hash(k)));
-        for (i, (&hash, key)) in hashes.iter().zip(keys).enumerate() {
-            if let Some(&next) = hashes.get(i + AHEAD) {
-                self.prefetch(next);
+        let keep_first = self.k == 1;
+        let mut i = 0;
+        while i < keys.len() {
+            // Each key adds at most one entry, so this many keys can be
+            // counted before the table can pass its limit; checking once per
+            // run rather than per key keeps the loop tight.
+            let end = keys.len().min(i + (self.limit + 1 - self.len));
+            for j in i..end {
+                if let Some(&next) = hashes.get(j + AHEAD) {
+                    self.prefetch(next);
+                }
+                let count = self.bump(hashes[j], 1);
+                if count == 2 || keep_first {
+                    self.keys.entry(hashes[j]).or_insert_with(|| keys[j].into());
+                }
             }
-            self.total += 1;
-            let count = self.bump(hash, 1);
-            if count == 2 || self.k == 1 {
-                self.keys.entry(hash).or_insert_with(|| (*key).into());
-            }
+            self.total += (end - i) as u64;
+            i = end;
             if self.len > self.limit {
                 self.shrink();
             }
@@ -255,35 +266,33 @@ impl HeavyHitters {
         }
         // On a long tail most counters are 1; when at most k exceed 1, the
         // (k+1)-th largest is 1 and no selection is needed.
-        let above_one = self.slots.iter().filter(|s| s.count > 1).count();
-        let cut = if above_one <= self.k {
+        let mut survivors = std::mem::take(&mut self.survivors);
+        survivors.clear();
+        survivors.extend(self.slots.iter().filter(|s| s.count > 1).copied());
+        let cut = if survivors.len() <= self.k {
             1
         } else {
             self.scratch.clear();
             self.scratch
                 .extend(self.slots.iter().filter(|s| s.hash != 0).map(|s| s.count));
-            *self
+            let cut = *self
                 .scratch
                 .select_nth_unstable_by(self.k, |a, b| b.cmp(a))
-                .1
+                .1;
+            survivors.retain(|s| s.count > cut);
+            cut
         };
         self.error += cut;
-        let survivors: Vec<Slot> = self
-            .slots
-            .iter()
-            .filter(|s| s.hash != 0 && s.count > cut)
-            .map(|s| Slot {
-                hash: s.hash,
-                count: s.count - cut,
-            })
-            .collect();
         self.slots.fill(Slot::default());
         self.len = 0;
         for s in &survivors {
-            self.bump(s.hash, s.count);
+            self.bump(s.hash, s.count - cut);
         }
-        let live: rustc_hash::FxHashSet<u64> = survivors.iter().map(|s| s.hash).collect();
-        self.keys.retain(|h, _| live.contains(h));
+        if !self.keys.is_empty() {
+            let live: rustc_hash::FxHashSet<u64> = survivors.iter().map(|s| s.hash).collect();
+            self.keys.retain(|h, _| live.contains(h));
+        }
+        self.survivors = survivors;
     }
 
     /// Merges another summary (from another thread) into this one.
