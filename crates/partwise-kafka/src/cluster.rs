@@ -60,6 +60,22 @@ pub(crate) fn read_only_consumer(conn: &Connection) -> Result<BaseConsumer> {
         .map_err(|e| conn.error("configuring the Kafka client", e))
 }
 
+/// librdkafka settings for reading a bulk sample, which `-X` may override.
+/// None for now: the defaults are librdkafka's, as kcat's are.
+pub(crate) const SAMPLING: &[(&str, &str)] = &[];
+
+/// A consumer that belongs to no group, not even a throwaway one: it reads
+/// metadata, watermarks and, through [`crate::fetch`], partitions. A
+/// `group.id` given with `-X` or `-F` is dropped, so nothing can join or
+/// commit, and closing it does not wait on a group.
+pub(crate) fn groupless_consumer(conn: &Connection) -> Result<BaseConsumer> {
+    let mut cfg = conn.client_config_over(SAMPLING, READ_ONLY);
+    cfg.remove("group.id");
+    cfg.remove("group.instance.id");
+    cfg.create()
+        .map_err(|e| conn.error("configuring the Kafka client", e))
+}
+
 fn convert(md: &Metadata) -> Vec<TopicInfo> {
     md.topics()
         .iter()
