@@ -603,3 +603,111 @@ pub fn summarize(c: &[Candidate]) -> String {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdkafka::types::RDKafkaErrorCode as C;
+
+    fn info(leaders: &[Option<i32>]) -> Vec<PartitionInfo> {
+        leaders
+            .iter()
+            .enumerate()
+            .map(|(i, &leader)| PartitionInfo {
+                id: i as u32,
+                leader,
+                error: None,
+            })
+            .collect()
+    }
+
+    fn describe(e: &KafkaError) -> (String, bool) {
+        (e.to_string(), is_transport(e))
+    }
+
+    fn err(code: C) -> Option<Result<(i64, i64), KafkaError>> {
+        Some(Err(KafkaError::MetadataFetch(code)))
+    }
+
+    #[test]
+    fn a_partition_without_a_leader_is_named_and_left_out_of_the_skew() {
+        let parts = info(&[Some(1), None, Some(1), Some(1)]);
+        let marks = vec![Some(Ok((0, 10))), None, Some(Ok((5, 5))), Some(Ok((0, 40)))];
+        let (rows, partial) = partition_audits(&parts, marks, describe);
+        assert_eq!(rows[1].error.as_deref(), Some("no leader"));
+        assert_eq!(rows[1].leader, None);
+        assert!(rows
+            .iter()
+            .filter(|p| p.partition != 1)
+            .all(|p| p.error.is_none()));
+        assert_eq!(
+            (rows[0].records, rows[2].records, rows[3].records),
+            (10, 0, 40)
+        );
+        let why = partial.expect("a partition missing makes the numbers partial");
+        assert!(
+            why.contains("1 of 4 partitions") && why.contains("1: no leader"),
+            "{why}"
+        );
+        assert!(!why.contains(STOPPED), "{why}");
+        let s = topic_skew(&rows).unwrap();
+        assert_eq!(s.total, 50);
+        // Three partitions, not four: the one without a leader is not idle.
+        assert!((s.mean - 50.0 / 3.0).abs() < 1e-9, "{}", s.mean);
+        // Named by partition id, not by position among the readable ones.
+        assert_eq!(s.idle_partitions, vec![2]);
+        assert_eq!(s.hot_partitions, vec![3]);
+    }
+
+    #[test]
+    fn a_failed_watermark_is_per_partition_unless_every_partition_failed() {
+        let parts = info(&[Some(1), Some(2), Some(1)]);
+        // One broker times out, the other answers: partition 1 is named.
+        let marks = vec![
+            Some(Ok((0, 7))),
+            err(C::OperationTimedOut),
+            Some(Ok((0, 9))),
+        ];
+        let (rows, partial) = partition_audits(&parts, marks, describe);
+        let e = rows[1].error.as_deref().unwrap();
+        assert!(e.starts_with("watermarks: "), "{e}");
+        let why = partial.unwrap();
+        assert!(why.contains("1 of 3") && !why.contains(STOPPED), "{why}");
+        assert_eq!(topic_skew(&rows).unwrap().total, 16);
+        // Every partition asked failed in transport: the cluster is down.
+        let marks = vec![
+            err(C::OperationTimedOut),
+            err(C::AllBrokersDown),
+            err(C::BrokerTransportFailure),
+        ];
+        let (rows, partial) = partition_audits(&parts, marks, describe);
+        assert_eq!(partial.as_deref(), Some(STOPPED));
+        assert!(rows.iter().all(|p| p.error.is_some()));
+        assert_eq!(topic_skew(&rows), None);
+        // A broker error (not transport) on every partition is not "down".
+        let marks = vec![
+            err(C::NotLeaderForPartition),
+            err(C::NotLeaderForPartition),
+            Some(Ok((0, 1))),
+        ];
+        let (_, partial) = partition_audits(&parts, marks, describe);
+        assert!(partial.unwrap().contains("2 of 3"));
+        // Every partition readable: nothing partial.
+        let marks = vec![Some(Ok((0, 1))), Some(Ok((0, 1))), Some(Ok((0, 1)))];
+        assert_eq!(partition_audits(&parts, marks, describe).1, None);
+        // No partition has a leader: nothing asked, all named, not "down".
+        let parts = info(&[None, None]);
+        let (rows, partial) = partition_audits(&parts, vec![None, None], describe);
+        assert!(rows.iter().all(|p| p.error.as_deref() == Some("no leader")));
+        assert!(partial.unwrap().contains("2 of 2"));
+        assert_eq!(topic_skew(&rows), None);
+    }
+
+    #[test]
+    fn partial_reasons_accumulate() {
+        let mut t = TopicAudit::failed("t", "x".into());
+        add_partial(&mut t, "one".into());
+        add_partial(&mut t, "two".into());
+        assert_eq!(t.partial.as_deref(), Some("one; two"));
+    }
+}
