@@ -285,7 +285,7 @@ fn the_progress_bar_is_drawn_on_a_terminal_and_only_on_stderr() {
     // script(1) (util-linux) gives the command a pseudo-terminal; stdout goes
     // to a file, so what the terminal shows is the command's stderr alone.
     let cmd = format!(
-        "{} kafka audit -b {} -t {} --format json > {}",
+        "{} kafka audit -b {} -t {} --sample 5000 --format json > {}",
         sh_quote(&bin.to_string_lossy()),
         sh_quote(&b),
         sh_quote(&t),
