@@ -4,7 +4,7 @@
 
 use crate::keys::{classify, reencode, KeyEncoding};
 use partwise::partitioner::{HashFn, KeyRule, Reduce};
-use partwise::{KeyFormat, PartitionCount, Partitioner, Placement};
+use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
 use std::collections::HashMap;
 
 /// One record as read from the topic.
@@ -312,6 +312,7 @@ impl Analyzer {
             };
         }
         let mut hashed: Vec<u32> = vec![0; keys.len()];
+        let mut expect: Vec<u32> = Vec::with_capacity(keys.len());
         let mut table: Vec<Vec<u32>> = Vec::new();
         for (vi, view) in self.views.iter().enumerate() {
             // A re-encoding view: `None` where the key has no logical key or
@@ -335,27 +336,52 @@ impl Analyzer {
                 table.push(hashed.clone());
             }
             for g in self.groups.iter_mut().filter(|g| g.view == vi) {
-                for (i, (&k, &(partition, offset))) in view_keys.iter().zip(&stored).enumerate() {
-                    let e = match reencoded.as_ref().map(|r| r[i].is_some()) {
-                        Some(false) => None,
-                        // Re-encoded to nothing: what the partitioner does
-                        // with an empty key, not a hash of it.
-                        Some(true) if k.is_empty() => g.empty.partition(),
-                        _ => match g.how {
-                            How::Hash { slot, reduce } => Some(reduce.apply(table[slot][i], n)),
-                            How::Fixed(p) => p.partition(),
-                            How::Each(p) => p.place(Some(k), n).partition(),
-                        },
-                    };
-                    if e == Some(partition) {
-                        g.matched += 1;
-                    } else if g.misrouted.len() < MISROUTED_KEPT {
-                        g.misrouted.push(Misrouted {
-                            key: keys[i].to_vec(),
-                            partition,
-                            offset,
-                            expected: e,
-                        });
+                // Where the group puts each key (NOT_FIXED: nowhere fixed),
+                // then one tight comparison with where the keys are.
+                expect.clear();
+                match g.how {
+                    How::Hash { slot, reduce } => {
+                        expect.extend(table[slot].iter().map(|&h| reduce.apply(h, n)))
+                    }
+                    How::Fixed(p) => expect.resize(keys.len(), p.partition().unwrap_or(NOT_FIXED)),
+                    How::Each(p) => expect.extend(
+                        view_keys
+                            .iter()
+                            .map(|k| p.place(Some(k), n).partition().unwrap_or(NOT_FIXED)),
+                    ),
+                }
+                if let Some(r) = &reencoded {
+                    for (e, k) in expect.iter_mut().zip(r) {
+                        match k {
+                            None => *e = NOT_FIXED,
+                            // Re-encoded to nothing: what the partitioner does
+                            // with an empty key, not a hash of it.
+                            Some(k) if k.is_empty() => {
+                                *e = g.empty.partition().unwrap_or(NOT_FIXED)
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+                let matched = expect
+                    .iter()
+                    .zip(&stored)
+                    .filter(|&(&e, &(p, _))| e == p)
+                    .count();
+                g.matched += matched as u64;
+                if matched < keys.len() && g.misrouted.len() < MISROUTED_KEPT {
+                    for (i, (&e, &(partition, offset))) in expect.iter().zip(&stored).enumerate() {
+                        if g.misrouted.len() == MISROUTED_KEPT {
+                            break;
+                        }
+                        if e != partition {
+                            g.misrouted.push(Misrouted {
+                                key: keys[i].to_vec(),
+                                partition,
+                                offset,
+                                expected: (e != NOT_FIXED).then_some(e),
+                            });
+                        }
                     }
                 }
             }
