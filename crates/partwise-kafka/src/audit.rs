@@ -70,7 +70,8 @@ pub struct PartitionAudit {
     pub records: u64,
     /// Records sampled from it.
     pub sampled: u64,
-    /// Why it could not be read, if it could not.
+    /// Why it could not be read, if it could not (`no leader`, `watermarks:
+    /// ...`); such a partition is left out of the topic's skew.
     pub error: Option<String>,
 }
 
@@ -84,7 +85,8 @@ pub struct TopicAudit {
     pub error: Option<String>,
     /// Per partition.
     pub partitions: Vec<PartitionAudit>,
-    /// Skew of the record counts.
+    /// Skew of the record counts of the partitions that could be read
+    /// (hot and idle ones named by partition id); `None` when none could.
     pub skew: Option<SkewStats>,
     /// What the sample says about routing.
     pub routing: Option<Routing>,

@@ -71,7 +71,7 @@ impl<'c> PartitionReader<'c> {
         // SAFETY: `rk` is the live handle of `consumer`, borrowed for 'c; a
         // null topic config means the defaults. The handle is destroyed in Drop.
         let topic_ptr = unsafe { rd::rd_kafka_topic_new(rk, name.as_ptr(), std::ptr::null_mut()) };
-        let topic_h = NonNull::new(topic_ptr).ok_or_else(|| last_error())?;
+        let topic_h = NonNull::new(topic_ptr).ok_or_else(last_error)?;
         // SAFETY: as above; the queue is destroyed in Drop.
         let queue = match NonNull::new(unsafe { rd::rd_kafka_queue_new(rk) }) {
             Some(q) => q,
@@ -255,7 +255,8 @@ mod tests {
         assert_eq!(r.started.len(), 2);
         let t0 = std::time::Instant::now();
         let b = r.next_batch(Duration::from_millis(50));
-        assert!(b.is_empty() && b.len() == 0);
+        assert!(b.is_empty());
+        assert_eq!(b.len(), 0);
         assert_eq!(b.events().count(), 0);
         drop(b);
         assert!(t0.elapsed() >= Duration::from_millis(40));

@@ -574,7 +574,12 @@ mod tests {
                     // Rounds 0, 3, ...: exactly the writer's; 1, 4, ...: a
                     // few misplaced; 2, 5, ...: noise.
                     let partition = match placed {
-                        Some(p) if round % 3 == 0 || (round % 3 == 1 && rng.next() % 97 != 0) => p,
+                        Some(p)
+                            if round.is_multiple_of(3)
+                                || (round % 3 == 1 && !rng.next().is_multiple_of(97)) =>
+                        {
+                            p
+                        }
                         _ => (rng.next() % n.get() as u64) as u32,
                     };
                     SampledRecord {

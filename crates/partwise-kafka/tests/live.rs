@@ -140,7 +140,8 @@ fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
         // Partition 0 from its third record.
         r.start(p, if p == 0 { 2 } else { 0 }).unwrap();
     }
-    let mut got: BTreeMap<i32, Vec<(i64, Option<Vec<u8>>)>> = BTreeMap::new();
+    type Read = Vec<(i64, Option<Vec<u8>>)>;
+    let mut got: BTreeMap<i32, Read> = BTreeMap::new();
     let mut ended = std::collections::BTreeSet::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     while ended.len() < 3 {
