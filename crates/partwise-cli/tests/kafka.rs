@@ -269,6 +269,54 @@ fn audit_exit_codes_and_verdicts() {
     );
 }
 
+/// Single quotes for sh, for paths in a `script -c` command line.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[test]
+fn the_progress_bar_is_drawn_on_a_terminal_and_only_on_stderr() {
+    let b = bootstrap();
+    let t = unique("pwc-bar");
+    create_topics(&b, &[(&t, 3)]);
+    produce_with(&b, &t, "murmur2_random", &keys(3000, "bar"));
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_partwise"));
+    let out_file = std::env::temp_dir().join(unique("pwc-bar-out.json"));
+    // script(1) (util-linux) gives the command a pseudo-terminal; stdout goes
+    // to a file, so what the terminal shows is the command's stderr alone.
+    let cmd = format!(
+        "{} kafka audit -b {} -t {} --sample 5000 --format json > {}",
+        sh_quote(&bin.to_string_lossy()),
+        sh_quote(&b),
+        sh_quote(&t),
+        sh_quote(&out_file.to_string_lossy())
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux runs the command on a pseudo-terminal");
+    let terminal = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{terminal} {}",
+        text(&out.stderr)
+    );
+    assert!(
+        terminal.contains(&format!("sampling {t}")) && terminal.contains("records"),
+        "no progress bar on the terminal: {terminal:?}"
+    );
+    let json = std::fs::read_to_string(&out_file).unwrap();
+    std::fs::remove_file(&out_file).unwrap();
+    assert!(
+        !json.contains("sampling") && !json.contains('\u{1b}'),
+        "{json}"
+    );
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["topics"][0]["routing"]["sampled"], 3000);
+}
+
 #[test]
 fn produce_routes_with_the_partwise_partitioner_and_the_audit_sees_it() {
     let b = bootstrap();

@@ -3,23 +3,25 @@
 //! records, the partitioner that explains them ([`crate::routing`]), and a
 //! co-partitioning verdict over the topics together.
 //!
-//! Reading is read-only by construction: one consumer per topic, assigned
-//! (never subscribed), without `group.id`, committing nothing. A topic that
-//! cannot be read is named in its entry and the others are still audited; a
-//! cluster that stops answering ends the audit within the timeout, marked
-//! partial.
+//! Reading is read-only by construction: one consumer without a group (not
+//! even a throwaway `group.id`; one given with `-X` is dropped) reads the
+//! partitions with librdkafka's simple consumer ([`crate::fetch`]), so
+//! nothing is joined or committed. A topic that cannot be read is named in its
+//! entry and the others are still audited; so is a partition (no leader, no
+//! watermarks), which is then left out of the counts and skew, the topic
+//! marked partial. A cluster that stops answering ends the audit within the
+//! timeout, marked partial.
 
-use crate::cluster::{read_only_consumer, topic_info, unreachable};
+use crate::cluster::{groupless_consumer, topic_info, PartitionInfo, TopicInfo};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
+use crate::fetch::{Event, PartitionReader};
 use crate::keys::KeyEncoding;
-use crate::routing::{analyze, Candidate, Routing, SampledRecord};
+use crate::routing::{Analyzer, Candidate, RecordRef, Routing};
 use partwise::skew::SkewStats;
 use partwise::PartitionCount;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
-use rdkafka::message::Message;
-use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -68,7 +70,8 @@ pub struct PartitionAudit {
     pub records: u64,
     /// Records sampled from it.
     pub sampled: u64,
-    /// Why it could not be read, if it could not.
+    /// Why it could not be read, if it could not (`no leader`, `watermarks:
+    /// ...`); such a partition is left out of the topic's skew.
     pub error: Option<String>,
 }
 
@@ -82,7 +85,8 @@ pub struct TopicAudit {
     pub error: Option<String>,
     /// Per partition.
     pub partitions: Vec<PartitionAudit>,
-    /// Skew of the record counts.
+    /// Skew of the record counts of the partitions that could be read
+    /// (hot and idle ones named by partition id); `None` when none could.
     pub skew: Option<SkewStats>,
     /// What the sample says about routing.
     pub routing: Option<Routing>,
@@ -147,25 +151,31 @@ pub fn audit(
     if opts.topics.is_empty() {
         return Err(Error::Invalid("no topic to audit".into()));
     }
-    let probe = read_only_consumer(conn)?;
-    // One metadata round trip up front: an unreachable cluster is an error,
-    // not a report of N failed topics.
-    probe
-        .fetch_metadata(None, conn.timeout())
-        .map_err(|e| unreachable(conn, e))?;
+    // One client for every topic: one connection set-up, and the metadata
+    // of the first topic doubles as the reachability check.
+    let c = groupless_consumer(conn)?;
     let mut topics = Vec::new();
     let mut cluster_down: Option<String> = None;
-    for name in &opts.topics {
+    for (i, name) in opts.topics.iter().enumerate() {
         if let Some(why) = &cluster_down {
             let mut t = TopicAudit::failed(name, format!("not audited: {why}"));
             t.partial = Some(why.clone());
             topics.push(t);
             continue;
         }
-        let t = audit_topic(conn, name, opts, progress);
+        let t = match topic_info(&c, conn, name) {
+            Ok(info) => audit_topic(conn, &c, info, opts, progress),
+            // An unreachable cluster is an error, not a report of N failed topics.
+            Err(e) if i == 0 => return Err(e),
+            Err(e) => {
+                let mut t = TopicAudit::failed(name, e.to_string());
+                t.partial = Some(STOPPED.into());
+                t
+            }
+        };
         if let Some(p) = &t.partial {
-            if p.contains("stopped answering") {
-                cluster_down = Some(p.clone());
+            if p.contains(STOPPED) {
+                cluster_down = Some(STOPPED.into());
             }
         }
         topics.push(t);
@@ -178,22 +188,12 @@ const STOPPED: &str = "the cluster stopped answering";
 
 fn audit_topic(
     conn: &Connection,
-    name: &str,
+    c: &BaseConsumer,
+    info: TopicInfo,
     opts: &AuditOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> TopicAudit {
-    let c = match read_only_consumer(conn) {
-        Ok(c) => c,
-        Err(e) => return TopicAudit::failed(name, e.to_string()),
-    };
-    let info = match topic_info(&c, conn, name) {
-        Ok(i) => i,
-        Err(e) => {
-            let mut t = TopicAudit::failed(name, e.to_string());
-            t.partial = Some(STOPPED.into());
-            return t;
-        }
-    };
+    let name = info.name.as_str();
     if let Some(e) = &info.error {
         let why = if info.missing {
             "topic does not exist".to_string()
@@ -205,14 +205,6 @@ fn audit_topic(
     if info.partitions.is_empty() {
         return TopicAudit::failed(name, "topic has no partitions".into());
     }
-    let mut t = TopicAudit {
-        name: name.to_string(),
-        error: None,
-        partitions: Vec::new(),
-        skew: None,
-        routing: None,
-        partial: None,
-    };
     // Watermarks are two ListOffsets round trips per partition; asked one
     // partition after another they dominate a short audit, so ask them all
     // at once (librdkafka handles are thread-safe).
@@ -222,7 +214,6 @@ fn audit_topic(
             let handles: Vec<_> = chunk
                 .iter()
                 .map(|p| {
-                    let c = &c;
                     (p.leader.is_some()).then(|| {
                         s.spawn(move || c.fetch_watermarks(name, p.id as i32, conn.timeout()))
                     })
@@ -235,39 +226,115 @@ fn audit_topic(
             );
         });
     }
-    for (p, mark) in info.partitions.iter().zip(marks) {
-        let mut pa = PartitionAudit {
-            partition: p.id,
-            leader: p.leader,
-            low: 0,
-            high: 0,
-            records: 0,
-            sampled: 0,
-            error: None,
-        };
-        match mark {
-            None => pa.error = Some("no leader".into()),
-            Some(_) if t.partial.is_some() => pa.error = Some(format!("not read: {STOPPED}")),
-            Some(Ok((lo, hi))) => {
-                pa.low = lo;
-                pa.high = hi;
-                pa.records = (hi - lo).max(0) as u64;
-            }
-            Some(Err(e)) => {
-                pa.error = Some(conn.scrub(&e.to_string()));
-                if is_transport(&e) {
-                    t.partial = Some(STOPPED.into());
+    let (partitions, partial) = partition_audits(&info.partitions, marks, |e| {
+        (conn.scrub(&e.to_string()), is_transport(e))
+    });
+    let mut t = TopicAudit {
+        name: name.to_string(),
+        error: None,
+        partitions,
+        skew: None,
+        routing: None,
+        partial,
+    };
+    let down = t.partial.as_deref().is_some_and(|p| p.contains(STOPPED));
+    if opts.sample > 0 && !down {
+        sample(conn, c, &mut t, opts, progress);
+    }
+    t.skew = topic_skew(&t.partitions);
+    t
+}
+
+/// The rows of a topic's partitions from its metadata and the watermarks
+/// asked for them (`None`: not asked, the partition has no leader), and why
+/// the topic's numbers are partial, if they are. `describe` gives an error's
+/// text and whether it is a transport failure.
+///
+/// A partition without a leader or without watermarks is named with its
+/// error and the others are still audited. Only when every partition asked
+/// failed in transport is the cluster taken to have stopped answering.
+fn partition_audits(
+    parts: &[PartitionInfo],
+    marks: Vec<Option<Result<(i64, i64), KafkaError>>>,
+    describe: impl Fn(&KafkaError) -> (String, bool),
+) -> (Vec<PartitionAudit>, Option<String>) {
+    let mut asked = 0usize;
+    let mut transport = 0usize;
+    let rows: Vec<PartitionAudit> = parts
+        .iter()
+        .zip(marks)
+        .map(|(p, mark)| {
+            let mut pa = PartitionAudit {
+                partition: p.id,
+                leader: p.leader,
+                low: 0,
+                high: 0,
+                records: 0,
+                sampled: 0,
+                error: None,
+            };
+            match mark {
+                None => pa.error = Some("no leader".into()),
+                Some(Ok((lo, hi))) => {
+                    asked += 1;
+                    pa.low = lo;
+                    pa.high = hi;
+                    pa.records = (hi - lo).max(0) as u64;
+                }
+                Some(Err(e)) => {
+                    asked += 1;
+                    let (text, is_transport) = describe(&e);
+                    transport += usize::from(is_transport);
+                    pa.error = Some(format!("watermarks: {text}"));
                 }
             }
-        }
-        t.partitions.push(pa);
+            pa
+        })
+        .collect();
+    let failed: Vec<&PartitionAudit> = rows.iter().filter(|p| p.error.is_some()).collect();
+    let partial = if asked > 0 && transport == asked {
+        Some(STOPPED.to_string())
+    } else if failed.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "{} of {} partitions not read ({}); counts and skew are over the others",
+            failed.len(),
+            rows.len(),
+            failed
+                .iter()
+                .map(|p| format!("{}: {}", p.partition, p.error.as_deref().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    (rows, partial)
+}
+
+/// Skew over the partitions that could be read, hot and idle ones named by
+/// partition id; `None` when none could.
+fn topic_skew(parts: &[PartitionAudit]) -> Option<SkewStats> {
+    let readable: Vec<&PartitionAudit> = parts.iter().filter(|p| p.error.is_none()).collect();
+    if readable.is_empty() {
+        return None;
     }
-    if opts.sample > 0 && t.partial.is_none() {
-        sample(conn, &c, &mut t, opts, progress);
+    let loads: Vec<u64> = readable.iter().map(|p| p.records).collect();
+    let mut s = SkewStats::of(&loads);
+    for i in s
+        .hot_partitions
+        .iter_mut()
+        .chain(s.idle_partitions.iter_mut())
+    {
+        *i = readable[*i as usize].partition;
     }
-    let loads: Vec<u64> = t.partitions.iter().map(|p| p.records).collect();
-    t.skew = Some(SkewStats::of(&loads));
-    t
+    Some(s)
+}
+
+fn add_partial(t: &mut TopicAudit, why: String) {
+    t.partial = Some(match t.partial.take() {
+        None => why,
+        Some(p) => format!("{p}; {why}"),
+    });
 }
 
 fn is_transport(e: &KafkaError) -> bool {
@@ -285,121 +352,152 @@ fn sample(
     opts: &AuditOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) {
-    let mut tpl = TopicPartitionList::new();
+    let n = t.partitions.len();
+    let mut reader = match PartitionReader::new(c, &t.name) {
+        Ok(r) => r,
+        Err(e) => {
+            add_partial(
+                t,
+                format!("could not read the topic: {}", conn.scrub(&e.to_string())),
+            );
+            return;
+        }
+    };
     // Partitions still to read. Empty ones (by their watermarks) are
     // still read: a broker that reports the high watermark low would
     // otherwise hide their records.
-    let mut open: BTreeSet<u32> = BTreeSet::new();
-    for p in &t.partitions {
-        if p.error.is_none() {
-            // Seek by offset, not Offset::Beginning: no ListOffsets round trip.
-            if tpl
-                .add_partition_offset(&t.name, p.partition as i32, Offset::Offset(p.low))
-                .is_ok()
-            {
-                open.insert(p.partition);
+    let mut open = vec![false; n];
+    let mut n_open = 0usize;
+    for (i, p) in t.partitions.iter_mut().enumerate() {
+        if p.error.is_some() {
+            continue;
+        }
+        // From the low watermark, not Offset::Beginning: no ListOffsets round trip.
+        match reader.start(p.partition as i32, p.low) {
+            Ok(()) => {
+                open[i] = true;
+                n_open += 1;
             }
+            Err(e) => p.error = Some(format!("not read: {}", conn.scrub(&e.to_string()))),
         }
     }
-    let target: u64 = open.len() as u64 * opts.sample;
+    let unstarted: Vec<String> = t
+        .partitions
+        .iter()
+        .filter(|p| {
+            p.error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("not read"))
+        })
+        .map(|p| p.partition.to_string())
+        .collect();
+    if !unstarted.is_empty() {
+        add_partial(t, format!("partitions {} not read", unstarted.join(",")));
+    }
     progress(Progress::Start {
         topic: &t.name,
-        target,
+        target: n_open as u64 * opts.sample,
     });
-    if let Err(e) = c.assign(&tpl) {
-        t.partial = Some(format!(
-            "could not assign partitions: {}",
-            conn.scrub(&e.to_string())
-        ));
-        return;
-    }
-    let mut records: Vec<SampledRecord> = Vec::new();
-    let mut read = vec![0u64; t.partitions.len()];
-    let mut max_offset = vec![-1i64; t.partitions.len()];
+    // Partition ids are 0..n in metadata order; the search is for a broker
+    // that says otherwise.
+    let ids: Vec<u32> = t.partitions.iter().map(|p| p.partition).collect();
+    let slot = |p: i32| -> Option<usize> {
+        let p = u32::try_from(p).ok()?;
+        match ids.get(p as usize) {
+            Some(&x) if x == p => Some(p as usize),
+            _ => ids.binary_search(&p).ok(),
+        }
+    };
+    let mut analyzer = PartitionCount::new(n as u32)
+        .ok()
+        .map(|count| Analyzer::new(count, &opts.candidates));
+    let mut read = vec![0u64; n];
+    let mut max_offset = vec![-1i64; n];
+    let mut total = 0u64;
     let idle_limit = conn.timeout();
     let mut last_progress = Instant::now();
-    let mut last_report = 0u64;
-    // Records since `last_progress` was refreshed: reading the clock for every
-    // record costs more than decoding it, so the clock is read every 1024
-    // records, and when a poll comes back empty.
-    let mut since_clock = 0u32;
-    while !open.is_empty() {
-        if since_clock == 0 && last_progress.elapsed() >= idle_limit {
-            t.partial = Some(format!(
-                "sampling stopped: {STOPPED} (nothing read for {:.1}s from partitions {})",
-                idle_limit.as_secs_f64(),
-                open.iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ));
-            break;
+    let mut to_stop: Vec<i32> = Vec::new();
+    while n_open > 0 {
+        let batch = reader.next_batch(Duration::from_millis(100));
+        if batch.is_empty() {
+            if last_progress.elapsed() >= idle_limit {
+                let still: Vec<String> = (0..n)
+                    .filter(|&i| open[i])
+                    .map(|i| ids[i].to_string())
+                    .collect();
+                drop(batch);
+                add_partial(
+                    t,
+                    format!(
+                        "sampling stopped: {STOPPED} (nothing read for {:.1}s from partitions {})",
+                        idle_limit.as_secs_f64(),
+                        still.join(",")
+                    ),
+                );
+                break;
+            }
+            continue;
         }
-        match c.poll(Duration::from_millis(100)) {
-            None => {
-                if since_clock > 0 {
-                    last_progress = Instant::now();
+        // One clock read per batch, not per record.
+        last_progress = Instant::now();
+        let mut records: Vec<RecordRef<'_>> = Vec::with_capacity(batch.len());
+        for ev in batch.events() {
+            match ev {
+                Event::Record {
+                    partition,
+                    offset,
+                    key,
+                } => {
+                    let Some(i) = slot(partition).filter(|&i| open[i]) else {
+                        continue;
+                    };
+                    read[i] += 1;
+                    max_offset[i] = max_offset[i].max(offset);
+                    records.push(RecordRef {
+                        partition: ids[i],
+                        offset,
+                        key,
+                    });
+                    if read[i] >= opts.sample {
+                        open[i] = false;
+                        n_open -= 1;
+                        to_stop.push(partition);
+                    }
                 }
-                since_clock = 0;
+                Event::End { partition } => {
+                    if let Some(i) = slot(partition).filter(|&i| open[i]) {
+                        open[i] = false;
+                        n_open -= 1;
+                        to_stop.push(partition);
+                    }
+                }
+                // Transport errors are retried by librdkafka; the idle limit
+                // decides when to give up.
+                Event::Error { .. } => {}
             }
-            Some(Ok(m)) => {
-                let p = m.partition().max(0) as u32;
-                let i = p as usize;
-                if !open.contains(&p) || i >= read.len() {
-                    continue;
-                }
-                since_clock += 1;
-                if since_clock >= 1024 {
-                    last_progress = Instant::now();
-                    since_clock = 1;
-                }
-                read[i] += 1;
-                max_offset[i] = max_offset[i].max(m.offset());
-                records.push(SampledRecord {
-                    partition: p,
-                    offset: m.offset(),
-                    key: m.key().map(<[u8]>::to_vec),
-                });
-                if read[i] >= opts.sample {
-                    close(c, &t.name, p, &mut open);
-                }
-                let total = records.len() as u64;
-                if total - last_report >= 64 || open.is_empty() {
-                    last_report = total;
-                    progress(Progress::Read { read: total });
-                }
-            }
-            Some(Err(KafkaError::PartitionEOF(p))) => {
-                last_progress = Instant::now();
-                close(c, &t.name, p.max(0) as u32, &mut open);
-            }
-            // Transport errors are retried by librdkafka; the idle limit
-            // decides when to give up.
-            Some(Err(_)) => {}
         }
+        total += records.len() as u64;
+        // While the broker fills the next batch.
+        if let Some(a) = analyzer.as_mut() {
+            a.add_batch(&records);
+        }
+        drop(records);
+        drop(batch);
+        // Stop fetching what is no longer needed.
+        for p in to_stop.drain(..) {
+            reader.stop(p);
+        }
+        progress(Progress::Read { read: total });
     }
-    progress(Progress::Read {
-        read: records.len() as u64,
-    });
-    let _ = c.unassign();
+    drop(reader);
+    progress(Progress::Read { read: total });
     for (pa, (&n, &mx)) in t.partitions.iter_mut().zip(read.iter().zip(&max_offset)) {
         pa.sampled = n;
         if mx >= pa.high && mx >= 0 {
             pa.records = (mx + 1 - pa.low).max(0) as u64;
         }
     }
-    if let Ok(n) = PartitionCount::new(t.partitions.len() as u32) {
-        t.routing = Some(analyze(n, &records, &opts.candidates));
-    }
-}
-
-fn close(c: &BaseConsumer, topic: &str, p: u32, open: &mut BTreeSet<u32>) {
-    if open.remove(&p) {
-        let mut tpl = TopicPartitionList::new();
-        tpl.add_partition(topic, p as i32);
-        // Stop fetching what we no longer need; a failure only costs bandwidth.
-        let _ = c.pause(&tpl);
-    }
+    t.routing = analyzer.map(Analyzer::finish);
 }
 
 /// The co-partitioning verdict over audited topics: counts, partitioners,
@@ -505,5 +603,113 @@ pub fn summarize(c: &[Candidate]) -> String {
             names[..3].join(" / "),
             names.len()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdkafka::types::RDKafkaErrorCode as C;
+
+    fn info(leaders: &[Option<i32>]) -> Vec<PartitionInfo> {
+        leaders
+            .iter()
+            .enumerate()
+            .map(|(i, &leader)| PartitionInfo {
+                id: i as u32,
+                leader,
+                error: None,
+            })
+            .collect()
+    }
+
+    fn describe(e: &KafkaError) -> (String, bool) {
+        (e.to_string(), is_transport(e))
+    }
+
+    fn err(code: C) -> Option<Result<(i64, i64), KafkaError>> {
+        Some(Err(KafkaError::MetadataFetch(code)))
+    }
+
+    #[test]
+    fn a_partition_without_a_leader_is_named_and_left_out_of_the_skew() {
+        let parts = info(&[Some(1), None, Some(1), Some(1)]);
+        let marks = vec![Some(Ok((0, 10))), None, Some(Ok((5, 5))), Some(Ok((0, 40)))];
+        let (rows, partial) = partition_audits(&parts, marks, describe);
+        assert_eq!(rows[1].error.as_deref(), Some("no leader"));
+        assert_eq!(rows[1].leader, None);
+        assert!(rows
+            .iter()
+            .filter(|p| p.partition != 1)
+            .all(|p| p.error.is_none()));
+        assert_eq!(
+            (rows[0].records, rows[2].records, rows[3].records),
+            (10, 0, 40)
+        );
+        let why = partial.expect("a partition missing makes the numbers partial");
+        assert!(
+            why.contains("1 of 4 partitions") && why.contains("1: no leader"),
+            "{why}"
+        );
+        assert!(!why.contains(STOPPED), "{why}");
+        let s = topic_skew(&rows).unwrap();
+        assert_eq!(s.total, 50);
+        // Three partitions, not four: the one without a leader is not idle.
+        assert!((s.mean - 50.0 / 3.0).abs() < 1e-9, "{}", s.mean);
+        // Named by partition id, not by position among the readable ones.
+        assert_eq!(s.idle_partitions, vec![2]);
+        assert_eq!(s.hot_partitions, vec![3]);
+    }
+
+    #[test]
+    fn a_failed_watermark_is_per_partition_unless_every_partition_failed() {
+        let parts = info(&[Some(1), Some(2), Some(1)]);
+        // One broker times out, the other answers: partition 1 is named.
+        let marks = vec![
+            Some(Ok((0, 7))),
+            err(C::OperationTimedOut),
+            Some(Ok((0, 9))),
+        ];
+        let (rows, partial) = partition_audits(&parts, marks, describe);
+        let e = rows[1].error.as_deref().unwrap();
+        assert!(e.starts_with("watermarks: "), "{e}");
+        let why = partial.unwrap();
+        assert!(why.contains("1 of 3") && !why.contains(STOPPED), "{why}");
+        assert_eq!(topic_skew(&rows).unwrap().total, 16);
+        // Every partition asked failed in transport: the cluster is down.
+        let marks = vec![
+            err(C::OperationTimedOut),
+            err(C::AllBrokersDown),
+            err(C::BrokerTransportFailure),
+        ];
+        let (rows, partial) = partition_audits(&parts, marks, describe);
+        assert_eq!(partial.as_deref(), Some(STOPPED));
+        assert!(rows.iter().all(|p| p.error.is_some()));
+        assert_eq!(topic_skew(&rows), None);
+        // A broker error (not transport) on every partition is not "down".
+        let marks = vec![
+            err(C::NotLeaderForPartition),
+            err(C::NotLeaderForPartition),
+            Some(Ok((0, 1))),
+        ];
+        let (_, partial) = partition_audits(&parts, marks, describe);
+        assert!(partial.unwrap().contains("2 of 3"));
+        // Every partition readable: nothing partial.
+        let marks = vec![Some(Ok((0, 1))), Some(Ok((0, 1))), Some(Ok((0, 1)))];
+        assert_eq!(partition_audits(&parts, marks, describe).1, None);
+        // No partition has a leader: nothing asked, all named, not "down".
+        let parts = info(&[None, None]);
+        let (rows, partial) = partition_audits(&parts, vec![None, None], describe);
+        assert!(rows.iter().all(|p| p.error.as_deref() == Some("no leader")));
+        assert!(partial.unwrap().contains("2 of 2"));
+        assert_eq!(topic_skew(&rows), None);
+    }
+
+    #[test]
+    fn partial_reasons_accumulate() {
+        let mut t = TopicAudit::failed("t", "x".into());
+        add_partial(&mut t, "one".into());
+        add_partial(&mut t, "two".into());
+        assert_eq!(t.partial.as_deref(), Some("one; two"));
     }
 }

@@ -60,6 +60,29 @@ pub(crate) fn read_only_consumer(conn: &Connection) -> Result<BaseConsumer> {
         .map_err(|e| conn.error("configuring the Kafka client", e))
 }
 
+/// librdkafka settings for reading a sample to the end of each partition,
+/// which `-X` may override.
+///
+/// `fetch.wait.max.ms` (librdkafka's default 500): librdkafka learns that a
+/// partition has ended from a fetch that finds nothing new, and the broker
+/// holds such a fetch that long waiting for records. So the last fetch of an
+/// audit, when every partition still open is at its end, added half a second
+/// to every audit (seen with `-X debug=fetch`). A sample stops at the end of
+/// each partition, so shorter long polls cost only a few empty fetches.
+pub(crate) const SAMPLING: &[(&str, &str)] = &[("fetch.wait.max.ms", "100")];
+
+/// A consumer that belongs to no group, not even a throwaway one: it reads
+/// metadata, watermarks and, through [`crate::fetch`], partitions. A
+/// `group.id` given with `-X` or `-F` is dropped, so nothing can join or
+/// commit, and closing it does not wait on a group.
+pub(crate) fn groupless_consumer(conn: &Connection) -> Result<BaseConsumer> {
+    let mut cfg = conn.client_config_over(SAMPLING, READ_ONLY);
+    cfg.remove("group.id");
+    cfg.remove("group.instance.id");
+    cfg.create()
+        .map_err(|e| conn.error("configuring the Kafka client", e))
+}
+
 fn convert(md: &Metadata) -> Vec<TopicInfo> {
     md.topics()
         .iter()

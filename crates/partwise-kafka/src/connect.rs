@@ -153,8 +153,21 @@ impl Connection {
     /// own settings, which the user cannot override because they keep
     /// commands read-only).
     pub(crate) fn client_config(&self, fixed: &[(&str, &str)]) -> ClientConfig {
+        self.client_config_over(&[], fixed)
+    }
+
+    /// As [`Connection::client_config`], with `defaults` first: partwise's
+    /// choices for one kind of client, which the user's properties override.
+    pub(crate) fn client_config_over(
+        &self,
+        defaults: &[(&str, &str)],
+        fixed: &[(&str, &str)],
+    ) -> ClientConfig {
         let mut c = ClientConfig::new();
         c.set("client.id", "partwise");
+        for (k, v) in defaults {
+            c.set(*k, *v);
+        }
         for (k, v) in &self.props {
             c.set(k, v);
         }

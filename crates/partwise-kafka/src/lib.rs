@@ -8,6 +8,7 @@
 //! - [`audit`]: counts and skew per partition, a read-only sample, the
 //!   partitioner that wrote each topic, and the co-partitioning verdict;
 //! - [`routing`]: the pure analysis behind the audit's inference;
+//! - [`fetch`]: reading partitions in batches without a consumer group;
 //! - [`keys`]: what serializer wrote a key, and the logical key inside;
 //! - [`group`]: consumer groups with decoded subscriptions and assignments
 //!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
@@ -23,6 +24,7 @@ pub mod audit;
 pub mod cluster;
 pub mod connect;
 mod error;
+pub mod fetch;
 pub mod group;
 pub mod keys;
 pub mod measure;

@@ -3,8 +3,8 @@
 //! works on records already read, so it is tested without a broker.
 
 use crate::keys::{classify, reencode, KeyEncoding};
-use partwise::partitioner::KeyRule;
-use partwise::{KeyFormat, PartitionCount, Partitioner, Placement};
+use partwise::partitioner::{HashFn, KeyRule, Reduce};
+use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
 use std::collections::HashMap;
 
 /// One record as read from the topic.
@@ -121,120 +121,265 @@ pub fn candidates(partitioners: &[Partitioner], formats: &[KeyFormat]) -> Vec<Ca
     out
 }
 
-fn expected(c: Candidate, key: &[u8], n: PartitionCount) -> Option<u32> {
-    let bytes;
-    let k: &[u8] = match c.format {
-        None => key,
-        Some(f) => {
-            bytes = reencode(key, f)?;
-            &bytes
-        }
-    };
-    match c.partitioner.place(Some(k), n) {
-        Placement::Partition(p) => Some(p),
-        _ => None,
-    }
-}
-
 /// Recomputes every record of a topic with `n` partitions under every candidate.
 pub fn analyze(n: PartitionCount, records: &[SampledRecord], cands: &[Candidate]) -> Routing {
-    let mut r = Routing {
-        sampled: records.len() as u64,
-        keyless: 0,
-        empty_keys: 0,
-        keyed: 0,
-        encoding: None,
-        rates: Vec::new(),
-        inferred: Vec::new(),
-        misrouted: Vec::new(),
-        misrouted_total: 0,
-    };
-    let keyed: Vec<(&SampledRecord, &[u8])> = records
-        .iter()
-        .filter_map(|rec| match &rec.key {
-            None => {
-                r.keyless += 1;
-                None
-            }
-            Some(k) if k.is_empty() => {
-                r.empty_keys += 1;
-                None
-            }
-            Some(k) => Some((rec, k.as_slice())),
-        })
-        .collect();
-    r.keyed = keyed.len() as u64;
-    for (_, k) in &keyed {
-        let e = classify(k);
-        r.encoding = match r.encoding {
-            None => Some(e),
-            Some(prev) if prev == e => Some(e),
-            Some(_) => Some(KeyEncoding::Mixed),
-        };
+    let mut a = Analyzer::new(n, cands);
+    let mut refs = Vec::with_capacity(records.len().min(BATCH));
+    for chunk in records.chunks(BATCH) {
+        refs.clear();
+        refs.extend(chunk.iter().map(|r| RecordRef {
+            partition: r.partition,
+            offset: r.offset,
+            key: r.key.as_deref(),
+        }));
+        a.add_batch(&refs);
     }
-    // Candidates that hash the stored bytes go through the batch path
-    // (several murmur2 keys in flight); re-encoding ones key by key.
-    let keys: Vec<&[u8]> = keyed.iter().map(|&(_, k)| k).collect();
-    let mut parts = vec![0u32; keys.len()];
-    // Client partitioners with the same key rule (nine clients hash with
-    // masked murmur2) place every non-empty key alike: count each rule once.
-    let mut by_rule: HashMap<(KeyRule, Option<KeyFormat>), usize> = HashMap::new();
-    let mut rates: Vec<MatchRate> = cands
-        .iter()
-        .map(|&c| {
-            let rule =
-                (c.partitioner.priority().is_none()).then(|| (c.partitioner.key_rule(), c.format));
-            if let Some(&m) = rule.as_ref().and_then(|r| by_rule.get(r)) {
-                return MatchRate {
-                    candidate: c,
-                    matched: m as u64,
-                    keyed: r.keyed,
-                };
-            }
-            let matched = match c.format {
+    a.finish()
+}
+
+/// Records per batch when [`analyze`] feeds an [`Analyzer`].
+const BATCH: usize = 4096;
+
+/// One record as read, its key borrowed from wherever the reader keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// The partition it was stored in.
+    pub partition: u32,
+    /// Its offset there.
+    pub offset: i64,
+    /// Its key; `None` for a null key.
+    pub key: Option<&'a [u8]>,
+}
+
+/// How one group of equivalent candidates places a keyed record.
+#[derive(Clone, Copy, Debug)]
+enum How {
+    /// `reduce(hash(key))`, the hash shared by every group of the view.
+    Hash { slot: usize, reduce: Reduce },
+    /// The key is ignored.
+    Fixed(Placement),
+    /// Key by key (priority partitioners look at more than one hash).
+    Each(Partitioner),
+}
+
+/// Candidates that place every keyed record alike, counted once.
+#[derive(Clone, Debug)]
+struct Group {
+    view: usize,
+    how: How,
+    /// Where a key that re-encodes to no bytes goes (only re-encoding views
+    /// meet such keys; partitioners differ on empty keys).
+    empty: Placement,
+    matched: u64,
+    misrouted: Vec<Misrouted>,
+}
+
+/// The key bytes the candidates of one format hash: the stored bytes
+/// (`format: None`), or the logical key re-encoded.
+#[derive(Clone, Debug)]
+struct View {
+    format: Option<KeyFormat>,
+    /// Distinct hash functions its groups use, each computed once per key.
+    hashes: Vec<HashFn>,
+}
+
+/// The analysis of [`analyze`], fed batch by batch while records are still
+/// being read, so that it overlaps the wait for the broker and keeps no
+/// record: only counts, and the first [`MISROUTED_KEPT`] misplaced records
+/// of each group of equivalent candidates (the best one's are reported).
+///
+/// Candidates that place every non-empty key alike (nine clients hash with
+/// masked murmur2) are counted once, and each hash function is computed once
+/// per key for all the reductions that use it.
+#[derive(Clone, Debug)]
+pub struct Analyzer {
+    n: PartitionCount,
+    cands: Vec<Candidate>,
+    group_of: Vec<usize>,
+    groups: Vec<Group>,
+    views: Vec<View>,
+    r: Routing,
+}
+
+impl Analyzer {
+    /// An analysis of a topic with `n` partitions against `cands`.
+    pub fn new(n: PartitionCount, cands: &[Candidate]) -> Analyzer {
+        let mut views: Vec<View> = Vec::new();
+        let mut groups: Vec<Group> = Vec::new();
+        let mut by_key: HashMap<(KeyRule, Option<KeyFormat>, Option<Placement>), usize> =
+            HashMap::new();
+        let mut group_of = Vec::with_capacity(cands.len());
+        for &c in cands {
+            let view = match views.iter().position(|v| v.format == c.format) {
+                Some(v) => v,
                 None => {
-                    c.partitioner.place_batch(&keys, n, &mut parts);
-                    parts
-                        .iter()
-                        .zip(&keyed)
-                        .filter(|&(&p, (rec, _))| p == rec.partition)
-                        .count()
+                    views.push(View {
+                        format: c.format,
+                        hashes: Vec::new(),
+                    });
+                    views.len() - 1
                 }
-                Some(_) => keyed
-                    .iter()
-                    .filter(|(rec, k)| expected(c, k, n) == Some(rec.partition))
-                    .count(),
             };
-            if let Some(rule) = rule {
-                by_rule.insert(rule, matched);
+            let empty = c.partitioner.place(Some(&[]), n);
+            if c.partitioner.priority().is_some() {
+                groups.push(Group {
+                    view,
+                    how: How::Each(c.partitioner),
+                    empty,
+                    matched: 0,
+                    misrouted: Vec::new(),
+                });
+                group_of.push(groups.len() - 1);
+                continue;
             }
-            MatchRate {
-                candidate: c,
-                matched: matched as u64,
-                keyed: r.keyed,
+            let rule = c.partitioner.key_rule();
+            // Stored keys are never empty here, so the empty-key placement
+            // only separates groups that re-encode.
+            let key = (rule, c.format, c.format.map(|_| empty));
+            if let Some(&g) = by_key.get(&key) {
+                group_of.push(g);
+                continue;
             }
-        })
-        .collect();
-    // Stable: among equals, the order the candidates were given.
-    rates.sort_by_key(|m| std::cmp::Reverse(m.matched));
-    if r.keyed > 0 {
-        r.inferred = rates
-            .iter()
-            .filter(|m| m.matched == r.keyed)
-            .map(|m| m.candidate)
-            .collect();
-        if r.inferred.is_empty() {
-            if let Some(best) = rates.first() {
-                for (rec, k) in &keyed {
-                    let e = expected(best.candidate, k, n);
-                    if e != Some(rec.partition) {
-                        r.misrouted_total += 1;
-                        if r.misrouted.len() < MISROUTED_KEPT {
-                            r.misrouted.push(Misrouted {
-                                key: k.to_vec(),
-                                partition: rec.partition,
-                                offset: rec.offset,
-                                expected: e,
+            let how = match rule {
+                KeyRule::Hash(h, reduce) => {
+                    let hashes = &mut views[view].hashes;
+                    let slot = hashes.iter().position(|&x| x == h).unwrap_or_else(|| {
+                        hashes.push(h);
+                        hashes.len() - 1
+                    });
+                    How::Hash { slot, reduce }
+                }
+                KeyRule::Ignore(p) => How::Fixed(p),
+            };
+            groups.push(Group {
+                view,
+                how,
+                empty,
+                matched: 0,
+                misrouted: Vec::new(),
+            });
+            by_key.insert(key, groups.len() - 1);
+            group_of.push(groups.len() - 1);
+        }
+        Analyzer {
+            n,
+            cands: cands.to_vec(),
+            group_of,
+            groups,
+            views,
+            r: Routing {
+                sampled: 0,
+                keyless: 0,
+                empty_keys: 0,
+                keyed: 0,
+                encoding: None,
+                rates: Vec::new(),
+                inferred: Vec::new(),
+                misrouted: Vec::new(),
+                misrouted_total: 0,
+            },
+        }
+    }
+
+    /// Adds records, in the order they were read.
+    pub fn add_batch(&mut self, records: &[RecordRef<'_>]) {
+        let n = self.n;
+        self.r.sampled += records.len() as u64;
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(records.len());
+        let mut stored: Vec<(u32, i64)> = Vec::with_capacity(records.len());
+        for rec in records {
+            match rec.key {
+                None => self.r.keyless += 1,
+                Some([]) => self.r.empty_keys += 1,
+                Some(k) => {
+                    keys.push(k);
+                    stored.push((rec.partition, rec.offset));
+                }
+            }
+        }
+        if keys.is_empty() {
+            return;
+        }
+        self.r.keyed += keys.len() as u64;
+        for k in &keys {
+            if self.r.encoding == Some(KeyEncoding::Mixed) {
+                break;
+            }
+            let e = classify(k);
+            self.r.encoding = match self.r.encoding {
+                Some(prev) if prev != e => Some(KeyEncoding::Mixed),
+                _ => Some(e),
+            };
+        }
+        let mut hashed: Vec<u32> = vec![0; keys.len()];
+        let mut expect: Vec<u32> = Vec::with_capacity(keys.len());
+        let mut table: Vec<Vec<u32>> = Vec::new();
+        for (vi, view) in self.views.iter().enumerate() {
+            // A re-encoding view: `None` where the key has no logical key or
+            // the format cannot encode it.
+            let reencoded: Option<Vec<Option<Vec<u8>>>> = view
+                .format
+                .map(|f| keys.iter().map(|k| reencode(k, f)).collect());
+            let view_keys: Vec<&[u8]> = match &reencoded {
+                None => keys.clone(),
+                Some(r) => r.iter().map(|k| k.as_deref().unwrap_or(&[])).collect(),
+            };
+            table.clear();
+            for &h in &view.hashes {
+                if h == HashFn::Murmur2 {
+                    partwise::batch::murmur2_many(&view_keys, &mut hashed);
+                } else {
+                    for (o, k) in hashed.iter_mut().zip(&view_keys) {
+                        *o = h.hash(k);
+                    }
+                }
+                table.push(hashed.clone());
+            }
+            for g in self.groups.iter_mut().filter(|g| g.view == vi) {
+                // Where the group puts each key (NOT_FIXED: nowhere fixed),
+                // then one tight comparison with where the keys are.
+                expect.clear();
+                match g.how {
+                    How::Hash { slot, reduce } => {
+                        expect.extend(table[slot].iter().map(|&h| reduce.apply(h, n)))
+                    }
+                    How::Fixed(p) => expect.resize(keys.len(), p.partition().unwrap_or(NOT_FIXED)),
+                    How::Each(p) => expect.extend(
+                        view_keys
+                            .iter()
+                            .map(|k| p.place(Some(k), n).partition().unwrap_or(NOT_FIXED)),
+                    ),
+                }
+                if let Some(r) = &reencoded {
+                    for (e, k) in expect.iter_mut().zip(r) {
+                        match k {
+                            None => *e = NOT_FIXED,
+                            // Re-encoded to nothing: what the partitioner does
+                            // with an empty key, not a hash of it.
+                            Some(k) if k.is_empty() => {
+                                *e = g.empty.partition().unwrap_or(NOT_FIXED)
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+                let matched = expect
+                    .iter()
+                    .zip(&stored)
+                    .filter(|&(&e, &(p, _))| e == p)
+                    .count();
+                g.matched += matched as u64;
+                if matched < keys.len() && g.misrouted.len() < MISROUTED_KEPT {
+                    for (i, (&e, &(partition, offset))) in expect.iter().zip(&stored).enumerate() {
+                        if g.misrouted.len() == MISROUTED_KEPT {
+                            break;
+                        }
+                        if e != partition {
+                            g.misrouted.push(Misrouted {
+                                key: keys[i].to_vec(),
+                                partition,
+                                offset,
+                                expected: (e != NOT_FIXED).then_some(e),
                             });
                         }
                     }
@@ -242,13 +387,236 @@ pub fn analyze(n: PartitionCount, records: &[SampledRecord], cands: &[Candidate]
             }
         }
     }
-    r.rates = rates;
-    r
+
+    /// The routing of every record added.
+    pub fn finish(self) -> Routing {
+        let mut r = self.r;
+        let mut rates: Vec<(MatchRate, usize)> = self
+            .cands
+            .iter()
+            .zip(&self.group_of)
+            .map(|(&c, &g)| {
+                (
+                    MatchRate {
+                        candidate: c,
+                        matched: self.groups[g].matched,
+                        keyed: r.keyed,
+                    },
+                    g,
+                )
+            })
+            .collect();
+        // Stable: among equals, the order the candidates were given.
+        rates.sort_by_key(|(m, _)| std::cmp::Reverse(m.matched));
+        if r.keyed > 0 {
+            r.inferred = rates
+                .iter()
+                .filter(|(m, _)| m.matched == r.keyed)
+                .map(|(m, _)| m.candidate)
+                .collect();
+            if r.inferred.is_empty() {
+                if let Some((best, g)) = rates.first() {
+                    r.misrouted_total = r.keyed - best.matched;
+                    r.misrouted = self.groups[*g].misrouted.clone();
+                }
+            }
+        }
+        r.rates = rates.into_iter().map(|(m, _)| m).collect();
+        r
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The oracle: every candidate asked about every record, one at a time.
+    fn expected(c: Candidate, key: &[u8], n: PartitionCount) -> Option<u32> {
+        let bytes;
+        let k: &[u8] = match c.format {
+            None => key,
+            Some(f) => {
+                bytes = reencode(key, f)?;
+                &bytes
+            }
+        };
+        match c.partitioner.place(Some(k), n) {
+            Placement::Partition(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    fn naive(n: PartitionCount, records: &[SampledRecord], cands: &[Candidate]) -> Routing {
+        let keyed: Vec<&SampledRecord> = records
+            .iter()
+            .filter(|r| r.key.as_ref().is_some_and(|k| !k.is_empty()))
+            .collect();
+        let mut encoding = None;
+        for r in &keyed {
+            let e = classify(r.key.as_ref().unwrap());
+            encoding = match encoding {
+                None => Some(e),
+                Some(prev) if prev == e => Some(e),
+                Some(_) => Some(KeyEncoding::Mixed),
+            };
+        }
+        let mut rates: Vec<MatchRate> = cands
+            .iter()
+            .map(|&c| MatchRate {
+                candidate: c,
+                matched: keyed
+                    .iter()
+                    .filter(|r| expected(c, r.key.as_ref().unwrap(), n) == Some(r.partition))
+                    .count() as u64,
+                keyed: keyed.len() as u64,
+            })
+            .collect();
+        rates.sort_by_key(|m| std::cmp::Reverse(m.matched));
+        let inferred: Vec<Candidate> = if keyed.is_empty() {
+            Vec::new()
+        } else {
+            rates
+                .iter()
+                .filter(|m| m.matched == keyed.len() as u64)
+                .map(|m| m.candidate)
+                .collect()
+        };
+        let mut misrouted = Vec::new();
+        let mut misrouted_total = 0;
+        if !keyed.is_empty() && inferred.is_empty() {
+            if let Some(best) = rates.first() {
+                for r in &keyed {
+                    let k = r.key.as_ref().unwrap();
+                    let e = expected(best.candidate, k, n);
+                    if e != Some(r.partition) {
+                        misrouted_total += 1;
+                        if misrouted.len() < MISROUTED_KEPT {
+                            misrouted.push(Misrouted {
+                                key: k.clone(),
+                                partition: r.partition,
+                                offset: r.offset,
+                                expected: e,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Routing {
+            sampled: records.len() as u64,
+            keyless: records.iter().filter(|r| r.key.is_none()).count() as u64,
+            empty_keys: records
+                .iter()
+                .filter(|r| r.key.as_ref().is_some_and(|k| k.is_empty()))
+                .count() as u64,
+            keyed: keyed.len() as u64,
+            encoding,
+            rates,
+            inferred,
+            misrouted,
+            misrouted_total,
+        }
+    }
+
+    /// Deterministic pseudo-random numbers (no dependency for one test).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+    }
+
+    #[test]
+    fn the_batched_analysis_agrees_with_asking_every_candidate_about_every_record() {
+        let mut parts: Vec<Partitioner> = Partitioner::all().collect();
+        parts.push("priority:prefix=VIP_,reserved=0".parse().unwrap());
+        parts.push(
+            "priority:prefix=VIP_,reserved=1,hash=java-abs"
+                .parse()
+                .unwrap(),
+        );
+        let avro: KeyFormat = "avro-sr:3".parse().unwrap();
+        let formats = [KeyFormat::String, KeyFormat::Int32, avro];
+        let cands = candidates(&parts, &formats);
+        let mut rng = Lcg(7);
+        for round in 0..12u32 {
+            let n = PartitionCount::new([1, 3, 6, 7, 12, 64][round as usize % 6]).unwrap();
+            // The writer: a candidate, or noise when the round says so.
+            let writer = cands[rng.next() as usize % cands.len()];
+            let len = [0usize, 1, 9, 300, 5000][round as usize % 5];
+            let recs: Vec<SampledRecord> = (0..len)
+                .map(|i| {
+                    let key: Option<Vec<u8>> = match rng.next() % 20 {
+                        0 => None,
+                        1 => Some(Vec::new()),
+                        2 => Some(
+                            avro.encode(format!("sym{}", rng.next() % 50).as_bytes())
+                                .unwrap(),
+                        ),
+                        3 => Some(
+                            KeyFormat::Int32
+                                .encode(format!("{}", rng.next() % 1000).as_bytes())
+                                .unwrap(),
+                        ),
+                        4 => Some(avro.encode(b"").unwrap()),
+                        5 => Some(format!("VIP_{}", rng.next() % 9).into_bytes()),
+                        6 => Some(vec![0xff, rng.next() as u8, 0]),
+                        _ => Some(format!("user-{:08}", rng.next() % 100_000).into_bytes()),
+                    };
+                    let placed = key
+                        .as_deref()
+                        .filter(|k| !k.is_empty())
+                        .and_then(|k| expected(writer, k, n));
+                    // Rounds 0, 3, ...: exactly the writer's; 1, 4, ...: a
+                    // few misplaced; 2, 5, ...: noise.
+                    let partition = match placed {
+                        Some(p)
+                            if round.is_multiple_of(3)
+                                || (round % 3 == 1 && !rng.next().is_multiple_of(97)) =>
+                        {
+                            p
+                        }
+                        _ => (rng.next() % n.get() as u64) as u32,
+                    };
+                    SampledRecord {
+                        partition,
+                        offset: i as i64,
+                        key,
+                    }
+                })
+                .collect();
+            let want = naive(n, &recs, &cands);
+            let fixed = recs.iter().all(|r| match r.key.as_deref() {
+                Some(k) if !k.is_empty() => expected(writer, k, n).is_some(),
+                _ => true,
+            });
+            if round % 3 == 0 && want.keyed > 0 && fixed {
+                assert!(want.inferred.contains(&writer), "round {round}");
+            }
+            assert_eq!(analyze(n, &recs, &cands), want, "round {round}");
+            // Fed in uneven batches, as a consumer delivers them.
+            let mut a = Analyzer::new(n, &cands);
+            let mut rest: &[SampledRecord] = &recs;
+            while !rest.is_empty() {
+                let take = (rng.next() as usize % 700 + 1).min(rest.len());
+                let refs: Vec<RecordRef<'_>> = rest[..take]
+                    .iter()
+                    .map(|r| RecordRef {
+                        partition: r.partition,
+                        offset: r.offset,
+                        key: r.key.as_deref(),
+                    })
+                    .collect();
+                a.add_batch(&refs);
+                rest = &rest[take..];
+            }
+            assert_eq!(a.finish(), want, "round {round}, in batches");
+        }
+    }
 
     fn rec(p: u32, key: Option<&[u8]>) -> SampledRecord {
         SampledRecord {

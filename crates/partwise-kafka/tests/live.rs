@@ -111,6 +111,75 @@ fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
 }
 
 #[test]
+fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
+    use partwise_kafka::fetch::{Event, PartitionReader};
+    use std::collections::BTreeMap;
+    let b = bootstrap();
+    let t = unique("pwk-reader");
+    create_topics(&b, &[(&t, 3)]);
+    // A null key must come back null and an empty one empty (both are
+    // past any partition's first two records: 3 partitions, 500 keys).
+    let mut ks = keys(500, "r");
+    ks[70] = None;
+    ks[300] = Some(String::new());
+    let parts = produce_with(&b, &t, "murmur2_random", &ks);
+    // What was written, per partition, in order.
+    let mut want: BTreeMap<i32, Vec<Option<Vec<u8>>>> = BTreeMap::new();
+    for (k, p) in ks.iter().zip(&parts) {
+        want.entry(*p)
+            .or_default()
+            .push(k.as_ref().map(|k| k.clone().into_bytes()));
+    }
+    let c: rdkafka::consumer::BaseConsumer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", &b)
+        .set("enable.partition.eof", "true")
+        .create()
+        .unwrap();
+    let mut r = PartitionReader::new(&c, &t).unwrap();
+    for p in 0..3 {
+        // Partition 0 from its third record.
+        r.start(p, if p == 0 { 2 } else { 0 }).unwrap();
+    }
+    type Read = Vec<(i64, Option<Vec<u8>>)>;
+    let mut got: BTreeMap<i32, Read> = BTreeMap::new();
+    let mut ended = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ended.len() < 3 {
+        assert!(Instant::now() < deadline, "ended {ended:?}, got {got:?}");
+        let batch = r.next_batch(Duration::from_millis(100));
+        for ev in batch.events() {
+            match ev {
+                Event::Record {
+                    partition,
+                    offset,
+                    key,
+                } => {
+                    assert!(!ended.contains(&partition), "a record after the end");
+                    got.entry(partition)
+                        .or_default()
+                        .push((offset, key.map(<[u8]>::to_vec)));
+                }
+                Event::End { partition } => {
+                    ended.insert(partition);
+                }
+                Event::Error { .. } => {}
+            }
+        }
+    }
+    drop(r);
+    for (p, w) in &want {
+        let skip = if *p == 0 { 2 } else { 0 };
+        let g = &got[p];
+        let offsets: Vec<i64> = g.iter().map(|(o, _)| *o).collect();
+        let expect: Vec<i64> = (skip as i64..w.len() as i64).collect();
+        assert_eq!(offsets, expect, "partition {p}");
+        let keys: Vec<&Option<Vec<u8>>> = g.iter().map(|(_, k)| k).collect();
+        let expect: Vec<&Option<Vec<u8>>> = w[skip..].iter().collect();
+        assert_eq!(keys, expect, "partition {p}");
+    }
+}
+
+#[test]
 fn partition_counts_that_differ_are_a_reason() {
     let b = bootstrap();
     let (six, eight) = (unique("pwk-six"), unique("pwk-eight"));
