@@ -100,6 +100,11 @@ pub struct Config {
     pub fetch_max_wait: Duration,
     /// `max.partition.fetch.bytes` (default 1 MiB).
     pub max_partition_fetch_bytes: i32,
+    /// How long [`Consumer::poll`] keeps retrying, after the first join, while
+    /// the cluster is unreachable, the coordinator unavailable or a subscribed
+    /// topic missing (default 120 s). Past it, poll fails with
+    /// [`Error::GaveUp`] rather than wait forever in silence.
+    pub retry_timeout: Duration,
 }
 
 impl Config {
@@ -122,6 +127,7 @@ impl Config {
             auto_offset_reset: OffsetReset::Latest,
             fetch_max_wait: Duration::from_millis(500),
             max_partition_fetch_bytes: 1024 * 1024,
+            retry_timeout: Duration::from_secs(120),
         }
     }
 
@@ -235,6 +241,8 @@ pub struct Consumer {
     /// Partitions of the last assignment, sent as owned so the leader can be sticky.
     last_owned: Option<Vec<(String, i32)>>,
     joined_once: bool,
+    /// Since when every step has failed with a retriable error.
+    failing_since: Option<Instant>,
     closed: bool,
 }
 
@@ -280,6 +288,7 @@ impl Consumer {
             pending: VecDeque::new(),
             last_owned: None,
             joined_once: false,
+            failing_since: None,
             closed: false,
         })
     }
@@ -300,8 +309,9 @@ impl Consumer {
     ///
     /// Errors are those the member cannot recover from: an unreachable
     /// cluster before the first join, a group protocol it does not share, a
-    /// fenced static member. Lost connections after the first join are
-    /// retried.
+    /// fenced static member. Lost connections, a moved or unavailable
+    /// coordinator and missing leaders after the first join are retried for
+    /// up to `retry_timeout`, then reported as [`Error::GaveUp`].
     ///
     /// Not cancel-safe: dropping the future mid-request makes the member
     /// reconnect, and a dropped join leaves it to rejoin on the next call.
@@ -316,8 +326,15 @@ impl Consumer {
                 return Ok(e);
             }
             match self.step().await {
-                Ok(()) => {}
+                Ok(()) => self.failing_since = None,
                 Err(e) if self.retriable(&e) => {
+                    let since = *self.failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.cfg.retry_timeout {
+                        return Err(Error::GaveUp {
+                            after: since.elapsed(),
+                            last: Box::new(e),
+                        });
+                    }
                     self.coordinator = None;
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
@@ -327,7 +344,9 @@ impl Consumer {
     }
 
     fn retriable(&self, e: &Error) -> bool {
-        if e.is_transport() {
+        // Before the first join these mean a wrong address or topic name; after
+        // it, a broker restarting (and, with it, topic metadata briefly gone).
+        if e.is_transport() || matches!(e, Error::UnknownTopic(_)) {
             return self.joined_once;
         }
         matches!(e.code(), Some(c) if codes::coordinator_moved(c)
@@ -537,9 +556,11 @@ impl Consumer {
                     return Err(Error::GroupProtocol {
                         group,
                         reason: format!(
-                            "the group runs a protocol this member does not offer (offered: {})",
-                            self.cfg.assignor.protocols().join(", ")
-                        ),
+                        "INCONSISTENT_GROUP_PROTOCOL: the group's members run a protocol type or \
+                             protocols this member does not share (this member: type 'consumer', \
+                             protocols {})",
+                        self.cfg.assignor.protocols().join(", ")
+                    ),
                     })
                 }
                 c => return Err(Error::protocol(&group, "JoinGroup", c)),

@@ -62,6 +62,14 @@ pub struct Args {
         default_value_t = 5_000
     )]
     commit_interval_ms: u64,
+    /// How long to keep retrying, after joining, while no broker answers or
+    /// the coordinator is unavailable; then exit 2
+    #[arg(
+        long = "retry-timeout-ms",
+        value_name = "MS",
+        default_value_t = 120_000
+    )]
+    retry_timeout_ms: u64,
     /// Output format (table prints one line per event)
     #[arg(long, value_enum, default_value = "ndjson")]
     format: Format,
@@ -127,6 +135,7 @@ fn config(args: &Args) -> Result<Config> {
         .rebalance_timeout_ms
         .unwrap_or(args.max_poll_interval_ms));
     cfg.auto_commit_interval = ms(args.commit_interval_ms);
+    cfg.retry_timeout = ms(args.retry_timeout_ms);
     if cfg.heartbeat_interval >= cfg.session_timeout {
         return Err(CliError::msg(
             "--heartbeat-interval-ms must be below --session-timeout-ms",
@@ -207,7 +216,11 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     let group = cfg.group_id.clone();
     let mut term = signal(SignalKind::terminate()).map_err(|e| CliError::msg(e.to_string()))?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| CliError::msg(e.to_string()))?;
-    let fail = |e: partwise_group::Error| CliError::msg(format!("consume (group '{group}'): {e}"));
+    let fail = |e: partwise_group::Error| match e {
+        // Already names the group.
+        partwise_group::Error::GroupProtocol { .. } => CliError::msg(format!("consume: {e}")),
+        e => CliError::msg(format!("consume (group '{group}'): {e}")),
+    };
     let mut consumer = tokio::select! {
         c = Consumer::new(cfg.clone()) => c.map_err(fail)?,
         _ = term.recv() => return Ok(()),
