@@ -131,6 +131,7 @@ out = {"benchmark": "consumer group join and throughput (bench/compare-group)",
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H%M%SZ"),
        "records": args.records, "value_bytes": args.value, "topics": 2, "partitions_per_topic": PARTS,
        "session_timeout_ms": args.session_ms, "kcat": args.kcat_version, "runs": rows, "best": best,
+       "label": os.environ.get("LABEL", ""), "partwise_bin": args.partwise,
        "throughput_ratio": thr, "assignment_time_ratio": join,
        "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()}}
