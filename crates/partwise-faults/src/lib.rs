@@ -315,15 +315,12 @@ async fn proxy_connection(client: TcpStream, ctx: &Ctx) {
                 .entry(api)
                 .or_default() += 1;
             if let Some(code) = take_error(ctx, api) {
-                match made_error(api, version, correlation, code, &frame) {
-                    Some(resp) => {
-                        if tx.send(Owed::Made(resp)).is_err() {
-                            return;
-                        }
-                        continue;
+                // An undecodable request is passed on rather than break the client.
+                if let Some(resp) = made_error(api, version, correlation, code, &frame) {
+                    if tx.send(Owed::Made(resp)).is_err() {
+                        return;
                     }
-                    // Undecodable request: pass it on rather than break the client.
-                    None => {}
+                    continue;
                 }
             }
             if expects_response(api, version, &frame)

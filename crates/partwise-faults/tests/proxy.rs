@@ -43,7 +43,9 @@ fn clients_stay_behind_the_proxy_and_see_a_leaderless_partition() {
         c.create_topics(&[(&t, 4)]).await.unwrap();
         let mut leaders = Vec::new();
         for _ in 0..100 {
-            leaders = c.metadata(&[t.clone()]).await.unwrap()[&t].leaders.clone();
+            leaders = c.metadata(std::slice::from_ref(&t)).await.unwrap()[&t]
+                .leaders
+                .clone();
             if leaders.iter().all(|&l| l >= 0) {
                 break;
             }
@@ -60,7 +62,7 @@ fn clients_stay_behind_the_proxy_and_see_a_leaderless_partition() {
                 partition: 2,
             })
             .unwrap();
-        let m = c.metadata(&[t.clone()]).await.unwrap();
+        let m = c.metadata(std::slice::from_ref(&t)).await.unwrap();
         assert_eq!(m[&t].leaders[2], -1);
         assert!(m[&t]
             .leaders
@@ -68,7 +70,7 @@ fn clients_stay_behind_the_proxy_and_see_a_leaderless_partition() {
             .enumerate()
             .all(|(p, &l)| (p == 2) == (l == -1)));
         proxy.clear_rules();
-        assert!(c.metadata(&[t.clone()]).await.unwrap()[&t].leaders[2] >= 0);
+        assert!(c.metadata(std::slice::from_ref(&t)).await.unwrap()[&t].leaders[2] >= 0);
     });
     assert!(proxy.seen(ApiKey::Metadata) >= 3);
 }

@@ -15,7 +15,7 @@ use crate::cluster::{codes, decode_records, Cluster};
 use crate::error::{Error, Result};
 use crate::protocol::{decode_assignment, encode_assignment, Subscription};
 use crate::units::{complete_units, leader_assignment, JoinedMember, Unit};
-use crate::wire::Connection;
+use crate::wire::{Connection, Submitted};
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -243,8 +243,20 @@ pub struct Consumer {
     joined_once: bool,
     /// Since when every step has failed with a retriable error.
     failing_since: Option<Instant>,
+    /// Fetch connections by leader address, each with its next fetch in flight.
+    fetchers: HashMap<String, Fetcher>,
     closed: bool,
 }
+
+/// A leader's fetch connection and the fetch written to it, with the offsets
+/// it asked for.
+struct Fetcher {
+    conn: Connection,
+    pending: Option<(Submitted<FetchRequest>, Offsets)>,
+}
+
+/// Fetch offsets by (topic, partition).
+type Offsets = BTreeMap<(String, i32), i64>;
 
 impl Consumer {
     /// A member with `cfg`; it joins the group on the first
@@ -289,6 +301,7 @@ impl Consumer {
             last_owned: None,
             joined_once: false,
             failing_since: None,
+            fetchers: HashMap::new(),
             closed: false,
         })
     }
@@ -379,6 +392,8 @@ impl Consumer {
                     }
                 }
                 self.position.clear();
+                // Fetches in flight were for units given up now.
+                self.fetchers.clear();
                 self.handled.clear();
                 self.delivered.clear();
                 self.pending.push_back(Event::Revoked(cur));
@@ -689,6 +704,7 @@ impl Consumer {
             }
         }
         self.position.clear();
+        self.fetchers.clear();
         if want.is_empty() {
             return Ok(());
         }
@@ -750,6 +766,45 @@ impl Consumer {
         self.cluster.list_offset(topic, partition, ts).await
     }
 
+    /// The Fetch request for `parts` (partition -> offset) of one leader.
+    fn fetch_request(&self, parts: &Offsets) -> FetchRequest {
+        let mut topics: BTreeMap<&str, Vec<FetchPartition>> = BTreeMap::new();
+        for ((t, p), off) in parts {
+            topics.entry(t.as_str()).or_default().push(
+                FetchPartition::default()
+                    .with_partition(*p)
+                    .with_current_leader_epoch(-1)
+                    .with_fetch_offset(*off)
+                    .with_last_fetched_epoch(-1)
+                    .with_log_start_offset(-1)
+                    .with_partition_max_bytes(self.cfg.max_partition_fetch_bytes),
+            );
+        }
+        FetchRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_max_wait_ms(self.cfg.fetch_max_wait.as_millis() as i32)
+            .with_min_bytes(1)
+            .with_max_bytes(50 * 1024 * 1024)
+            .with_isolation_level(0)
+            .with_session_id(0)
+            .with_session_epoch(-1)
+            .with_topics(
+                topics
+                    .into_iter()
+                    .map(|(t, ps)| {
+                        FetchTopic::default()
+                            .with_topic(TopicName(StrBytes::from_string(t.to_string())))
+                            .with_partitions(ps)
+                    })
+                    .collect(),
+            )
+    }
+
+    /// Reads one fetch response from every leader of an owned partition and
+    /// queues its records as events. Each leader has its own connection with
+    /// the next fetch already written to it before the records are handed
+    /// out, so the broker reads the log while the application handles the
+    /// last batch.
     async fn fetch(&mut self) -> Result<()> {
         let Some(cur) = &self.current else {
             return Ok(());
@@ -769,68 +824,72 @@ impl Consumer {
                     .map(move |t| ((t.clone(), u.partition), u.clone()))
             })
             .collect();
-        let mut by_leader: BTreeMap<String, BTreeMap<String, Vec<(i32, i64)>>> = BTreeMap::new();
-        let mut tps: Vec<(&(String, i32), &i64)> = self.position.iter().collect();
+        let mut tps: Vec<((String, i32), i64)> =
+            self.position.iter().map(|(k, v)| (k.clone(), *v)).collect();
         tps.sort();
-        let mut leaders = Vec::new();
-        for ((t, p), off) in tps {
-            leaders.push((t.clone(), *p, *off));
+        let mut by_leader: BTreeMap<String, Offsets> = BTreeMap::new();
+        for (tp, off) in tps {
+            let leader = self.cluster.leader_or_refresh(&tp.0, tp.1).await?;
+            by_leader.entry(leader).or_default().insert(tp, off);
         }
-        for (t, p, off) in leaders {
-            let leader = self.cluster.leader_or_refresh(&t, p).await?;
-            by_leader
-                .entry(leader)
-                .or_default()
-                .entry(t)
-                .or_default()
-                .push((p, off));
-        }
+        self.fetchers.retain(|addr, _| by_leader.contains_key(addr));
+        let timeout = self.cfg.request_timeout + self.cfg.fetch_max_wait;
         let mut per_unit: BTreeMap<Unit, Vec<ConsumedRecord>> = BTreeMap::new();
-        for (leader, topics) in by_leader {
-            let req = FetchRequest::default()
-                .with_replica_id(BrokerId(-1))
-                .with_max_wait_ms(self.cfg.fetch_max_wait.as_millis() as i32)
-                .with_min_bytes(1)
-                .with_max_bytes(50 * 1024 * 1024)
-                .with_isolation_level(0)
-                .with_session_id(0)
-                .with_session_epoch(-1)
-                .with_topics(
-                    topics
-                        .iter()
-                        .map(|(t, ps)| {
-                            FetchTopic::default()
-                                .with_topic(TopicName(StrBytes::from_string(t.clone())))
-                                .with_partitions(
-                                    ps.iter()
-                                        .map(|(p, off)| {
-                                            FetchPartition::default()
-                                                .with_partition(*p)
-                                                .with_current_leader_epoch(-1)
-                                                .with_fetch_offset(*off)
-                                                .with_last_fetched_epoch(-1)
-                                                .with_log_start_offset(-1)
-                                                .with_partition_max_bytes(
-                                                    self.cfg.max_partition_fetch_bytes,
-                                                )
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
+        for (leader, parts) in by_leader {
+            if !self.fetchers.contains_key(&leader) {
+                let conn =
+                    Connection::connect(&leader, &self.cfg.client_id, self.cfg.request_timeout)
+                        .await?;
+                self.fetchers.insert(
+                    leader.clone(),
+                    Fetcher {
+                        conn,
+                        pending: None,
+                    },
                 );
-            let timeout = self.cfg.request_timeout + self.cfg.fetch_max_wait;
-            let (resp, _) = self.cluster.send_to(&leader, &req, timeout).await?;
+            }
+            let (sub, asked) = match self
+                .fetchers
+                .get_mut(&leader)
+                .and_then(|f| f.pending.take())
+            {
+                Some(p) => p,
+                None => {
+                    let req = self.fetch_request(&parts);
+                    let f = self.fetchers.get_mut(&leader).expect("inserted above");
+                    match f.conn.submit(&req, timeout).await {
+                        Ok(sub) => (sub, parts.clone()),
+                        Err(e) => {
+                            self.fetchers.remove(&leader);
+                            return Err(e);
+                        }
+                    }
+                }
+            };
+            let f = self.fetchers.get_mut(&leader).expect("inserted above");
+            let resp = match f.conn.receive(sub, timeout).await {
+                Ok((resp, _)) => resp,
+                Err(e) => {
+                    self.fetchers.remove(&leader);
+                    return Err(e);
+                }
+            };
             if resp.error_code != 0 {
+                self.fetchers.remove(&leader);
                 return Err(Error::protocol(&leader, "Fetch", resp.error_code));
             }
             for t in resp.responses {
                 let topic = t.topic.0.to_string();
                 for p in t.partitions {
                     let tp = (topic.clone(), p.partition_index);
+                    // A position that moved since this fetch was written
+                    // (reset, or not owned any more) makes its data stale.
                     let Some(&from) = self.position.get(&tp) else {
                         continue;
                     };
+                    if asked.get(&tp) != Some(&from) {
+                        continue;
+                    }
                     match p.error_code {
                         0 => {}
                         codes::OFFSET_OUT_OF_RANGE => {
@@ -871,6 +930,20 @@ impl Consumer {
                         key: r.key,
                         value: r.value,
                     }));
+                }
+            }
+            // The next fetch of this leader's partitions, from where this one ended.
+            let next: Offsets = parts
+                .keys()
+                .filter_map(|tp| self.position.get(tp).map(|o| (tp.clone(), *o)))
+                .collect();
+            let req = self.fetch_request(&next);
+            let f = self.fetchers.get_mut(&leader).expect("inserted above");
+            match f.conn.submit(&req, timeout).await {
+                Ok(sub) => f.pending = Some((sub, next)),
+                // Reconnected on the next fetch.
+                Err(_) => {
+                    self.fetchers.remove(&leader);
                 }
             }
         }
