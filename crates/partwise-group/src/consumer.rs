@@ -751,9 +751,13 @@ impl Consumer {
                 }
             }
         }
-        for tp in missing {
-            let off = self.reset_offset(&tp.0, tp.1).await?;
-            self.position.insert(tp, off);
+        if !missing.is_empty() {
+            let ts = match self.cfg.auto_offset_reset {
+                OffsetReset::Earliest => -2,
+                OffsetReset::Latest => -1,
+            };
+            self.position
+                .extend(self.cluster.list_offsets(&missing, ts).await?);
         }
         Ok(())
     }
