@@ -265,6 +265,8 @@ struct Ctx {
 async fn accept_loop(listener: TcpListener, ctx: Arc<Ctx>, epoch: watch::Receiver<u64>) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
+            // Out of descriptors, say: do not spin on it.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             continue;
         };
         let down = {
@@ -317,6 +319,12 @@ async fn proxy_connection(client: TcpStream, ctx: &Ctx) {
             if let Some(code) = take_error(ctx, api) {
                 // An undecodable request is passed on rather than break the client.
                 if let Some(resp) = made_error(api, version, correlation, code, &frame) {
+                    *ctx.state
+                        .lock()
+                        .expect("poisoned")
+                        .injected
+                        .entry(api)
+                        .or_default() += 1;
                     if tx.send(Owed::Made(resp)).is_err() {
                         return;
                     }
@@ -394,7 +402,6 @@ fn take_error(ctx: &Ctx, api: i16) -> Option<i16> {
     if s.errors[i].2 == 0 {
         s.errors.remove(i);
     }
-    *s.injected.entry(api).or_default() += 1;
     Some(code)
 }
 

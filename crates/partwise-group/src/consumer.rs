@@ -568,15 +568,15 @@ impl Consumer {
                     continue;
                 }
                 codes::INCONSISTENT_GROUP_PROTOCOL => {
+                    let offered = self.cfg.assignor.protocols().join(", ");
                     return Err(Error::GroupProtocol {
                         group,
                         reason: format!(
-                        "INCONSISTENT_GROUP_PROTOCOL: the group's members run a protocol type or \
-                             protocols this member does not share (this member: type 'consumer', \
-                             protocols {})",
-                        self.cfg.assignor.protocols().join(", ")
-                    ),
-                    })
+                            "INCONSISTENT_GROUP_PROTOCOL: the group's members run a protocol \
+                             type or protocols this member does not share (this member: type \
+                             'consumer', protocols {offered})"
+                        ),
+                    });
                 }
                 c => return Err(Error::protocol(&group, "JoinGroup", c)),
             }
