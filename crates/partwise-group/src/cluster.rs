@@ -261,6 +261,75 @@ impl Cluster {
         Ok(p.offset)
     }
 
+    /// The offsets of many partitions at `timestamp` (`-1` latest, `-2`
+    /// earliest): one ListOffsets per leader instead of one per partition,
+    /// which is what a member joining with nothing committed asks.
+    pub async fn list_offsets(
+        &mut self,
+        partitions: &[(String, i32)],
+        timestamp: i64,
+    ) -> Result<HashMap<(String, i32), i64>> {
+        let mut by_leader: BTreeMap<String, BTreeMap<&str, Vec<i32>>> = BTreeMap::new();
+        for (t, p) in partitions {
+            let addr = self.leader_or_refresh(t, *p).await?;
+            by_leader
+                .entry(addr)
+                .or_default()
+                .entry(t.as_str())
+                .or_default()
+                .push(*p);
+        }
+        let mut out = HashMap::new();
+        for (addr, topics) in by_leader {
+            let req = ListOffsetsRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_topics(
+                    topics
+                        .iter()
+                        .map(|(t, ps)| {
+                            ListOffsetsTopic::default()
+                                .with_name(TopicName(StrBytes::from_string(t.to_string())))
+                                .with_partitions(
+                                    ps.iter()
+                                        .map(|p| {
+                                            ListOffsetsPartition::default()
+                                                .with_partition_index(*p)
+                                                .with_current_leader_epoch(-1)
+                                                .with_timestamp(timestamp)
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                );
+            let timeout = self.timeouts.request;
+            let (resp, _) = self.send_to(&addr, &req, timeout).await?;
+            for t in resp.topics {
+                let topic = t.name.0.to_string();
+                for p in t.partitions {
+                    if p.error_code != 0 {
+                        self.topics.remove(&topic);
+                        return Err(Error::protocol(
+                            &format!("{addr} ({topic}-{})", p.partition_index),
+                            "ListOffsets",
+                            p.error_code,
+                        ));
+                    }
+                    out.insert((topic.clone(), p.partition_index), p.offset);
+                }
+            }
+        }
+        for tp in partitions {
+            if !out.contains_key(tp) {
+                return Err(Error::Decode(format!(
+                    "ListOffsets: no answer for {}-{}",
+                    tp.0, tp.1
+                )));
+            }
+        }
+        Ok(out)
+    }
+
     /// The leader's address, refreshing metadata once if it is unknown.
     pub async fn leader_or_refresh(&mut self, topic: &str, partition: i32) -> Result<String> {
         if let Some(a) = self.leader(topic, partition) {

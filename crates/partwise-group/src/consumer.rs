@@ -15,7 +15,7 @@ use crate::cluster::{codes, decode_records, Cluster};
 use crate::error::{Error, Result};
 use crate::protocol::{decode_assignment, encode_assignment, Subscription};
 use crate::units::{complete_units, leader_assignment, JoinedMember, Unit};
-use crate::wire::Connection;
+use crate::wire::{Connection, Submitted};
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -100,6 +100,11 @@ pub struct Config {
     pub fetch_max_wait: Duration,
     /// `max.partition.fetch.bytes` (default 1 MiB).
     pub max_partition_fetch_bytes: i32,
+    /// How long [`Consumer::poll`] keeps retrying, after the first join, while
+    /// the cluster is unreachable, the coordinator unavailable or a subscribed
+    /// topic missing (default 120 s). Past it, poll fails with
+    /// [`Error::GaveUp`] rather than wait forever in silence.
+    pub retry_timeout: Duration,
 }
 
 impl Config {
@@ -122,6 +127,7 @@ impl Config {
             auto_offset_reset: OffsetReset::Latest,
             fetch_max_wait: Duration::from_millis(500),
             max_partition_fetch_bytes: 1024 * 1024,
+            retry_timeout: Duration::from_secs(120),
         }
     }
 
@@ -235,8 +241,22 @@ pub struct Consumer {
     /// Partitions of the last assignment, sent as owned so the leader can be sticky.
     last_owned: Option<Vec<(String, i32)>>,
     joined_once: bool,
+    /// Since when every step has failed with a retriable error.
+    failing_since: Option<Instant>,
+    /// Fetch connections by leader address, each with its next fetch in flight.
+    fetchers: HashMap<String, Fetcher>,
     closed: bool,
 }
+
+/// A leader's fetch connection and the fetch written to it, with the offsets
+/// it asked for.
+struct Fetcher {
+    conn: Connection,
+    pending: Option<(Submitted<FetchRequest>, Offsets)>,
+}
+
+/// Fetch offsets by (topic, partition).
+type Offsets = BTreeMap<(String, i32), i64>;
 
 impl Consumer {
     /// A member with `cfg`; it joins the group on the first
@@ -280,6 +300,8 @@ impl Consumer {
             pending: VecDeque::new(),
             last_owned: None,
             joined_once: false,
+            failing_since: None,
+            fetchers: HashMap::new(),
             closed: false,
         })
     }
@@ -300,8 +322,9 @@ impl Consumer {
     ///
     /// Errors are those the member cannot recover from: an unreachable
     /// cluster before the first join, a group protocol it does not share, a
-    /// fenced static member. Lost connections after the first join are
-    /// retried.
+    /// fenced static member. Lost connections, a moved or unavailable
+    /// coordinator and missing leaders after the first join are retried for
+    /// up to `retry_timeout`, then reported as [`Error::GaveUp`].
     ///
     /// Not cancel-safe: dropping the future mid-request makes the member
     /// reconnect, and a dropped join leaves it to rejoin on the next call.
@@ -316,8 +339,15 @@ impl Consumer {
                 return Ok(e);
             }
             match self.step().await {
-                Ok(()) => {}
+                Ok(()) => self.failing_since = None,
                 Err(e) if self.retriable(&e) => {
+                    let since = *self.failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.cfg.retry_timeout {
+                        return Err(Error::GaveUp {
+                            after: since.elapsed(),
+                            last: Box::new(e),
+                        });
+                    }
                     self.coordinator = None;
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
@@ -327,7 +357,9 @@ impl Consumer {
     }
 
     fn retriable(&self, e: &Error) -> bool {
-        if e.is_transport() {
+        // Before the first join these mean a wrong address or topic name; after
+        // it, a broker restarting (and, with it, topic metadata briefly gone).
+        if e.is_transport() || matches!(e, Error::UnknownTopic(_)) {
             return self.joined_once;
         }
         matches!(e.code(), Some(c) if codes::coordinator_moved(c)
@@ -360,6 +392,8 @@ impl Consumer {
                     }
                 }
                 self.position.clear();
+                // Fetches in flight were for units given up now.
+                self.fetchers.clear();
                 self.handled.clear();
                 self.delivered.clear();
                 self.pending.push_back(Event::Revoked(cur));
@@ -534,13 +568,15 @@ impl Consumer {
                     continue;
                 }
                 codes::INCONSISTENT_GROUP_PROTOCOL => {
+                    let offered = self.cfg.assignor.protocols().join(", ");
                     return Err(Error::GroupProtocol {
                         group,
                         reason: format!(
-                            "the group runs a protocol this member does not offer (offered: {})",
-                            self.cfg.assignor.protocols().join(", ")
+                            "INCONSISTENT_GROUP_PROTOCOL: the group's members run a protocol \
+                             type or protocols this member does not share (this member: type \
+                             'consumer', protocols {offered})"
                         ),
-                    })
+                    });
                 }
                 c => return Err(Error::protocol(&group, "JoinGroup", c)),
             }
@@ -668,6 +704,7 @@ impl Consumer {
             }
         }
         self.position.clear();
+        self.fetchers.clear();
         if want.is_empty() {
             return Ok(());
         }
@@ -714,9 +751,13 @@ impl Consumer {
                 }
             }
         }
-        for tp in missing {
-            let off = self.reset_offset(&tp.0, tp.1).await?;
-            self.position.insert(tp, off);
+        if !missing.is_empty() {
+            let ts = match self.cfg.auto_offset_reset {
+                OffsetReset::Earliest => -2,
+                OffsetReset::Latest => -1,
+            };
+            self.position
+                .extend(self.cluster.list_offsets(&missing, ts).await?);
         }
         Ok(())
     }
@@ -729,6 +770,45 @@ impl Consumer {
         self.cluster.list_offset(topic, partition, ts).await
     }
 
+    /// The Fetch request for `parts` (partition -> offset) of one leader.
+    fn fetch_request(&self, parts: &Offsets) -> FetchRequest {
+        let mut topics: BTreeMap<&str, Vec<FetchPartition>> = BTreeMap::new();
+        for ((t, p), off) in parts {
+            topics.entry(t.as_str()).or_default().push(
+                FetchPartition::default()
+                    .with_partition(*p)
+                    .with_current_leader_epoch(-1)
+                    .with_fetch_offset(*off)
+                    .with_last_fetched_epoch(-1)
+                    .with_log_start_offset(-1)
+                    .with_partition_max_bytes(self.cfg.max_partition_fetch_bytes),
+            );
+        }
+        FetchRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_max_wait_ms(self.cfg.fetch_max_wait.as_millis() as i32)
+            .with_min_bytes(1)
+            .with_max_bytes(50 * 1024 * 1024)
+            .with_isolation_level(0)
+            .with_session_id(0)
+            .with_session_epoch(-1)
+            .with_topics(
+                topics
+                    .into_iter()
+                    .map(|(t, ps)| {
+                        FetchTopic::default()
+                            .with_topic(TopicName(StrBytes::from_string(t.to_string())))
+                            .with_partitions(ps)
+                    })
+                    .collect(),
+            )
+    }
+
+    /// Reads one fetch response from every leader of an owned partition and
+    /// queues its records as events. Each leader has its own connection with
+    /// the next fetch already written to it before the records are handed
+    /// out, so the broker reads the log while the application handles the
+    /// last batch.
     async fn fetch(&mut self) -> Result<()> {
         let Some(cur) = &self.current else {
             return Ok(());
@@ -748,68 +828,72 @@ impl Consumer {
                     .map(move |t| ((t.clone(), u.partition), u.clone()))
             })
             .collect();
-        let mut by_leader: BTreeMap<String, BTreeMap<String, Vec<(i32, i64)>>> = BTreeMap::new();
-        let mut tps: Vec<(&(String, i32), &i64)> = self.position.iter().collect();
+        let mut tps: Vec<((String, i32), i64)> =
+            self.position.iter().map(|(k, v)| (k.clone(), *v)).collect();
         tps.sort();
-        let mut leaders = Vec::new();
-        for ((t, p), off) in tps {
-            leaders.push((t.clone(), *p, *off));
+        let mut by_leader: BTreeMap<String, Offsets> = BTreeMap::new();
+        for (tp, off) in tps {
+            let leader = self.cluster.leader_or_refresh(&tp.0, tp.1).await?;
+            by_leader.entry(leader).or_default().insert(tp, off);
         }
-        for (t, p, off) in leaders {
-            let leader = self.cluster.leader_or_refresh(&t, p).await?;
-            by_leader
-                .entry(leader)
-                .or_default()
-                .entry(t)
-                .or_default()
-                .push((p, off));
-        }
+        self.fetchers.retain(|addr, _| by_leader.contains_key(addr));
+        let timeout = self.cfg.request_timeout + self.cfg.fetch_max_wait;
         let mut per_unit: BTreeMap<Unit, Vec<ConsumedRecord>> = BTreeMap::new();
-        for (leader, topics) in by_leader {
-            let req = FetchRequest::default()
-                .with_replica_id(BrokerId(-1))
-                .with_max_wait_ms(self.cfg.fetch_max_wait.as_millis() as i32)
-                .with_min_bytes(1)
-                .with_max_bytes(50 * 1024 * 1024)
-                .with_isolation_level(0)
-                .with_session_id(0)
-                .with_session_epoch(-1)
-                .with_topics(
-                    topics
-                        .iter()
-                        .map(|(t, ps)| {
-                            FetchTopic::default()
-                                .with_topic(TopicName(StrBytes::from_string(t.clone())))
-                                .with_partitions(
-                                    ps.iter()
-                                        .map(|(p, off)| {
-                                            FetchPartition::default()
-                                                .with_partition(*p)
-                                                .with_current_leader_epoch(-1)
-                                                .with_fetch_offset(*off)
-                                                .with_last_fetched_epoch(-1)
-                                                .with_log_start_offset(-1)
-                                                .with_partition_max_bytes(
-                                                    self.cfg.max_partition_fetch_bytes,
-                                                )
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
+        for (leader, parts) in by_leader {
+            if !self.fetchers.contains_key(&leader) {
+                let conn =
+                    Connection::connect(&leader, &self.cfg.client_id, self.cfg.request_timeout)
+                        .await?;
+                self.fetchers.insert(
+                    leader.clone(),
+                    Fetcher {
+                        conn,
+                        pending: None,
+                    },
                 );
-            let timeout = self.cfg.request_timeout + self.cfg.fetch_max_wait;
-            let (resp, _) = self.cluster.send_to(&leader, &req, timeout).await?;
+            }
+            let (sub, asked) = match self
+                .fetchers
+                .get_mut(&leader)
+                .and_then(|f| f.pending.take())
+            {
+                Some(p) => p,
+                None => {
+                    let req = self.fetch_request(&parts);
+                    let f = self.fetchers.get_mut(&leader).expect("inserted above");
+                    match f.conn.submit(&req, timeout).await {
+                        Ok(sub) => (sub, parts.clone()),
+                        Err(e) => {
+                            self.fetchers.remove(&leader);
+                            return Err(e);
+                        }
+                    }
+                }
+            };
+            let f = self.fetchers.get_mut(&leader).expect("inserted above");
+            let resp = match f.conn.receive(sub, timeout).await {
+                Ok((resp, _)) => resp,
+                Err(e) => {
+                    self.fetchers.remove(&leader);
+                    return Err(e);
+                }
+            };
             if resp.error_code != 0 {
+                self.fetchers.remove(&leader);
                 return Err(Error::protocol(&leader, "Fetch", resp.error_code));
             }
             for t in resp.responses {
                 let topic = t.topic.0.to_string();
                 for p in t.partitions {
                     let tp = (topic.clone(), p.partition_index);
+                    // A position that moved since this fetch was written
+                    // (reset, or not owned any more) makes its data stale.
                     let Some(&from) = self.position.get(&tp) else {
                         continue;
                     };
+                    if asked.get(&tp) != Some(&from) {
+                        continue;
+                    }
                     match p.error_code {
                         0 => {}
                         codes::OFFSET_OUT_OF_RANGE => {
@@ -850,6 +934,20 @@ impl Consumer {
                         key: r.key,
                         value: r.value,
                     }));
+                }
+            }
+            // The next fetch of this leader's partitions, from where this one ended.
+            let next: Offsets = parts
+                .keys()
+                .filter_map(|tp| self.position.get(tp).map(|o| (tp.clone(), *o)))
+                .collect();
+            let req = self.fetch_request(&next);
+            let f = self.fetchers.get_mut(&leader).expect("inserted above");
+            match f.conn.submit(&req, timeout).await {
+                Ok(sub) => f.pending = Some((sub, next)),
+                // Reconnected on the next fetch.
+                Err(_) => {
+                    self.fetchers.remove(&leader);
                 }
             }
         }

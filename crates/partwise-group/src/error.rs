@@ -54,6 +54,14 @@ pub enum Error {
         /// What happened.
         reason: String,
     },
+    /// The member kept failing with retriable errors (no broker reachable,
+    /// no coordinator, no leader) for longer than its retry timeout.
+    GaveUp {
+        /// How long it retried.
+        after: std::time::Duration,
+        /// The last error.
+        last: Box<Error>,
+    },
     /// A subscribed topic does not exist.
     UnknownTopic(String),
     /// Invalid configuration.
@@ -117,6 +125,11 @@ impl fmt::Display for Error {
                 write!(f, "{api} at {at} failed: {}", code_name(*code))
             }
             Error::GroupProtocol { group, reason } => write!(f, "group '{group}': {reason}"),
+            Error::GaveUp { after, last } => write!(
+                f,
+                "gave up after {:.1} s of retrying (retry timeout): {last}",
+                after.as_secs_f64()
+            ),
             Error::UnknownTopic(t) => write!(f, "topic '{t}' does not exist"),
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
             Error::Closed => f.write_str("the member is closed"),

@@ -148,15 +148,60 @@ impl Connection {
         Ok((resp?, version))
     }
 
-    async fn exchange<R: Request>(
-        &mut self,
-        req: &R,
-        version: i16,
-        timeout: Duration,
-    ) -> Result<R::Response> {
+    /// Writes `req` at the agreed version without waiting for its response,
+    /// which [`receive`](Connection::receive) reads later: the broker works on
+    /// the request meanwhile (a consumer's next fetch while it hands out the
+    /// last one). Until then the connection carries nothing else.
+    pub async fn submit<R: Request>(&mut self, req: &R, timeout: Duration) -> Result<Submitted<R>> {
+        let version = self.version::<R>()?;
         if self.in_flight {
             return Err(self.io_error("a previous request was abandoned mid-flight"));
         }
+        let (frame, correlation) = self.frame(req, version)?;
+        self.in_flight = true;
+        match tokio::time::timeout(timeout, self.stream.write_all(&frame)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.io_error(&e.to_string())),
+            Err(_) => return Err(self.io_error("request not written in time")),
+        }
+        Ok(Submitted {
+            correlation,
+            version,
+            started: std::time::Instant::now(),
+            _request: std::marker::PhantomData,
+        })
+    }
+
+    /// The response to a [`submit`](Connection::submit)ted request.
+    pub async fn receive<R: Request>(
+        &mut self,
+        sub: Submitted<R>,
+        timeout: Duration,
+    ) -> Result<(R::Response, i16)> {
+        let body = match tokio::time::timeout(timeout, self.read_frame()).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(self.io_error(&format!(
+                    "{} got no answer within {} ms",
+                    api_name(R::KEY),
+                    timeout.as_millis()
+                )))
+            }
+        };
+        let resp = self.finish::<R>(body, sub.version, sub.correlation);
+        if trace() {
+            eprintln!(
+                "partwise-group: {} v{} to {} (pipelined): {} ms",
+                api_name(R::KEY),
+                sub.version,
+                self.addr,
+                sub.started.elapsed().as_millis()
+            );
+        }
+        Ok((resp?, sub.version))
+    }
+
+    fn frame<R: Request>(&mut self, req: &R, version: i16) -> Result<(BytesMut, i32)> {
         let correlation = self.next_correlation;
         self.next_correlation = self.next_correlation.wrapping_add(1);
         let header = RequestHeader::default()
@@ -173,18 +218,16 @@ impl Connection {
             .map_err(|e| Error::Encode(e.to_string()))?;
         let len = (buf.len() - 4) as i32;
         buf[..4].copy_from_slice(&len.to_be_bytes());
+        Ok((buf, correlation))
+    }
 
-        self.in_flight = true;
-        let mut body = match tokio::time::timeout(timeout, self.round_trip(&buf)).await {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(self.io_error(&format!(
-                    "{} got no answer within {} ms",
-                    api_name(R::KEY),
-                    timeout.as_millis()
-                )))
-            }
-        };
+    /// Checks the header of a response body read off the wire and decodes it.
+    fn finish<R: Request>(
+        &mut self,
+        mut body: Bytes,
+        version: i16,
+        correlation: i32,
+    ) -> Result<R::Response> {
         self.in_flight = false;
         let rh = ResponseHeader::decode(&mut body, R::Response::header_version(version))
             .map_err(|e| Error::Decode(format!("{} response header: {e}", api_name(R::KEY))))?;
@@ -199,11 +242,39 @@ impl Connection {
             .map_err(|e| Error::Decode(format!("{} v{version} response: {e}", api_name(R::KEY))))
     }
 
+    async fn exchange<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response> {
+        if self.in_flight {
+            return Err(self.io_error("a previous request was abandoned mid-flight"));
+        }
+        let (buf, correlation) = self.frame(req, version)?;
+        self.in_flight = true;
+        let body = match tokio::time::timeout(timeout, self.round_trip(&buf)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(self.io_error(&format!(
+                    "{} got no answer within {} ms",
+                    api_name(R::KEY),
+                    timeout.as_millis()
+                )))
+            }
+        };
+        self.finish::<R>(body, version, correlation)
+    }
+
     async fn round_trip(&mut self, frame: &[u8]) -> Result<Bytes> {
         self.stream
             .write_all(frame)
             .await
             .map_err(|e| self.io_error(&e.to_string()))?;
+        self.read_frame().await
+    }
+
+    async fn read_frame(&mut self) -> Result<Bytes> {
         let mut len = [0u8; 4];
         self.stream
             .read_exact(&mut len)
@@ -227,6 +298,15 @@ impl Connection {
             reason: reason.to_string(),
         }
     }
+}
+
+/// A request written by [`Connection::submit`] whose response is still to be read.
+#[must_use = "the response must be read before the connection carries anything else"]
+pub struct Submitted<R> {
+    correlation: i32,
+    version: i16,
+    started: std::time::Instant,
+    _request: std::marker::PhantomData<fn() -> R>,
 }
 
 /// Whether PARTWISE_GROUP_TRACE is set: then every request's API, broker and

@@ -2,10 +2,12 @@
 //! co-partitioned assignor, printing what it is given and what it handles.
 
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{hex, Format, JsonStream};
-use partwise_group::{Config, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment};
+use crate::output::Format;
+use partwise_group::{
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment,
+};
 use serde_json::{json, Value};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::time::Duration;
 
 #[derive(clap::Args)]
@@ -62,6 +64,14 @@ pub struct Args {
         default_value_t = 5_000
     )]
     commit_interval_ms: u64,
+    /// How long to keep retrying, after joining, while no broker answers or
+    /// the coordinator is unavailable; then exit 2
+    #[arg(
+        long = "retry-timeout-ms",
+        value_name = "MS",
+        default_value_t = 120_000
+    )]
+    retry_timeout_ms: u64,
     /// Output format (table prints one line per event)
     #[arg(long, value_enum, default_value = "ndjson")]
     format: Format,
@@ -127,6 +137,7 @@ fn config(args: &Args) -> Result<Config> {
         .rebalance_timeout_ms
         .unwrap_or(args.max_poll_interval_ms));
     cfg.auto_commit_interval = ms(args.commit_interval_ms);
+    cfg.retry_timeout = ms(args.retry_timeout_ms);
     if cfg.heartbeat_interval >= cfg.session_timeout {
         return Err(CliError::msg(
             "--heartbeat-interval-ms must be below --session-timeout-ms",
@@ -147,40 +158,124 @@ fn assignment_json(event: &str, a: &UnitAssignment) -> Value {
     })
 }
 
-/// Prints events as they happen: JSON lines are flushed one by one so a
-/// reader (a test, `jq`) sees each as soon as it is handled.
+/// Prints events as they happen. Output goes through one buffer that is
+/// flushed after every event (one poll's records at a time), so a reader (a
+/// test, `jq`) sees each batch as soon as it is handled without a write per
+/// record; record lines are formatted straight into it, without a JSON tree.
 struct Printer {
-    json: Option<JsonStream<std::io::Stdout>>,
+    out: BufWriter<std::io::Stdout>,
+    format: Format,
+    /// No JSON array element written yet.
+    first: bool,
 }
 
 impl Printer {
-    fn print(&mut self, v: Value) -> Result<()> {
-        match &mut self.json {
-            Some(s) => {
-                s.write(&v)?;
-                std::io::stdout().flush()?;
-            }
-            None => {
-                let mut out = std::io::stdout().lock();
-                let line = match v["event"].as_str() {
-                    Some("record") => format!(
-                        "record    {}-{} @{} key {}",
-                        v["topic"].as_str().unwrap_or(""),
-                        v["partition"],
-                        v["offset"],
-                        v["key_hex"].as_str().unwrap_or("-")
-                    ),
-                    Some(e) => format!(
-                        "{e:<9} generation {} member {} units {} partitions {}",
-                        v["generation"], v["member"], v["units"], v["partitions"]
-                    ),
-                    None => v.to_string(),
-                };
-                writeln!(out, "{line}")?;
-                out.flush()?;
-            }
+    fn new(format: Format) -> Result<Printer> {
+        let mut p = Printer {
+            out: BufWriter::with_capacity(256 * 1024, std::io::stdout()),
+            format,
+            first: true,
+        };
+        if format == Format::Json {
+            p.out.write_all(b"[")?;
+        }
+        Ok(p)
+    }
+
+    /// The separator before a JSON element (array format).
+    fn open(&mut self) -> Result<()> {
+        if self.format == Format::Json {
+            self.out
+                .write_all(if self.first { b"\n  " } else { b",\n  " })?;
+        }
+        self.first = false;
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        if self.format != Format::Json {
+            self.out.write_all(b"\n")?;
         }
         Ok(())
+    }
+
+    fn assignment(&mut self, event: &str, a: &UnitAssignment) -> Result<()> {
+        let v = assignment_json(event, a);
+        match self.format {
+            Format::Table => writeln!(
+                self.out,
+                "{event:<9} generation {} member {} units {} partitions {}",
+                v["generation"], v["member"], v["units"], v["partitions"]
+            )?,
+            _ => {
+                self.open()?;
+                serde_json::to_writer(&mut self.out, &v)?;
+                self.close()?;
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn records(&mut self, records: &[ConsumedRecord]) -> Result<()> {
+        let mut key = Vec::new();
+        for r in records {
+            key.clear();
+            if let Some(k) = &r.key {
+                push_hex(&mut key, k);
+            }
+            let key_hex = r.key.as_ref().map(|_| &key[..]);
+            match self.format {
+                Format::Table => {
+                    write!(
+                        self.out,
+                        "record    {}-{} @{} key ",
+                        r.topic, r.partition, r.offset
+                    )?;
+                    self.out.write_all(key_hex.unwrap_or(b"-"))?;
+                    self.out.write_all(b"\n")?;
+                }
+                _ => {
+                    self.open()?;
+                    self.out.write_all(b"{\"event\":\"record\",\"topic\":")?;
+                    serde_json::to_writer(&mut self.out, &r.topic)?;
+                    write!(
+                        self.out,
+                        ",\"partition\":{},\"offset\":{},\"key_hex\":",
+                        r.partition, r.offset
+                    )?;
+                    match key_hex {
+                        Some(h) => {
+                            self.out.write_all(b"\"")?;
+                            self.out.write_all(h)?;
+                            self.out.write_all(b"\"}")?;
+                        }
+                        None => self.out.write_all(b"null}")?,
+                    }
+                    self.close()?;
+                }
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        if self.format == Format::Json {
+            self.out
+                .write_all(if self.first { b"]\n" } else { b"\n]\n" })?;
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 15)]);
     }
 }
 
@@ -190,15 +285,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enable_all()
         .build()
         .map_err(|e| CliError::msg(format!("cannot start the runtime: {e}")))?;
-    let json = match args.format {
-        Format::Table => None,
-        f => Some(JsonStream::new(std::io::stdout(), f)?),
-    };
-    let mut printer = Printer { json };
+    let mut printer = Printer::new(args.format)?;
     rt.block_on(consume(cfg, &mut printer))?;
-    if let Some(s) = printer.json.take() {
-        s.finish()?;
-    }
+    printer.finish()?;
     Ok(ExitCode::Ok)
 }
 
@@ -207,7 +296,11 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     let group = cfg.group_id.clone();
     let mut term = signal(SignalKind::terminate()).map_err(|e| CliError::msg(e.to_string()))?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| CliError::msg(e.to_string()))?;
-    let fail = |e: partwise_group::Error| CliError::msg(format!("consume (group '{group}'): {e}"));
+    let fail = |e: partwise_group::Error| match e {
+        // Already names the group.
+        partwise_group::Error::GroupProtocol { .. } => CliError::msg(format!("consume: {e}")),
+        e => CliError::msg(format!("consume (group '{group}'): {e}")),
+    };
     let mut consumer = tokio::select! {
         c = Consumer::new(cfg.clone()) => c.map_err(fail)?,
         _ = term.recv() => return Ok(()),
@@ -222,23 +315,13 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
             _ = int.recv() => break,
         };
         match event {
-            Event::Assigned(a) => printer.print(assignment_json("assigned", &a))?,
-            Event::Revoked(a) => printer.print(assignment_json("revoked", &a))?,
-            Event::Records { records, .. } => {
-                for r in records {
-                    printer.print(json!({
-                        "event": "record",
-                        "topic": r.topic,
-                        "partition": r.partition,
-                        "offset": r.offset,
-                        "key_hex": r.key.as_deref().map(hex),
-                    }))?;
-                }
-            }
+            Event::Assigned(a) => printer.assignment("assigned", &a)?,
+            Event::Revoked(a) => printer.assignment("revoked", &a)?,
+            Event::Records { records, .. } => printer.records(&records)?,
         }
     }
     if let Some(a) = consumer.assignment().cloned() {
-        printer.print(assignment_json("revoked", &a))?;
+        printer.assignment("revoked", &a)?;
     }
     consumer.close().await.map_err(fail)
 }
