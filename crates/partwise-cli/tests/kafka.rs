@@ -269,6 +269,56 @@ fn audit_exit_codes_and_verdicts() {
     );
 }
 
+#[test]
+fn a_partition_without_a_leader_is_named_and_the_rest_is_audited() {
+    // tansu always has a leader; the proxy rewrites Metadata so that
+    // librdkafka sees partition 1 with leader -1 (LEADER_NOT_AVAILABLE).
+    let b = bootstrap();
+    let (t, u) = (unique("pwc-noleader"), unique("pwc-leader"));
+    create_topics(&b, &[(&t, 4), (&u, 4)]);
+    produce_with(&b, &t, "murmur2_random", &keys(200, "x"));
+    produce_with(&b, &u, "murmur2_random", &keys(100, "x"));
+    let proxy = partwise_faults::FaultProxy::start(&b).unwrap();
+    proxy
+        .set_rule(partwise_faults::Rule::LeaderNotAvailable {
+            topic: t.clone(),
+            partition: 1,
+        })
+        .unwrap();
+    let (code, v) = audit_json(proxy.addr(), &["-t", &t, "-t", &u, "--timeout", "10"]);
+    assert_eq!(code, 1, "a partial audit is a finding: {v}");
+    let topic = &v["topics"][0];
+    assert_eq!(topic["partitions"], 4, "{topic}");
+    let parts = topic["per_partition"].as_array().unwrap();
+    assert_eq!(parts.len(), 4, "{topic}");
+    assert_eq!(parts[1]["error"], "no leader", "{topic}");
+    assert_eq!(parts[1]["sampled"], 0);
+    let why = topic["partial"].as_str().unwrap();
+    assert!(why.contains("1: no leader"), "{why}");
+    // The other three partitions were read and routed.
+    let others: u64 = [0, 2, 3]
+        .iter()
+        .map(|&p| {
+            assert!(parts[p]["error"].is_null(), "{}", parts[p]);
+            parts[p]["sampled"].as_u64().unwrap()
+        })
+        .sum();
+    assert!(others > 0 && others < 200, "{topic}");
+    assert_eq!(topic["routing"]["sampled"], others);
+    assert!(topic["routing"]["inferred"]
+        .to_string()
+        .contains("\"java\""));
+    assert_eq!(
+        topic["skew"]["total"], others,
+        "skew leaves the unread one out"
+    );
+    // The other topic is whole.
+    let whole = &v["topics"][1];
+    assert!(whole["partial"].is_null(), "{whole}");
+    assert_eq!(whole["routing"]["sampled"], 100);
+    assert!(proxy.seen(partwise_faults::ApiKey::Metadata) > 0);
+}
+
 /// Single quotes for sh, for paths in a `script -c` command line.
 fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
