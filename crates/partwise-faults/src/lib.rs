@@ -590,6 +590,30 @@ fn rewrite(ctx: &Ctx, api: i16, version: i16, frame: Bytes) -> Bytes {
     }
 }
 
+/// A command that starts the tansu broker `bin` on `127.0.0.1:port` with
+/// in-memory storage (state is lost when it exits), the way the live tests
+/// start their private brokers. The caller sets the working directory and
+/// output, spawns it, and waits for the port.
+pub fn tansu_command(bin: &str, port: u16, cluster_id: &str) -> std::process::Command {
+    let url = format!("tcp://127.0.0.1:{port}");
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args([
+        "broker",
+        "--listener-url",
+        &url,
+        "--advertised-listener-url",
+        &url,
+    ])
+    .args([
+        "--storage-engine",
+        "memory://tansu/",
+        "--cluster-id",
+        cluster_id,
+    ])
+    .env_remove("RUST_LOG");
+    cmd
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,23 +145,9 @@ impl Throwaway {
             .local_addr()
             .unwrap()
             .port();
-        let url = format!("tcp://127.0.0.1:{port}");
         let dir = std::env::temp_dir().join(unique("pwk-tansu"));
         std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new(&bin)
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-            ])
-            .args([
-                "--storage-engine",
-                "memory://tansu/",
-                "--cluster-id",
-                "pwk-throwaway",
-            ])
+        let child = partwise_faults::tansu_command(&bin, port, "pwk-throwaway")
             .current_dir(&dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
