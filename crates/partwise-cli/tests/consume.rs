@@ -545,62 +545,38 @@ fn churn_loses_nothing_and_commits_never_go_back() {
     }
 }
 
-#[test]
-fn bad_input_exits_2_with_a_clear_message() {
+/// Runs `partwise kafka consume` as group `g` on `topic` with `extra` flags
+/// until it exits; returns its exit code and stderr.
+fn consume_once(bootstrap: &str, topic: &str, extra: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
-        .args([
-            "kafka",
-            "consume",
-            "-b",
-            "127.0.0.1:1",
-            "-g",
-            "g",
-            "-t",
-            "t",
-        ])
+        .args(["kafka", "consume", "-b", bootstrap, "-g", "g", "-t", topic])
+        .args(extra)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_message() {
+    let (code, err) = consume_once("127.0.0.1:1", "t", &[]);
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("no broker reachable") && err.contains("127.0.0.1:1"),
         "{err}"
     );
 
-    let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
-        .args([
-            "kafka",
-            "consume",
-            "-b",
-            &broker(),
-            "-g",
-            "g",
-            "-t",
-            "t",
-            "--assignor",
-            "sticky",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown group protocol 'sticky'"));
+    let (code, err) = consume_once(&broker(), "t", &["--assignor", "sticky"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("unknown group protocol 'sticky'"), "{err}");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
-        .args([
-            "kafka",
-            "consume",
-            "-b",
-            &broker(),
-            "-g",
-            "g",
-            "-t",
-            "pw-no-such-topic",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, err) = consume_once(&broker(), "pw-no-such-topic", &[]);
+    assert_eq!(code, Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("topic 'pw-no-such-topic' does not exist")
+        err.contains("topic 'pw-no-such-topic' does not exist"),
+        "{err}"
     );
 }
 
@@ -952,22 +928,8 @@ fn on_not_coordinator_members_find_the_coordinator_again_and_never_double_own() 
 #[test]
 fn an_unknown_assignor_is_refused_before_any_broker_is_contacted() {
     // Port 1 answers nothing: reaching for it would report "no broker reachable".
-    let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
-        .args([
-            "kafka",
-            "consume",
-            "-b",
-            "127.0.0.1:1",
-            "-g",
-            "g",
-            "-t",
-            "t",
-        ])
-        .args(["--assignor", "nosuch"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, err) = consume_once("127.0.0.1:1", "t", &["--assignor", "nosuch"]);
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("--assignor: unknown group protocol 'nosuch' (known: copartitioned, range)"),
         "{err}"
