@@ -291,6 +291,79 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
+/// What a person at a terminal sees while the member is not holding units:
+/// a new group's first join is held by the coordinator (Apache Kafka waits
+/// `group.initial.rebalance.delay.ms`, 3 s by default, for more members; other
+/// brokers wait longer), and a silent terminal looks like a hang. Scripts
+/// reading stdout see none of it.
+struct JoinNotice {
+    group: String,
+    on: bool,
+    since: Option<std::time::Instant>,
+    joined: bool,
+}
+
+impl JoinNotice {
+    /// Every this often while waiting, the notice is repeated with the time waited.
+    const EVERY: Duration = Duration::from_secs(5);
+
+    fn new(group: &str, on: bool) -> JoinNotice {
+        JoinNotice {
+            group: group.to_string(),
+            on,
+            since: None,
+            joined: false,
+        }
+    }
+
+    /// Says that the member is (re)joining; true when it starts waiting now.
+    fn waiting(&mut self) -> bool {
+        if !self.on || self.since.is_some() {
+            return false;
+        }
+        self.since = Some(std::time::Instant::now());
+        if self.joined {
+            eprintln!(
+                "partwise: the group is rebalancing: rejoining '{}' ...",
+                self.group
+            );
+        } else {
+            eprintln!(
+                "partwise: joining group '{}' (a new group's first join waits for more members: \
+                 group.initial.rebalance.delay.ms, 3 s on Apache Kafka) ...",
+                self.group
+            );
+        }
+        true
+    }
+
+    fn still_waiting(&self) {
+        if let (true, Some(t)) = (self.on, self.since) {
+            eprintln!(
+                "partwise: still waiting to join group '{}' ({} s); other members may be \
+                 rebalancing (their rebalance timeout bounds it)",
+                self.group,
+                t.elapsed().as_secs()
+            );
+        }
+    }
+
+    fn assigned(&mut self, a: &UnitAssignment) {
+        self.joined = true;
+        if let (true, Some(t)) = (self.on, self.since.take()) {
+            let mut units: Vec<i32> = a.units.iter().map(|u| u.partition).collect();
+            units.dedup();
+            eprintln!(
+                "partwise: joined group '{}' after {:.1} s: generation {}, units {:?}",
+                self.group,
+                t.elapsed().as_secs_f64(),
+                a.generation,
+                units
+            );
+        }
+    }
+}
+
 async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let group = cfg.group_id.clone();
@@ -301,21 +374,43 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         partwise_group::Error::GroupProtocol { .. } => CliError::msg(format!("consume: {e}")),
         e => CliError::msg(format!("consume (group '{group}'): {e}")),
     };
+    let mut notice = JoinNotice::new(&group, super::stderr_is_terminal());
+    notice.waiting();
     let mut consumer = tokio::select! {
         c = Consumer::new(cfg.clone()) => c.map_err(fail)?,
         _ = term.recv() => return Ok(()),
         _ = int.recv() => return Ok(()),
     };
-    loop {
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + JoinNotice::EVERY,
+        JoinNotice::EVERY,
+    );
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    'events: loop {
+        let waiting = consumer.assignment().is_none();
+        if waiting && notice.waiting() {
+            ticker.reset();
+        }
         // A signal drops the poll in progress; whatever was delivered before
         // it has been printed, so close() commits exactly what was handled.
-        let event = tokio::select! {
-            e = consumer.poll() => e.map_err(fail)?,
-            _ = term.recv() => break,
-            _ = int.recv() => break,
+        // The notice's ticks must not: poll is not cancel-safe.
+        let event = {
+            let poll = consumer.poll();
+            tokio::pin!(poll);
+            loop {
+                tokio::select! {
+                    e = &mut poll => break e.map_err(fail)?,
+                    _ = ticker.tick(), if waiting => notice.still_waiting(),
+                    _ = term.recv() => break 'events,
+                    _ = int.recv() => break 'events,
+                }
+            }
         };
         match event {
-            Event::Assigned(a) => printer.assignment("assigned", &a)?,
+            Event::Assigned(a) => {
+                notice.assigned(&a);
+                printer.assignment("assigned", &a)?
+            }
             Event::Revoked(a) => printer.assignment("revoked", &a)?,
             Event::Records { records, .. } => printer.records(&records)?,
         }
