@@ -2,8 +2,8 @@
 //! records of each topic it handled.
 //!
 //! ```sh
-//! eval "$(bash scripts/tansu-up)"
-//! cargo run -p partwise-group --example join -- "$PARTWISE_TEST_BROKER" my-group market-updates notifications
+//! bash scripts/kafka-up && source /tmp/partwise-kafka/env
+//! cargo run -p partwise-group --example join -- "$PARTWISE_KAFKA_BOOTSTRAP" my-group market-updates notifications
 //! ```
 
 use partwise_group::{Config, Consumer, Event, OffsetReset};
