@@ -213,6 +213,86 @@ fn untagged_redis_family_fails() {
 }
 
 #[test]
+fn a_group_whose_assignor_splits_units_fails_with_the_counts_and_the_fix() {
+    // The case: four KafkaJS pods under its round-robin assigner.
+    let four = variant("members = 3", "members = 4", 0);
+    let (code, out, _) = check(&four, "table");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("co-partitioned;"), "layout still holds: {out}");
+    assert!(
+        out.contains("consumer group ticker-joiner (kafkajs:roundrobin, 4 members) on ticker"),
+        "{out}"
+    );
+    assert!(out.contains("UNITS SPLIT"), "{out}");
+    assert!(
+        out.contains("at 4 members: 6 of 6 partition indices split"),
+        "{out}"
+    );
+    assert!(
+        out.contains("fix: KafkaJS has only its round-robin assigner"),
+        "{out}"
+    );
+    assert!(out.contains("1, 2, 3 or 6 members"), "{out}");
+    let (code, out, _) = check(&four, "json");
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    let p = &v["placements"][0];
+    assert_eq!(p["consumer_group"], "ticker-joiner");
+    assert_eq!(p["kind"], "units_split");
+    assert_eq!(p["splitting_counts"], serde_json::json!([4]));
+    assert_eq!(
+        p["counts"][0]["split_indices"],
+        serde_json::json!([0, 1, 2, 3, 4, 5])
+    );
+    let fixes: Vec<&str> = p["fix"]["assignors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for a in ["copartitioned", "java:range", "librdkafka:range"] {
+        assert!(fixes.contains(&a), "{a} missing from {fixes:?}");
+    }
+    assert!(!fixes.contains(&"kafkajs:roundrobin"));
+    assert_eq!(p["fix"]["member_counts"], serde_json::json!([1, 2, 3, 6]));
+
+    // A range of counts names every count that splits.
+    let (code, out, _) = check(&variant("members = 3", "members = \"1..8\"", 0), "json");
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["placements"][0]["splitting_counts"],
+        serde_json::json!([4, 5, 7, 8])
+    );
+    // The same range under the co-partitioned assignor holds.
+    let cp = variant("members = 3", "members = \"1..8\"", 0).replace(
+        "assignor = \"kafkajs:roundrobin\"",
+        "assignor = \"copartitioned\"",
+    );
+    let (code, out, _) = check(&cp, "table");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("(copartitioned, 1..8 members)"), "{out}");
+    assert!(out.contains("units whole"), "{out}");
+}
+
+#[test]
+fn a_group_reading_half_a_unit_is_named() {
+    let half = variant(
+        "subscriptions = [\"market-updates\", \"notifications\"]",
+        "subscriptions = [\"market-updates\"]",
+        0,
+    );
+    let (code, out, _) = check(&half, "json");
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let p = &v["placements"][0];
+    assert_eq!(p["kind"], "unsubscribed_topics");
+    assert_eq!(p["unsubscribed"], serde_json::json!(["notifications"]));
+    assert!(p["fix"]["advice"].as_str().unwrap().contains("subscribe"));
+}
+
+#[test]
 fn bad_files_exit_2_naming_line_and_field() {
     let cases = [
         (
@@ -247,6 +327,21 @@ fn bad_files_exit_2_naming_line_and_field() {
             ),
             "line 48,",
             "topic[2].name",
+        ),
+        (
+            variant("\"kafkajs:roundrobin\"", "\"kafkajs:range\"", 0),
+            "line 37,",
+            "consumer_group[0].assignor",
+        ),
+        (
+            variant("members = 3", "members = \"8..1\"", 0),
+            "line 38,",
+            "consumer_group[0].members",
+        ),
+        (
+            variant("members = 3", "members = \"1..100000\"", 0),
+            "line 38,",
+            "consumer_group[0].members",
         ),
     ];
     for (text, line, field) in cases {

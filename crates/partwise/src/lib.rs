@@ -45,6 +45,7 @@ pub mod encoding;
 mod error;
 pub mod hash;
 pub mod partitioner;
+pub mod placement;
 pub mod priority;
 pub mod resize;
 pub mod salt;

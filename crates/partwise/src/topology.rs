@@ -50,10 +50,10 @@
 //! name = "ticker"
 //! topics = ["market-updates", "notifications"]
 //!
-//! [[consumer_group]]            # validated here; placement is the assignors' business
+//! [[consumer_group]]            # placement: crate::placement runs its assignor
 //! name = "ticker-joiner"
 //! assignor = "kafkajs:roundrobin"
-//! members = 3                   # a count, or a list of member ids
+//! members = 3                   # a count, a list of member ids, or "1..8"
 //! subscriptions = ["market-updates", "notifications"]
 //!
 //! [[redis_family]]              # keys that must share a slot
@@ -153,6 +153,9 @@ pub enum Members {
     Count(u32),
     /// Members by id (unique, non-empty).
     Ids(Vec<String>),
+    /// Every member count from the first to the second, inclusive
+    /// (`members = "1..8"`): placement is checked at each.
+    Range(u32, u32),
 }
 
 /// Redis key patterns whose keys for one logical key must share a slot.
@@ -233,6 +236,10 @@ struct RawGroup {
     topics: Spanned<Vec<Spanned<String>>>,
 }
 
+/// The largest member count of a `members = "A..B"` range: each count runs
+/// the assignor once.
+const MAX_RANGE_MEMBERS: u32 = 1000;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConsumerGroup {
@@ -247,6 +254,7 @@ struct RawConsumerGroup {
 enum RawMembers {
     Count(i64),
     Ids(Vec<String>),
+    Range(String),
 }
 
 #[derive(Deserialize)]
@@ -281,7 +289,9 @@ impl Topology {
             }
             message = message.replace("expected i64", "expected an integer");
             if message.contains("did not match any variant of untagged enum RawMembers") {
-                message = "expected a member count or a list of member ids".into();
+                message =
+                    "expected a member count, a list of member ids or a range such as \"1..8\""
+                        .into();
             }
             at(input, off, field, message)
         })?;
@@ -562,7 +572,11 @@ impl Validator<'_> {
                 "consumer group",
                 &mut cg_names,
             )?;
-            let assignor = self.name(&c.assignor, format!("consumer_group[{i}].assignor"))?;
+            let afield = format!("consumer_group[{i}].assignor");
+            let assignor = self.name(&c.assignor, afield.clone())?;
+            if let Err(e) = assignor.parse::<crate::assign::Assignor>() {
+                return self.err(c.assignor.span(), afield, e.to_string());
+            }
             let mfield = format!("consumer_group[{i}].members");
             let members = match c.members.get_ref() {
                 RawMembers::Count(n) => match u32::try_from(*n) {
@@ -597,6 +611,28 @@ impl Validator<'_> {
                         return self.err(c.members.span(), mfield, "a group has at least 1 member");
                     }
                     Members::Ids(ids.clone())
+                }
+                RawMembers::Range(r) => {
+                    let parsed = r.split_once("..").and_then(|(lo, hi)| {
+                        Some((
+                            lo.trim().parse::<u32>().ok()?,
+                            hi.trim().parse::<u32>().ok()?,
+                        ))
+                    });
+                    match parsed {
+                        Some((lo, hi)) if lo >= 1 && lo <= hi && hi <= MAX_RANGE_MEMBERS => {
+                            Members::Range(lo, hi)
+                        }
+                        _ => {
+                            return self.err(
+                                c.members.span(),
+                                mfield,
+                                format!(
+                                    "'{r}': a range of member counts is A..B with 1 <= A <= B <= {MAX_RANGE_MEMBERS}"
+                                ),
+                            )
+                        }
+                    }
                 }
             };
             let subscriptions = self.topic_list(
@@ -1002,14 +1038,19 @@ pub struct Report {
     pub groups: Vec<GroupVerdict>,
     /// One verdict per Redis family, in file order.
     pub families: Vec<FamilyVerdict>,
+    /// One verdict per consumer group and co-partition group it reads.
+    pub placements: Vec<crate::placement::PlacementVerdict>,
     /// The number of sample keys used.
     pub sample_keys: usize,
 }
 
 impl Report {
-    /// Whether every group is co-partitioned and every family co-located.
+    /// Whether every group is co-partitioned, every family co-located and
+    /// every consumer group keeps its units whole.
     pub fn ok(&self) -> bool {
-        self.groups.iter().all(GroupVerdict::ok) && self.families.iter().all(FamilyVerdict::ok)
+        self.groups.iter().all(GroupVerdict::ok)
+            && self.families.iter().all(FamilyVerdict::ok)
+            && self.placements.iter().all(|p| p.ok())
     }
 }
 
@@ -1031,6 +1072,7 @@ pub fn check(topology: &Topology, samples: &[&[u8]]) -> Report {
             .iter()
             .map(|f| check_family(f, samples))
             .collect(),
+        placements: crate::placement::placements(topology),
         sample_keys: samples.len(),
     }
 }

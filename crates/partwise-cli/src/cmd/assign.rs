@@ -3,7 +3,9 @@
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream, Table};
-use partwise::assign::{colocation, Assignment, Assignor, Colocation, Group, Member, Topic, Tp};
+use partwise::assign::{
+    colocation, member_names, Assignment, Assignor, Colocation, Group, Member, Topic, Tp,
+};
 use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -58,12 +60,6 @@ fn parse_count(flag: &str, s: &str) -> Result<usize> {
         )));
     }
     Ok(n)
-}
-
-/// Member ids m00, m01, ...: zero-padded so they sort in numeric order.
-fn member_names(k: usize) -> Vec<String> {
-    let width = (k.saturating_sub(1)).to_string().len().max(2);
-    (0..k).map(|i| format!("m{i:0width$}")).collect()
 }
 
 impl Config {

@@ -4,6 +4,7 @@
 use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream};
+use partwise::placement::PlacementVerdict;
 use partwise::topology::{
     check, Alignment, FamilyVerdict, GroupVerdict, ProducerRef, Reason, Report, SampleDiff,
     Topology,
@@ -67,6 +68,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             for f in &report.families {
                 let mut v = family_json(f);
                 v.insert("type".into(), "redis_family".into());
+                s.write(&Value::Object(v))?;
+            }
+            for p in &report.placements {
+                let mut v = placement_json(p);
+                v.insert("type".into(), "placement".into());
                 s.write(&Value::Object(v))?;
             }
             s.finish()?;
@@ -193,6 +199,43 @@ fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
     m
 }
 
+fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("consumer_group".into(), p.consumer_group.clone().into());
+    m.insert("assignor".into(), p.assignor.spec().into());
+    m.insert("copartition_group".into(), p.copartition.clone().into());
+    m.insert("topics".into(), p.topics.clone().into());
+    m.insert("units_whole".into(), p.ok().into());
+    m.insert("kind".into(), p.kind().into());
+    m.insert("unsubscribed".into(), p.unsubscribed.clone().into());
+    m.insert("splitting_counts".into(), p.splitting_counts().into());
+    let counts: Vec<Value> = p
+        .counts
+        .iter()
+        .map(|c| {
+            json!({
+                "members": c.members,
+                "split_indices": c.split,
+                "split_count": c.split.len(),
+                "indices": c.indices,
+                "error": c.error,
+            })
+        })
+        .collect();
+    m.insert("counts".into(), counts.into());
+    m.insert(
+        "fix".into(),
+        p.fix.as_ref().map_or(Value::Null, |f| {
+            json!({
+                "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
+                "member_counts": f.member_counts,
+                "advice": f.advice,
+            })
+        }),
+    );
+    m
+}
+
 fn report_json(file: &Path, r: &Report) -> Value {
     json!({
         "file": file.display().to_string(),
@@ -200,7 +243,64 @@ fn report_json(file: &Path, r: &Report) -> Value {
         "sample_keys": r.sample_keys,
         "copartition_groups": r.groups.iter().map(group_json).collect::<Vec<_>>(),
         "redis_families": r.families.iter().map(family_json).collect::<Vec<_>>(),
+        "placements": r.placements.iter().map(placement_json).collect::<Vec<_>>(),
     })
+}
+
+/// `3`, `1..6`: the member counts a verdict covers.
+fn counts_label(p: &PlacementVerdict) -> String {
+    match (p.counts.first(), p.counts.last()) {
+        (Some(a), Some(b)) if a.members != b.members => format!("{}..{}", a.members, b.members),
+        (Some(a), _) => a.members.to_string(),
+        _ => "no".into(),
+    }
+}
+
+fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
+    let head = format!(
+        "consumer group {} ({}, {} members) on {} ({})",
+        p.consumer_group,
+        p.assignor,
+        counts_label(p),
+        p.copartition,
+        p.topics.join(", ")
+    );
+    if p.ok() {
+        writeln!(out, "{head}: units whole")?;
+        return Ok(());
+    }
+    writeln!(out, "{head}: UNITS SPLIT")?;
+    if !p.unsubscribed.is_empty() {
+        writeln!(
+            out,
+            "  - does not subscribe to {}: those partitions are never in its members' hands",
+            p.unsubscribed.join(", ")
+        )?;
+    }
+    for c in p.counts.iter().filter(|c| !c.ok()) {
+        match &c.error {
+            Some(e) => writeln!(out, "  - at {} members: {e}", c.members)?,
+            None => writeln!(
+                out,
+                "  - at {} members: {} of {} partition indices split across members",
+                c.members,
+                c.split.len(),
+                c.indices
+            )?,
+        }
+    }
+    if let Some(f) = &p.fix {
+        writeln!(out, "  fix: {}", f.advice)?;
+        if !f.assignors.is_empty() {
+            let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
+            writeln!(
+                out,
+                "       assignors that keep units whole: {}",
+                specs.join(", ")
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn table(r: &Report, out: &mut impl Write) -> Result<()> {
@@ -252,6 +352,9 @@ fn table(r: &Report, out: &mut impl Write) -> Result<()> {
         for reason in &f.reasons {
             writeln!(out, "  - {reason}")?;
         }
+    }
+    for p in &r.placements {
+        placement_table(p, out)?;
     }
     if r.groups.is_empty() && r.families.is_empty() {
         writeln!(

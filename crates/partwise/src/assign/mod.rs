@@ -62,6 +62,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
+/// Ids for `k` anonymous members, `m00`, `m01`, ...: zero-padded to one
+/// width so that they sort in numeric order (the range and round-robin
+/// assignors sort members by id), widening past 100 members.
+pub fn member_names(k: usize) -> Vec<String> {
+    let width = k.saturating_sub(1).to_string().len().max(2);
+    (0..k).map(|i| format!("m{i:0width$}")).collect()
+}
+
 /// One partition of one topic: `topic` indexes [`Group::topics`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Tp {
