@@ -14,13 +14,19 @@ fn partwise() -> Command {
 }
 
 fn ndjson(args: &[&str]) -> Vec<Value> {
+    ndjson_exit(args, 0)
+}
+
+/// The NDJSON rows of a run that must exit with `code`.
+fn ndjson_exit(args: &[&str], code: i32) -> Vec<Value> {
     let out = partwise()
         .args(args)
         .args(["--format", "ndjson"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(code),
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -28,6 +34,13 @@ fn ndjson(args: &[&str]) -> Vec<Value> {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Rows about keys, without the summary rows (`type`) that follow them.
+fn key_rows(rows: Vec<Value>) -> Vec<Value> {
+    rows.into_iter()
+        .filter(|r| r.get("type").is_none())
         .collect()
 }
 
@@ -86,16 +99,19 @@ fn ndjson_row_fields() {
 
 #[test]
 fn random_placements_are_null_not_invented() {
-    let rows = ndjson(&[
-        "route",
-        "",
-        "-p",
-        "6",
-        "-P",
-        "librdkafka",
-        "-P",
-        "librdkafka:murmur2_random",
-    ]);
+    let rows = ndjson_exit(
+        &[
+            "route",
+            "",
+            "-p",
+            "6",
+            "-P",
+            "librdkafka",
+            "-P",
+            "librdkafka:murmur2_random",
+        ],
+        1,
+    );
     assert_eq!(rows[0]["partitioner"], "librdkafka:consistent_random");
     assert_eq!(rows[0]["partition"], Value::Null);
     assert_eq!(rows[0]["random"], true);
@@ -105,7 +121,7 @@ fn random_placements_are_null_not_invented() {
 
 #[test]
 fn all_marks_disagreement() {
-    let rows = ndjson(&["route", "BBCA", "-p", "6", "-P", "all"]);
+    let rows = key_rows(ndjson_exit(&["route", "BBCA", "-p", "6", "-P", "all"], 1));
     assert!(rows.len() >= 26);
     assert!(rows.iter().all(|r| r["clients_agree"] == false));
     // One partition, every murmur2 client agrees.
@@ -121,7 +137,14 @@ fn all_marks_disagreement() {
         "-P",
         "sarama:murmur2",
     ]);
-    assert!(rows.iter().all(|r| r["clients_agree"] == true));
+    let agreement = rows.last().unwrap().clone();
+    assert_eq!(agreement["type"], "agreement");
+    assert_eq!(agreement["differ"], 0);
+    assert_eq!(
+        agreement["groups"],
+        serde_json::json!([["java", "kafkajs", "sarama:murmur2"]])
+    );
+    assert!(key_rows(rows).iter().all(|r| r["clients_agree"] == true));
     let table = partwise()
         .args(["route", "BBCA", "-p", "6", "-P", "all"])
         .output()
@@ -131,9 +154,151 @@ fn all_marks_disagreement() {
         .contains("CLIENTS DISAGREE"));
 }
 
+/// The partition each real client put `key` on at `n` partitions, from a
+/// vector file of tests/vectors.
+fn vector(file: &str, key: &str, n: u64) -> u64 {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/vectors")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["key"] == key && v["partitions"] == n)
+        .unwrap_or_else(|| panic!("{key} at {n} not in {file}"))["partition"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn two_clients_get_a_pairwise_total_and_exit_1_when_they_disagree() {
+    let f = temp_file(SYMBOLS.join("\n").as_bytes());
+    let path = f.path().to_str().unwrap();
+    let java = "reference/java_builtin_partitioner_murmur2.jsonl";
+    let sarama = "generated/sarama_hash_partitioner.jsonl";
+    let differ = SYMBOLS
+        .iter()
+        .filter(|k| vector(java, k, 12) != vector(sarama, k, 12))
+        .count();
+    assert!(differ > 0);
+    let out = partwise()
+        .args([
+            "route", "-i", path, "-p", "12", "-P", "java", "-P", "sarama",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let pct = 100.0 * differ as f64 / SYMBOLS.len() as f64;
+    let line =
+        format!("java vs sarama at n=12: {differ} of 10 keys ({pct:.1}%) on different partitions");
+    assert!(text.contains(&line), "want {line:?} in {text}");
+    // --only-differ prints the keys that differ and nothing else.
+    let rows = key_rows(ndjson_exit(
+        &[
+            "route",
+            "-i",
+            path,
+            "-p",
+            "12",
+            "-P",
+            "java",
+            "-P",
+            "sarama",
+            "--only-differ",
+        ],
+        1,
+    ));
+    assert_eq!(rows.len(), 2 * differ);
+    assert!(rows.iter().all(|r| r["clients_agree"] == false));
+    // Clients that agree exit 0, with the same total line.
+    let out = partwise()
+        .args([
+            "route", "-i", path, "-p", "12", "-P", "java", "-P", "kafkajs",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("java vs kafkajs at n=12: 0 of 10 keys (0.0%) on different partitions"));
+}
+
+#[test]
+fn a_migration_names_the_keys_that_move_and_the_setting_that_moves_none() {
+    let f = temp_file(SYMBOLS.join("\n").as_bytes());
+    let path = f.path().to_str().unwrap();
+    let java = "reference/java_builtin_partitioner_murmur2.jsonl";
+    let rdk = "generated/librdkafka_consistent_random.jsonl";
+    let rows = ndjson_exit(
+        &[
+            "route",
+            "-i",
+            path,
+            "-p",
+            "12",
+            "--from",
+            "java",
+            "--to",
+            "librdkafka",
+        ],
+        1,
+    );
+    let (summary, keys): (Vec<Value>, Vec<Value>) =
+        rows.into_iter().partition(|r| r.get("type").is_some());
+    assert_eq!(keys.len(), SYMBOLS.len());
+    for r in &keys {
+        let k = r["key"].as_str().unwrap();
+        assert_eq!(r["from"].as_u64(), Some(vector(java, k, 12)), "{k}");
+        assert_eq!(r["to"].as_u64(), Some(vector(rdk, k, 12)), "{k}");
+        assert_eq!(r["moved"], vector(java, k, 12) != vector(rdk, k, 12), "{k}");
+    }
+    let moved = SYMBOLS
+        .iter()
+        .filter(|k| vector(java, k, 12) != vector(rdk, k, 12))
+        .count();
+    let s = &summary[0];
+    assert_eq!(s["type"], "migration");
+    assert_eq!(s["moved"], moved);
+    let keep: Vec<&str> = s["move_nothing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(keep.contains(&"librdkafka:murmur2_random"), "{keep:?}");
+    assert!(!keep.contains(&"librdkafka:consistent_random"));
+    assert!(
+        s["fix"]
+            .as_str()
+            .unwrap()
+            .contains("partitioner=murmur2_random"),
+        "{s}"
+    );
+    // The partitioner it names moves nothing, exit 0.
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        path,
+        "-p",
+        "12",
+        "--from",
+        "java",
+        "--to",
+        "librdkafka:murmur2_random",
+    ]);
+    let s = rows.last().unwrap();
+    assert_eq!(s["moved"], 0);
+    assert_eq!(s["fix"], Value::Null);
+    assert!(fails(&["route", "x", "-p", "6", "--from", "java"]).contains("--to"));
+    assert!(fails(&["route", "x", "-p", "6", "--from", "java", "--to", "nope"]).contains("--to"));
+}
+
 #[test]
 fn null_key_behaviour() {
-    let rows = ndjson(&["route", "--null-key", "-p", "12", "-P", "all"]);
+    let rows = key_rows(ndjson_exit(
+        &["route", "--null-key", "-p", "12", "-P", "all"],
+        1,
+    ));
     let get = |spec: &str| {
         rows.iter()
             .find(|r| r["partitioner"] == spec)

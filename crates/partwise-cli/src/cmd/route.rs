@@ -49,6 +49,15 @@ pub struct Args {
     /// Show what each partitioner does with a null key (no key at all)
     #[arg(long)]
     null_key: bool,
+    /// With several partitioners: print only the keys they place differently
+    #[arg(long, conflicts_with = "summary")]
+    only_differ: bool,
+    /// Migration view: the partitioner producers use now (with --to)
+    #[arg(long, value_name = "SPEC", requires = "to", conflicts_with_all = ["summary", "null_key"])]
+    from: Option<String>,
+    /// Migration view: the partitioner producers move to (with --from)
+    #[arg(long, value_name = "SPEC", requires = "from")]
+    to: Option<String>,
 }
 
 /// The validated form of [`Args`].
@@ -59,6 +68,9 @@ struct Config {
     format: Format,
     summary: bool,
     null_key: bool,
+    only_differ: bool,
+    /// `--from`, `--to`.
+    migration: Option<(Partitioner, Partitioner)>,
 }
 
 /// Parses `-P` values: specs, or `all`; duplicates are dropped, order kept.
@@ -97,7 +109,19 @@ pub fn parse_counts(counts: &[String]) -> Result<Vec<PartitionCount>> {
 
 impl Config {
     fn new(a: Args) -> Result<Config> {
-        let partitioners = parse_partitioners(&a.partitioner)?;
+        let migration = match (&a.from, &a.to) {
+            (Some(f), Some(t)) => {
+                let parse = |flag: &str, s: &str| -> Result<Partitioner> {
+                    s.parse().map_err(|e| CliError::msg(format!("{flag}: {e}")))
+                };
+                Some((parse("--from", f)?, parse("--to", t)?))
+            }
+            _ => None,
+        };
+        let partitioners = match migration {
+            Some((f, t)) => vec![f, t],
+            None => parse_partitioners(&a.partitioner)?,
+        };
         let counts = parse_counts(&a.partitions)?;
         let source = key_source(a.keys, a.input, &a.key_format)?;
         if source.is_empty() && !a.null_key {
@@ -112,6 +136,8 @@ impl Config {
             format: a.format,
             summary: a.summary,
             null_key: a.null_key,
+            only_differ: a.only_differ,
+            migration,
         })
     }
 }
@@ -121,6 +147,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if cfg.summary {
         summary(&cfg, out)
+    } else if let Some((from, to)) = cfg.migration {
+        migrate(&cfg, from, to, out)
     } else {
         rows(&cfg, out)
     }
@@ -157,6 +185,174 @@ struct KeyRows<'a> {
     placements: Vec<Vec<Placement>>,
 }
 
+/// Two placements that put a key on the same fixed partition.
+fn same(a: Placement, b: Placement) -> bool {
+    a.partition().is_some() && a == b
+}
+
+/// `9,186 of 10,000 keys (91.9%)`.
+fn of_keys(part: u64, whole: u64) -> String {
+    let pct = if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    };
+    format!(
+        "{} of {} keys ({pct:.1}%)",
+        thousands(part),
+        thousands(whole)
+    )
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// How often partitioners place a key differently, per partition count: the
+/// totals a person asks for after the rows ("do our Java and Sarama
+/// producers agree?").
+struct Agreement {
+    keys: u64,
+    pairs: Vec<(usize, usize)>,
+    /// `differ[c][pair]`: keys that pair places differently at count `c`.
+    differ: Vec<Vec<u64>>,
+    /// `any[c]`: keys placed differently by at least two partitioners.
+    any: Vec<u64>,
+}
+
+impl Agreement {
+    fn new(partitioners: usize, counts: usize) -> Agreement {
+        let pairs: Vec<(usize, usize)> = (0..partitioners)
+            .flat_map(|a| (a + 1..partitioners).map(move |b| (a, b)))
+            .collect();
+        Agreement {
+            keys: 0,
+            differ: vec![vec![0; pairs.len()]; counts],
+            any: vec![0; counts],
+            pairs,
+        }
+    }
+
+    fn add(&mut self, placements: &[Vec<Placement>]) {
+        self.keys += 1;
+        for (c, ps) in placements.iter().enumerate() {
+            if !agree(ps) {
+                self.any[c] += 1;
+            }
+            for (i, &(a, b)) in self.pairs.iter().enumerate() {
+                if !same(ps[a], ps[b]) {
+                    self.differ[c][i] += 1;
+                }
+            }
+        }
+    }
+
+    fn disagree(&self) -> bool {
+        self.any.iter().any(|&n| n > 0)
+    }
+
+    /// Partitioners that place every key alike at count `c`, in `-P` order.
+    fn groups(&self, c: usize, partitioners: usize) -> Vec<Vec<usize>> {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        'next: for p in 0..partitioners {
+            for g in &mut groups {
+                let pair = self.pairs.iter().position(|&x| x == (g[0], p));
+                if pair.is_some_and(|i| self.differ[c][i] == 0) {
+                    g.push(p);
+                    continue 'next;
+                }
+            }
+            groups.push(vec![p]);
+        }
+        groups
+    }
+
+    fn json(&self, cfg: &Config) -> Vec<Value> {
+        let spec = |i: usize| cfg.partitioners[i].spec();
+        cfg.counts
+            .iter()
+            .enumerate()
+            .map(|(c, n)| {
+                let pairs: Vec<Value> = self
+                    .pairs
+                    .iter()
+                    .zip(&self.differ[c])
+                    .map(|(&(a, b), &d)| {
+                        json!({
+                            "a": spec(a),
+                            "b": spec(b),
+                            "differ": d,
+                            "differ_fraction": fraction(d, self.keys),
+                        })
+                    })
+                    .collect();
+                let groups: Vec<Vec<&str>> = self
+                    .groups(c, cfg.partitioners.len())
+                    .into_iter()
+                    .map(|g| g.into_iter().map(spec).collect())
+                    .collect();
+                json!({
+                    "type": "agreement",
+                    "partitions": n.get(),
+                    "keys": self.keys,
+                    "differ": self.any[c],
+                    "differ_fraction": fraction(self.any[c], self.keys),
+                    "pairs": pairs,
+                    "groups": groups,
+                })
+            })
+            .collect()
+    }
+
+    fn table(&self, cfg: &Config, out: &mut impl Write) -> Result<()> {
+        let spec = |i: usize| cfg.partitioners[i].spec();
+        writeln!(out)?;
+        for (c, n) in cfg.counts.iter().enumerate() {
+            if self.pairs.len() <= 6 {
+                for (&(a, b), &d) in self.pairs.iter().zip(&self.differ[c]) {
+                    writeln!(
+                        out,
+                        "{} vs {} at n={n}: {} on different partitions",
+                        spec(a),
+                        spec(b),
+                        of_keys(d, self.keys)
+                    )?;
+                }
+            } else {
+                let groups = self.groups(c, cfg.partitioners.len());
+                writeln!(
+                    out,
+                    "at n={n}: {} placed differently by at least two of these {} partitioners; {} sets agree on every key:",
+                    of_keys(self.any[c], self.keys),
+                    cfg.partitioners.len(),
+                    groups.len()
+                )?;
+                for g in groups {
+                    let specs: Vec<&str> = g.into_iter().map(spec).collect();
+                    writeln!(out, "  {}", specs.join(", "))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn fraction(part: u64, whole: u64) -> Value {
+    if whole == 0 {
+        Value::Null
+    } else {
+        (part as f64 / whole as f64).into()
+    }
+}
+
 fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
     let multi = cfg.partitioners.len() > 1;
     let place_all = |key: Option<&[u8]>| -> Vec<Vec<Placement>> {
@@ -165,11 +361,18 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
             .map(|&n| cfg.partitioners.iter().map(|p| p.place(key, n)).collect())
             .collect()
     };
+    let mut agreement = Agreement::new(cfg.partitioners.len(), cfg.counts.len());
+    // --only-differ keeps a key (at a count) only where the clients disagree.
+    let shown = |ps: &[Placement]| !cfg.only_differ || !agree(ps);
     match cfg.format {
         Format::Json | Format::Ndjson => {
             let mut s = JsonStream::new(&mut out, cfg.format)?;
             let mut emit = |r: KeyRows<'_>| -> Result<()> {
+                agreement.add(&r.placements);
                 for (c, ps) in cfg.counts.iter().zip(&r.placements) {
+                    if !shown(ps) {
+                        continue;
+                    }
                     let agreed = agree(ps);
                     for (p, pl) in cfg.partitioners.iter().zip(ps) {
                         let mut m = Map::new();
@@ -214,17 +417,28 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
                 }
                 Ok(())
             })?;
+            if multi {
+                for v in agreement.json(cfg) {
+                    s.write(&v)?;
+                }
+            }
             s.finish()?;
         }
         Format::Table => {
             let columns = cfg.partitioners.len() * cfg.counts.len();
             let mut collected: Vec<(OwnedKey, Vec<Vec<Placement>>)> = Vec::new();
+            let mut keep = |k: OwnedKey, pss: Vec<Vec<Placement>>| {
+                agreement.add(&pss);
+                if pss.iter().any(|ps| shown(ps)) {
+                    collected.push((k, pss));
+                }
+            };
             if cfg.null_key {
-                collected.push((None, place_all(None)));
+                keep(None, place_all(None));
             }
             cfg.source.for_each_batch(|b| {
                 for (input, key) in b.inputs.iter().zip(b.keys) {
-                    collected.push((Some((input.to_vec(), key.to_vec())), place_all(Some(key))));
+                    keep(Some((input.to_vec(), key.to_vec())), place_all(Some(key)));
                 }
                 Ok(())
             })?;
@@ -250,12 +464,19 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
                 }
                 t.write(&mut out)?;
             } else {
-                grouped(cfg, &collected, label, &mut out)?;
+                grouped(cfg, &collected, label, &shown, &mut out)?;
+            }
+            if multi {
+                agreement.table(cfg, &mut out)?;
             }
             out.flush()?;
         }
     }
-    Ok(ExitCode::Ok)
+    Ok(if multi && agreement.disagree() {
+        ExitCode::Findings
+    } else {
+        ExitCode::Ok
+    })
 }
 
 /// The readable form of many partitioners: per key and count, the partitioners
@@ -264,15 +485,17 @@ fn grouped<K>(
     cfg: &Config,
     collected: &[(K, Vec<Vec<Placement>>)],
     label: impl Fn(&K) -> String,
+    shown: &impl Fn(&[Placement]) -> bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let mut disagreeing = 0usize;
     for (k, pss) in collected {
         for (c, ps) in cfg.counts.iter().zip(pss) {
+            if !shown(ps) {
+                continue;
+            }
             let verdict = if agree(ps) {
                 "clients agree"
             } else {
-                disagreeing += 1;
                 "CLIENTS DISAGREE"
             };
             writeln!(out, "{}  n={}  {}", label(k), c, verdict)?;
@@ -290,14 +513,151 @@ fn grouped<K>(
             }
         }
     }
-    writeln!(
-        out,
-        "\n{} of {} key/count pairs placed differently by these {} partitioners",
-        disagreeing,
-        collected.len() * cfg.counts.len(),
-        cfg.partitioners.len()
-    )?;
     Ok(())
+}
+
+/// `--from A --to B`: which keys a producer moving from partitioner A to B
+/// sends elsewhere, and which partitioners would move none of them.
+fn migrate(
+    cfg: &Config,
+    from: Partitioner,
+    to: Partitioner,
+    mut out: impl Write,
+) -> Result<ExitCode> {
+    // Every known partitioner is tried against `from`, so that the answer can
+    // name the ones that keep every key where it is.
+    let candidates: Vec<Partitioner> = Partitioner::all().collect();
+    let mut keeps = vec![true; candidates.len()];
+    let mut keys = 0u64;
+    let mut moved = vec![0u64; cfg.counts.len()];
+    let mut s = match cfg.format {
+        Format::Table => None,
+        f => Some(JsonStream::new(&mut out, f)?),
+    };
+    let mut table = Table::new(["KEY", "N", "FROM", "TO", ""]);
+    cfg.source.for_each_batch(|b| {
+        for (input, key) in b.inputs.iter().zip(b.keys) {
+            keys += 1;
+            for (c, &n) in cfg.counts.iter().enumerate() {
+                let (a, z) = (from.place(Some(key), n), to.place(Some(key), n));
+                let moves = !same(a, z);
+                if moves {
+                    moved[c] += 1;
+                }
+                for (k, p) in candidates.iter().enumerate() {
+                    if keeps[k] && !same(a, p.place(Some(key), n)) {
+                        keeps[k] = false;
+                    }
+                }
+                if cfg.only_differ && !moves {
+                    continue;
+                }
+                match &mut s {
+                    Some(s) => s.write(&json!({
+                        "key": display_key(cfg.source.format, input, key),
+                        "key_hex": hex(key),
+                        "partitions": n.get(),
+                        "from": partition_json(a),
+                        "to": partition_json(z),
+                        "moved": moves,
+                    }))?,
+                    None => table.row([
+                        key_cell(key),
+                        n.to_string(),
+                        placement_cell(a),
+                        placement_cell(z),
+                        if moves { "moved".into() } else { String::new() },
+                    ]),
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let keep: Vec<&str> = candidates
+        .iter()
+        .zip(&keeps)
+        .filter(|(_, &k)| k && keys > 0)
+        .map(|(p, _)| p.spec())
+        .collect();
+    // The same client's settings first: that is the change a team can make;
+    // among them, the one that also treats null and empty keys as `from`
+    // does (librdkafka's murmur2_random, not murmur2, matches Java there).
+    let n = cfg.counts[0];
+    let edge_mismatch = |p: Partitioner| {
+        let null =
+            from.place(None, n).partition().is_some() != p.place(None, n).partition().is_some();
+        let empty = !same(from.place(Some(b""), n), p.place(Some(b""), n));
+        (null, empty)
+    };
+    let mut same_client: Vec<Partitioner> = candidates
+        .iter()
+        .zip(&keeps)
+        .filter(|(p, &k)| k && keys > 0 && p.client() == to.client())
+        .map(|(p, _)| *p)
+        .collect();
+    same_client.sort_by_key(|&p| edge_mismatch(p));
+    let same_client: Vec<&str> = same_client.iter().map(|p| p.spec()).collect();
+    let fix = match (moved.iter().any(|&m| m > 0), same_client.first()) {
+        (false, _) => None,
+        (true, Some(spec)) => Some(match spec.split_once(':') {
+            Some(("librdkafka", name)) => {
+                format!("set partitioner={name} in the {} producer ({spec}) and no key moves", to.client())
+            }
+            _ => format!("use {spec} in the {} producer and no key moves", to.client()),
+        }),
+        (true, None) => Some(format!(
+            "no {} partitioner keeps these keys where {} puts them: the keys that move lose their order and co-partitioning unless every producer and topic moves at once",
+            to.client(),
+            from.spec()
+        )),
+    };
+    match s {
+        Some(mut s) => {
+            for (c, n) in cfg.counts.iter().enumerate() {
+                s.write(&json!({
+                    "type": "migration",
+                    "from": from.spec(),
+                    "to": to.spec(),
+                    "partitions": n.get(),
+                    "keys": keys,
+                    "moved": moved[c],
+                    "moved_fraction": fraction(moved[c], keys),
+                    "move_nothing": keep,
+                    "fix": fix,
+                }))?;
+            }
+            s.finish()?;
+        }
+        None => {
+            table.write(&mut out)?;
+            writeln!(out)?;
+            for (c, n) in cfg.counts.iter().enumerate() {
+                writeln!(
+                    out,
+                    "{} -> {} at n={n}: {} move",
+                    from.spec(),
+                    to.spec(),
+                    of_keys(moved[c], keys)
+                )?;
+            }
+            if !keep.is_empty() {
+                writeln!(
+                    out,
+                    "partitioners that move none of these keys: {}",
+                    keep.join(", ")
+                )?;
+            }
+            if let Some(f) = &fix {
+                writeln!(out, "fix: {f}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if moved.iter().any(|&m| m > 0) {
+        ExitCode::Findings
+    } else {
+        ExitCode::Ok
+    })
 }
 
 fn summary(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
