@@ -87,6 +87,35 @@ func franzProduce(ctx context.Context, brokers []string, recs []rec, p kgo.Parti
 
 type recIndex struct{}
 
+// warmUp writes one record to every partition of the run's topics, which
+// franz-go retries until each is accepted: a broker that has just created a
+// 1000-partition topic names its leaders in metadata a while before every
+// partition takes writes, and Sarama gives up sooner than that.
+func warmUp(ctx context.Context, brokers []string, prefix string) error {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordDeliveryTimeout(2*time.Minute),
+		kgo.MaxBufferedRecords(4096),
+	)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for _, n := range partitionCounts {
+		for p := 0; p < n; p++ {
+			recs = append(recs, &kgo.Record{Topic: topicFor(prefix, n), Partition: int32(p), Value: []byte("warm-up")})
+		}
+	}
+	t0 := time.Now()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	fmt.Printf("every partition takes writes (%d warm-up records, %.1fs)\n", len(recs), time.Since(t0).Seconds())
+	return nil
+}
+
 // consumeBack reads every partition of the run's topics from the start: each
 // record of this run (value prefixed with runID) must be stored once, with its
 // key, in the partition its produce result named.

@@ -87,7 +87,8 @@ func saramaProduce(ctx context.Context, brokers []string, recs []rec, ctor saram
 }
 
 // ensureTopics creates PREFIX-n<N> with N partitions where missing, refuses
-// one with another count, and waits until every partition has a leader.
+// one with another count, and waits until every partition has a leader and
+// takes writes.
 func ensureTopics(ctx context.Context, brokers []string, prefix string) error {
 	admin, err := sarama.NewClusterAdmin(brokers, saramaConfig())
 	if err != nil {
@@ -128,7 +129,7 @@ func ensureTopics(ctx context.Context, brokers []string, prefix string) error {
 			}
 		}
 		if ready {
-			return nil
+			return warmUp(ctx, brokers, prefix)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("topics not ready after 60s: %s", problem)
