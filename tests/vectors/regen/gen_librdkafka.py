@@ -44,8 +44,9 @@ class ApacheKafka:
     def __init__(self, bootstrap=None, version=None):
         self.bootstrap = bootstrap or os.environ.get("PARTWISE_KAFKA_BOOTSTRAP")
         if not self.bootstrap:
-            raise SystemExit("no broker: pass --bootstrap HOST:PORT or set PARTWISE_KAFKA_BOOTSTRAP "
-                             "(regen.sh starts one with scripts/kafka-up), or use --mock")
+            print("gen_librdkafka.py: no broker: pass --bootstrap HOST:PORT or set PARTWISE_KAFKA_BOOTSTRAP "
+                  "(regen.sh starts one with scripts/kafka-up), or use --mock", file=sys.stderr)
+            sys.exit(2)
         self.version = version or os.environ.get("PARTWISE_KAFKA_VERSION", "unknown")
         self.desc = f"Apache Kafka {self.version} (scripts/kafka-up, KRaft, 1 node, 127.0.0.1)"
 

@@ -148,13 +148,13 @@ type ledgerEntry struct {
 func run() error {
 	bootstrap := flag.String("bootstrap", os.Getenv("PARTWISE_KAFKA_BOOTSTRAP"), "broker list, comma-separated (default $PARTWISE_KAFKA_BOOTSTRAP)")
 	brokerVersion := flag.String("broker-version", os.Getenv("PARTWISE_KAFKA_VERSION"), "the broker's Apache Kafka version, recorded in the run file (default $PARTWISE_KAFKA_VERSION)")
-	out := flag.String("out", "", "output directory (default: ../../generated beside this program)")
+	out := flag.String("out", "", "output directory (default: ../../generated, i.e. tests/vectors/generated when run from tests/vectors/regen/go)")
 	keysPath := flag.String("keys", "", "key corpus (default: OUT/keys.jsonl)")
 	prefix := flag.String("topic-prefix", "pwgo", "topics are PREFIX-n<N>; created with N partitions when missing")
 	only := flag.String("only", "", "comma-separated output file stems to generate (default: all)")
 	flag.Parse()
 	if *bootstrap == "" {
-		return fmt.Errorf("no broker: pass -bootstrap or set PARTWISE_KAFKA_BOOTSTRAP")
+		return usageError{"no broker: pass -bootstrap HOST:PORT or set PARTWISE_KAFKA_BOOTSTRAP"}
 	}
 	if *out == "" {
 		wd, _ := os.Getwd()
@@ -164,9 +164,12 @@ func run() error {
 		*keysPath = filepath.Join(*out, "keys.jsonl")
 	}
 	brokers := strings.Split(*bootstrap, ",")
+	if *brokerVersion == "" {
+		*brokerVersion = "unknown"
+	}
 	keys, err := loadKeys(*keysPath)
 	if err != nil {
-		return err
+		return usageError{err.Error()}
 	}
 	versions := moduleVersions()
 	fmt.Printf("go %s; %s; broker %s at %s; %d keys\n", runtime.Version(), versionLine(versions), *brokerVersion, *bootstrap, len(keys))
@@ -193,7 +196,7 @@ func run() error {
 			}
 		}
 		if len(kept) != len(want) {
-			return fmt.Errorf("-only %q: unknown file stem", *only)
+			return usageError{fmt.Sprintf("-only %q: unknown file stem", *only)}
 		}
 		gens = kept
 	}
@@ -370,9 +373,17 @@ func versionLine(v map[string]string) string {
 	return strings.Join(ks, ", ")
 }
 
+// usageError is bad input (exit 2), as opposed to a failed run (exit 1).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "vectors-regen:", err)
+		if _, ok := err.(usageError); ok {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
