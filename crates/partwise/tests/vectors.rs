@@ -69,6 +69,7 @@ const PARTITION_FILES: &[(&str, &str)] = &[
         "kafka-go:murmur2-consistent",
     ),
     ("franzgo_stickykey_kafkahasher_murmur2", "franz-go"),
+    ("franzgo_default_partitioner", "franz-go"),
     ("franzgo_saramacompathasher_fnv1a", "franz-go:sarama-compat"),
     ("franzgo_saramahasher_fnv1a_64bit", "franz-go:sarama-hasher"),
 ];
@@ -132,12 +133,16 @@ fn every_file_is_known() {
 fn partitioners_match_real_clients() {
     let mut checked = 0usize;
     let mut specs_seen = BTreeSet::new();
+    let mut specs_generated = BTreeSet::new();
     for path in all_files() {
         let Some((_, spec)) = PARTITION_FILES.iter().find(|(f, _)| *f == stem(&path)) else {
             continue;
         };
         let p: Partitioner = spec.parse().unwrap();
         specs_seen.insert(p.spec());
+        if path.parent().and_then(Path::file_name) == Some("generated".as_ref()) {
+            specs_generated.insert(p.spec());
+        }
         let mut by_count: BTreeMap<u32, BTreeSet<Vec<u8>>> = BTreeMap::new();
         let mut null_counts = BTreeSet::new();
         for v in lines(&path) {
@@ -184,10 +189,17 @@ fn partitioners_match_real_clients() {
             }
         }
     }
-    // Every hashing partitioner is covered by at least one real client's file.
+    // Every hashing partitioner is covered by at least one real client's file,
+    // and, but for those listed, by one regenerated here from the real client.
+    const NOT_REGENERATED_YET: &[&str] = &["java"];
     for p in Partitioner::all() {
         if matches!(p.key_rule(), partwise::partitioner::KeyRule::Hash(..)) {
             assert!(specs_seen.contains(p.spec()), "no vectors for {}", p.spec());
+            assert!(
+                specs_generated.contains(p.spec()) || NOT_REGENERATED_YET.contains(&p.spec()),
+                "no generated/ vectors for {}",
+                p.spec()
+            );
         }
     }
     assert!(checked > 20_000, "only {checked} vector lines checked");
@@ -203,6 +215,49 @@ fn corpus_for(path: &Path) -> BTreeSet<Vec<u8>> {
         .iter()
         .filter_map(|v| v["key_hex"].as_str().map(unhex))
         .collect()
+}
+
+/// The Go generator also sends a run of nil-key records through each
+/// partitioner that does not hash them and records where they went
+/// (`generated/go_clients_run.json`): partwise must name the same behaviour.
+#[test]
+fn go_clients_nil_key_placement() {
+    let path = vectors_dir().join("generated/go_clients_run.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let run: Value = serde_json::from_str(&text).unwrap();
+    let n = PartitionCount::new(12).unwrap();
+    let mut probed = 0;
+    for f in run["files"].as_array().unwrap() {
+        let file = f["file"].as_str().unwrap();
+        let stem = file.strip_suffix(".jsonl").unwrap();
+        let Some(probe) = f["nil_key_probe"].as_array() else {
+            continue;
+        };
+        let parts: Vec<u64> = probe.iter().map(|v| v.as_u64().unwrap()).collect();
+        assert!(parts.len() >= 24, "{file}: probe too short to tell");
+        let seen = if parts.iter().all(|&p| p == parts[0]) {
+            Placement::Sticky
+        } else if parts
+            .iter()
+            .enumerate()
+            .all(|(i, &p)| p == (parts[0] + i as u64) % 12)
+        {
+            Placement::RoundRobin
+        } else {
+            Placement::Random
+        };
+        let spec = match PARTITION_FILES.iter().find(|(f, _)| *f == stem) {
+            Some((_, spec)) => *spec,
+            // SaramaHasher(crc32) has no spec of its own; franz-go's
+            // SaramaHasher wrapper decides the nil-key rule.
+            None if stem == "franzgo_saramahasher_crc32_64bit" => "franz-go:sarama-hasher",
+            None => panic!("{file} is not mapped to a spec"),
+        };
+        let p: Partitioner = spec.parse().unwrap();
+        assert_eq!(p.null_key(n), seen, "{spec}: nil keys went to {parts:?}");
+        probed += 1;
+    }
+    assert!(probed >= 12, "only {probed} nil-key probes");
 }
 
 #[test]

