@@ -138,6 +138,19 @@ fn breaks(text: &str, kind: &str, says: &str) -> Value {
         .chain(v["redis_families"][0]["reasons"].as_array().unwrap())
         .cloned()
         .collect();
+    // Every finding carries its fix, in the table and in JSON.
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r["fix"].as_str().is_some_and(|f| !f.is_empty())),
+        "a reason without a fix: {out}"
+    );
+    let (_, table, _) = check(text, "table");
+    assert_eq!(
+        table.matches("    fix: ").count(),
+        reasons.len(),
+        "one fix line per reason: {table}"
+    );
     reasons
         .into_iter()
         .find(|r| r["kind"] == kind)
@@ -172,6 +185,14 @@ fn librdkafka_default_partitioner_fails() {
         "librdkafka:consistent_random"
     );
     assert_eq!(r["producers"][1]["topic"], "notifications");
+    // The librdkafka setting that hashes as KafkaJS does, null keys spread too.
+    assert!(
+        r["fix"]
+            .as_str()
+            .unwrap()
+            .contains("partitioner=murmur2_random"),
+        "{r}"
+    );
     assert_eq!(r["sample_keys"], 10);
     assert!(r["differ"].as_u64().unwrap() > 0);
 }
@@ -199,12 +220,22 @@ fn keyless_producer_fails() {
         "keyless_producer",
         "ignores keys (round-robin)",
     );
+    let r = breaks(
+        &variant("partitioner = \"kafkajs\"", "partitioner = \"kafka-go\"", 1),
+        "keyless_producer",
+        "fix: make notifications producer",
+    );
+    assert!(
+        r["fix"].as_str().unwrap().contains("kafka.Murmur2Balancer"),
+        "{r}"
+    );
 }
 
 #[test]
 fn untagged_redis_family_fails() {
     let text = variant("\"notif:{%s}\"", "\"notif:%s\"", 0);
-    breaks(&text, "no_hash_tag", "no hash tag in notif:%s");
+    let r = breaks(&text, "no_hash_tag", "no hash tag in notif:%s");
+    assert!(r["fix"].as_str().unwrap().contains("notif:{%s}"), "{r}");
     let (_, out, _) = check(&text, "json");
     let v: Value = serde_json::from_str(&out).unwrap();
     // The seed: untagged, 0 of 10 symbols co-locate; the Kafka group still holds.
@@ -325,22 +356,22 @@ fn bad_files_exit_2_naming_line_and_field() {
                 "{}\n[[topic]]\nname = \"notifications\"\npartitions = 6\n",
                 ticker()
             ),
-            "line 48,",
+            "line 51,",
             "topic[2].name",
         ),
         (
             variant("\"kafkajs:roundrobin\"", "\"kafkajs:range\"", 0),
-            "line 37,",
+            "line 40,",
             "consumer_group[0].assignor",
         ),
         (
             variant("members = 3", "members = \"8..1\"", 0),
-            "line 38,",
+            "line 41,",
             "consumer_group[0].members",
         ),
         (
             variant("members = 3", "members = \"1..100000\"", 0),
-            "line 38,",
+            "line 41,",
             "consumer_group[0].members",
         ),
     ];

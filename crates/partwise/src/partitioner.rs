@@ -522,6 +522,71 @@ impl Partitioner {
         spec.split_once(':').map_or(spec, |(c, _)| c)
     }
 
+    /// How a producer of its client selects this partitioner, in the
+    /// client's own terms (a property, a constructor, or "the default").
+    pub fn setting(self) -> String {
+        let spec = self.spec();
+        let (client, name) = spec.split_once(':').unwrap_or((spec, ""));
+        let s = match (client, name) {
+            ("librdkafka", name) => return format!("partitioner={name}"),
+            ("java", "") => "the default partitioner (no partitioner.class)",
+            ("java", "round-robin") => {
+                "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner"
+            }
+            ("kafka-python", "") => "the default partitioner",
+            ("kafkajs", "") => "createPartitioner: Partitioners.DefaultPartitioner",
+            ("kafkajs", "legacy") => "createPartitioner: Partitioners.LegacyPartitioner",
+            ("sarama", "") => "Producer.Partitioner = sarama.NewHashPartitioner",
+            ("sarama", "reference-hash") => {
+                "Producer.Partitioner = sarama.NewReferenceHashPartitioner"
+            }
+            ("sarama", "consistent-crc") => {
+                "Producer.Partitioner = sarama.NewConsistentCRCHashPartitioner"
+            }
+            ("sarama", "murmur2") => "Producer.Partitioner = sarama.NewMurmur2Partitioner",
+            ("kafka-go", "") => "Balancer: &kafka.RoundRobin{}",
+            ("kafka-go", "hash") => "Balancer: &kafka.Hash{}",
+            ("kafka-go", "reference-hash") => "Balancer: &kafka.ReferenceHash{}",
+            ("kafka-go", "crc32") => "Balancer: &kafka.CRC32Balancer{}",
+            ("kafka-go", "crc32-consistent") => "Balancer: &kafka.CRC32Balancer{Consistent: true}",
+            ("kafka-go", "murmur2") => "Balancer: &kafka.Murmur2Balancer{}",
+            ("kafka-go", "murmur2-consistent") => {
+                "Balancer: &kafka.Murmur2Balancer{Consistent: true}"
+            }
+            ("franz-go", "") => {
+                "the default partitioner (kgo.UniformBytesPartitioner, KafkaHasher)"
+            }
+            ("franz-go", "sarama-compat") => {
+                "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaCompatHasher(fnv32a)))"
+            }
+            ("franz-go", "sarama-hasher") => {
+                "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaHasher(fnv32a)))"
+            }
+            _ => spec,
+        };
+        s.to_string()
+    }
+
+    /// The partitioners of `client` that put every non-empty key where this
+    /// one does, those that also treat null and empty keys alike first.
+    pub fn compatible_in(self, client: &str) -> Vec<Partitioner> {
+        let KeyRule::Hash(..) = self.key_rule() else {
+            return Vec::new();
+        };
+        let mut out: Vec<Partitioner> = Partitioner::all()
+            .filter(|p| p.client() == client && p.key_rule() == self.key_rule())
+            .collect();
+        let n = PartitionCount::new(12).expect("12 is a partition count");
+        out.sort_by_key(|p| {
+            // Fixed or spread: which key-less strategy spreads them matters less.
+            let null =
+                p.place(None, n).partition().is_some() != self.place(None, n).partition().is_some();
+            let empty = p.place(Some(b""), n) != self.place(Some(b""), n);
+            (empty, null)
+        });
+        out
+    }
+
     /// One line on what the partitioner does.
     pub fn about(self) -> &'static str {
         self.info().about

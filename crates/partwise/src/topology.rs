@@ -853,6 +853,81 @@ impl Reason {
         }
     }
 
+    /// What to change so that the reason goes away, in the terms of the
+    /// client at fault where there is one.
+    pub fn fix(&self) -> String {
+        match self {
+            Reason::PartitionCountsDiffer { counts, .. } => {
+                let max = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+                let smaller: Vec<&str> = counts
+                    .iter()
+                    .filter(|(_, n)| *n < max)
+                    .map(|(t, _)| t.as_str())
+                    .collect();
+                format!(
+                    "give every topic the same count: raise {} to {max} partitions (kafka-topics --alter --partitions {max}); keys move when a count changes and records already written stay put, so change them together (partwise resize shows which keys move)",
+                    smaller.join(", ")
+                )
+            }
+            Reason::KeysDiffer { keys } => format!(
+                "key every topic by the same field ({}), so one entity has one key everywhere",
+                keys.first().map_or("", |(_, k)| k.as_str())
+            ),
+            Reason::NoProducers { topic } => format!(
+                "declare the producers of {topic} ([[topic.producer]] with partitioner and key_format) so that the layout can be proven"
+            ),
+            Reason::KeylessProducer {
+                producer, declared, ..
+            } => match (declared, producer.partitioner) {
+                (false, Some(p)) => {
+                    let java: Partitioner = Partitioner::all().next().expect("java is first");
+                    match java.compatible_in(p.client()).first() {
+                        Some(c) => format!(
+                            "make {producer} hash its keys: {} ({}, Java-compatible murmur2)",
+                            c.setting(),
+                            c.spec()
+                        ),
+                        None => format!(
+                            "make {producer} hash its keys with a key-hashing partitioner of {}",
+                            p.client()
+                        ),
+                    }
+                }
+                _ => format!("write the join key on {producer}'s records"),
+            },
+            Reason::PartitionersDisagree { a, b, .. } => match (a.partitioner, b.partitioner) {
+                (Some(pa), Some(pb)) => {
+                    if let Some(c) = pa.compatible_in(pb.client()).first() {
+                        format!(
+                            "set {b} to {} ({}), which places keys as {} does",
+                            c.setting(),
+                            c.spec(),
+                            pa.spec()
+                        )
+                    } else if let Some(c) = pb.compatible_in(pa.client()).first() {
+                        format!(
+                            "set {a} to {} ({}), which places keys as {} does",
+                            c.setting(),
+                            c.spec(),
+                            pb.spec()
+                        )
+                    } else {
+                        format!(
+                            "no {} partitioner places keys as {} does: give both producers a Java-compatible murmur2 partitioner, or set partitions explicitly (partwise kafka produce -P SPEC)",
+                            pb.client(),
+                            pa.spec()
+                        )
+                    }
+                }
+                _ => "declare both producers' partitioners".to_string(),
+            },
+            Reason::KeyEncodingsDiffer { a, b, .. } => format!(
+                "serialize the key one way in both: give {b} the key serializer of {a} ({}), or the other way round",
+                a.key_format
+            ),
+        }
+    }
+
     /// The sample-key figure attached to the reason, if any.
     pub fn sample(&self) -> Option<SampleDiff> {
         match self {
@@ -984,6 +1059,28 @@ impl FamilyReason {
             FamilyReason::NoHashTag { .. } => "no_hash_tag",
             FamilyReason::HashTagsDiffer { .. } => "hash_tags_differ",
             FamilyReason::SampleKeysSplit { .. } => "sample_keys_split",
+        }
+    }
+}
+
+impl FamilyReason {
+    /// What to change in the patterns so that a family shares one slot.
+    pub fn fix(&self) -> String {
+        match self {
+            FamilyReason::NoHashTag { patterns } => {
+                let tagged: Vec<String> = patterns.iter().map(|p| p.replacen("%s", "{%s}", 1)).collect();
+                format!(
+                    "put the key in a hash tag so that only it is hashed: {}",
+                    tagged.join(", ")
+                )
+            }
+            FamilyReason::HashTagsDiffer { tags } => format!(
+                "use one hash tag, the same in every pattern, around the key alone (e.g. {{%s}}); today {}",
+                tags.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            FamilyReason::SampleKeysSplit { .. } => {
+                "an empty key leaves an empty tag {}, which Redis ignores: never write an empty logical key (or give it a placeholder)".to_string()
+            }
         }
     }
 }

@@ -118,6 +118,7 @@ fn reason_json(r: &Reason) -> Value {
     let mut m = Map::new();
     m.insert("kind".into(), r.kind().into());
     m.insert("message".into(), r.to_string().into());
+    m.insert("fix".into(), r.fix().into());
     match r {
         Reason::PartitionCountsDiffer { counts, .. } => {
             let c: Map<String, Value> = counts
@@ -193,7 +194,7 @@ fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
     let reasons: Vec<Value> = f
         .reasons
         .iter()
-        .map(|r| json!({"kind": r.kind(), "message": r.to_string()}))
+        .map(|r| json!({"kind": r.kind(), "message": r.to_string(), "fix": r.fix()}))
         .collect();
     m.insert("reasons".into(), reasons.into());
     m
@@ -326,6 +327,7 @@ fn table(r: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(out)?;
         for reason in &g.reasons {
             writeln!(out, "  - {reason}")?;
+            writeln!(out, "    fix: {}", reason.fix())?;
         }
     }
     for f in &r.families {
@@ -351,6 +353,7 @@ fn table(r: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(out)?;
         for reason in &f.reasons {
             writeln!(out, "  - {reason}")?;
+            writeln!(out, "    fix: {}", reason.fix())?;
         }
     }
     for p in &r.placements {
