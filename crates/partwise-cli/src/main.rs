@@ -10,7 +10,7 @@ mod exit;
 mod input;
 mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use exit::{CliError, ExitCode};
 
 #[derive(Parser)]
@@ -52,6 +52,10 @@ enum Command {
     Kafka(cmd::kafka::Args),
     /// A live Redis Cluster: slot map, key-family co-location, hot hash tags
     Redis(cmd::redis::Args),
+    /// Shell completions on stdout (e.g. partwise completions bash > /etc/bash_completion.d/partwise)
+    Completions(cmd::completions::CompletionsArgs),
+    /// The man page on stdout (partwise man > partwise.1; man ./partwise.1)
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -69,6 +73,8 @@ fn main() -> std::process::ExitCode {
         Command::Assign(a) => cmd::assign::run(a),
         Command::Kafka(a) => cmd::kafka::run(a),
         Command::Redis(a) => cmd::redis::run(a),
+        Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
+        Command::Man(a) => cmd::completions::man(a, Cli::command()),
     };
     match result {
         Ok(code) => code.into(),
