@@ -569,6 +569,41 @@ fn resize_suggest() {
     // 24 is a multiple of 6: only 1 - 6/24 of keys move.
     let x24 = s.iter().find(|x| x["partitions"] == 24).unwrap();
     assert_eq!(x24["expected_moved_fraction"], 0.75);
+    assert_eq!(
+        v["target_left_out"],
+        Value::Null,
+        "20 is not a suggestion only when it fits"
+    );
+    // The case: 16 is dropped because 6 does not divide it, which
+    // is said; the current count is marked; fractions are decimals.
+    let args = [
+        "resize",
+        "--suggest",
+        "--target",
+        "16",
+        "--consumers",
+        "4,6",
+        "--from",
+        "12",
+    ];
+    let v = json(&args);
+    assert_eq!(
+        v["target_left_out"],
+        serde_json::json!({"partitions": 16, "not_divided_by": [6]})
+    );
+    let s = v["suggestions"].as_array().unwrap();
+    let x12 = s.iter().find(|x| x["partitions"] == 12).unwrap();
+    assert_eq!(x12["current"], true);
+    assert_eq!(x12["expected_moved_fraction"], 0.0);
+    assert!(s.iter().filter(|x| x["current"] == true).count() == 1);
+    let out = partwise().args(args).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("12 (current)"), "{table}");
+    assert!(table.contains("not suggested: 16, the target"), "{table}");
+    assert!(
+        table.contains("0.0000") && !table.contains("0/1"),
+        "{table}"
+    );
     partwise()
         .args(["resize", "--suggest", "--target", "0"])
         .assert()

@@ -287,6 +287,15 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
         let from = from?;
         expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)
     };
+    // The target itself is only offered when every consumer count divides
+    // it; say so rather than drop it silently.
+    let not_dividing: Vec<u32> = consumers
+        .iter()
+        .map(|c| c.get())
+        .filter(|c| !target.get().is_multiple_of(*c))
+        .collect();
+    let left_out = !list.iter().any(|x| x.partitions == target.get()) && !not_dividing.is_empty();
+    let current = |n: u32| from.is_some_and(|f| f.get() == n);
     let mut out = BufWriter::new(std::io::stdout().lock());
     match a.format {
         Format::Json | Format::Ndjson => {
@@ -295,6 +304,7 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 .map(|s| {
                     json!({
                         "partitions": s.partitions,
+                        "current": current(s.partitions),
                         "divisors": s.divisors,
                         "highly_composite": s.highly_composite,
                         "expected_moved_fraction": expected(s.partitions).map(Fraction::value),
@@ -306,6 +316,10 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 "consumers": consumers.iter().map(|c| c.get()).collect::<Vec<_>>(),
                 "from": from.map(PartitionCount::get),
                 "suggestions": rows,
+                "target_left_out": left_out.then(|| json!({
+                    "partitions": target.get(),
+                    "not_divided_by": not_dividing,
+                })),
             });
             if a.format == Format::Json {
                 serde_json::to_writer_pretty(&mut out, &v)?;
@@ -323,7 +337,11 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
             let mut t = Table::new(header);
             for s in &list {
                 let mut row = vec![
-                    s.partitions.to_string(),
+                    if current(s.partitions) {
+                        format!("{} (current)", s.partitions)
+                    } else {
+                        s.partitions.to_string()
+                    },
                     if s.highly_composite { "yes" } else { "" }.to_string(),
                 ];
                 if from.is_some() {
@@ -342,6 +360,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 t.row(row);
             }
             t.write(&mut out)?;
+            if left_out {
+                let by: Vec<String> = not_dividing.iter().map(u32::to_string).collect();
+                writeln!(
+                    out,
+                    "not suggested: {}, the target, because {} consumers would not get equal shares of it ({} does not divide it)",
+                    target.get(),
+                    by.join(" or "),
+                    by.join(", ")
+                )?;
+            }
         }
     }
     out.flush()?;
