@@ -570,9 +570,21 @@ fn resize_suggest() {
     let x24 = s.iter().find(|x| x["partitions"] == 24).unwrap();
     assert_eq!(x24["expected_moved_fraction"], 0.75);
     assert_eq!(
+        v["target_left_out"]["not_divided_by"],
+        serde_json::json!([6])
+    );
+    let v = json(&[
+        "resize",
+        "--suggest",
+        "--target",
+        "24",
+        "--consumers",
+        "4,6",
+    ]);
+    assert_eq!(
         v["target_left_out"],
         Value::Null,
-        "20 is not a suggestion only when it fits"
+        "24 is offered, nothing left out"
     );
     // The case: 16 is dropped because 6 does not divide it, which
     // is said; the current count is marked; fractions are decimals.
