@@ -361,6 +361,159 @@ fn salt_seed_example() {
     );
 }
 
+/// The partition `partwise route` puts `key` on at `n` (the independent path).
+fn routed(key: &str, n: &str) -> u64 {
+    let out = partwise()
+        .args(["route", key, "-p", n, "--format", "ndjson"])
+        .output()
+        .unwrap();
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["partition"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn salt_puts_the_unsalted_key_where_route_does() {
+    // Before salting, ID is written as ID, not ID_1.
+    let v = json(&["salt", "--key", "ID", "--share", "0.95", "-p", "20"], 0);
+    let before: Vec<f64> = v["before"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let hot = before
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap()
+        .0;
+    assert_eq!(hot as u64, routed("ID", "20"));
+    // A target no range reaches is a finding, with the best found.
+    let v = json(
+        &[
+            "salt",
+            "--key",
+            "ID",
+            "--share",
+            "0.95",
+            "-p",
+            "12",
+            "--target-ratio",
+            "1.0",
+            "--max-range",
+            "20",
+        ],
+        1,
+    );
+    assert_eq!(v["range"], Value::Null);
+    assert_eq!(v["target_reached"], false);
+}
+
+#[test]
+fn salt_reads_the_measured_counts_and_cools_the_busiest_consumer() {
+    let mut text = String::from("ID,950000\n");
+    for i in 0..50 {
+        text.push_str(&format!("user-{i},1000\n"));
+    }
+    let f = file(text.as_bytes());
+    let path = f.path().to_str().unwrap();
+    let args = [
+        "salt",
+        "-i",
+        path,
+        "--counts",
+        "-p",
+        "12",
+        "--consumers",
+        "4",
+        "--target-ratio",
+        "1.5",
+    ];
+    let v = json(&args, 0);
+    // Only the heavy key is salted (the default threshold is 1/12 of traffic).
+    assert_eq!(v["salted"].as_array().unwrap().len(), 1);
+    assert_eq!(v["salted"][0]["key"], "ID");
+    assert_eq!(
+        v["salted"][0]["partition"].as_u64(),
+        Some(routed("ID", "12"))
+    );
+    assert_eq!(v["target_on"], "consumers");
+    let c = &v["consumers"];
+    let (before, after) = (
+        c["busiest_before"].as_f64().unwrap(),
+        c["busiest_after"].as_f64().unwrap(),
+    );
+    assert!(before > 0.9, "{v}");
+    // 4 consumers: the mean is 1/4 of the traffic; the busiest is under 1.5 x.
+    assert!(after <= 1.5 / 4.0 + 1e-9, "{after}");
+    assert!(v["after_max_over_mean"].as_f64().unwrap() <= 1.5 + 1e-9);
+    // The loads come from the file: everything but ID is where route puts it.
+    let after_loads: Vec<f64> = v["after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!((after_loads.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    // The table says the same, and who carries what.
+    let out = partwise().args(args).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("busiest consumer") && table.contains("m03"),
+        "{table}"
+    );
+    // Named keys that are not in the file are an error naming them.
+    fails(
+        &["salt", "-i", path, "--counts", "-p", "12", "--key", "nope"],
+        "'nope'",
+    );
+    // Unreachable with more consumers than partitions: exit 1.
+    json(
+        &[
+            "salt",
+            "-i",
+            path,
+            "--counts",
+            "-p",
+            "12",
+            "--consumers",
+            "16",
+            "--target-ratio",
+            "1.1",
+            "--max-range",
+            "50",
+        ],
+        1,
+    );
+}
+
+#[test]
+fn skew_warns_when_lines_look_like_counts() {
+    let f = file(b"ID,950000\nuser-1,1000\nuser-2,1000\n");
+    let path = f.path().to_str().unwrap();
+    let out = partwise()
+        .args(["skew", "-i", path, "-p", "12"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("looks like KEY,COUNT") && err.contains("--counts"),
+        "{err}"
+    );
+    let out = partwise()
+        .args(["skew", "-i", path, "-p", "12", "--counts"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
+    let keys = file(b"BBCA\nANTM\na,b\n");
+    let out = partwise()
+        .args(["skew", "-i", keys.path().to_str().unwrap(), "-p", "12"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
+}
+
 #[test]
 fn batching_sticky_fills_batches() {
     let out = partwise()

@@ -155,7 +155,12 @@ pub fn recommend(
         });
     }
     let ratio = |loads: &[f64]| loads.iter().cloned().fold(0.0, f64::max) * f64::from(n.get());
-    let before = salted_loads(p, key, share, 1, n);
+    // Before salting the key is written as it is, not as KEY_1.
+    let parts = n.get() as usize;
+    let mut before = vec![(1.0 - share) / parts as f64; parts];
+    if let Some(q) = p.place(Some(key), n).partition() {
+        before[q as usize] += share;
+    }
     let mut after = before.clone();
     let mut range = None;
     for s in 1..=max_range.max(1) {
@@ -173,6 +178,125 @@ pub fn recommend(
         before,
         after,
         spans: partitions_spanned(p, key, used, n),
+    })
+}
+
+/// A salting plan for a measured key distribution (`key,count` pairs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CountsPlan {
+    /// The smallest common salt range that meets the target, if any does.
+    pub range: Option<u32>,
+    /// The range the `after` loads use: `range`, or the best one tried.
+    pub used: u32,
+    /// Loads per partition (fractions of the total) as the keys are now.
+    pub before: Vec<f64>,
+    /// Loads per partition with the chosen keys salted over `used` salts.
+    pub after: Vec<f64>,
+    /// The busiest partition (or consumer) over the mean, before.
+    pub before_max_over_mean: f64,
+    /// The busiest partition (or consumer) over the mean, after.
+    pub after_max_over_mean: f64,
+}
+
+/// The smallest salt range `S <= max_range`, the same for every key marked
+/// in `salt`, that brings the busiest of `groups` (the partitions each
+/// consumer owns; empty: every partition alone) of the measured distribution
+/// `counts` under `target_ratio` x the mean; when none does, the `S` with the
+/// coolest busiest group. Unsalted keys stay where the partitioner puts them
+/// now (keys it does not place by key are left out: they follow no key).
+pub fn recommend_counts(
+    p: Partitioner,
+    n: PartitionCount,
+    counts: &[(&[u8], u64)],
+    salt: &[bool],
+    groups: &[Vec<u32>],
+    target_ratio: f64,
+    max_range: u32,
+) -> Result<CountsPlan, Error> {
+    if !target_ratio.is_finite() || target_ratio < 1.0 {
+        return Err(Error::Invalid {
+            what: "target ratio".into(),
+            reason: format!("{target_ratio}: the hottest partition is at least the mean, so the target must be >= 1"),
+        });
+    }
+    let parts = n.get() as usize;
+    let mut base = vec![0u64; parts];
+    let mut hot: Vec<(&[u8], u64)> = Vec::new();
+    let mut before = vec![0u64; parts];
+    for (i, &(key, c)) in counts.iter().enumerate() {
+        let Some(q) = p.place(Some(key), n).partition() else {
+            continue;
+        };
+        before[q as usize] += c;
+        if salt.get(i).copied().unwrap_or(false) {
+            hot.push((key, c));
+        } else {
+            base[q as usize] += c;
+        }
+    }
+    let total: u64 = before.iter().sum();
+    let frac = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .map(|x| if total == 0 { 0.0 } else { x / total as f64 })
+            .collect()
+    };
+    let ratio = |v: &[f64]| {
+        let loads: Vec<f64> = if groups.is_empty() {
+            v.to_vec()
+        } else {
+            groups
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|&q| v.get(q as usize).copied().unwrap_or(0.0))
+                        .sum()
+                })
+                .collect()
+        };
+        let mean = loads.iter().sum::<f64>() / loads.len().max(1) as f64;
+        if mean == 0.0 {
+            0.0
+        } else {
+            loads.iter().cloned().fold(0.0, f64::max) / mean
+        }
+    };
+    let spread = |s: u32| -> Vec<f64> {
+        let mut loads: Vec<f64> = base.iter().map(|&x| x as f64).collect();
+        for &(key, c) in &hot {
+            for i in 1..=s {
+                if let Some(q) = p.place(Some(&salted_key(key, i)), n).partition() {
+                    loads[q as usize] += c as f64 / f64::from(s);
+                }
+            }
+        }
+        loads
+    };
+    let before: Vec<f64> = before.iter().map(|&x| x as f64).collect();
+    let mut best = (ratio(&before), 1u32, before.clone());
+    let mut range = None;
+    if !hot.is_empty() {
+        for s in 1..=max_range.max(1) {
+            let loads = spread(s);
+            let r = ratio(&loads);
+            if r < best.0 - 1e-12 {
+                best = (r, s, loads);
+            }
+            if r <= target_ratio + 1e-12 {
+                range = Some(s);
+                best = (r, s, spread(s));
+                break;
+            }
+        }
+    } else if best.0 <= target_ratio + 1e-12 {
+        range = Some(1);
+    }
+    Ok(CountsPlan {
+        range,
+        used: best.1,
+        before_max_over_mean: ratio(&before),
+        after_max_over_mean: best.0,
+        before: frac(&before),
+        after: frac(&best.2),
     })
 }
 

@@ -1,19 +1,39 @@
-//! `partwise salt`: the smallest salt range that cools a hot key.
+//! `partwise salt`: the smallest salt range that cools hot keys, for one key
+//! and its share (the rest assumed uniform), or for the user's own measured
+//! distribution (`-i FILE --counts`), with what the consumers carry after.
 
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{Format, Table};
-use partwise::salt::{recommend, salted_key};
-use serde_json::json;
-use std::io::Write;
+use crate::output::{key_cell, key_json, Format, Table};
+use partwise::assign::{member_names, Assignor};
+use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key};
+use partwise::{PartitionCount, Partitioner};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The hot key
-    #[arg(long)]
-    key: String,
-    /// Its share of the topic's traffic (0.95 = 95%)
-    #[arg(long, allow_negative_numbers = true)]
-    share: f64,
+    /// The hot key (repeatable with -i: the keys to salt)
+    #[arg(long = "key", value_name = "KEY")]
+    keys: Vec<String>,
+    /// Its share of the topic's traffic (0.95 = 95%), without -i
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "input")]
+    share: Option<f64>,
+    /// The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// Lines of -i are KEY,COUNT (the count after the last comma)
+    #[arg(long, requires = "input")]
+    counts: bool,
+    /// With -i and no --key: salt every key above this share of the traffic (default 1/partitions)
+    #[arg(
+        long,
+        value_name = "F",
+        requires = "input",
+        allow_negative_numbers = true
+    )]
+    threshold: Option<f64>,
     #[command(flatten)]
     routing: super::Routing,
     /// Target: the hottest partition at most R x the mean load
@@ -27,6 +47,12 @@ pub struct Args {
     /// Largest salt range to consider
     #[arg(long, default_value_t = 1000)]
     max_range: u32,
+    /// Consumers in the group, to show what each carries before and after (with -i)
+    #[arg(long, value_name = "M", requires = "input")]
+    consumers: Option<u32>,
+    /// Assignor of the consumer group (any spec of `partwise assign`)
+    #[arg(long, value_name = "SPEC", default_value = "java:range")]
+    assignor: String,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -34,28 +60,53 @@ pub struct Args {
 
 const TRADE_OFF: &str = "records of the key stay ordered only within each salt (KEY_1, KEY_2, ...), not across them; readers must merge the partitions listed";
 
+/// The largest salt range: each range places every salted key once per salt.
+const MAX_RANGE: u32 = 100_000;
+
 fn pct(v: &[f64]) -> Vec<String> {
     v.iter().map(|x| format!("{:.1}%", x * 100.0)).collect()
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let (n, p) = a.routing.parse()?;
-    let plan = recommend(p, a.key.as_bytes(), a.share, n, a.target_ratio, a.max_range)
+    if a.max_range == 0 || a.max_range > MAX_RANGE {
+        return Err(CliError::msg(format!(
+            "--max-range: {} must be between 1 and {MAX_RANGE}",
+            a.max_range
+        )));
+    }
+    match &a.input {
+        Some(path) => counts(&a, path, n, p),
+        None => one_key(&a, n, p),
+    }
+}
+
+fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
+    let [key] = &a.keys[..] else {
+        return Err(CliError::msg(
+            "give one hot key with --key and its --share, or the measured keys with -i FILE",
+        ));
+    };
+    let share = a.share.ok_or_else(|| {
+        CliError::msg("--share: the key's share of the traffic is needed without -i")
+    })?;
+    let plan = recommend(p, key.as_bytes(), share, n, a.target_ratio, a.max_range)
         .map_err(|e| CliError::msg(e.to_string()))?;
     let used = plan.range.unwrap_or(a.max_range.max(1));
     let salted: Vec<String> = (1..=used.min(64))
-        .map(|i| String::from_utf8_lossy(&salted_key(a.key.as_bytes(), i)).into_owned())
+        .map(|i| String::from_utf8_lossy(&salted_key(key.as_bytes(), i)).into_owned())
         .collect();
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json | Format::Ndjson => {
             let v = json!({
-                "key": a.key,
-                "share": a.share,
+                "key": key,
+                "share": share,
                 "partitioner": p.spec(),
                 "partitions": n.get(),
                 "target_ratio": a.target_ratio,
                 "range": plan.range,
+                "target_reached": plan.range.is_some(),
                 "before_max_over_mean": plan.before_max_over_mean,
                 "after_max_over_mean": plan.after_max_over_mean,
                 "before": plan.before,
@@ -71,13 +122,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             match plan.range {
                 Some(s) => writeln!(
                     out,
-                    "salt '{}' over S = {s} ({}_1 .. {}_{s}): hottest partition {:.2} x mean -> {:.2} x mean (target {})",
-                    a.key, a.key, a.key, plan.before_max_over_mean, plan.after_max_over_mean, a.target_ratio
+                    "salt '{key}' over S = {s} ({key}_1 .. {key}_{s}): hottest partition {:.2} x mean -> {:.2} x mean (target {})",
+                    plan.before_max_over_mean, plan.after_max_over_mean, a.target_ratio
                 )?,
                 None => writeln!(
                     out,
                     "no salt range up to {} brings the hottest partition under {} x mean (best {:.2} x): with {:.0}% of traffic on one key and {} partitions the target may be unreachable",
-                    a.max_range, a.target_ratio, plan.after_max_over_mean, a.share * 100.0, n
+                    a.max_range, a.target_ratio, plan.after_max_over_mean, share * 100.0, n
                 )?,
             }
             let spans: Vec<String> = plan.spans.iter().map(u32::to_string).collect();
@@ -89,5 +140,253 @@ pub fn run(a: Args) -> Result<ExitCode> {
             writeln!(out, "trade-off: {TRADE_OFF}")?;
         }
     }
-    Ok(ExitCode::Ok)
+    Ok(if plan.range.is_some() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+/// Distinct keys with their summed counts, in first-seen order.
+fn read_counts(path: &PathBuf, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
+    let name = path.display().to_string();
+    let mut text = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut text)
+            .map_err(|e| CliError::msg(format!("stdin: {e}")))?;
+    } else {
+        text = std::fs::read(path).map_err(|e| CliError::msg(format!("{name}: {e}")))?;
+    }
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let (key, c) = if with_counts {
+            super::skew::split_count(line)
+                .map_err(|e| CliError::msg(format!("{name}: line {}: {e}", i + 1)))?
+        } else {
+            (line, 1)
+        };
+        match index.get(key) {
+            Some(&k) => {
+                out[k].1 = out[k].1.checked_add(c).ok_or_else(|| {
+                    CliError::msg(format!("{name}: line {}: the counts overflow", i + 1))
+                })?
+            }
+            None => {
+                index.insert(key.to_vec(), out.len());
+                out.push((key.to_vec(), c));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(CliError::msg(format!(
+            "{name}: no keys (the input is empty)"
+        )));
+    }
+    Ok(out)
+}
+
+/// What each consumer carries: the sum of its partitions' loads.
+fn carried(owned: &[Vec<u32>], loads: &[f64]) -> Vec<f64> {
+    owned
+        .iter()
+        .map(|ps| ps.iter().map(|&q| loads[q as usize]).sum())
+        .collect()
+}
+
+fn counts(a: &Args, path: &PathBuf, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
+    if !a.counts && path.as_os_str() != "-" && super::skew::looks_like_counts(path) {
+        eprintln!(
+            "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
+            path.display()
+        );
+    }
+    let keys = read_counts(path, a.counts)?;
+    let total: u64 = keys.iter().map(|(_, c)| c).sum();
+    if total == 0 {
+        return Err(CliError::msg(format!(
+            "{}: every count is 0",
+            path.display()
+        )));
+    }
+    let threshold = a.threshold.unwrap_or(1.0 / f64::from(n.get()));
+    if !(0.0..1.0).contains(&threshold) {
+        return Err(CliError::msg(format!(
+            "--threshold: {threshold} is not a share between 0 and 1"
+        )));
+    }
+    let salt: Vec<bool> = if a.keys.is_empty() {
+        keys.iter()
+            .map(|(_, c)| *c as f64 / total as f64 > threshold)
+            .collect()
+    } else {
+        for k in &a.keys {
+            if !keys.iter().any(|(x, _)| x == k.as_bytes()) {
+                return Err(CliError::msg(format!(
+                    "--key: '{k}' is not in {}",
+                    path.display()
+                )));
+            }
+        }
+        keys.iter()
+            .map(|(x, _)| a.keys.iter().any(|k| k.as_bytes() == x))
+            .collect()
+    };
+    let refs: Vec<(&[u8], u64)> = keys.iter().map(|(k, c)| (k.as_slice(), *c)).collect();
+    let salted: Vec<(&[u8], u64)> = refs
+        .iter()
+        .zip(&salt)
+        .filter(|(_, s)| **s)
+        .map(|(k, _)| *k)
+        .collect();
+    let consumers = match a.consumers {
+        None => None,
+        Some(0) => return Err(CliError::msg("--consumers: 0 is not a group size")),
+        Some(m) => {
+            let assignor: Assignor = a
+                .assignor
+                .parse()
+                .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+            let owned = super::member_partitions(assignor, n.get(), m)?;
+            Some((assignor, owned))
+        }
+    };
+    // With a group, the target is on what a consumer carries: that is what lags.
+    let groups = consumers.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
+    let plan = recommend_counts(p, n, &refs, &salt, groups, a.target_ratio, a.max_range)
+        .map_err(|e| CliError::msg(e.to_string()))?;
+    let what = if consumers.is_some() {
+        "busiest consumer"
+    } else {
+        "hottest partition"
+    };
+    let reached = plan.range.is_some();
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Json | Format::Ndjson => {
+            let salted_json: Vec<Value> = salted
+                .iter()
+                .map(|(k, c)| {
+                    json!({
+                        "key": key_json(k),
+                        "count": c,
+                        "share": *c as f64 / total as f64,
+                        "partition": p.place(Some(k), n).partition(),
+                        "spans": partitions_spanned(p, k, plan.used, n),
+                    })
+                })
+                .collect();
+            let mut v = json!({
+                "partitioner": p.spec(),
+                "partitions": n.get(),
+                "keys": keys.len(),
+                "total": total,
+                "threshold": if a.keys.is_empty() { Some(threshold) } else { None },
+                "salted": salted_json,
+                "target_ratio": a.target_ratio,
+                "target_on": if consumers.is_some() { "consumers" } else { "partitions" },
+                "range": plan.range,
+                "range_used": plan.used,
+                "target_reached": reached,
+                "before_max_over_mean": plan.before_max_over_mean,
+                "after_max_over_mean": plan.after_max_over_mean,
+                "before": plan.before,
+                "after": plan.after,
+                "trade_off": TRADE_OFF,
+            });
+            if let Some((assignor, owned)) = &consumers {
+                let names = member_names(owned.len());
+                let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
+                let members: Vec<Value> = owned
+                    .iter()
+                    .enumerate()
+                    .map(|(i, ps)| {
+                        json!({"member": names[i], "partitions": ps, "before": b[i], "after": z[i]})
+                    })
+                    .collect();
+                v["consumers"] = json!({
+                    "assignor": assignor.spec(),
+                    "members": members,
+                    "busiest_before": b.iter().cloned().fold(0.0, f64::max),
+                    "busiest_after": z.iter().cloned().fold(0.0, f64::max),
+                });
+            }
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Table => {
+            let names: Vec<String> = salted.iter().map(|(k, _)| key_cell(k)).collect();
+            if salted.is_empty() {
+                writeln!(
+                    out,
+                    "no key is above {:.1}% of the traffic: nothing to salt ({what} {:.2} x mean)",
+                    threshold * 100.0,
+                    plan.before_max_over_mean
+                )?;
+            } else {
+                match plan.range {
+                    Some(s) => writeln!(
+                        out,
+                        "salt {} over S = {s} ({}_1 .. {}_{s}): {what} {:.2} x mean -> {:.2} x mean (target {})",
+                        names.join(", "),
+                        if names.len() == 1 { names[0].as_str() } else { "KEY" },
+                        if names.len() == 1 { names[0].as_str() } else { "KEY" },
+                        plan.before_max_over_mean, plan.after_max_over_mean, a.target_ratio
+                    )?,
+                    None => writeln!(
+                        out,
+                        "no salt range up to {} brings the {what} under {} x mean; the best is S = {} at {:.2} x mean (before {:.2} x): the other keys, or more consumers than partitions, may keep it uneven",
+                        a.max_range, a.target_ratio, plan.used, plan.after_max_over_mean, plan.before_max_over_mean
+                    )?,
+                }
+                for (k, c) in &salted {
+                    let spans: Vec<String> = partitions_spanned(p, k, plan.used, n)
+                        .iter()
+                        .map(u32::to_string)
+                        .collect();
+                    writeln!(
+                        out,
+                        "  {} ({:.1}% of {total}) spans partitions {}",
+                        key_cell(k),
+                        100.0 * *c as f64 / total as f64,
+                        spans.join(", ")
+                    )?;
+                }
+            }
+            let mut t = Table::new(["", "LOAD PER PARTITION"]);
+            t.row(["before".to_string(), pct(&plan.before).join(" ")]);
+            t.row(["after".to_string(), pct(&plan.after).join(" ")]);
+            t.write(&mut out)?;
+            if let Some((assignor, owned)) = &consumers {
+                let names = member_names(owned.len());
+                let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
+                writeln!(out, "\nconsumers ({}):", assignor.spec())?;
+                let mut t = Table::new(["MEMBER", "PARTITIONS", "BEFORE", "AFTER"]);
+                for (i, ps) in owned.iter().enumerate() {
+                    let list: Vec<String> = ps.iter().map(u32::to_string).collect();
+                    t.row([
+                        names[i].clone(),
+                        list.join(" "),
+                        format!("{:.1}%", b[i] * 100.0),
+                        format!("{:.1}%", z[i] * 100.0),
+                    ]);
+                }
+                t.write(&mut out)?;
+            }
+            if !salted.is_empty() {
+                writeln!(out, "trade-off: {TRADE_OFF}")?;
+            }
+        }
+    }
+    Ok(if reached {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
 }

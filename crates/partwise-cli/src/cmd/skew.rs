@@ -11,7 +11,7 @@ use crate::input::{
     for_each_line_group, for_each_line_group_mapped, input_name, line_ranges, lines_before,
 };
 use crate::output::{hex, key_cell, key_json, Format, Table};
-use partwise::assign::{Assignor, Group, Member, Topic};
+use partwise::assign::{member_names, Assignor};
 use partwise::skew::{HeavyHitters, SkewStats};
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};
@@ -157,7 +157,7 @@ struct LineError {
     msg: String,
 }
 
-fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
+pub fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
     let comma = memchr::memrchr(b',', line).ok_or("expected KEY,COUNT (no comma)")?;
     let (key, count) = (&line[..comma], line[comma + 1..].trim_ascii());
     if count.first() == Some(&b'-') {
@@ -313,23 +313,6 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
     total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
 }
 
-/// Partitions per consumer for the one topic, with members `m00`, `m01`, ...
-/// named as `partwise assign` names them, so both commands agree.
-fn assign(assignor: Assignor, n: u32, m: u32) -> Result<Vec<Vec<u32>>> {
-    const TOPIC: &str = "topic";
-    let members = (0..m)
-        .map(|i| Member::new(format!("m{i:02}"), [TOPIC]))
-        .collect();
-    let group = Group::new(members, vec![Topic::new(TOPIC, n)]);
-    let a = assignor
-        .assign(&group)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", assignor.spec())))?;
-    Ok(a.partitions
-        .iter()
-        .map(|tps| tps.iter().map(|tp| tp.partition).collect())
-        .collect())
-}
-
 fn svg(loads: &[u64], stats: &SkewStats, title: &str) -> String {
     let (w, h, pad) = (900.0, 360.0, 40.0);
     let n = loads.len().max(1) as f64;
@@ -367,8 +350,44 @@ fn svg(loads: &[u64], stats: &SkewStats, title: &str) -> String {
     s
 }
 
+/// Whether the first lines of a regular file all read `KEY,COUNT`: then
+/// hashing each whole line as a key (`ID,950000`) is almost surely not what
+/// the user meant. Only the first 64 KiB are looked at; stdin is not.
+pub fn looks_like_counts(path: &Path) -> bool {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = vec![0u8; 64 * 1024];
+    let Ok(len) = std::io::Read::read(&mut f, &mut head) else {
+        return false;
+    };
+    let head = &head[..len];
+    // The last line may be cut; judge the complete ones (or the only one).
+    let complete = match memchr::memrchr(b'\n', head) {
+        Some(i) if len == head.len() => &head[..i],
+        _ => head,
+    };
+    let mut lines = complete
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .peekable();
+    lines.peek().is_some()
+        && lines.all(|l| {
+            memchr::memrchr(b',', l).is_some_and(|c| {
+                c > 0 && c + 1 < l.len() && l[c + 1..].iter().all(u8::is_ascii_digit)
+            })
+        })
+}
+
 pub fn run(a: Args) -> Result<ExitCode> {
     let cfg = Config::new(a)?;
+    if !cfg.counts && cfg.input.as_os_str() != "-" && looks_like_counts(&cfg.input) {
+        eprintln!(
+            "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is hashed as a key (add --counts to weigh keys by their counts)",
+            cfg.input.display()
+        );
+    }
     let part = scan_file(&cfg)?;
     let name = input_name(&cfg.input);
     if part.lines == 0 {
@@ -389,7 +408,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let consumers = match cfg.consumers {
         None => None,
         Some(m) => {
-            let owned = assign(cfg.assignor, cfg.n.get(), m)?;
+            let owned = super::member_partitions(cfg.assignor, cfg.n.get(), m)?;
             let loads: Vec<u64> = owned
                 .iter()
                 .map(|ps| ps.iter().map(|&p| part.loads[p as usize]).sum())
@@ -397,6 +416,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             Some((owned, loads))
         }
     };
+    // Named as `partwise assign` names them, so that both commands agree.
+    let names = consumers
+        .as_ref()
+        .map_or_else(Vec::new, |(owned, _)| member_names(owned.len()));
     let lag = cfg.lag.map(|(rate, per_partition)| {
         let fixed: u64 = part.loads.iter().sum();
         let inflow: Vec<f64> = part
@@ -461,14 +484,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     .zip(loads)
                     .enumerate()
                     .map(|(i, (ps, &l))| {
-                        json!({"member": format!("m{i:02}"), "partitions": ps, "load": l, "share": l as f64 / total as f64})
+                        json!({"member": names[i].clone(), "partitions": ps, "load": l, "share": l as f64 / total as f64})
                     })
                     .collect();
                 let idle: Vec<String> = loads
                     .iter()
                     .enumerate()
                     .filter(|(_, &l)| l == 0)
-                    .map(|(i, _)| format!("m{i:02}"))
+                    .map(|(i, _)| names[i].clone())
                     .collect();
                 v["consumers"] =
                     json!({"assignor": cfg.assignor.spec(), "members": members, "idle": idle});
@@ -477,7 +500,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 let hot_consumer = consumers.as_ref().map(|(owned, loads)| {
                     let (i, _) = loads.iter().enumerate().max_by_key(|(_, &l)| l).expect("at least one consumer");
                     let g: f64 = owned[i].iter().map(|&p| growth[p as usize]).sum();
-                    json!({"member": format!("m{i:02}"), "lag_growth_mbps": g, "lag_growth_mb_per_hour": g * 3600.0})
+                    json!({"member": names[i].clone(), "lag_growth_mbps": g, "lag_growth_mb_per_hour": g * 3600.0})
                 });
                 v["lag"] = json!({
                     "consume_mbps_per_partition": per,
@@ -547,7 +570,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 for (i, (ps, &l)) in owned.iter().zip(loads).enumerate() {
                     let list: Vec<String> = ps.iter().map(u32::to_string).collect();
                     t.row([
-                        format!("m{i:02}"),
+                        names[i].clone(),
                         list.join(","),
                         format!("{:.1}%", l as f64 * 100.0 / total as f64),
                         if l == 0 {
