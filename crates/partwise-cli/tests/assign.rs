@@ -254,3 +254,50 @@ fn bad_input_names_the_flag() {
         "--owned",
     );
 }
+
+#[test]
+fn a_split_comes_with_the_assignors_and_counts_that_avoid_it() {
+    let args = [
+        "assign",
+        "-a",
+        "kafkajs:roundrobin",
+        "-m",
+        "4",
+        "-t",
+        "market-updates:6",
+        "-t",
+        "notifications:6",
+    ];
+    let (code, v) = json(&args);
+    assert_eq!(code, Some(1));
+    let fix = &v["fix"];
+    assert_eq!(fix["member_counts"], serde_json::json!([1, 2, 3, 6]));
+    let specs: Vec<&str> = fix["assignors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        specs.contains(&"copartitioned") && specs.contains(&"java:range"),
+        "{specs:?}"
+    );
+    // Each named assignor really keeps the indices whole at 4 members.
+    for spec in &specs {
+        let mut a = args.to_vec();
+        a[2] = spec;
+        let (code, v) = json(&a);
+        assert_eq!(
+            (code, v["split_count"].as_u64()),
+            (Some(0), Some(0)),
+            "{spec}"
+        );
+        assert_eq!(v["fix"], Value::Null);
+    }
+    let out = partwise().args(args).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("fix: KafkaJS has only its round-robin assigner"),
+        "{table}"
+    );
+}

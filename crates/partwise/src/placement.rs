@@ -249,6 +249,22 @@ fn fix(
             ),
         };
     }
+    let make = |k: u32| group_of(t, cg, &member_names(k as usize));
+    units_fix(assignor, groups, &make, unit_topics, indices)
+}
+
+/// What keeps the units of `unit_topics` (indices into the groups' topics)
+/// whole when `assignor` splits them in some of `groups`: the assignors that
+/// split none of them, the member counts (`make(k)`: the group with `k`
+/// members) at which `assignor` splits nothing, and the advice in its
+/// client's terms.
+pub fn units_fix(
+    assignor: Assignor,
+    groups: &[Group],
+    make: &dyn Fn(u32) -> Group,
+    unit_topics: &[u32],
+    indices: u32,
+) -> PlacementFix {
     let assignors: Vec<Assignor> = Assignor::ALL
         .into_iter()
         .filter(|a| {
@@ -258,15 +274,7 @@ fn fix(
         })
         .collect();
     let member_counts: Vec<u32> = (1..=indices.clamp(1, MAX_FIX_MEMBERS))
-        .filter(|&k| {
-            run(
-                &group_of(t, cg, &member_names(k as usize)),
-                assignor,
-                unit_topics,
-                indices,
-            )
-            .ok()
-        })
+        .filter(|&k| run(&make(k), assignor, unit_topics, indices).ok())
         .collect();
     let counts = list(&member_counts);
     let holds = |spec: &str| assignors.iter().any(|a| a.spec() == spec);

@@ -6,6 +6,7 @@ use crate::output::{Format, JsonStream, Table};
 use partwise::assign::{
     colocation, member_names, Assignment, Assignor, Colocation, Group, Member, Topic, Tp,
 };
+use partwise::placement::{units_fix, PlacementFix};
 use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -215,10 +216,44 @@ fn tp_json(group: &Group, tp: &Tp) -> Value {
     json!([group.topics[tp.topic as usize].name, tp.partition])
 }
 
+/// What would keep every index whole, when `group` splits some: the same
+/// answer `check` gives for a declared consumer group.
+fn fix(cfg: &Config, group: &Group, co: &Colocation) -> Option<PlacementFix> {
+    if co.split.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = cfg.topics.iter().map(|t| t.name.as_str()).collect();
+    let make = |k: u32| {
+        let members = member_names(k as usize)
+            .into_iter()
+            .map(|id| Member::new(id, names.iter().copied()))
+            .collect();
+        Group::new(members, cfg.topics.clone())
+    };
+    let all: Vec<u32> = (0..cfg.topics.len() as u32).collect();
+    let indices = cfg.topics.iter().map(|t| t.partitions).max().unwrap_or(0);
+    Some(units_fix(
+        cfg.assignor,
+        std::slice::from_ref(group),
+        &make,
+        &all,
+        indices,
+    ))
+}
+
+fn fix_json(f: &PlacementFix) -> Value {
+    json!({
+        "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
+        "member_counts": f.member_counts,
+        "advice": f.advice,
+    })
+}
+
 fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
     let group = cfg.group(&cfg.members)?;
     let a = run_assignor(cfg, &group)?;
     let co = colocation(&group, &a);
+    let fix = fix(cfg, &group, &co);
     match cfg.format {
         Format::Json | Format::Ndjson => {
             let mut assignment = Map::new();
@@ -249,6 +284,7 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             }
             doc.insert("split_indices".into(), co.split.clone().into());
             doc.insert("split_count".into(), co.split_count().into());
+            doc.insert("fix".into(), fix.as_ref().map_or(Value::Null, fix_json));
             let v = Value::Object(doc);
             if cfg.format == Format::Json {
                 serde_json::to_writer_pretty(&mut *out, &v)?;
@@ -258,7 +294,20 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
                 writeln!(out)?;
             }
         }
-        Format::Table => table(cfg, &group, &a, &co, out)?,
+        Format::Table => {
+            table(cfg, &group, &a, &co, out)?;
+            if let Some(f) = &fix {
+                writeln!(out, "fix: {}", f.advice)?;
+                if !f.assignors.is_empty() {
+                    let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
+                    writeln!(
+                        out,
+                        "     assignors that keep every index whole: {}",
+                        specs.join(", ")
+                    )?;
+                }
+            }
+        }
     }
     Ok(findings(co.split_count()))
 }
