@@ -415,6 +415,21 @@ fn resize_bbca_6_to_8() {
         .as_str()
         .unwrap()
         .starts_with("existing records stay where they are"));
+    // The fix: 12, a multiple of 6, moves half instead of three quarters;
+    // the drain order comes with every resize that moves keys.
+    let fixes: Vec<&str> = v["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(
+        fixes[0].starts_with("12 partitions (a multiple of 6) would move 1/2"),
+        "{fixes:?}"
+    );
+    assert!(fixes.iter().any(|f| f.contains("drain first")), "{fixes:?}");
+    let v = json(&["resize", "--from", "6", "--to", "6", "BBCA"]);
+    assert_eq!(v["fix"], serde_json::json!([]));
 }
 
 #[test]
@@ -485,6 +500,14 @@ fn resize_with_topology() {
     assert_eq!(
         v["change_together"][0]["topics"][0]["topic"],
         "market-updates"
+    );
+    assert!(
+        v["fix"].as_array().unwrap().iter().any(|f| f
+            .as_str()
+            .unwrap()
+            .starts_with("resize market-updates to 12 in the same window")),
+        "{}",
+        v["fix"]
     );
     // BBCA: 0 of 6, 6 of 12 (murmur2 & 0x7fffffff = 3387733778 & 0x7fffffff; mod 12 = 6).
     let bbca = v["moved"]

@@ -176,6 +176,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .collect(),
         None => Vec::new(),
     };
+    let fixes = resize_fixes(partitioner, from, to, expected, &together);
     let serializer = source.format.is_serializer();
     let shown = |input: &[u8], key: &[u8]| {
         if serializer {
@@ -216,6 +217,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "topics": ts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "note": NOTE,
+                "fix": fixes,
             });
             if a.format == Format::Json {
                 serde_json::to_writer_pretty(&mut out, &v)?;
@@ -268,10 +270,60 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 )?;
             }
             writeln!(out, "note: {NOTE}")?;
+            for f in &fixes {
+                writeln!(out, "fix: {f}")?;
+            }
         }
     }
     out.flush()?;
     Ok(ExitCode::Ok)
+}
+
+/// How to make a resize safe: a count that moves fewer keys, the order of
+/// operations that keeps each key on one partition at a time, and the topics
+/// that must move with it.
+fn resize_fixes(
+    partitioner: Partitioner,
+    from: PartitionCount,
+    to: PartitionCount,
+    expected: Option<Fraction>,
+    together: &[(String, Vec<(String, u32)>)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let (f, t) = (from.get(), to.get());
+    if f == t || expected.is_none_or(|e| e.moved == 0) {
+        return out;
+    }
+    // N -> kN keeps every key of partition p on p or p + N, j*N: the fewest moves.
+    if t > f && !t.is_multiple_of(f) {
+        let k = (t + f / 2) / f;
+        let m = (k.max(2)).saturating_mul(f);
+        if let (Ok(mc), Some(e)) = (PartitionCount::new(m), expected) {
+            if let Some(me) = expected_moved_fraction(partitioner, from, mc) {
+                if me.value() < e.value() {
+                    out.push(format!(
+                        "{m} partitions (a multiple of {f}) would move {}/{} = {:.4} of keys instead of {:.4}",
+                        me.moved,
+                        me.period,
+                        me.value(),
+                        e.value()
+                    ));
+                }
+            }
+        }
+    }
+    out.push(
+        "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers"
+            .to_string(),
+    );
+    for (g, ts) in together {
+        let names: Vec<&str> = ts.iter().map(|(t, _)| t.as_str()).collect();
+        out.push(format!(
+            "resize {} to {t} in the same window (co-partition group {g}), or the join breaks for the moved keys",
+            names.join(", ")
+        ));
+    }
+    out
 }
 
 fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
