@@ -236,6 +236,17 @@ fn audit_exit_codes_and_verdicts() {
     assert!(v["copartitioning"]["reasons"]
         .to_string()
         .contains("partitioners differ"));
+    // The fix names the librdkafka setting that hashes as the other topic's
+    // murmur2 producers do.
+    assert_eq!(v["copartitioning"]["fixes"].as_array().unwrap().len(), 1);
+    assert!(
+        v["copartitioning"]["fixes"][0]
+            .as_str()
+            .unwrap()
+            .contains("partitioner=murmur2_random"),
+        "{}",
+        v["copartitioning"]
+    );
 
     // Only the wrong candidate: every key it misplaces is counted, some named.
     let (code, v) = audit_json(&b, &["-t", &f, "-P", "java"]);
@@ -262,6 +273,40 @@ fn audit_exit_codes_and_verdicts() {
     assert!(
         t.contains("co-partitioned: NO") && t.contains("partitioners differ"),
         "{t}"
+    );
+    assert!(t.contains("    fix: set "), "{t}");
+    // Equivalent candidates share one row: every murmur2 client on the row
+    // of 100%, none left out, and no "... on string" repeat of a stored one.
+    let full = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("100.0%"))
+        .unwrap_or_else(|| panic!("no 100% row: {t}"));
+    for spec in [
+        "java",
+        "kafkajs",
+        "kafka-python",
+        "franz-go",
+        "sarama:murmur2",
+    ] {
+        assert!(full.contains(spec), "{spec} not on {full:?}");
+    }
+    let out = pw()
+        .args([
+            "kafka",
+            "audit",
+            "-b",
+            &b,
+            "-t",
+            &m,
+            "--key-format",
+            "string",
+        ])
+        .output()
+        .unwrap();
+    let t = text(&out.stdout);
+    assert!(
+        !t.contains("on string"),
+        "a repeat of the stored bytes: {t}"
     );
     assert!(
         !text(&out.stderr).contains("records"),

@@ -119,6 +119,8 @@ pub struct Verdict {
     pub copartitioned: bool,
     /// Every reason they are not (or cannot be shown to be).
     pub reasons: Vec<String>,
+    /// What to do about each reason, in the same order.
+    pub fixes: Vec<String>,
     /// The hypotheses that explain every topic's sample.
     pub common: Vec<Candidate>,
 }
@@ -504,9 +506,14 @@ fn sample(
 /// key encodings.
 pub fn verdict(topics: &[TopicAudit]) -> Verdict {
     let mut reasons = Vec::new();
+    let mut fixes = Vec::new();
     for t in topics {
         if let Some(e) = &t.error {
             reasons.push(format!("{}: cannot be checked ({e})", t.name));
+            fixes.push(format!(
+                "check the name {} and that this client may Describe and Read it",
+                t.name
+            ));
         }
     }
     let found: Vec<&TopicAudit> = topics.iter().filter(|t| t.error.is_none()).collect();
@@ -519,6 +526,16 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                 .map(|t| format!("{} has {}", t.name, t.partitions.len()))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ));
+        let max = counts.iter().max().copied().unwrap_or(0);
+        let smaller: Vec<&str> = found
+            .iter()
+            .filter(|t| t.partition_count().is_some_and(|n| n < max))
+            .map(|t| t.name.as_str())
+            .collect();
+        fixes.push(format!(
+            "give every topic the same count: raise {} to {max} partitions together (kafka-topics --alter --partitions {max}); partwise resize shows which keys move",
+            smaller.join(", ")
         ));
     }
     let mut common: Option<Vec<Candidate>> = None;
@@ -539,11 +556,19 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                     r.misrouted_total,
                     r.rates.first().map_or("none".into(), |m| m.candidate.to_string())
                 ));
+                fixes.push(format!(
+                    "find the producer of {}'s misplaced records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; route it through one partitioner (partwise kafka produce -P SPEC)",
+                    t.name
+                ));
             }
             _ => {
                 explained = false;
                 reasons.push(format!(
                     "{}: no keyed records sampled, so its partitioner is unknown",
+                    t.name
+                ));
+                fixes.push(format!(
+                    "sample more of {} (--sample N), or key its records: a join needs keyed records",
                     t.name
                 ));
             }
@@ -562,6 +587,7 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
+        fixes.push(partitioners_fix(&found));
     }
     let encodings: BTreeSet<String> = found
         .iter()
@@ -584,12 +610,57 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        fixes.push(
+            "serialize the key one way for every topic (the same key serializer, e.g. string, in every producer)"
+                .to_string(),
+        );
     }
     Verdict {
         copartitioned: reasons.is_empty(),
         reasons,
+        fixes,
         common,
     }
+}
+
+/// The setting that makes the other topics' producers place keys as the
+/// first topic's do: the same client's compatible partitioner where there is one.
+fn partitioners_fix(found: &[&TopicAudit]) -> String {
+    let inferred = |t: &TopicAudit| {
+        t.routing
+            .as_ref()
+            .and_then(|r| r.inferred.first().copied())
+            .map(|c| c.partitioner)
+    };
+    let Some(first) = found.first() else {
+        return String::new();
+    };
+    let Some(pa) = inferred(first) else {
+        return String::new();
+    };
+    let mut steps = Vec::new();
+    for t in &found[1..] {
+        let Some(pb) = inferred(t) else { continue };
+        match pa.compatible_in(pb.client()).first() {
+            Some(c) => steps.push(format!(
+                "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
+                t.name,
+                pb.client(),
+                c.setting(),
+                c.spec(),
+                pa.spec(),
+                first.name
+            )),
+            None => steps.push(format!(
+                "no {} partitioner places keys as {} does: give {}'s and {}'s producers one Java-compatible murmur2 partitioner",
+                pb.client(),
+                pa.spec(),
+                first.name,
+                t.name
+            )),
+        }
+    }
+    steps.join("; ")
 }
 
 /// The partitioners of a list of candidates, for messages: the first few specs.
@@ -599,9 +670,9 @@ pub fn summarize(c: &[Candidate]) -> String {
         names.join(" / ")
     } else {
         format!(
-            "{} / ... ({} equivalent)",
+            "{} and {} more equivalent",
             names[..3].join(" / "),
-            names.len()
+            names.len() - 3
         )
     }
 }

@@ -207,10 +207,41 @@ fn report_json(r: &AuditReport) -> Value {
         doc["copartitioning"] = json!({
             "copartitioned": v.copartitioned,
             "reasons": v.reasons,
+            "fixes": v.fixes,
             "common_partitioners": v.common.iter().map(ToString::to_string).collect::<Vec<_>>(),
         });
     }
     doc
+}
+
+/// Rows of the match table.
+const RATE_ROWS: usize = 8;
+
+/// The distinct match figures, best first, each with its candidates.
+fn rate_rows(ro: &Routing) -> Vec<(f64, Vec<String>)> {
+    let mut rows: Vec<((u64, u64), f64, Vec<String>)> = Vec::new();
+    for m in &ro.rates {
+        let key = (m.matched, m.keyed);
+        match rows.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, _, names)) => names.push(m.candidate.to_string()),
+            None => rows.push((key, m.rate(), vec![m.candidate.to_string()])),
+        }
+    }
+    rows.into_iter().map(|(_, r, n)| (r, n)).collect()
+}
+
+/// Why a partition's record count is not HIGH - LOW, when it is not.
+fn partition_note(p: &partwise_kafka::audit::PartitionAudit) -> String {
+    if let Some(e) = &p.error {
+        return e.clone();
+    }
+    if p.records > (p.high - p.low).max(0) as u64 {
+        return format!(
+            "read {} records past HIGH: the broker reported a high watermark below what it served",
+            p.records - (p.high - p.low).max(0) as u64
+        );
+    }
+    String::new()
 }
 
 fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
@@ -240,7 +271,7 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                 p.high.to_string(),
                 p.records.to_string(),
                 p.sampled.to_string(),
-                p.error.clone().unwrap_or_default(),
+                partition_note(p),
             ]);
         }
         tab.write(out)?;
@@ -290,16 +321,22 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                     )?;
                 }
             }
-            // The best eight: the JSON output has every candidate.
-            let mut rates = Table::new(["    MATCH", "CANDIDATE"]);
-            for m in ro.rates.iter().take(8) {
-                rates.row([
-                    format!("    {:.1}%", 100.0 * m.rate()),
-                    m.candidate.to_string(),
-                ]);
+            // One row per match figure, with every candidate that has it
+            // (equivalent partitioners); the best eight rows, then a count.
+            let rows = rate_rows(ro);
+            let mut rates = Table::new(["    MATCH", "CANDIDATES"]);
+            for (rate, names) in rows.iter().take(RATE_ROWS) {
+                rates.row([format!("    {:.1}%", 100.0 * rate), names.join(", ")]);
             }
             if ro.keyed > 0 {
                 rates.write(out)?;
+                let rest: usize = rows.iter().skip(RATE_ROWS).map(|(_, n)| n.len()).sum();
+                if rest > 0 {
+                    writeln!(
+                        out,
+                        "    +{rest} more candidates below (--format json lists every one)"
+                    )?;
+                }
             }
         }
         writeln!(out)?;
@@ -314,8 +351,11 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             )?;
         } else {
             writeln!(out, "co-partitioned: NO")?;
-            for reason in &v.reasons {
+            for (reason, fix) in v.reasons.iter().zip(&v.fixes) {
                 writeln!(out, "  - {reason}")?;
+                if !fix.is_empty() {
+                    writeln!(out, "    fix: {fix}")?;
+                }
             }
         }
     }
