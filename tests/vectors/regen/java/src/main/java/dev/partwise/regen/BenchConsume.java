@@ -1,0 +1,2 @@
+package dev.partwise.regen;
+final class BenchConsume { static void run(java.util.Map<String,String> f) {} }
