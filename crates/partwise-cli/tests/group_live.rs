@@ -256,6 +256,17 @@ fn java_harness() -> PathBuf {
 }
 
 fn java_member(b: &str, group: &str, topics: &[&str], strategy: &str, client: &str) -> Proc {
+    java_member_with(b, group, topics, strategy, client, "classic")
+}
+
+fn java_member_with(
+    b: &str,
+    group: &str,
+    topics: &[&str],
+    strategy: &str,
+    client: &str,
+    protocol: &str,
+) -> Proc {
     let mut cmd = Command::new("bash");
     cmd.arg(java_harness()).args([
         "member",
@@ -269,6 +280,8 @@ fn java_member(b: &str, group: &str, topics: &[&str], strategy: &str, client: &s
         strategy,
         "--client-id",
         client,
+        "--group-protocol",
+        protocol,
     ]);
     Proc::spawn(cmd)
 }
@@ -439,6 +452,43 @@ fn java_cooperative_sticky_group_is_decoded() {
         split_from_reports(&reports, &names, 6) as u64,
         "{v}"
     );
+}
+
+/// KIP-848 groups (`group.protocol=consumer`, the broker assigns): Apache
+/// Kafka's DescribeGroups calls them dead, so they are described with
+/// ConsumerGroupDescribe. Java members with the server's `range` keep every
+/// index together; with `uniform` two members over two 6-partition topics
+/// get one topic each, splitting all six.
+#[test]
+fn kip848_groups_are_described_with_consumer_group_describe() {
+    let b = bootstrap();
+    let (x, y) = (unique("pwgl-kx"), unique("pwgl-ky"));
+    create_topics(&b, &[(&x, 6), (&y, 6)]);
+    let names = [x.as_str(), y.as_str()];
+    for (assignor, split) in [("range", 0), ("uniform", 6)] {
+        let group = unique(&format!("pwgl-848-{assignor}"));
+        let mut procs: Vec<Proc> = (0..2)
+            .map(|i| java_member_with(&b, &group, &names, assignor, &format!("k{i}"), "consumer"))
+            .collect();
+        let (code, v, reports) = wait_described(&b, &group, "id", || {
+            let r = reports_of(&mut procs);
+            // Reconciliation hands partitions over one by one: wait for all 12.
+            if r.len() == 2 && r.values().map(|o| o.len()).sum::<usize>() == 12 {
+                r
+            } else {
+                BTreeMap::new()
+            }
+        });
+        assert_eq!(v["group_protocol"], "consumer", "{v}");
+        assert_eq!(v["protocol"], assignor, "{v}");
+        assert_eq!(
+            split_from_reports(&reports, &names, 6),
+            split,
+            "{reports:?}"
+        );
+        assert_eq!(v["split_count"], split as u64, "{v}");
+        assert_eq!(code, if split > 0 { 1 } else { 0 });
+    }
 }
 
 /// `partwise kafka consume` members (copartitioned assignor): the decoded

@@ -289,9 +289,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if table {
         writeln!(
             out,
-            "group {}: state {}, protocol {} ({}), {} members",
+            "group {}: state {}, {} protocol, assignor {} ({}), {} members",
             d.name,
             d.state,
+            d.group_protocol,
             if d.protocol.is_empty() {
                 "-"
             } else {
@@ -377,6 +378,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "group": d.name,
             "state": d.state,
             "protocol_type": d.protocol_type,
+            "group_protocol": d.group_protocol,
             "protocol": d.protocol,
             "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
             "members": d.members.iter().map(|m| json!({

@@ -33,7 +33,7 @@ final class MemberProcess {
 
     static void run(Map<String, String> flags) throws Exception {
         String strategy = flags.getOrDefault("strategy", "range");
-        if (!STRATEGIES.containsKey(strategy)) {
+        if (flags.getOrDefault("group-protocol", "classic").equals("classic") && !STRATEGIES.containsKey(strategy)) {
             System.err.println("--strategy: one of " + STRATEGIES.keySet());
             System.exit(2);
         }
@@ -41,14 +41,23 @@ final class MemberProcess {
         p.put("bootstrap.servers", Main.need(flags, "bootstrap"));
         p.put("group.id", Main.need(flags, "group"));
         p.put("client.id", flags.getOrDefault("client-id", "pwj-member"));
-        p.put("partition.assignment.strategy", STRATEGIES.get(strategy));
+        String protocol = flags.getOrDefault("group-protocol", "classic");
+        if (protocol.equals("classic")) {
+            p.put("partition.assignment.strategy", STRATEGIES.get(strategy));
+        } else {
+            // KIP-848: the broker assigns; --strategy names its assignor (uniform, range).
+            p.put("group.remote.assignor", flags.getOrDefault("strategy", "uniform"));
+        }
         p.put("key.deserializer", ByteArrayDeserializer.class.getName());
         p.put("value.deserializer", ByteArrayDeserializer.class.getName());
         p.put("enable.auto.commit", "false");
         p.put("auto.offset.reset", "earliest");
-        p.put("group.protocol", "classic");
-        p.put("heartbeat.interval.ms", flags.getOrDefault("heartbeat-interval-ms", "500"));
-        p.put("session.timeout.ms", flags.getOrDefault("session-timeout-ms", "10000"));
+        p.put("group.protocol", protocol);
+        if (protocol.equals("classic")) {
+            // The consumer protocol takes both from the broker.
+            p.put("heartbeat.interval.ms", flags.getOrDefault("heartbeat-interval-ms", "500"));
+            p.put("session.timeout.ms", flags.getOrDefault("session-timeout-ms", "10000"));
+        }
         List<String> topics = Arrays.asList(Main.need(flags, "topics").split(","));
         AtomicBoolean stop = new AtomicBoolean();
         KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
