@@ -489,6 +489,50 @@ fn kip848_groups_are_described_with_consumer_group_describe() {
         assert_eq!(v["split_count"], split as u64, "{v}");
         assert_eq!(code, if split > 0 { 1 } else { 0 });
     }
+    // librdkafka (2.12) members of a KIP-848 group, decoded the same way.
+    let group = unique("pwgl-848-rdk");
+    let consumers: Vec<BaseConsumer> = (0..2)
+        .map(|i| {
+            let c: BaseConsumer = ClientConfig::new()
+                .set("bootstrap.servers", &b)
+                .set("group.id", &group)
+                .set("client.id", format!("r{i}"))
+                .set("group.protocol", "consumer")
+                .set("group.remote.assignor", "range")
+                .set("enable.auto.commit", "false")
+                .create()
+                .unwrap();
+            c.subscribe(&names).unwrap();
+            c
+        })
+        .collect();
+    let (_, v, reports) = wait_described(&b, &group, "client_id", || {
+        for c in &consumers {
+            let _ = c.poll(Duration::from_millis(20));
+        }
+        let r: BTreeMap<String, Owned> = consumers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let a = c.assignment().unwrap();
+                let o = a
+                    .elements()
+                    .iter()
+                    .map(|e| (e.topic().to_string(), e.partition() as u32))
+                    .collect();
+                (format!("r{i}"), o)
+            })
+            .collect();
+        if r.values().map(|o: &Owned| o.len()).sum::<usize>() == 12 {
+            r
+        } else {
+            BTreeMap::new()
+        }
+    });
+    assert_eq!(v["group_protocol"], "consumer", "{v}");
+    assert_eq!(v["protocol"], "range", "{v}");
+    assert_eq!(split_from_reports(&reports, &names, 6), 0);
+    assert_eq!(v["split_count"], 0, "{v}");
 }
 
 /// `partwise kafka consume` members (copartitioned assignor): the decoded
