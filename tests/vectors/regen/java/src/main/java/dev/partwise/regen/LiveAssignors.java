@@ -33,14 +33,16 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * output, the generation it made and what every member received.
  */
 final class LiveAssignors {
-    record Join(String client, List<String> topics) {}
+    /** A member: client id, `group.instance.id` (null: dynamic) and topics. */
+    record Join(String client, String instance, List<String> topics) {}
     /** An event: members that join and/or leave at once. */
     record Event(String what, List<Join> joins, List<String> leaves) {}
     record Scenario(String name, Map<String, Integer> topics, List<Event> events) {}
 
     static Event join(String what, Join... js) { return new Event(what, List.of(js), List.of()); }
     static Event leave(String client) { return new Event("leave " + client, List.of(), List.of(client)); }
-    static Join m(String client, String... topics) { return new Join(client, List.of(topics)); }
+    static Join m(String client, String... topics) { return new Join(client, null, List.of(topics)); }
+    static Join st(String client, String instance, String... topics) { return new Join(client, instance, List.of(topics)); }
 
     static List<Scenario> scenarios() {
         // Topic names are per scenario; the Join topics name them by suffix.
@@ -62,6 +64,13 @@ final class LiveAssignors {
                 join("start c0 c1 c2", m("c0", "p", "q"), m("c1", "q"), m("c2", "p")),
                 leave("c0"),
                 join("join c3", m("c3", "p", "q")))));
+        // Static members (group.instance.id; the assignors order them by it, and
+        // the broker makes their member ids from it), instance ids in the reverse
+        // order of the client ids. No leave: a static member's close() does not
+        // leave the group.
+        s.add(new Scenario("static-ids", ordered("s1", 5, "s2", 5), List.of(
+                join("start c0 c1 c2", st("c0", "i-z", "s1", "s2"), st("c1", "i-m", "s1", "s2"), st("c2", "i-a", "s1", "s2")),
+                join("join c3", st("c3", "i-b", "s1", "s2")))));
         return s;
     }
 
@@ -180,6 +189,7 @@ final class LiveAssignors {
                     p.put("heartbeat.interval.ms", "300");
                     p.put("session.timeout.ms", "10000");
                     p.put("group.protocol", "classic");
+                    if (j.instance != null) p.put("group.instance.id", j.instance);
                     List<String> topics = j.topics.stream().map(t -> topic(s, t)).toList();
                     Member m = new Member(j.client, topics, p);
                     live.put(j.client, m);
