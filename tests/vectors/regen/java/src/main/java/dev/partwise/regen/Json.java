@@ -3,7 +3,6 @@ package dev.partwise.regen;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.apache.kafka.common.TopicPartition;
 
 /** Just enough JSON writing for the vector lines (no JSON library on the classpath). */
@@ -67,10 +66,6 @@ final class Json {
                         ? Integer.compare(a.partition(), b.partition())
                         : a.topic().compareTo(b.topic()))
                 .toList();
-    }
-
-    static <V> TreeMap<String, V> tree(Map<String, V> m) {
-        return new TreeMap<>(m);
     }
 
     record Raw(String json) {}
