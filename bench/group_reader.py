@@ -4,7 +4,7 @@ its output, and writes bench/results/group-<UTC date>.json."""
 import argparse, datetime, json, os, platform, selectors, signal, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
-for a in ("--bootstrap", "--partwise", "--kcat-version"):
+for a in ("--bootstrap", "--partwise", "--kcat-version", "--java-cp", "--java-version", "--repo"):
     ap.add_argument(a, required=True)
 for a in ("--records", "--value", "--runs", "--session-ms", "--kcat-fetch-wait-ms"):
     ap.add_argument(a, type=int, required=True)
@@ -38,7 +38,7 @@ def produce():
     assert left == 0, f"{left} records not delivered"
 
 
-def run(cmd, env, assigned_marker, eof_marker, record_marker):
+def run(cmd, env, assigned_marker, eof_marker, record_marker, assigned_on_stderr=False):
     """Runs cmd until it has consumed `args.records` records; returns
     (assigned s, end s). The end is the last record printed (partwise flushes
     each batch) or, with `eof_marker`, the stderr line of the last of the 12
@@ -73,7 +73,7 @@ def run(cmd, env, assigned_marker, eof_marker, record_marker):
                             eofs.add(line.split(b" at offset")[0])
                     if t_end is None and len(eofs) == 2 * PARTS:
                         t_end = now
-            src = proc.stderr if eof_marker is not None else proc.stdout
+            src = proc.stderr if eof_marker is not None or assigned_on_stderr else proc.stdout
             if t_assigned is None and key.fileobj is src and assigned_marker in lines:
                 t_assigned = now
             if key.data == "out":
@@ -113,12 +113,22 @@ def kcat(i):
     return run(cmd, env, b"assigned:", b"Reached end of topic", None)
 
 
+def java(i):
+    # kafka-clients' KafkaConsumer (range), the harness of tests/vectors/regen/java:
+    # records on stdout flushed after every poll, so the end is its last record
+    # line, as for partwise; "assigned:" on stderr from its rebalance listener.
+    cmd = ["java", "-cp", args.java_cp, "dev.partwise.regen.Main", args.repo, "bench-consume",
+           "--bootstrap", args.bootstrap, "--group", f"bench-jv-{tag}-{i}", "--topics", ",".join(topics),
+           "--session-timeout-ms", str(args.session_ms)]
+    return run(cmd, dict(os.environ), b"assigned:", None, None, assigned_on_stderr=True)
+
+
 print(f"producing {args.records} records ({args.value}-byte values) to {topics} ({PARTS} partitions each) on {args.bootstrap}")
 load_before = os.getloadavg()
 produce()
-rows = {"partwise": [], "kcat": []}
+rows = {"partwise": [], "kcat": [], "java": []}
 for i in range(args.runs):
-    for name, f in (("partwise", partwise), ("kcat", kcat)):
+    for name, f in (("partwise", partwise), ("kcat", kcat), ("java", java)):
         a, e = f(i)
         rows[name].append({"assigned_s": a, "end_s": e, "consume_s": e - a,
                            "records_per_second": args.records / (e - a)})
@@ -128,18 +138,23 @@ best = {n: {"assigned_s": min(r["assigned_s"] for r in rs),
             "records_per_second": max(r["records_per_second"] for r in rs)} for n, rs in rows.items()}
 thr = best["partwise"]["records_per_second"] / best["kcat"]["records_per_second"]
 join = best["partwise"]["assigned_s"] / best["kcat"]["assigned_s"]
-print(f"\n{'tool':<34}{'join->assigned s':>18}{'records/s':>14}")
-print(f"{'partwise kafka consume':<34}{best['partwise']['assigned_s']:>18.3f}{best['partwise']['records_per_second']:>14,.0f}")
-print(f"{'kcat -G (range, ' + args.kcat_version.split('with ')[-1] + ')':<34}{best['kcat']['assigned_s']:>18.3f}{best['kcat']['records_per_second']:>14,.0f}")
+print(f"\n{'tool':<44}{'join->assigned s':>18}{'records/s':>14}")
+print(f"{'partwise kafka consume':<44}{best['partwise']['assigned_s']:>18.3f}{best['partwise']['records_per_second']:>14,.0f}")
+print(f"{'kcat -G (range, ' + args.kcat_version.split('with ')[-1] + ')':<44}{best['kcat']['assigned_s']:>18.3f}{best['kcat']['records_per_second']:>14,.0f}")
+print(f"{'KafkaConsumer (range, ' + args.java_version.split(',')[0] + ')':<44}{best['java']['assigned_s']:>18.3f}{best['java']['records_per_second']:>14,.0f}")
+thr_java = best["partwise"]["records_per_second"] / best["java"]["records_per_second"]
+join_java = best["partwise"]["assigned_s"] / best["java"]["assigned_s"]
+print(f"throughput partwise / Java: {thr_java:.2f}x; assignment time partwise / Java: {join_java:.3f}x")
 print(f"throughput partwise / kcat: {thr:.2f}x (target >= 0.7x){'' if thr >= 0.7 else '  TARGET MISSED'}")
 delta_ms = (best["partwise"]["assigned_s"] - best["kcat"]["assigned_s"]) * 1000
 print(f"assignment time partwise / kcat: {join:.3f}x ({delta_ms:+.0f} ms; target <= 1.0x){'' if join <= 1.0 else '  TARGET MISSED'}")
 out = {"benchmark": "consumer group join and throughput (bench/compare-group)",
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H%M%SZ"),
        "records": args.records, "value_bytes": args.value, "topics": 2, "partitions_per_topic": PARTS,
-       "session_timeout_ms": args.session_ms, "kcat_fetch_wait_ms": args.kcat_fetch_wait_ms, "kcat": args.kcat_version, "runs": rows, "best": best,
+       "session_timeout_ms": args.session_ms, "kcat_fetch_wait_ms": args.kcat_fetch_wait_ms, "kcat": args.kcat_version, "java": args.java_version, "runs": rows, "best": best,
        "label": os.environ.get("LABEL", ""), "partwise_bin": args.partwise,
        "throughput_ratio": thr, "assignment_time_ratio": join,
+       "throughput_ratio_java": thr_java, "assignment_time_ratio_java": join_java,
        "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()}}
 os.makedirs("bench/results", exist_ok=True)

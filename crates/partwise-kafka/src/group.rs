@@ -49,6 +49,9 @@ pub struct GroupDescription {
     pub state: String,
     /// `consumer` for consumer groups.
     pub protocol_type: String,
+    /// The group protocol: `classic` (JoinGroup/SyncGroup, described by
+    /// DescribeGroups) or `consumer` (KIP-848, described by ConsumerGroupDescribe).
+    pub group_protocol: String,
     /// The chosen assignor (`range`, `roundrobin`, ...), when the broker says.
     pub protocol: String,
     /// Members.
@@ -99,8 +102,79 @@ pub fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>> {
 
 /// Describes group `group`: through librdkafka, or, when its answer leaves
 /// the group out and the connection is plaintext, with DescribeGroups sent
-/// directly to the group's coordinator.
+/// directly to the group's coordinator. A group DescribeGroups calls dead
+/// with no members may be a KIP-848 group: on a plaintext connection it is
+/// then asked for with ConsumerGroupDescribe.
 pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription> {
+    let d = describe_classic(conn, group)?;
+    if d.members.is_empty()
+        && (d.state == "Dead" || d.state.is_empty())
+        && crate::wire::plaintext(conn)
+    {
+        if let Some(c) = describe_kip848(conn, group)? {
+            return Ok(c);
+        }
+    }
+    Ok(d)
+}
+
+/// The KIP-848 description of `group`, or `None` when the coordinator has no
+/// such consumer group (GROUP_ID_NOT_FOUND, or a broker without the API).
+fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescription>> {
+    // A broker that does not know the API closes the connection: not a KIP-848 group.
+    let Ok(resp) = crate::wire::consumer_group_describe(conn, group) else {
+        return Ok(None);
+    };
+    let Some(g) = resp
+        .groups
+        .into_iter()
+        .find(|g| g.group_id.0.as_str() == group)
+    else {
+        return Ok(None);
+    };
+    if g.error_code != 0 {
+        return Ok(None);
+    }
+    let members = g
+        .members
+        .into_iter()
+        .map(|m| {
+            let mut a: Vec<(String, Vec<u32>)> = m
+                .assignment
+                .topic_partitions
+                .into_iter()
+                .map(|tp| {
+                    let mut ps: Vec<u32> = tp.partitions.iter().map(|&p| p.max(0) as u32).collect();
+                    ps.sort_unstable();
+                    (tp.topic_name.0.to_string(), ps)
+                })
+                .collect();
+            a.sort();
+            MemberDescription {
+                id: m.member_id.to_string(),
+                client_id: m.client_id.to_string(),
+                client_host: m.client_host.to_string(),
+                subscription: Some(
+                    m.subscribed_topic_names
+                        .iter()
+                        .map(|t| t.0.to_string())
+                        .collect(),
+                ),
+                assignment: AssignmentData::Assigned(a),
+            }
+        })
+        .collect();
+    Ok(Some(GroupDescription {
+        name: group.to_string(),
+        state: g.group_state.to_string(),
+        protocol_type: "consumer".to_string(),
+        group_protocol: "consumer".to_string(),
+        protocol: g.assignor_name.to_string(),
+        members,
+    }))
+}
+
+fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> {
     let c = read_only_consumer(conn)?;
     let list = c
         .fetch_group_list(Some(group), conn.timeout())
@@ -133,6 +207,7 @@ pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription
         name: g.name().to_string(),
         state: g.state().to_string(),
         protocol_type: g.protocol_type().to_string(),
+        group_protocol: "classic".to_string(),
         protocol: g.protocol().to_string(),
         members,
     })
@@ -200,6 +275,7 @@ fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescripti
         name: group.to_string(),
         state: g.group_state.to_string(),
         protocol_type: g.protocol_type.to_string(),
+        group_protocol: "classic".to_string(),
         protocol: g.protocol_data.to_string(),
         members,
     })

@@ -1,15 +1,16 @@
-//! A minimal Kafka client over plain TCP with kafka-protocol, for the one
-//! request librdkafka's group listing loses on some brokers: DescribeGroups
-//! (tansu's answer to librdkafka's legacy group list comes back empty).
-//! FindCoordinator on a bootstrap broker, then DescribeGroups on the
-//! coordinator; plaintext only (no TLS, no SASL).
+//! A minimal Kafka client over plain TCP with kafka-protocol, for the group
+//! requests librdkafka does not make: DescribeGroups where its group listing
+//! comes back empty (tansu), and ConsumerGroupDescribe (KIP-848 groups, which
+//! DescribeGroups reports as dead). FindCoordinator on a bootstrap broker,
+//! then the request on the coordinator; plaintext only (no TLS, no SASL).
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
-    ApiKey, DescribeGroupsRequest, DescribeGroupsResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, GroupId, RequestHeader, ResponseHeader,
+    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
+    RequestHeader, ResponseHeader,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use std::io::{Read, Write};
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 const FIND_COORDINATOR_VERSION: i16 = 2;
 const DESCRIBE_GROUPS_VERSION: i16 = 4;
+const CONSUMER_GROUP_DESCRIBE_VERSION: i16 = 0;
 
 /// Whether the connection settings allow this plaintext client.
 pub fn plaintext(conn: &Connection) -> bool {
@@ -99,6 +101,37 @@ impl Wire {
 
 /// DescribeGroups for `group` through its coordinator.
 pub fn describe_groups(conn: &Connection, group: &str) -> Result<DescribeGroupsResponse> {
+    on_coordinator(conn, group, |w| {
+        w.call(
+            ApiKey::DescribeGroups,
+            DESCRIBE_GROUPS_VERSION,
+            &DescribeGroupsRequest::default()
+                .with_groups(vec![GroupId(StrBytes::from_string(group.to_string()))]),
+        )
+    })
+}
+
+/// ConsumerGroupDescribe (KIP-848) for `group` through its coordinator.
+pub fn consumer_group_describe(
+    conn: &Connection,
+    group: &str,
+) -> Result<ConsumerGroupDescribeResponse> {
+    on_coordinator(conn, group, |w| {
+        w.call(
+            ApiKey::ConsumerGroupDescribe,
+            CONSUMER_GROUP_DESCRIBE_VERSION,
+            &ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]),
+        )
+    })
+}
+
+/// Finds `group`'s coordinator from a bootstrap broker and runs `f` there.
+fn on_coordinator<T>(
+    conn: &Connection,
+    group: &str,
+    f: impl Fn(&mut Wire) -> Result<T>,
+) -> Result<T> {
     let deadline = Instant::now() + conn.timeout();
     let brokers: Vec<&str> = conn.brokers().split(',').map(str::trim).collect();
     let mut last = Error::kafka("describing the group", "no bootstrap broker");
@@ -124,12 +157,7 @@ pub fn describe_groups(conn: &Connection, group: &str) -> Result<DescribeGroupsR
             } else {
                 Wire::connect(&coord, deadline)?
             };
-            w.call(
-                ApiKey::DescribeGroups,
-                DESCRIBE_GROUPS_VERSION,
-                &DescribeGroupsRequest::default()
-                    .with_groups(vec![GroupId(StrBytes::from_string(group.to_string()))]),
-            )
+            f(&mut w)
         })();
         match attempt {
             Ok(r) => return Ok(r),

@@ -997,3 +997,114 @@ proptest! {
         prop_assert_eq!(Assignor::Kip848Uniform.assign(&g).unwrap(), a);
     }
 }
+
+// ---- real kafka-clients consumers in live groups ----
+
+fn tps(group: &Group, v: &Value) -> Vec<Tp> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| {
+            Some(Tp {
+                topic: group.topic_index(p[0].as_str().unwrap())?,
+                partition: p[1].as_u64().unwrap() as u32,
+            })
+        })
+        .collect()
+}
+
+fn by_member(v: &Value) -> ById {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, a)| (id.clone(), pairs(a)))
+        .collect()
+}
+
+/// Apache Kafka's own assignors (kafka-clients 4.1.1) in live classic groups
+/// of real `KafkaConsumer`s on Apache Kafka 4.1.1
+/// (`tests/vectors/regen/java/run assignors`): every assign() call of a group
+/// leader through join/leave sequences, replayed with the members in the
+/// leader's map order, their subscriptions and, for the sticky assignors, the
+/// owned partitions and generation their subscription user data carried.
+#[test]
+fn java_assignors_match_live_groups() {
+    let (mut calls, mut sticky_with_owned, mut withholding) = (0, 0, 0);
+    for (file, assignor) in [
+        ("java_live_range.jsonl", Assignor::JavaRange),
+        ("java_live_roundrobin.jsonl", Assignor::JavaRoundRobin),
+        ("java_live_sticky.jsonl", Assignor::JavaSticky),
+        (
+            "java_live_cooperative_sticky.jsonl",
+            Assignor::JavaCooperativeSticky,
+        ),
+    ] {
+        let cases = lines(&vectors().join("assignors").join(file));
+        assert!(cases.len() >= 13, "{file}: {} calls", cases.len());
+        for c in &cases {
+            assert_eq!(c["assignor"], assignor.spec(), "{file}");
+            let what = format!(
+                "{file}: {} event {} ({}) call {}",
+                c["scenario"], c["event"], c["what"], c["call"]
+            );
+            let topics = c["topics"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(n, k)| Topic::new(n.clone(), k.as_u64().unwrap() as u32))
+                .collect();
+            let mut group = Group::new(Vec::new(), topics);
+            let mut owned_any = false;
+            for m in c["members"].as_array().unwrap() {
+                let mut mem = Member::new(
+                    m["member_id"].as_str().unwrap(),
+                    m["topics"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t.as_str().unwrap()),
+                );
+                mem.instance_id = m["instance_id"].as_str().map(str::to_string);
+                // What the assignor reads as owned: the sticky ones their user
+                // data (the eager protocol sends no owned partitions), the
+                // others the subscription's.
+                let (owned, generation) = match m.get("member_data") {
+                    Some(d) => (&d["partitions"], &d["generation"]),
+                    None => (&m["owned_partitions"], &m["subscription_generation"]),
+                };
+                mem.owned = tps(&group, owned);
+                mem.generation = generation.as_i64().map(|g| g as i32);
+                owned_any |= !mem.owned.is_empty();
+                group.members.push(mem);
+            }
+            let got = assignor.assign(&group).unwrap();
+            let want = by_member(&c["assignment"]);
+            assert_eq!(by_id(&group, &got), want, "{what}");
+            assert!(c["generation"].is_i64(), "{what}: no member received it");
+            if c["settled"] == true {
+                assert_eq!(by_member(&c["consumers"]), want, "{what}: consumers saw");
+            } else {
+                assert!(
+                    !got.withheld.is_empty(),
+                    "{what}: a round before the last withholds"
+                );
+            }
+            if assignor.is_sticky() && owned_any {
+                sticky_with_owned += 1;
+            }
+            if !got.withheld.is_empty() {
+                withholding += 1;
+            }
+            calls += 1;
+        }
+    }
+    assert!(calls >= 52, "{calls} leader calls");
+    assert!(
+        sticky_with_owned >= 10,
+        "sticky calls that keep owned partitions: {sticky_with_owned}"
+    );
+    assert!(
+        withholding >= 3,
+        "cooperative rounds that withhold: {withholding}"
+    );
+}

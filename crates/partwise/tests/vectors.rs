@@ -37,6 +37,7 @@ fn lines(path: &Path) -> Vec<Value> {
 /// Which partitioner spec produced each partition-vector file.
 const PARTITION_FILES: &[(&str, &str)] = &[
     ("java_builtin_partitioner_murmur2", "java"),
+    ("java_kafka_clients_partitioner", "java"),
     ("kafka_python_default_partitioner", "kafka-python"),
     ("kafkajs_default_partitioner", "kafkajs"),
     ("kafkajs_legacy_partitioner", "kafkajs:legacy"),

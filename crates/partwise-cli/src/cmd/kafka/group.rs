@@ -1,7 +1,10 @@
 //! `partwise kafka group -g GROUP`: the group's members and their
 //! assignments as the coordinator describes them, and for topics with equal
 //! partition counts the co-location matrix of the partition indices. A broker
-//! that returns members without assignment bytes is reported as such.
+//! that returns members without assignment bytes is reported as such (Apache
+//! Kafka does while the group rebalances; tansu always did). With
+//! `--assignor`, what that assignor would give the described members, side by
+//! side with the live assignment.
 
 use super::{kerr, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
@@ -19,11 +22,18 @@ pub struct Args {
     /// Consumer group id
     #[arg(short = 'g', long = "group", value_name = "GROUP")]
     group: String,
-    /// When the broker returns no assignment data: predict it with this assignor spec
-    #[arg(long, value_name = "SPEC", requires = "topics")]
+    /// Predict the assignment with this assignor spec for the described members
+    /// (shown beside the live one, or instead of it when the broker returns none)
+    #[arg(long, value_name = "SPEC")]
     assignor: Option<String>,
-    /// Topics every member subscribes to, for --assignor
-    #[arg(short = 't', long = "topic", value_name = "TOPIC")]
+    /// Topics every member subscribes to, for --assignor (default: each member's
+    /// subscription as the broker describes it)
+    #[arg(
+        short = 't',
+        long = "topic",
+        value_name = "TOPIC",
+        requires = "assignor"
+    )]
     topics: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
@@ -57,7 +67,10 @@ fn model(
     let members: Vec<Member> = d
         .members
         .iter()
-        .map(|m| Member::new(m.id.clone(), topics.iter().map(|t| t.name.clone())))
+        .map(|m| match &m.subscription {
+            Some(sub) => Member::new(m.id.clone(), sub.iter().cloned()),
+            None => Member::new(m.id.clone(), topics.iter().map(|t| t.name.clone())),
+        })
         .collect();
     let group = Group::new(members, topics);
     let partitions: Vec<Vec<Tp>> = d
@@ -85,17 +98,34 @@ fn model(
     Ok(Some((group, a)))
 }
 
-/// The assignment `asg` would make for the described members, all subscribed
-/// to `topics` (partition counts from the cluster).
+/// The assignment `asg` would make for the described members, each subscribed
+/// to `topics` or, when none are given, to its described subscription
+/// (partition counts from the cluster).
 fn predict(
     conn: &partwise_kafka::Connection,
     d: &GroupDescription,
     asg: Assignor,
     topics: &[String],
 ) -> Result<(Group, Assignment)> {
+    let subs: Vec<Vec<String>> = if topics.is_empty() {
+        d.members
+            .iter()
+            .map(|m| {
+                m.subscription.clone().ok_or_else(|| {
+                    CliError::msg(format!(
+                        "--assignor: the broker returned no subscription for member {}; name the topics with -t",
+                        m.id
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?
+    } else {
+        vec![topics.to_vec(); d.members.len()]
+    };
+    let names: BTreeSet<&String> = subs.iter().flatten().collect();
     let all = partwise_kafka::cluster::list_topics(conn).map_err(kerr)?;
     let mut ts = Vec::new();
-    for t in topics {
+    for t in names {
         let info = all
             .iter()
             .find(|i| &i.name == t && i.error.is_none())
@@ -105,13 +135,113 @@ fn predict(
     let members: Vec<Member> = d
         .members
         .iter()
-        .map(|m| Member::new(m.id.clone(), topics.iter().cloned()))
+        .zip(subs)
+        .map(|(m, sub)| Member::new(m.id.clone(), sub))
         .collect();
     let g = Group::new(members, ts);
     let a = asg
         .assign(&g)
         .map_err(|e| CliError::msg(format!("--assignor {}: {e}", asg.spec())))?;
     Ok((g, a))
+}
+
+/// Member id -> sorted (topic, partition) pairs.
+fn owned_by(g: &Group, a: &Assignment) -> BTreeMap<String, Vec<(String, u32)>> {
+    g.members
+        .iter()
+        .zip(&a.partitions)
+        .map(|(m, ps)| {
+            let mut v: Vec<(String, u32)> = ps
+                .iter()
+                .map(|tp| (g.topics[tp.topic as usize].name.clone(), tp.partition))
+                .collect();
+            v.sort();
+            (m.id.clone(), v)
+        })
+        .collect()
+}
+
+/// The co-location of every set of assigned topics that share a partition
+/// count: (topic names, colocation) per set.
+fn colocations(g: &Group, a: &Assignment) -> Vec<(Vec<String>, partwise::assign::Colocation)> {
+    let mut by_count: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, t) in g.topics.iter().enumerate() {
+        by_count.entry(t.partitions).or_default().push(i as u32);
+    }
+    by_count
+        .into_values()
+        .filter(|v| v.len() >= 2)
+        .map(|set| {
+            let co = colocation_of(g, a, &set);
+            let names = set
+                .iter()
+                .map(|&t| g.topics[t as usize].name.clone())
+                .collect();
+            // Only the set's columns, in the set's order.
+            let owners = co
+                .owners
+                .iter()
+                .map(|row| set.iter().map(|&t| row[t as usize]).collect())
+                .collect();
+            (
+                names,
+                partwise::assign::Colocation {
+                    owners,
+                    split: co.split,
+                },
+            )
+        })
+        .collect()
+}
+
+fn write_matrices(
+    out: &mut impl Write,
+    g: &Group,
+    sets: &[(Vec<String>, partwise::assign::Colocation)],
+    source: &str,
+) -> Result<()> {
+    for (names, co) in sets {
+        writeln!(out, "\nco-location of {} ({source})", names.join(", "))?;
+        let mut header = vec!["INDEX".to_string()];
+        header.extend(names.iter().cloned());
+        header.push("CO-LOCATED".into());
+        let mut t = Table::new(header);
+        for (p, row) in co.owners.iter().enumerate() {
+            let mut cells = vec![p.to_string()];
+            for o in row {
+                cells.push(o.map_or("(none)".into(), |o| g.members[o].id.clone()));
+            }
+            cells.push(
+                if co.split.contains(&(p as u32)) {
+                    "SPLIT"
+                } else {
+                    "yes"
+                }
+                .into(),
+            );
+            t.row(cells);
+        }
+        t.write(&mut *out)?;
+        writeln!(
+            out,
+            "{} of {} indices split",
+            co.split_count(),
+            co.owners.len()
+        )?;
+    }
+    Ok(())
+}
+
+fn matrices_json(g: &Group, sets: &[(Vec<String>, partwise::assign::Colocation)]) -> Vec<Value> {
+    sets.iter()
+        .map(|(names, co)| {
+            json!({
+                "topics": names,
+                "owners": co.owners.iter().map(|row| row.iter().map(|o| o.map(|o| g.members[o].id.clone())).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "split_indices": co.split,
+            })
+        })
+        .collect()
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -138,30 +268,31 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 .map_err(|e| CliError::msg(format!("--assignor: {e}")))
         })
         .transpose()?;
-    let mut source = "broker".to_string();
-    let mut model = model(&conn, &d)?;
-    if let (None, Some(asg)) = (&model, assignor) {
-        model = Some(predict(&conn, &d, asg, &a.topics)?);
-        source = format!("predicted by {}", asg.spec());
-    }
-    // Co-partition candidates: assigned topics that share a partition count.
-    let mut by_count: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    if let Some((g, _)) = &model {
-        for (i, t) in g.topics.iter().enumerate() {
-            by_count.entry(t.partitions).or_default().push(i as u32);
-        }
-    }
-    let sets: Vec<Vec<u32>> = by_count.into_values().filter(|v| v.len() >= 2).collect();
-    let mut split_total = 0;
-    let mut matrices: Vec<Value> = Vec::new();
+    let live = model(&conn, &d)?;
+    let predicted = match assignor {
+        Some(asg) => Some((asg, predict(&conn, &d, asg, &a.topics)?)),
+        None => None,
+    };
+    let live_sets = live.as_ref().map(|(g, asg)| colocations(g, asg));
+    let predicted_sets = predicted.as_ref().map(|(_, (g, asg))| colocations(g, asg));
+    // The live assignment when the broker describes it, else the prediction.
+    let split_total: usize = live_sets
+        .as_ref()
+        .or(predicted_sets.as_ref())
+        .map_or(0, |sets| sets.iter().map(|(_, co)| co.split_count()).sum());
+    let matches = match (&live, &predicted) {
+        (Some((lg, la)), Some((_, (pg, pa)))) => Some(owned_by(lg, la) == owned_by(pg, pa)),
+        _ => None,
+    };
     let mut out = std::io::stdout().lock();
     let table = a.format == Format::Table;
     if table {
         writeln!(
             out,
-            "group {}: state {}, protocol {} ({}), {} members",
+            "group {}: state {}, {} protocol, assignor {} ({}), {} members",
             d.name,
             d.state,
+            d.group_protocol,
             if d.protocol.is_empty() {
                 "-"
             } else {
@@ -200,65 +331,54 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         t.write(&mut out)?;
         if no_data {
+            let why = if d.state == "Stable" {
+                String::new()
+            } else {
+                format!(
+                    "; the group is in state {}, and the coordinator describes members without them until it is Stable: run again",
+                    d.state
+                )
+            };
             writeln!(
                 out,
                 "\nbroker returned no assignment data for {} member(s): assignments and co-location cannot be shown \
-                 (ask each member for its own assignment, or predict it with `partwise assign`)",
+                 (ask each member for its own assignment, or predict it with --assignor){why}",
                 d.members.iter().filter(|m| m.assignment == AssignmentData::NotReturned).count()
             )?;
         }
-    }
-    if let Some((g, asg)) = &model {
-        for set in &sets {
-            let co = colocation_of(g, asg, set);
-            split_total += co.split_count();
-            let names: Vec<&str> = set
-                .iter()
-                .map(|&t| g.topics[t as usize].name.as_str())
-                .collect();
-            if table {
-                writeln!(out, "\nco-location of {} ({source})", names.join(", "))?;
-                let mut header = vec!["INDEX".to_string()];
-                header.extend(names.iter().map(|s| s.to_string()));
-                header.push("CO-LOCATED".into());
-                let mut t = Table::new(header);
-                for (p, row) in co.owners.iter().enumerate() {
-                    let mut cells = vec![p.to_string()];
-                    for &ti in set {
-                        cells.push(
-                            row[ti as usize].map_or("(none)".into(), |o| g.members[o].id.clone()),
-                        );
-                    }
-                    cells.push(
-                        if co.split.contains(&(p as u32)) {
-                            "SPLIT"
-                        } else {
-                            "yes"
-                        }
-                        .into(),
-                    );
-                    t.row(cells);
-                }
-                t.write(&mut out)?;
-                writeln!(
-                    out,
-                    "{} of {} indices split",
-                    co.split_count(),
-                    co.owners.len()
-                )?;
-            }
-            matrices.push(json!({
-                "topics": names,
-                "owners": co.owners.iter().map(|row| set.iter().map(|&ti| row[ti as usize].map(|o| g.members[o].id.clone())).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                "split_indices": co.split,
-            }));
+        if let (Some((g, _)), Some(sets)) = (&live, &live_sets) {
+            write_matrices(&mut out, g, sets, "broker")?;
         }
-    }
-    if !table {
-        let doc = json!({
+        if let (Some((asg, (g, _))), Some(sets)) = (&predicted, &predicted_sets) {
+            write_matrices(&mut out, g, sets, &format!("predicted by {}", asg.spec()))?;
+            match matches {
+                Some(true) => writeln!(
+                    out,
+                    "\nprediction by {} equals the live assignment",
+                    asg.spec()
+                )?,
+                Some(false) => writeln!(
+                    out,
+                    "\nprediction by {} differs from the live assignment",
+                    asg.spec()
+                )?,
+                None => {}
+            }
+        }
+    } else {
+        let (colocation, source) = match (&live, &live_sets, &predicted, &predicted_sets) {
+            (Some((g, _)), Some(sets), _, _) => (matrices_json(g, sets), "broker".to_string()),
+            (_, _, Some((asg, (g, _))), Some(sets)) => (
+                matrices_json(g, sets),
+                format!("predicted by {}", asg.spec()),
+            ),
+            _ => (Vec::new(), "broker".to_string()),
+        };
+        let mut doc = json!({
             "group": d.name,
             "state": d.state,
             "protocol_type": d.protocol_type,
+            "group_protocol": d.group_protocol,
             "protocol": d.protocol,
             "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
             "members": d.members.iter().map(|m| json!({
@@ -271,9 +391,19 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     AssignmentData::Assigned(a) => a.iter().map(|(t, ps)| json!([t, ps])).collect(),
                 },
             })).collect::<Vec<_>>(),
-            "colocation": matrices,
+            "colocation": colocation,
             "colocation_source": source,
+            "split_count": split_total,
         });
+        if let (Some((asg, (g, pa))), Some(sets)) = (&predicted, &predicted_sets) {
+            doc["prediction"] = json!({
+                "assignor": asg.spec(),
+                "assignment": owned_by(g, pa),
+                "colocation": matrices_json(g, sets),
+                "split_count": sets.iter().map(|(_, co)| co.split_count()).sum::<usize>(),
+                "matches_live": matches,
+            });
+        }
         if a.format == Format::Json {
             serde_json::to_writer_pretty(&mut out, &doc)?;
         } else {
