@@ -5,17 +5,30 @@
 //! through [`Connection::send`], which picks the highest version that both
 //! this crate and the broker support (from the ApiVersions exchange made on
 //! connect) and checks that the response answers it.
+//!
+//! On a secured listener the stream is TLS (rustls) and, before anything
+//! else but ApiVersions, the connection authenticates: SaslHandshake v1 and
+//! SaslAuthenticate carrying PLAIN or SCRAM's messages. Every connection does
+//! this, so bootstrap, coordinator, leader and reconnected connections are
+//! all authenticated alike.
 
 use crate::error::{Error, Result};
+use crate::sasl::{self, Mechanism, ScramClient, ScramHash};
+use crate::security::{SaslCredentials, Security, Tls};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+    SaslAuthenticateRequest, SaslHandshakeRequest,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use std::collections::HashMap;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// A byte stream to a broker: TCP, or TLS over TCP.
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
 
 /// The highest version of each API this crate speaks. Later versions change
 /// the shape of what we send (topic ids instead of names in Fetch v13+,
@@ -34,6 +47,10 @@ fn our_max(key: i16) -> i16 {
         Ok(ApiKey::LeaveGroup) => 5,
         Ok(ApiKey::SyncGroup) => 5,
         Ok(ApiKey::CreateTopics) => 7,
+        // v1: the SASL tokens travel in SaslAuthenticate, as Kafka frames.
+        Ok(ApiKey::SaslHandshake) => 1,
+        // v2 only adds tagged fields; the session lifetime is in v1+.
+        Ok(ApiKey::SaslAuthenticate) => 2,
         _ => 0,
     }
 }
@@ -44,7 +61,7 @@ const MAX_FRAME: usize = 256 * 1024 * 1024;
 
 /// A connection to one broker.
 pub struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     addr: String,
     client_id: StrBytes,
     next_correlation: i32,
@@ -56,9 +73,21 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connects to `addr` (`host:port`) and negotiates API versions.
+    /// Connects to `addr` (`host:port`) in plaintext and negotiates API versions.
     pub async fn connect(addr: &str, client_id: &str, timeout: Duration) -> Result<Connection> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+        Connection::connect_with(addr, client_id, timeout, &Security::plaintext()).await
+    }
+
+    /// Connects to `addr` (`host:port`) as `security` says: TCP, the TLS
+    /// handshake, ApiVersions, then SASL authentication. Each step is bounded
+    /// by `timeout`.
+    pub async fn connect_with(
+        addr: &str,
+        client_id: &str,
+        timeout: Duration,
+        security: &Security,
+    ) -> Result<Connection> {
+        let tcp = tokio::time::timeout(timeout, TcpStream::connect(addr))
             .await
             .map_err(|_| Error::Connect {
                 addr: addr.to_string(),
@@ -68,7 +97,11 @@ impl Connection {
                 addr: addr.to_string(),
                 reason: e.to_string(),
             })?;
-        let _ = stream.set_nodelay(true);
+        let _ = tcp.set_nodelay(true);
+        let stream: Box<dyn Stream> = match security.tls() {
+            None => Box::new(tcp),
+            Some(tls) => Box::new(tls_handshake(addr, tls, tcp, timeout).await?),
+        };
         let mut conn = Connection {
             stream,
             addr: addr.to_string(),
@@ -77,7 +110,8 @@ impl Connection {
             versions: HashMap::new(),
             in_flight: false,
         };
-        // v0 is answered by every broker; later versions only add fields we do not read.
+        // v0 is answered by every broker; later versions only add fields we do
+        // not read. Brokers answer it before authentication (KIP-35).
         let resp: ApiVersionsResponse = conn
             .exchange(&ApiVersionsRequest::default(), 0, timeout)
             .await?;
@@ -89,7 +123,96 @@ impl Connection {
             .iter()
             .map(|k| (k.api_key, (k.min_version, k.max_version)))
             .collect();
+        if let Some(creds) = security.sasl() {
+            conn.authenticate(creds, timeout).await?;
+        }
         Ok(conn)
+    }
+
+    /// SaslHandshake, then the mechanism's messages in SaslAuthenticate.
+    async fn authenticate(&mut self, creds: &SaslCredentials, timeout: Duration) -> Result<()> {
+        let mech = creds.mechanism;
+        let req =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mech.name()));
+        let (resp, version) = self.send(&req, timeout).await?;
+        if resp.error_code != 0 {
+            let offered: Vec<&str> = resp.mechanisms.iter().map(|m| m.as_str()).collect();
+            return Err(Error::Auth {
+                addr: self.addr.clone(),
+                reason: format!(
+                    "this listener does not offer sasl.mechanism {} (it offers: {}; {})",
+                    mech.name(),
+                    if offered.is_empty() {
+                        "none".to_string()
+                    } else {
+                        offered.join(", ")
+                    },
+                    crate::error::code_name(resp.error_code)
+                ),
+            });
+        }
+        if version < 1 {
+            return Err(Error::Unsupported {
+                addr: self.addr.clone(),
+                what: "SaslHandshake v1 (SASL tokens in SaslAuthenticate)".into(),
+            });
+        }
+        let who = format!("{} as user '{}'", mech.name(), creds.username);
+        match mech {
+            Mechanism::Plain => {
+                self.sasl_step(
+                    &sasl::plain_message(&creds.username, &creds.password),
+                    &who,
+                    timeout,
+                )
+                .await?;
+            }
+            Mechanism::ScramSha256 | Mechanism::ScramSha512 => {
+                let hash = if mech == Mechanism::ScramSha256 {
+                    ScramHash::Sha256
+                } else {
+                    ScramHash::Sha512
+                };
+                let scram = ScramClient::new(hash, &creds.username, &creds.password)
+                    .map_err(|e| self.auth_error(&who, &e))?;
+                let server_first = self.sasl_step(&scram.client_first(), &who, timeout).await?;
+                let (client_final, proof) = scram
+                    .client_final(&server_first)
+                    .map_err(|e| self.auth_error(&who, &e))?;
+                let server_final = self.sasl_step(&client_final, &who, timeout).await?;
+                proof
+                    .verify(&server_final)
+                    .map_err(|e| self.auth_error(&who, &e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One SaslAuthenticate round trip: our token out, the broker's back.
+    async fn sasl_step(&mut self, token: &[u8], who: &str, timeout: Duration) -> Result<Bytes> {
+        let req = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::copy_from_slice(token));
+        // A connection lost here stays a transport error (a broker restarting);
+        // Kafka answers refused credentials with an error code, below.
+        let (resp, _) = self.send(&req, timeout).await?;
+        if resp.error_code != 0 {
+            let msg = resp
+                .error_message
+                .as_ref()
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_default();
+            return Err(self.auth_error(
+                who,
+                &format!("{} {msg}", crate::error::code_name(resp.error_code)),
+            ));
+        }
+        Ok(resp.auth_bytes)
+    }
+
+    fn auth_error(&self, who: &str, reason: &str) -> Error {
+        Error::Auth {
+            addr: self.addr.clone(),
+            reason: format!("{who}: {}", reason.trim()),
+        }
     }
 
     /// The address this connection was opened to.
@@ -159,7 +282,12 @@ impl Connection {
         }
         let (frame, correlation) = self.frame(req, version)?;
         self.in_flight = true;
-        match tokio::time::timeout(timeout, self.stream.write_all(&frame)).await {
+        let stream = &mut self.stream;
+        let write = async move {
+            stream.write_all(&frame).await?;
+            stream.flush().await
+        };
+        match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(self.io_error(&e.to_string())),
             Err(_) => return Err(self.io_error("request not written in time")),
@@ -267,10 +395,12 @@ impl Connection {
     }
 
     async fn round_trip(&mut self, frame: &[u8]) -> Result<Bytes> {
-        self.stream
-            .write_all(frame)
-            .await
-            .map_err(|e| self.io_error(&e.to_string()))?;
+        // TLS may hold written bytes until flushed; TCP's flush is a no-op.
+        let written = match self.stream.write_all(frame).await {
+            Ok(()) => self.stream.flush().await,
+            Err(e) => Err(e),
+        };
+        written.map_err(|e| self.io_error(&e.to_string()))?;
         self.read_frame().await
     }
 
@@ -296,6 +426,65 @@ impl Connection {
         Error::Io {
             addr: self.addr.clone(),
             reason: reason.to_string(),
+        }
+    }
+}
+
+/// The TLS handshake with `addr` over `tcp`. A certificate or alert failure
+/// is [`Error::Tls`] (it would fail the same way again); a connection lost
+/// mid-handshake is [`Error::Io`], retried like any lost connection.
+async fn tls_handshake(
+    addr: &str,
+    tls: &Tls,
+    tcp: TcpStream,
+    timeout: Duration,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let config = match tls {
+        Tls::Ready(c) => c.clone(),
+        Tls::NoRoots(why) => {
+            return Err(Error::Tls {
+                addr: addr.to_string(),
+                reason: why.clone(),
+            })
+        }
+    };
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name =
+        rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| Error::Tls {
+            addr: addr.to_string(),
+            reason: format!("'{host}' is not a host name or IP address: {e}"),
+        })?;
+    let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
+    match tokio::time::timeout(timeout, handshake).await {
+        Err(_) => Err(Error::Io {
+            addr: addr.to_string(),
+            reason: format!("TLS handshake not done within {} ms", timeout.as_millis()),
+        }),
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) => {
+            let tls_error = e
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<rustls::Error>())
+                .map(|t| {
+                    let hint = match t {
+                        rustls::Error::InvalidCertificate(_) => {
+                            " (is the broker's CA given with ssl.ca.location?)"
+                        }
+                        _ => "",
+                    };
+                    format!("{t}{hint}")
+                });
+            match tls_error {
+                Some(reason) => Err(Error::Tls {
+                    addr: addr.to_string(),
+                    reason,
+                }),
+                None => Err(Error::Io {
+                    addr: addr.to_string(),
+                    reason: format!("during the TLS handshake: {e}"),
+                }),
+            }
         }
     }
 }
