@@ -127,19 +127,19 @@ const READ_SASL: &[&str] = &[
 const CANNOT_HONOUR: &[(&str, &str)] = &[
     (
         "ssl.keystore.location",
-        "PKCS#12 keystores are not supported here; give ssl.certificate.location and ssl.key.location (PEM)",
+        "PKCS#12 keystores are not supported by partwise-group; give ssl.certificate.location and ssl.key.location (PEM)",
     ),
     (
         "ssl.crl.location",
-        "certificate revocation lists are not supported here",
+        "certificate revocation lists are not supported by partwise-group",
     ),
     (
         "ssl.engine.location",
-        "OpenSSL engines are not supported here",
+        "OpenSSL engines are not supported by partwise-group",
     ),
     (
         "ssl.providers",
-        "OpenSSL providers are not supported here",
+        "OpenSSL providers are not supported by partwise-group",
     ),
 ];
 
@@ -259,13 +259,13 @@ fn sasl_credentials(p: &BTreeMap<&str, &str>) -> Result<SaslCredentials> {
         .ok_or_else(|| {
             Error::Config(
                 "sasl.mechanism: not set (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; \
-                 librdkafka's default GSSAPI is not supported here)"
+                 librdkafka's default GSSAPI is not supported by partwise-group)"
                     .into(),
             )
         })?;
     let mechanism = Mechanism::parse(name).ok_or_else(|| {
         Error::Config(format!(
-            "sasl.mechanism: '{name}' is not supported here (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"
+            "sasl.mechanism: '{name}' is not supported by partwise-group (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"
         ))
     })?;
     let username = p.get("sasl.username").copied().unwrap_or("");
@@ -324,7 +324,7 @@ fn tls_config(p: &Props<'_>) -> Result<Tls> {
     if let Some(v) = get("enable.ssl.certificate.verification") {
         if !matches!(v.to_ascii_lowercase().as_str(), "true" | "1") {
             return Err(Error::Config(format!(
-                "enable.ssl.certificate.verification: '{v}': turning verification off is not supported here; give the broker's CA with ssl.ca.location"
+                "enable.ssl.certificate.verification: '{v}': turning verification off is not supported by partwise-group; give the broker's CA with ssl.ca.location"
             )));
         }
     }
@@ -396,7 +396,7 @@ fn tls_config(p: &Props<'_>) -> Result<Tls> {
             // The key's bytes are a secret: messages name where it came from only.
             if key.windows(b"ENCRYPTED".len()).any(|w| w == b"ENCRYPTED") {
                 return Err(Error::Config(format!(
-                    "ssl.key.password: {key_what} is an encrypted key, which is not supported here; \
+                    "ssl.key.password: {key_what} is an encrypted key, which partwise-group does not read; \
                      decrypt it (openssl pkey -in KEY -out KEY.plain)"
                 )));
             }

@@ -412,7 +412,14 @@ impl Connection {
             .map_err(|e| self.io_error(&e.to_string()))?;
         let len = i32::from_be_bytes(len);
         if len < 4 || len as usize > MAX_FRAME {
-            return Err(self.io_error(&format!("bad response length {len}")));
+            // A TLS record (alert 0x15 or handshake 0x16, version 3.x) read
+            // as a Kafka length: the listener speaks TLS and we do not.
+            let hint = if matches!(len.to_be_bytes(), [0x15 | 0x16, 0x03, ..]) {
+                " (the broker answered with TLS: set security.protocol=ssl or sasl_ssl)"
+            } else {
+                ""
+            };
+            return Err(self.io_error(&format!("bad response length {len}{hint}")));
         }
         let mut body = vec![0u8; len as usize];
         self.stream

@@ -3,6 +3,7 @@
 pub mod assign;
 pub mod batching;
 pub mod check;
+pub mod duration;
 pub mod kafka;
 pub mod partitioners;
 pub mod plan;
