@@ -474,7 +474,11 @@ async fn tls_handshake(
                 .get_ref()
                 .and_then(|i| i.downcast_ref::<rustls::Error>())
                 .map(|t| {
+                    use rustls::CertificateError as C;
                     let hint = match t {
+                        rustls::Error::InvalidCertificate(
+                            C::NotValidForName | C::NotValidForNameContext { .. },
+                        ) => " (ssl.endpoint.identification.algorithm=none skips the host name check)",
                         rustls::Error::InvalidCertificate(_) => {
                             " (is the broker's CA given with ssl.ca.location?)"
                         }
@@ -549,6 +553,7 @@ pub fn whole_batches(mut records: Bytes) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::pki_types::pem::PemObject;
 
     #[test]
     fn whole_batches_drops_a_cut_tail() {
@@ -561,6 +566,239 @@ mod tests {
         b.put_slice(&[9, 9]);
         let out = whole_batches(b.freeze());
         assert_eq!(out.len(), 15);
+    }
+
+    /// Runs the openssl command line in `dir`: the test's certificates come
+    /// from OpenSSL, not from the code under test.
+    fn openssl(dir: &std::path::Path, args: &[&str]) {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (scripts/ensure kafka installs it)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A CA, a server certificate for `other.example` only (not 127.0.0.1),
+    /// a client certificate, and the client key also encrypted.
+    fn test_pki() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "pwg-tls-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=pwg test CA"];
+        ca.extend(ec);
+        ca.extend(["-keyout", "ca.key", "-out", "ca.pem"]);
+        openssl(&dir, &ca);
+        for (name, san, eku) in [
+            ("server", "DNS:other.example", "serverAuth"),
+            ("client", "DNS:client.example", "clientAuth"),
+        ] {
+            let (key, csr, pem, ext) = (
+                format!("{name}.key"),
+                format!("{name}.csr"),
+                format!("{name}.pem"),
+                format!("{name}.ext"),
+            );
+            let mut req = vec!["req", "-subj", "/CN=pwg"];
+            req.extend(ec);
+            req.extend(["-keyout", &key, "-out", &csr]);
+            openssl(&dir, &req);
+            std::fs::write(
+                dir.join(&ext),
+                format!("subjectAltName={san}\nextendedKeyUsage={eku}\n"),
+            )
+            .unwrap();
+            openssl(
+                &dir,
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    &csr,
+                    "-CA",
+                    "ca.pem",
+                    "-CAkey",
+                    "ca.key",
+                    "-CAcreateserial",
+                    "-days",
+                    "2",
+                    "-extfile",
+                    &ext,
+                    "-out",
+                    &pem,
+                ],
+            );
+        }
+        openssl(
+            &dir,
+            &[
+                "pkcs8",
+                "-topk8",
+                "-in",
+                "client.key",
+                "-v2",
+                "aes-256-cbc",
+                "-passout",
+                "pass:keypass",
+                "-out",
+                "client.enc.key",
+            ],
+        );
+        dir
+    }
+
+    /// A TLS server on loopback that requires a client certificate from the
+    /// test CA; it reports the client certificate it saw, or its error.
+    async fn mtls_server(
+        dir: &std::path::Path,
+    ) -> (
+        String,
+        tokio::task::JoinHandle<std::result::Result<Vec<u8>, String>>,
+    ) {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_file(dir.join("ca.pem")).unwrap())
+            .unwrap();
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            roots.into(),
+            provider.clone(),
+        )
+        .build()
+        .unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![CertificateDer::from_pem_file(dir.join("server.pem")).unwrap()],
+                PrivateKeyDer::from_pem_file(dir.join("server.key")).unwrap(),
+            )
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let task = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let tls = acceptor.accept(tcp).await.map_err(|e| e.to_string())?;
+            let seen = tls.get_ref().1.peer_certificates().map(|c| c[0].to_vec());
+            seen.ok_or_else(|| "no client certificate".to_string())
+        });
+        (addr, task)
+    }
+
+    fn tls_of(props: &[(&str, String)]) -> Security {
+        Security::from_properties(props.iter().map(|(k, v)| (*k, v.as_str())))
+            .unwrap()
+            .0
+    }
+
+    #[tokio::test]
+    async fn host_names_are_checked_unless_told_not_to_and_client_certs_are_sent() {
+        let dir = test_pki();
+        let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+        let base = vec![
+            ("security.protocol", "SSL".to_string()),
+            ("ssl.ca.location", path("ca.pem")),
+            ("ssl.certificate.location", path("client.pem")),
+            ("ssl.key.location", path("client.key")),
+        ];
+        let timeout = Duration::from_secs(5);
+
+        // https (the default): a certificate for other.example does not do for 127.0.0.1.
+        let (addr, _server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let sec = tls_of(&base);
+        match tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout).await {
+            Err(Error::Tls { addr: a, reason }) => {
+                assert_eq!(a, addr);
+                assert!(reason.contains("not valid for name"), "{reason}");
+                assert!(reason.contains("identification.algorithm=none"), "{reason}");
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("a certificate for another name was accepted"),
+        }
+
+        // none: the chain is verified, the name is not; the server gets our certificate.
+        let (addr, server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let mut none = base.clone();
+        none.push(("ssl.endpoint.identification.algorithm", "none".into()));
+        let sec = tls_of(&none);
+        let mut stream = tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout)
+            .await
+            .unwrap();
+        // TLS 1.3 sends the client certificate after the client's side is done.
+        stream.write_all(b"x").await.unwrap();
+        stream.flush().await.unwrap();
+        let seen = server.await.unwrap().unwrap();
+        let ours =
+            rustls::pki_types::CertificateDer::from_pem_file(dir.join("client.pem")).unwrap();
+        assert_eq!(seen, ours.to_vec());
+
+        // none still checks the chain: another CA's certificate is refused.
+        let (addr, _server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let mut other_ca = none.clone();
+        other_ca[1].1 = path("client.pem");
+        let sec = tls_of(&other_ca);
+        match tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout).await {
+            Err(Error::Tls { reason, .. }) => assert!(reason.contains("certificate"), "{reason}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+
+        // Without a client certificate the server refuses.
+        let (addr, server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let sec = tls_of(
+            &none[..2]
+                .iter()
+                .cloned()
+                .chain([none[4].clone()])
+                .collect::<Vec<_>>(),
+        );
+        if let Ok(mut s) = tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout).await {
+            let _ = s.write_all(b"x").await;
+            let _ = s.flush().await;
+        }
+        assert!(server.await.unwrap().is_err());
+
+        // An encrypted key is refused naming ssl.key.password, never showing it.
+        let mut enc = base.clone();
+        enc[3].1 = path("client.enc.key");
+        enc.push(("ssl.key.password", "keypass".into()));
+        match Security::from_properties(enc.iter().map(|(k, v)| (*k, v.as_str()))) {
+            Err(Error::Config(e)) => {
+                assert!(
+                    e.contains("ssl.key.password") && !e.contains("keypass"),
+                    "{e}"
+                )
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        // A certificate file given as the key names ssl.key.location.
+        let mut wrong = base.clone();
+        wrong[3].1 = path("client.pem");
+        match Security::from_properties(wrong.iter().map(|(k, v)| (*k, v.as_str()))) {
+            Err(Error::Config(e)) => assert!(e.contains("ssl.key.location"), "{e}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
