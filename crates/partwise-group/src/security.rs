@@ -191,7 +191,7 @@ impl Security {
             };
             p.insert(k, v);
         }
-        let props = Props(p.clone());
+        let props = Props(p);
         let get = |k: &str| props.get(k);
         let protocol = match get("security.protocol")
             .unwrap_or("plaintext")
@@ -222,11 +222,12 @@ impl Security {
         };
         let sasl = if protocol.sasl() {
             used.extend(READ_SASL);
-            Some(sasl_credentials(&p)?)
+            Some(sasl_credentials(&props.0)?)
         } else {
             None
         };
-        let unused = p
+        let unused = props
+            .0
             .keys()
             .filter(|k| !used.contains(k) && **k != "bootstrap.servers")
             .map(|k| k.to_string())

@@ -185,6 +185,9 @@ impl Connection {
                     .map_err(|e| self.auth_error(&who, &e))?;
             }
         }
+        // No re-authentication (KIP-368): a broker with
+        // connections.max.reauth.ms closes the connection when the session
+        // lifetime ends, and the next request reconnects and authenticates anew.
         Ok(())
     }
 

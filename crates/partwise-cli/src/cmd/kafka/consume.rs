@@ -34,23 +34,23 @@ pub struct Args {
     #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest")]
     offset_reset: String,
     /// session.timeout.ms: 45s, 500ms, 2m (a bare number is milliseconds)
-    #[arg(long = "session-timeout-ms", value_name = "DURATION", default_value = "45000", value_parser = duration::millis)]
+    #[arg(long = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = duration::millis)]
     session_timeout: Duration,
     /// heartbeat.interval.ms (a bare number is milliseconds)
-    #[arg(long = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3000", value_parser = duration::millis)]
+    #[arg(long = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3s", value_parser = duration::millis)]
     heartbeat_interval: Duration,
     /// max.poll.interval.ms (a bare number is milliseconds)
-    #[arg(long = "max-poll-interval-ms", value_name = "DURATION", default_value = "300000", value_parser = duration::millis)]
+    #[arg(long = "max-poll-interval-ms", value_name = "DURATION", default_value = "5m", value_parser = duration::millis)]
     max_poll_interval: Duration,
     /// Rebalance timeout sent in JoinGroup (default: max.poll.interval.ms)
     #[arg(long = "rebalance-timeout-ms", value_name = "DURATION", value_parser = duration::millis)]
     rebalance_timeout: Option<Duration>,
     /// auto.commit.interval.ms: how often handled offsets are committed
-    #[arg(long = "commit-interval-ms", value_name = "DURATION", default_value = "5000", value_parser = duration::millis)]
+    #[arg(long = "commit-interval-ms", value_name = "DURATION", default_value = "5s", value_parser = duration::millis)]
     commit_interval: Duration,
     /// How long to keep retrying, after joining, while no broker answers or
     /// the coordinator is unavailable; then exit 2 (a bare number is milliseconds)
-    #[arg(long = "retry-timeout-ms", value_name = "DURATION", default_value = "120000", value_parser = duration::millis)]
+    #[arg(long = "retry-timeout-ms", value_name = "DURATION", default_value = "2m", value_parser = duration::millis)]
     retry_timeout: Duration,
     /// Output format (table prints one line per event)
     #[arg(long, value_enum, default_value = "ndjson")]

@@ -69,7 +69,7 @@ pub struct ConnArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "10",
+        default_value = "10s",
         allow_negative_numbers = true,
         value_parser = super::duration::seconds
     )]
