@@ -189,8 +189,13 @@ struct Member {
 
 impl Member {
     fn start(args: &[String]) -> Member {
+        Member::start_env(args, &[])
+    }
+
+    fn start_env(args: &[String], envs: &[(&str, &str)]) -> Member {
         let mut child = partwise()
             .args(args)
+            .envs(envs.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -603,4 +608,148 @@ fn consume_takes_the_shared_connection_flags() {
         assert_eq!(out.status.code(), Some(2), "{flag} {value}");
         assert!(text(&out.stderr).contains(flag), "{}", text(&out.stderr));
     }
+}
+
+/// A three-node cluster of the test's own (scripts/kafka-up), stopped on drop.
+struct ThreeNodes {
+    dir: tempfile::TempDir,
+    env: BTreeMap<String, String>,
+}
+
+impl ThreeNodes {
+    fn script(dir: &std::path::Path, args: &[&str]) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka-up");
+        let out = Command::new("bash")
+            .arg(script)
+            .arg("--dir")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kafka-up {args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+
+    fn start() -> ThreeNodes {
+        let dir = tempfile::Builder::new()
+            .prefix("pws-3nodes")
+            .tempdir()
+            .unwrap();
+        ThreeNodes::script(dir.path(), &["--port", "0", "--brokers", "3"]);
+        let env = std::fs::read_to_string(dir.path().join("env"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ThreeNodes { dir, env }
+    }
+
+    fn get(&self, k: &str) -> &str {
+        &self.env[k]
+    }
+}
+
+impl Drop for ThreeNodes {
+    fn drop(&mut self) {
+        ThreeNodes::script(self.dir.path(), &["--stop"]);
+    }
+}
+
+/// Waits until every partition of `topic` has a leader again.
+fn wait_for_leaders(plain: &str, topic: &str, n: usize) {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let c: BaseConsumer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", plain)
+        .create()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ok = c
+            .fetch_metadata(Some(topic), Duration::from_secs(5))
+            .is_ok_and(|md| {
+                md.topics().iter().any(|t| {
+                    t.partitions().len() == n
+                        && t.partitions()
+                            .iter()
+                            .all(|p| p.leader() >= 0 && p.error().is_none())
+                })
+            });
+        if ok {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{topic}: leaders did not return");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn on_three_brokers_every_connection_authenticates_also_after_a_broker_restart() {
+    let cluster = ThreeNodes::start();
+    let plain = cluster.get("PARTWISE_KAFKA_BOOTSTRAP").to_string();
+    let l = Listener {
+        addr: cluster.get("PARTWISE_KAFKA_SASL_SSL").to_string(),
+        props: vec![
+            "security.protocol=SASL_SSL".into(),
+            format!("ssl.ca.location={}", cluster.get("PARTWISE_KAFKA_CA")),
+            "sasl.mechanism=SCRAM-SHA-512".into(),
+            format!("sasl.username={SCRAM_USER}"),
+            format!("sasl.password={SCRAM_SECRET}"),
+        ],
+        ..sasl_ssl_scram()
+    };
+    let nodes: Vec<String> = l.addr.split(',').map(str::to_string).collect();
+    assert_eq!(nodes.len(), 3);
+    let topic = unique("pws-3n");
+    create_topics(&plain, &[(&topic, 6)]);
+    let mut args = consume_args(&l, &unique("pws-3n-g"), &topic, "5s");
+    args.extend(["--retry-timeout-ms".into(), "90s".into()]);
+    let mut member = Member::start_env(&args, &[("PARTWISE_GROUP_TRACE", "1")]);
+    member.wait("assignment", Duration::from_secs(60), |ev| {
+        ev.iter().any(|e| e["event"] == "assigned")
+    });
+    let produce = |from: usize| {
+        let mut args: Vec<String> = ["kafka", "produce", "-t", &topic, "--format", "ndjson"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(l.args());
+        let lines: String = (from..from + 30).map(|i| format!("k-{i}\tv\n")).collect();
+        let out = run(&args, &lines, Some(SCRAM_SECRET));
+        assert_eq!(out.status.code(), Some(0), "produce: {}", text(&out.stderr));
+    };
+    produce(0);
+    member.wait("the first 30 records", Duration::from_secs(60), |ev| {
+        keys_received(ev).len() >= 30
+    });
+    // Six partitions over three nodes: the member fetched from every node,
+    // and authenticated every connection it opened.
+    let handshakes = |m: &Member, node: &str| {
+        m.stderr
+            .lock()
+            .unwrap()
+            .matches(&format!("SaslAuthenticate v2 to {node}:"))
+            .count()
+    };
+    let before: Vec<usize> = nodes.iter().map(|n| handshakes(&member, n)).collect();
+    assert!(before.iter().all(|&c| c >= 2), "{before:?}");
+
+    // Node 3 goes away and comes back: its connections are opened again,
+    // and authenticated again, and what is produced after it is received.
+    ThreeNodes::script(cluster.dir.path(), &["--kill", "3"]);
+    std::thread::sleep(Duration::from_secs(3));
+    ThreeNodes::script(cluster.dir.path(), &["--restart", "3"]);
+    wait_for_leaders(&plain, &topic, 6);
+    produce(30);
+    member.wait("all 60 records", Duration::from_secs(90), |ev| {
+        keys_received(ev).len() >= 60
+    });
+    let after = handshakes(&member, &nodes[2]);
+    assert!(after > before[2], "node 3: {} then {after}", before[2]);
+    let (code, all) = member.stop();
+    assert_eq!(code, Some(0), "{all}");
+    assert!(!all.contains(SCRAM_SECRET), "{all}");
 }
