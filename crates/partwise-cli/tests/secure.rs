@@ -268,7 +268,7 @@ impl Member {
             }
             std::thread::sleep(Duration::from_millis(50));
         };
-        for t in self.threads {
+        for t in std::mem::take(&mut self.threads) {
             t.join().unwrap();
         }
         let events = self.events.lock().unwrap();
@@ -279,6 +279,14 @@ impl Member {
             .join("\n")
             + &self.stderr.lock().unwrap();
         (status.code(), all)
+    }
+}
+
+/// A member left running by a failing test does not outlive it.
+impl Drop for Member {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -654,8 +662,15 @@ impl ThreeNodes {
 }
 
 impl Drop for ThreeNodes {
+    // No assertion here: a drop during a failing test's unwinding must not panic.
     fn drop(&mut self) {
-        ThreeNodes::script(self.dir.path(), &["--stop"]);
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka-up");
+        let _ = Command::new("bash")
+            .arg(script)
+            .arg("--dir")
+            .arg(self.dir.path())
+            .arg("--stop")
+            .output();
     }
 }
 
