@@ -4,6 +4,7 @@
 //! Produce) or to any broker (Metadata, FindCoordinator, CreateTopics).
 
 use crate::error::{Error, Result};
+use crate::security::Security;
 use crate::wire::{whole_batches, Connection};
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
@@ -69,6 +70,7 @@ pub struct Cluster {
     bootstrap: Vec<String>,
     client_id: String,
     timeouts: Timeouts,
+    security: Security,
     brokers: HashMap<i32, String>,
     conns: HashMap<String, Connection>,
     topics: HashMap<String, TopicMeta>,
@@ -84,10 +86,24 @@ impl Cluster {
             timeouts: Timeouts {
                 request: request_timeout,
             },
+            security: Security::plaintext(),
             brokers: HashMap::new(),
             conns: HashMap::new(),
             topics: HashMap::new(),
         }
+    }
+
+    /// The same cluster reached as `security` says (TLS, SASL) instead of
+    /// in plaintext: every connection it opens uses it.
+    pub fn with_security(mut self, security: Security) -> Cluster {
+        self.security = security;
+        self.conns.clear();
+        self
+    }
+
+    /// How connections are secured.
+    pub fn security(&self) -> &Security {
+        &self.security
     }
 
     /// The request timeout.
@@ -107,7 +123,13 @@ impl Cluster {
             self.conns.remove(addr);
         }
         if !self.conns.contains_key(addr) {
-            let c = Connection::connect(addr, &self.client_id, self.timeouts.request).await?;
+            let c = Connection::connect_with(
+                addr,
+                &self.client_id,
+                self.timeouts.request,
+                &self.security,
+            )
+            .await?;
             self.conns.insert(addr.to_string(), c);
         }
         Ok(self.conns.get_mut(addr).expect("inserted above"))

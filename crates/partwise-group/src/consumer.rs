@@ -14,6 +14,7 @@
 use crate::cluster::{codes, decode_records, Cluster};
 use crate::error::{Error, Result};
 use crate::protocol::{decode_assignment, encode_assignment, Subscription};
+use crate::security::Security;
 use crate::units::{complete_units, leader_assignment, JoinedMember, Unit};
 use crate::wire::{Connection, Submitted};
 use bytes::Bytes;
@@ -105,6 +106,9 @@ pub struct Config {
     /// topic missing (default 120 s). Past it, poll fails with
     /// [`Error::GaveUp`] rather than wait forever in silence.
     pub retry_timeout: Duration,
+    /// TLS and SASL (`security.protocol` and friends; default plaintext),
+    /// used by every connection: bootstrap, coordinator, leaders, reconnects.
+    pub security: Security,
 }
 
 impl Config {
@@ -128,6 +132,7 @@ impl Config {
             fetch_max_wait: Duration::from_millis(500),
             max_partition_fetch_bytes: 1024 * 1024,
             retry_timeout: Duration::from_secs(120),
+            security: Security::plaintext(),
         }
     }
 
@@ -264,7 +269,8 @@ impl Consumer {
     /// an unreachable cluster fails now.
     pub async fn new(cfg: Config) -> Result<Consumer> {
         cfg.validate()?;
-        let mut cluster = Cluster::new(cfg.bootstrap.clone(), &cfg.client_id, cfg.request_timeout);
+        let mut cluster = Cluster::new(cfg.bootstrap.clone(), &cfg.client_id, cfg.request_timeout)
+            .with_security(cfg.security.clone());
         let meta = cluster.metadata(&cfg.topics).await?;
         for t in &cfg.topics {
             if !meta.contains_key(t) {
@@ -841,9 +847,13 @@ impl Consumer {
         let mut per_unit: BTreeMap<Unit, Vec<ConsumedRecord>> = BTreeMap::new();
         for (leader, parts) in by_leader {
             if !self.fetchers.contains_key(&leader) {
-                let conn =
-                    Connection::connect(&leader, &self.cfg.client_id, self.cfg.request_timeout)
-                        .await?;
+                let conn = Connection::connect_with(
+                    &leader,
+                    &self.cfg.client_id,
+                    self.cfg.request_timeout,
+                    &self.cfg.security,
+                )
+                .await?;
                 self.fetchers.insert(
                     leader.clone(),
                     Fetcher {
@@ -1063,9 +1073,10 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
             .as_ref()
             .is_none_or(|c| c.addr() != addr || !c.usable())
         {
-            conn = Connection::connect(&addr, &cfg.client_id, cfg.request_timeout)
-                .await
-                .ok();
+            conn =
+                Connection::connect_with(&addr, &cfg.client_id, cfg.request_timeout, &cfg.security)
+                    .await
+                    .ok();
         }
         let Some(c) = conn.as_mut() else {
             check_session(&shared, &cfg, last_ok);

@@ -21,6 +21,21 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The TLS handshake failed: the broker's certificate was not trusted,
+    /// or the broker refused ours. Not retried: it fails the same way again.
+    Tls {
+        /// `host:port` of the broker.
+        addr: String,
+        /// rustls' reason.
+        reason: String,
+    },
+    /// The broker refused the SASL credentials or mechanism. Not retried.
+    Auth {
+        /// `host:port` of the broker.
+        addr: String,
+        /// The broker's message (it never contains the password).
+        reason: String,
+    },
     /// No bootstrap broker answered.
     NoBroker {
         /// The bootstrap list, and each address's failure.
@@ -115,6 +130,12 @@ impl fmt::Display for Error {
                 write!(f, "cannot connect to broker {addr}: {reason}")
             }
             Error::Io { addr, reason } => write!(f, "connection to broker {addr} failed: {reason}"),
+            Error::Tls { addr, reason } => {
+                write!(f, "TLS handshake with broker {addr} failed: {reason}")
+            }
+            Error::Auth { addr, reason } => {
+                write!(f, "broker {addr}: authentication failed: {reason}")
+            }
             Error::NoBroker { tried } => {
                 write!(f, "no broker reachable: {}", tried.join("; "))
             }

@@ -37,8 +37,9 @@
 //! # }
 //! ```
 //!
-//! Modules: [`wire`] (one broker connection), [`cluster`] (brokers, leaders,
-//! admin requests), [`protocol`] (subscription and assignment bytes),
+//! Modules: [`wire`] (one broker connection, with TLS and SASL as
+//! [`security`] says; [`sasl`] builds the PLAIN and SCRAM messages),
+//! [`cluster`] (brokers, leaders, admin requests), [`protocol`] (subscription and assignment bytes),
 //! [`units`] (units and the leader's assignment), and the member itself,
 //! re-exported at the top.
 
@@ -46,6 +47,8 @@ pub mod cluster;
 mod consumer;
 mod error;
 pub mod protocol;
+pub mod sasl;
+pub mod security;
 pub mod units;
 pub mod wire;
 
@@ -53,4 +56,5 @@ pub use consumer::{
     Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment,
 };
 pub use error::{code_name, Error, Result};
+pub use security::{Protocol, Security};
 pub use units::Unit;

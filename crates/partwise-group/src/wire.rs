@@ -5,17 +5,30 @@
 //! through [`Connection::send`], which picks the highest version that both
 //! this crate and the broker support (from the ApiVersions exchange made on
 //! connect) and checks that the response answers it.
+//!
+//! On a secured listener the stream is TLS (rustls) and, before anything
+//! else but ApiVersions, the connection authenticates: SaslHandshake v1 and
+//! SaslAuthenticate carrying PLAIN or SCRAM's messages. Every connection does
+//! this, so bootstrap, coordinator, leader and reconnected connections are
+//! all authenticated alike.
 
 use crate::error::{Error, Result};
+use crate::sasl::{self, Mechanism, ScramClient, ScramHash};
+use crate::security::{SaslCredentials, Security, Tls};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+    SaslAuthenticateRequest, SaslHandshakeRequest,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use std::collections::HashMap;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// A byte stream to a broker: TCP, or TLS over TCP.
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
 
 /// The highest version of each API this crate speaks. Later versions change
 /// the shape of what we send (topic ids instead of names in Fetch v13+,
@@ -34,6 +47,10 @@ fn our_max(key: i16) -> i16 {
         Ok(ApiKey::LeaveGroup) => 5,
         Ok(ApiKey::SyncGroup) => 5,
         Ok(ApiKey::CreateTopics) => 7,
+        // v1: the SASL tokens travel in SaslAuthenticate, as Kafka frames.
+        Ok(ApiKey::SaslHandshake) => 1,
+        // v2 only adds tagged fields; the session lifetime is in v1+.
+        Ok(ApiKey::SaslAuthenticate) => 2,
         _ => 0,
     }
 }
@@ -44,7 +61,7 @@ const MAX_FRAME: usize = 256 * 1024 * 1024;
 
 /// A connection to one broker.
 pub struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     addr: String,
     client_id: StrBytes,
     next_correlation: i32,
@@ -56,9 +73,21 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connects to `addr` (`host:port`) and negotiates API versions.
+    /// Connects to `addr` (`host:port`) in plaintext and negotiates API versions.
     pub async fn connect(addr: &str, client_id: &str, timeout: Duration) -> Result<Connection> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+        Connection::connect_with(addr, client_id, timeout, &Security::plaintext()).await
+    }
+
+    /// Connects to `addr` (`host:port`) as `security` says: TCP, the TLS
+    /// handshake, ApiVersions, then SASL authentication. Each step is bounded
+    /// by `timeout`.
+    pub async fn connect_with(
+        addr: &str,
+        client_id: &str,
+        timeout: Duration,
+        security: &Security,
+    ) -> Result<Connection> {
+        let tcp = tokio::time::timeout(timeout, TcpStream::connect(addr))
             .await
             .map_err(|_| Error::Connect {
                 addr: addr.to_string(),
@@ -68,7 +97,11 @@ impl Connection {
                 addr: addr.to_string(),
                 reason: e.to_string(),
             })?;
-        let _ = stream.set_nodelay(true);
+        let _ = tcp.set_nodelay(true);
+        let stream: Box<dyn Stream> = match security.tls() {
+            None => Box::new(tcp),
+            Some(tls) => Box::new(tls_handshake(addr, tls, tcp, timeout).await?),
+        };
         let mut conn = Connection {
             stream,
             addr: addr.to_string(),
@@ -77,7 +110,8 @@ impl Connection {
             versions: HashMap::new(),
             in_flight: false,
         };
-        // v0 is answered by every broker; later versions only add fields we do not read.
+        // v0 is answered by every broker; later versions only add fields we do
+        // not read. Brokers answer it before authentication (KIP-35).
         let resp: ApiVersionsResponse = conn
             .exchange(&ApiVersionsRequest::default(), 0, timeout)
             .await?;
@@ -89,7 +123,99 @@ impl Connection {
             .iter()
             .map(|k| (k.api_key, (k.min_version, k.max_version)))
             .collect();
+        if let Some(creds) = security.sasl() {
+            conn.authenticate(creds, timeout).await?;
+        }
         Ok(conn)
+    }
+
+    /// SaslHandshake, then the mechanism's messages in SaslAuthenticate.
+    async fn authenticate(&mut self, creds: &SaslCredentials, timeout: Duration) -> Result<()> {
+        let mech = creds.mechanism;
+        let req =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mech.name()));
+        let (resp, version) = self.send(&req, timeout).await?;
+        if resp.error_code != 0 {
+            let offered: Vec<&str> = resp.mechanisms.iter().map(|m| m.as_str()).collect();
+            return Err(Error::Auth {
+                addr: self.addr.clone(),
+                reason: format!(
+                    "this listener does not offer sasl.mechanism {} (it offers: {}; {})",
+                    mech.name(),
+                    if offered.is_empty() {
+                        "none".to_string()
+                    } else {
+                        offered.join(", ")
+                    },
+                    crate::error::code_name(resp.error_code)
+                ),
+            });
+        }
+        if version < 1 {
+            return Err(Error::Unsupported {
+                addr: self.addr.clone(),
+                what: "SaslHandshake v1 (SASL tokens in SaslAuthenticate)".into(),
+            });
+        }
+        let who = format!("{} as user '{}'", mech.name(), creds.username);
+        match mech {
+            Mechanism::Plain => {
+                self.sasl_step(
+                    &sasl::plain_message(&creds.username, &creds.password),
+                    &who,
+                    timeout,
+                )
+                .await?;
+            }
+            Mechanism::ScramSha256 | Mechanism::ScramSha512 => {
+                let hash = if mech == Mechanism::ScramSha256 {
+                    ScramHash::Sha256
+                } else {
+                    ScramHash::Sha512
+                };
+                let scram = ScramClient::new(hash, &creds.username, &creds.password)
+                    .map_err(|e| self.auth_error(&who, &e))?;
+                let server_first = self.sasl_step(&scram.client_first(), &who, timeout).await?;
+                let (client_final, proof) = scram
+                    .client_final(&server_first)
+                    .map_err(|e| self.auth_error(&who, &e))?;
+                let server_final = self.sasl_step(&client_final, &who, timeout).await?;
+                proof
+                    .verify(&server_final)
+                    .map_err(|e| self.auth_error(&who, &e))?;
+            }
+        }
+        // No re-authentication (KIP-368): a broker with
+        // connections.max.reauth.ms closes the connection when the session
+        // lifetime ends, and the next request reconnects and authenticates anew.
+        Ok(())
+    }
+
+    /// One SaslAuthenticate round trip: our token out, the broker's back.
+    async fn sasl_step(&mut self, token: &[u8], who: &str, timeout: Duration) -> Result<Bytes> {
+        let req = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::copy_from_slice(token));
+        // A connection lost here stays a transport error (a broker restarting);
+        // Kafka answers refused credentials with an error code, below.
+        let (resp, _) = self.send(&req, timeout).await?;
+        if resp.error_code != 0 {
+            let msg = resp
+                .error_message
+                .as_ref()
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_default();
+            return Err(self.auth_error(
+                who,
+                &format!("{} {msg}", crate::error::code_name(resp.error_code)),
+            ));
+        }
+        Ok(resp.auth_bytes)
+    }
+
+    fn auth_error(&self, who: &str, reason: &str) -> Error {
+        Error::Auth {
+            addr: self.addr.clone(),
+            reason: format!("{who}: {}", reason.trim()),
+        }
     }
 
     /// The address this connection was opened to.
@@ -159,7 +285,12 @@ impl Connection {
         }
         let (frame, correlation) = self.frame(req, version)?;
         self.in_flight = true;
-        match tokio::time::timeout(timeout, self.stream.write_all(&frame)).await {
+        let stream = &mut self.stream;
+        let write = async move {
+            stream.write_all(&frame).await?;
+            stream.flush().await
+        };
+        match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(self.io_error(&e.to_string())),
             Err(_) => return Err(self.io_error("request not written in time")),
@@ -267,10 +398,12 @@ impl Connection {
     }
 
     async fn round_trip(&mut self, frame: &[u8]) -> Result<Bytes> {
-        self.stream
-            .write_all(frame)
-            .await
-            .map_err(|e| self.io_error(&e.to_string()))?;
+        // TLS may hold written bytes until flushed; TCP's flush is a no-op.
+        let written = match self.stream.write_all(frame).await {
+            Ok(()) => self.stream.flush().await,
+            Err(e) => Err(e),
+        };
+        written.map_err(|e| self.io_error(&e.to_string()))?;
         self.read_frame().await
     }
 
@@ -282,7 +415,14 @@ impl Connection {
             .map_err(|e| self.io_error(&e.to_string()))?;
         let len = i32::from_be_bytes(len);
         if len < 4 || len as usize > MAX_FRAME {
-            return Err(self.io_error(&format!("bad response length {len}")));
+            // A TLS record (alert 0x15 or handshake 0x16, version 3.x) read
+            // as a Kafka length: the listener speaks TLS and we do not.
+            let hint = if matches!(len.to_be_bytes(), [0x15 | 0x16, 0x03, ..]) {
+                " (the broker answered with TLS: set security.protocol=ssl or sasl_ssl)"
+            } else {
+                ""
+            };
+            return Err(self.io_error(&format!("bad response length {len}{hint}")));
         }
         let mut body = vec![0u8; len as usize];
         self.stream
@@ -296,6 +436,69 @@ impl Connection {
         Error::Io {
             addr: self.addr.clone(),
             reason: reason.to_string(),
+        }
+    }
+}
+
+/// The TLS handshake with `addr` over `tcp`. A certificate or alert failure
+/// is [`Error::Tls`] (it would fail the same way again); a connection lost
+/// mid-handshake is [`Error::Io`], retried like any lost connection.
+async fn tls_handshake(
+    addr: &str,
+    tls: &Tls,
+    tcp: TcpStream,
+    timeout: Duration,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let config = match tls {
+        Tls::Ready(c) => c.clone(),
+        Tls::NoRoots(why) => {
+            return Err(Error::Tls {
+                addr: addr.to_string(),
+                reason: why.clone(),
+            })
+        }
+    };
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name =
+        rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| Error::Tls {
+            addr: addr.to_string(),
+            reason: format!("'{host}' is not a host name or IP address: {e}"),
+        })?;
+    let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
+    match tokio::time::timeout(timeout, handshake).await {
+        Err(_) => Err(Error::Io {
+            addr: addr.to_string(),
+            reason: format!("TLS handshake not done within {} ms", timeout.as_millis()),
+        }),
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) => {
+            let tls_error = e
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<rustls::Error>())
+                .map(|t| {
+                    use rustls::CertificateError as C;
+                    let hint = match t {
+                        rustls::Error::InvalidCertificate(
+                            C::NotValidForName | C::NotValidForNameContext { .. },
+                        ) => " (ssl.endpoint.identification.algorithm=none skips the host name check)",
+                        rustls::Error::InvalidCertificate(_) => {
+                            " (is the broker's CA given with ssl.ca.location?)"
+                        }
+                        _ => "",
+                    };
+                    format!("{t}{hint}")
+                });
+            match tls_error {
+                Some(reason) => Err(Error::Tls {
+                    addr: addr.to_string(),
+                    reason,
+                }),
+                None => Err(Error::Io {
+                    addr: addr.to_string(),
+                    reason: format!("during the TLS handshake: {e}"),
+                }),
+            }
         }
     }
 }
@@ -353,6 +556,7 @@ pub fn whole_batches(mut records: Bytes) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::pki_types::pem::PemObject;
 
     #[test]
     fn whole_batches_drops_a_cut_tail() {
@@ -365,6 +569,239 @@ mod tests {
         b.put_slice(&[9, 9]);
         let out = whole_batches(b.freeze());
         assert_eq!(out.len(), 15);
+    }
+
+    /// Runs the openssl command line in `dir`: the test's certificates come
+    /// from OpenSSL, not from the code under test.
+    fn openssl(dir: &std::path::Path, args: &[&str]) {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (scripts/ensure kafka installs it)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A CA, a server certificate for `other.example` only (not 127.0.0.1),
+    /// a client certificate, and the client key also encrypted.
+    fn test_pki() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "pwg-tls-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=pwg test CA"];
+        ca.extend(ec);
+        ca.extend(["-keyout", "ca.key", "-out", "ca.pem"]);
+        openssl(&dir, &ca);
+        for (name, san, eku) in [
+            ("server", "DNS:other.example", "serverAuth"),
+            ("client", "DNS:client.example", "clientAuth"),
+        ] {
+            let (key, csr, pem, ext) = (
+                format!("{name}.key"),
+                format!("{name}.csr"),
+                format!("{name}.pem"),
+                format!("{name}.ext"),
+            );
+            let mut req = vec!["req", "-subj", "/CN=pwg"];
+            req.extend(ec);
+            req.extend(["-keyout", &key, "-out", &csr]);
+            openssl(&dir, &req);
+            std::fs::write(
+                dir.join(&ext),
+                format!("subjectAltName={san}\nextendedKeyUsage={eku}\n"),
+            )
+            .unwrap();
+            openssl(
+                &dir,
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    &csr,
+                    "-CA",
+                    "ca.pem",
+                    "-CAkey",
+                    "ca.key",
+                    "-CAcreateserial",
+                    "-days",
+                    "2",
+                    "-extfile",
+                    &ext,
+                    "-out",
+                    &pem,
+                ],
+            );
+        }
+        openssl(
+            &dir,
+            &[
+                "pkcs8",
+                "-topk8",
+                "-in",
+                "client.key",
+                "-v2",
+                "aes-256-cbc",
+                "-passout",
+                "pass:keypass",
+                "-out",
+                "client.enc.key",
+            ],
+        );
+        dir
+    }
+
+    /// A TLS server on loopback that requires a client certificate from the
+    /// test CA; it reports the client certificate it saw, or its error.
+    async fn mtls_server(
+        dir: &std::path::Path,
+    ) -> (
+        String,
+        tokio::task::JoinHandle<std::result::Result<Vec<u8>, String>>,
+    ) {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_file(dir.join("ca.pem")).unwrap())
+            .unwrap();
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            roots.into(),
+            provider.clone(),
+        )
+        .build()
+        .unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![CertificateDer::from_pem_file(dir.join("server.pem")).unwrap()],
+                PrivateKeyDer::from_pem_file(dir.join("server.key")).unwrap(),
+            )
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let task = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let tls = acceptor.accept(tcp).await.map_err(|e| e.to_string())?;
+            let seen = tls.get_ref().1.peer_certificates().map(|c| c[0].to_vec());
+            seen.ok_or_else(|| "no client certificate".to_string())
+        });
+        (addr, task)
+    }
+
+    fn tls_of(props: &[(&str, String)]) -> Security {
+        Security::from_properties(props.iter().map(|(k, v)| (*k, v.as_str())))
+            .unwrap()
+            .0
+    }
+
+    #[tokio::test]
+    async fn host_names_are_checked_unless_told_not_to_and_client_certs_are_sent() {
+        let dir = test_pki();
+        let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+        let base = vec![
+            ("security.protocol", "SSL".to_string()),
+            ("ssl.ca.location", path("ca.pem")),
+            ("ssl.certificate.location", path("client.pem")),
+            ("ssl.key.location", path("client.key")),
+        ];
+        let timeout = Duration::from_secs(5);
+
+        // https (the default): a certificate for other.example does not do for 127.0.0.1.
+        let (addr, _server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let sec = tls_of(&base);
+        match tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout).await {
+            Err(Error::Tls { addr: a, reason }) => {
+                assert_eq!(a, addr);
+                assert!(reason.contains("not valid for name"), "{reason}");
+                assert!(reason.contains("identification.algorithm=none"), "{reason}");
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("a certificate for another name was accepted"),
+        }
+
+        // none: the chain is verified, the name is not; the server gets our certificate.
+        let (addr, server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let mut none = base.clone();
+        none.push(("ssl.endpoint.identification.algorithm", "none".into()));
+        let sec = tls_of(&none);
+        let mut stream = tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout)
+            .await
+            .unwrap();
+        // TLS 1.3 sends the client certificate after the client's side is done.
+        stream.write_all(b"x").await.unwrap();
+        stream.flush().await.unwrap();
+        let seen = server.await.unwrap().unwrap();
+        let ours =
+            rustls::pki_types::CertificateDer::from_pem_file(dir.join("client.pem")).unwrap();
+        assert_eq!(seen, ours.to_vec());
+
+        // none still checks the chain: another CA's certificate is refused.
+        let (addr, _server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let mut other_ca = none.clone();
+        other_ca[1].1 = path("client.pem");
+        let sec = tls_of(&other_ca);
+        match tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout).await {
+            Err(Error::Tls { reason, .. }) => assert!(reason.contains("certificate"), "{reason}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+
+        // Without a client certificate the server refuses.
+        let (addr, server) = mtls_server(&dir).await;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let sec = tls_of(
+            &none[..2]
+                .iter()
+                .cloned()
+                .chain([none[4].clone()])
+                .collect::<Vec<_>>(),
+        );
+        if let Ok(mut s) = tls_handshake(&addr, sec.tls().unwrap(), tcp, timeout).await {
+            let _ = s.write_all(b"x").await;
+            let _ = s.flush().await;
+        }
+        assert!(server.await.unwrap().is_err());
+
+        // An encrypted key is refused naming ssl.key.password, never showing it.
+        let mut enc = base.clone();
+        enc[3].1 = path("client.enc.key");
+        enc.push(("ssl.key.password", "keypass".into()));
+        match Security::from_properties(enc.iter().map(|(k, v)| (*k, v.as_str()))) {
+            Err(Error::Config(e)) => {
+                assert!(
+                    e.contains("ssl.key.password") && !e.contains("keypass"),
+                    "{e}"
+                )
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        // A certificate file given as the key names ssl.key.location.
+        let mut wrong = base.clone();
+        wrong[3].1 = path("client.pem");
+        match Security::from_properties(wrong.iter().map(|(k, v)| (*k, v.as_str()))) {
+            Err(Error::Config(e)) => assert!(e.contains("ssl.key.location"), "{e}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -110,6 +110,22 @@ impl Connection {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every property, in the order given, secrets included: for handing the
+    /// settings to another client (partwise-group), never for printing.
+    pub fn properties(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.props.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Whether librdkafka accepts every property name and value, without
+    /// creating a client or connecting: the check for commands that do not
+    /// run librdkafka but take the same `-X` properties.
+    pub fn check_properties(&self) -> Result<()> {
+        self.client_config(&[])
+            .create_native_config()
+            .map(|_| ())
+            .map_err(|e| self.error("checking the properties", e))
+    }
+
     /// `bootstrap.servers`, or `(none)` for messages.
     pub fn brokers(&self) -> &str {
         self.get("bootstrap.servers")
@@ -252,6 +268,25 @@ mod tests {
         assert_eq!(c.get("security.protocol"), Some("SASL_SSL"));
         std::fs::remove_file(&dir).unwrap();
         assert!(c.load_properties(Path::new("/nonexistent/x")).is_err());
+    }
+
+    #[test]
+    fn librdkafka_checks_names_and_values_without_echoing_secrets() {
+        let mut c = Connection::new(Duration::from_secs(1));
+        c.set_pair("security.protocol=SASL_SSL").unwrap();
+        c.set_pair("sasl.mechanism=SCRAM-SHA-512").unwrap();
+        c.check_properties().unwrap();
+        c.set_pair("no.such.property=1").unwrap();
+        let e = c.check_properties().unwrap_err().to_string();
+        assert!(e.contains("no.such.property"), "{e}");
+        let mut c = Connection::new(Duration::from_secs(1));
+        c.set_pair("ssl.key.password=s3cr3t-value").unwrap();
+        c.set_pair("security.protocol=nonsense").unwrap();
+        let e = c.check_properties().unwrap_err().to_string();
+        assert!(
+            e.contains("security.protocol") && !e.contains("s3cr3t"),
+            "{e}"
+        );
     }
 
     #[test]

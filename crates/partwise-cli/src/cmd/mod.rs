@@ -4,6 +4,7 @@ pub mod assign;
 pub mod batching;
 pub mod check;
 pub mod completions;
+pub mod duration;
 pub mod kafka;
 pub mod partitioners;
 pub mod plan;

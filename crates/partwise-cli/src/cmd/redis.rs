@@ -161,25 +161,10 @@ fn redis_err(e: Error) -> CliError {
     CliError::msg(e.to_string())
 }
 
-/// `1.5`, `2s`, `500ms`: a positive duration of at most an hour.
+/// `1.5`, `2s`, `500ms`: a positive duration of at most an hour, in the
+/// syntax every partwise duration flag takes.
 fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
-    let t = s.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| "not a duration (seconds, or 500ms, 2s)".to_string())?;
-    let secs = v * scale;
-    if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
-        return Err("must be more than 0 and at most 3600 s".to_string());
-    }
-    Ok(Duration::from_secs_f64(secs))
+    super::duration::seconds(s)
 }
 
 fn positive(flag: &str, s: &str) -> Result<usize> {

@@ -1,10 +1,11 @@
 //! `partwise kafka consume`: a consumer-group member running partwise's
 //! co-partitioned assignor, printing what it is given and what it handles.
 
+use crate::cmd::duration;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
 use partwise_group::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment,
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, Security, UnitAssignment,
 };
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
@@ -12,9 +13,8 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Bootstrap brokers, host:port (repeatable or comma-separated)
-    #[arg(short = 'b', long = "brokers", value_name = "BROKERS", required = true)]
-    brokers: Vec<String>,
+    #[command(flatten)]
+    conn: super::ConnArgs,
     /// Consumer group id
     #[arg(short = 'g', long = "group", value_name = "GROUP")]
     group: String,
@@ -33,55 +33,48 @@ pub struct Args {
     /// Where a partition with no committed offset starts: earliest or latest
     #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest")]
     offset_reset: String,
-    /// session.timeout.ms
-    #[arg(
-        long = "session-timeout-ms",
-        value_name = "MS",
-        default_value_t = 45_000
-    )]
-    session_timeout_ms: u64,
-    /// heartbeat.interval.ms
-    #[arg(
-        long = "heartbeat-interval-ms",
-        value_name = "MS",
-        default_value_t = 3_000
-    )]
-    heartbeat_interval_ms: u64,
-    /// max.poll.interval.ms
-    #[arg(
-        long = "max-poll-interval-ms",
-        value_name = "MS",
-        default_value_t = 300_000
-    )]
-    max_poll_interval_ms: u64,
+    /// session.timeout.ms: 45s, 500ms, 2m (a bare number is milliseconds)
+    #[arg(long = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = duration::millis)]
+    session_timeout: Duration,
+    /// heartbeat.interval.ms (a bare number is milliseconds)
+    #[arg(long = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3s", value_parser = duration::millis)]
+    heartbeat_interval: Duration,
+    /// max.poll.interval.ms (a bare number is milliseconds)
+    #[arg(long = "max-poll-interval-ms", value_name = "DURATION", default_value = "5m", value_parser = duration::millis)]
+    max_poll_interval: Duration,
     /// Rebalance timeout sent in JoinGroup (default: max.poll.interval.ms)
-    #[arg(long = "rebalance-timeout-ms", value_name = "MS")]
-    rebalance_timeout_ms: Option<u64>,
+    #[arg(long = "rebalance-timeout-ms", value_name = "DURATION", value_parser = duration::millis)]
+    rebalance_timeout: Option<Duration>,
     /// auto.commit.interval.ms: how often handled offsets are committed
-    #[arg(
-        long = "commit-interval-ms",
-        value_name = "MS",
-        default_value_t = 5_000
-    )]
-    commit_interval_ms: u64,
+    #[arg(long = "commit-interval-ms", value_name = "DURATION", default_value = "5s", value_parser = duration::millis)]
+    commit_interval: Duration,
     /// How long to keep retrying, after joining, while no broker answers or
-    /// the coordinator is unavailable; then exit 2
-    #[arg(
-        long = "retry-timeout-ms",
-        value_name = "MS",
-        default_value_t = 120_000
-    )]
-    retry_timeout_ms: u64,
+    /// the coordinator is unavailable; then exit 2 (a bare number is milliseconds)
+    #[arg(long = "retry-timeout-ms", value_name = "DURATION", default_value = "2m", value_parser = duration::millis)]
+    retry_timeout: Duration,
     /// Output format (table prints one line per event)
     #[arg(long, value_enum, default_value = "ndjson")]
     format: Format,
 }
 
 fn config(args: &Args) -> Result<Config> {
-    let brokers: Vec<String> = args
-        .brokers
-        .iter()
-        .flat_map(|b| b.split(','))
+    let conn = args.conn.connection()?;
+    // The same -X/-F names as the librdkafka commands, checked the same way,
+    // so a property librdkafka would refuse is refused here too.
+    conn.check_properties().map_err(super::kerr)?;
+    let (security, unused) = Security::from_properties(conn.properties()).map_err(|e| match e {
+        partwise_group::Error::Config(m) => CliError::msg(format!("consume: {}", conn.scrub(&m))),
+        e => CliError::msg(format!("consume: {}", conn.scrub(&e.to_string()))),
+    })?;
+    if args.conn.verbose() && !unused.is_empty() {
+        eprintln!(
+            "partwise: consume does not use {} (accepted, as librdkafka would)",
+            unused.join(", ")
+        );
+    }
+    let brokers: Vec<String> = conn
+        .brokers()
+        .split(',')
         .map(|b| b.trim().to_string())
         .filter(|b| !b.is_empty())
         .collect();
@@ -90,11 +83,10 @@ fn config(args: &Args) -> Result<Config> {
             .rsplit_once(':')
             .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
         if !ok {
-            return Err(CliError::msg(format!("--brokers: '{b}' is not host:port")));
+            return Err(CliError::msg(format!(
+                "-b/--bootstrap: '{b}' is not host:port"
+            )));
         }
-    }
-    if brokers.is_empty() {
-        return Err(CliError::msg("--brokers: no broker given"));
     }
     if args.group.is_empty() {
         return Err(CliError::msg("--group: empty group id"));
@@ -129,15 +121,14 @@ fn config(args: &Args) -> Result<Config> {
     };
     cfg.client_id = args.client_id.clone();
     cfg.group_instance_id = args.group_instance_id.clone();
-    let ms = Duration::from_millis;
-    cfg.session_timeout = ms(args.session_timeout_ms);
-    cfg.heartbeat_interval = ms(args.heartbeat_interval_ms);
-    cfg.max_poll_interval = ms(args.max_poll_interval_ms);
-    cfg.rebalance_timeout = ms(args
-        .rebalance_timeout_ms
-        .unwrap_or(args.max_poll_interval_ms));
-    cfg.auto_commit_interval = ms(args.commit_interval_ms);
-    cfg.retry_timeout = ms(args.retry_timeout_ms);
+    cfg.security = security;
+    cfg.request_timeout = conn.timeout();
+    cfg.session_timeout = args.session_timeout;
+    cfg.heartbeat_interval = args.heartbeat_interval;
+    cfg.max_poll_interval = args.max_poll_interval;
+    cfg.rebalance_timeout = args.rebalance_timeout.unwrap_or(args.max_poll_interval);
+    cfg.auto_commit_interval = args.commit_interval;
+    cfg.retry_timeout = args.retry_timeout;
     if cfg.heartbeat_interval >= cfg.session_timeout {
         return Err(CliError::msg(
             "--heartbeat-interval-ms must be below --session-timeout-ms",

@@ -51,23 +51,29 @@ pub fn run(a: Args) -> Result<ExitCode> {
 /// The connection flags every `kafka` subcommand takes.
 #[derive(clap::Args)]
 pub struct ConnArgs {
-    /// Bootstrap brokers, host:port[,host:port...]
-    #[arg(short = 'b', long = "bootstrap", value_name = "BROKERS")]
-    bootstrap: Option<String>,
+    /// Bootstrap brokers, host:port[,host:port...] (repeatable)
+    #[arg(
+        short = 'b',
+        long = "bootstrap",
+        alias = "brokers",
+        value_name = "BROKERS"
+    )]
+    bootstrap: Vec<String>,
     /// A librdkafka property, e.g. -X security.protocol=SASL_SSL (repeatable)
     #[arg(short = 'X', value_name = "KEY=VALUE")]
     props: Vec<String>,
     /// A properties file of key=value lines (repeatable; -X and -b override it)
     #[arg(short = 'F', value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Seconds any one cluster operation may take
+    /// How long any one cluster operation may take: 500ms, 10s, 2m (a bare number is seconds)
     #[arg(
         long,
-        value_name = "SECS",
-        default_value = "10",
-        allow_negative_numbers = true
+        value_name = "DURATION",
+        default_value = "10s",
+        allow_negative_numbers = true,
+        value_parser = super::duration::seconds
     )]
-    timeout: String,
+    timeout: Duration,
     /// Print the effective connection settings (secrets redacted) to stderr
     #[arg(short = 'v', long)]
     verbose: bool,
@@ -76,26 +82,15 @@ pub struct ConnArgs {
 impl ConnArgs {
     /// The validated connection: files first, then -X, then -b.
     pub fn connection(&self) -> Result<Connection> {
-        let secs: f64 = self
-            .timeout
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 3600.0)
-            .ok_or_else(|| {
-                CliError::msg(format!(
-                    "--timeout: '{}' is not a number of seconds between 0 and 3600",
-                    self.timeout
-                ))
-            })?;
-        let mut c = Connection::new(Duration::from_secs_f64(secs));
+        let mut c = Connection::new(self.timeout);
         for f in &self.files {
             c.load_properties(f).map_err(kerr)?;
         }
         for p in &self.props {
             c.set_pair(p).map_err(kerr)?;
         }
-        if let Some(b) = &self.bootstrap {
-            c.bootstrap(b).map_err(kerr)?;
+        if !self.bootstrap.is_empty() {
+            c.bootstrap(&self.bootstrap.join(",")).map_err(kerr)?;
         }
         if c.get("bootstrap.servers")
             .is_none_or(|b| b.trim().is_empty())
@@ -105,12 +100,20 @@ impl ConnArgs {
             ));
         }
         if self.verbose {
-            eprintln!("partwise: connection (timeout {secs}s):");
+            eprintln!(
+                "partwise: connection (timeout {}s):",
+                self.timeout.as_secs_f64()
+            );
             for (k, v) in c.redacted() {
                 eprintln!("  {k}={v}");
             }
         }
         Ok(c)
+    }
+
+    /// Whether `-v` was given.
+    pub fn verbose(&self) -> bool {
+        self.verbose
     }
 }
 
