@@ -69,13 +69,37 @@ pub struct HotReport {
     pub errors: Vec<Error>,
 }
 
+/// When a tag counts as hot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HotRule {
+    /// At least this fraction of its node's sampled keys.
+    pub node_share: f64,
+    /// And at least this fraction of all the cluster's keys (estimated), so
+    /// that a tag of two keys on a near-empty node is not called hot.
+    pub cluster_share: f64,
+}
+
 impl HotReport {
-    /// Tags holding at least `min_share` of their node's sampled keys (and
-    /// more than one key): the tags that concentrate keys on one node.
-    pub fn hot_tags(&self, min_share: f64) -> impl Iterator<Item = &TagLoad> {
-        self.tags
-            .iter()
-            .filter(move |t| t.sampled > 1 && t.node_share >= min_share)
+    /// The tag's estimated fraction of every key the answering primaries hold.
+    pub fn cluster_share(&self, t: &TagLoad) -> f64 {
+        let total: u64 = self.nodes.iter().map(|n| n.keys).sum();
+        if total == 0 {
+            0.0
+        } else {
+            t.estimated_keys / total as f64
+        }
+    }
+
+    /// Whether `t` concentrates keys under `rule` (and has more than one key).
+    pub fn is_hot(&self, t: &TagLoad, rule: HotRule) -> bool {
+        t.sampled > 1
+            && t.node_share >= rule.node_share
+            && self.cluster_share(t) >= rule.cluster_share
+    }
+
+    /// The hot tags: those that concentrate keys on one node.
+    pub fn hot_tags(&self, rule: HotRule) -> impl Iterator<Item = &TagLoad> {
+        self.tags.iter().filter(move |t| self.is_hot(t, rule))
     }
 }
 
@@ -174,4 +198,53 @@ fn scan(addr: &NodeAddr, limit: usize, timeout: Duration) -> Result<(u64, Vec<Ve
     }
     keys.truncate(limit);
     Ok((dbsize, keys))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag(name: &str, node: &NodeAddr, sampled: usize, estimated: f64, share: f64) -> TagLoad {
+        TagLoad {
+            tag: name.as_bytes().to_vec(),
+            slot: key_slot(name.as_bytes()),
+            node: node.clone(),
+            sampled,
+            estimated_keys: estimated,
+            node_share: share,
+        }
+    }
+
+    #[test]
+    fn a_small_tag_on_a_near_empty_node_is_not_hot() {
+        let (a, b) = (NodeAddr::new("a", 1), NodeAddr::new("b", 2));
+        let node = |n: &NodeAddr, keys| NodeSample {
+            node: n.clone(),
+            keys,
+            sampled: keys as usize,
+            untagged: 0,
+        };
+        let report = HotReport {
+            nodes: vec![node(&a, 3), node(&b, 100_000)],
+            // 2 of the 3 keys of node a; 30,000 of node b's 100,000.
+            tags: vec![
+                tag("tiny", &a, 2, 2.0, 2.0 / 3.0),
+                tag("big", &b, 3000, 30_000.0, 0.3),
+            ],
+            slots: Vec::new(),
+            errors: Vec::new(),
+        };
+        let rule = HotRule {
+            node_share: 0.05,
+            cluster_share: 0.01,
+        };
+        let hot: Vec<&[u8]> = report.hot_tags(rule).map(|t| t.tag.as_slice()).collect();
+        assert_eq!(hot, [b"big".as_slice()]);
+        // Without the cluster-wide floor, the two keys would count.
+        let loose = HotRule {
+            cluster_share: 0.0,
+            ..rule
+        };
+        assert_eq!(report.hot_tags(loose).count(), 2);
+    }
 }

@@ -48,7 +48,7 @@ mod write;
 pub use check::{check, CheckReport, KeyPlacement, Member};
 pub use error::Error;
 pub use family::{Family, Lint, Pattern};
-pub use hot::{sample, HotReport, NodeSample, SlotLoad, TagLoad};
+pub use hot::{sample, HotReport, HotRule, NodeSample, SlotLoad, TagLoad};
 pub use node::{NodeAddr, NodeConn};
 pub use slots::{Node, Role, Shard, SlotMap, Source};
 pub use write::{common_slot, Writer};

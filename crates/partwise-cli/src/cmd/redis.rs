@@ -9,7 +9,8 @@ use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise_redis::{
-    check, sample, CheckReport, Error, Family, HotReport, Lint, Node, NodeAddr, Shard, SlotMap,
+    check, sample, CheckReport, Error, Family, HotReport, HotRule, Lint, Node, NodeAddr, Shard,
+    SlotMap,
 };
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -114,6 +115,15 @@ struct HotArgs {
         allow_negative_numbers = true
     )]
     min_share: String,
+    /// ... and at least this fraction of all the cluster's keys, so that a few
+    /// keys on a near-empty node are not called hot
+    #[arg(
+        long = "min-cluster-share",
+        value_name = "F",
+        default_value = "0.01",
+        allow_negative_numbers = true
+    )]
+    min_cluster_share: String,
     /// Output format: table or json (one document); ndjson gives one line per tag
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -502,17 +512,21 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
     let per_node = positive("--sample", &args.sample)?;
     let top = positive("--top", &args.top)?;
-    let min_share: f64 = args
-        .min_share
-        .parse()
-        .ok()
-        .filter(|f: &f64| *f > 0.0 && *f <= 1.0)
-        .ok_or_else(|| {
-            CliError::msg(format!(
-                "--min-share '{}': expected a fraction above 0 and at most 1",
-                args.min_share
-            ))
-        })?;
+    let fraction = |flag: &str, v: &str, zero_ok: bool| -> Result<f64> {
+        v.parse()
+            .ok()
+            .filter(|f: &f64| (*f > 0.0 || (zero_ok && *f == 0.0)) && *f <= 1.0)
+            .ok_or_else(|| {
+                CliError::msg(format!(
+                    "{flag} '{v}': expected a fraction {} and at most 1",
+                    if zero_ok { "from 0" } else { "above 0" }
+                ))
+            })
+    };
+    let min_share = HotRule {
+        node_share: fraction("--min-share", &args.min_share, false)?,
+        cluster_share: fraction("--min-cluster-share", &args.min_cluster_share, true)?,
+    };
     let map = cluster.slot_map()?;
     let report = sample(&map, per_node, cluster.timeout);
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -535,11 +549,11 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
 fn write_hot(
     report: &HotReport,
     top: usize,
-    min_share: f64,
+    min_share: HotRule,
     format: Format,
     out: &mut impl Write,
 ) -> Result<()> {
-    let is_hot = |t: &partwise_redis::TagLoad| t.sampled > 1 && t.node_share >= min_share;
+    let is_hot = |t: &partwise_redis::TagLoad| report.is_hot(t, min_share);
     let tag_json = |t: &partwise_redis::TagLoad| {
         json!({
             "tag": key_json(&t.tag),
@@ -549,6 +563,7 @@ fn write_hot(
             "sampled": t.sampled,
             "estimated_keys": t.estimated_keys.round(),
             "node_share": t.node_share,
+            "cluster_share": report.cluster_share(t),
             "hot": is_hot(t),
         })
     };
@@ -621,15 +636,21 @@ fn write_hot(
             if hot.is_empty() {
                 writeln!(
                     out,
-                    "no tag holds {:.0}% of its node's sampled keys",
-                    min_share * 100.0
+                    "no tag holds {:.0}% of its node's sampled keys and {:.0}% of the cluster's",
+                    min_share.node_share * 100.0,
+                    min_share.cluster_share * 100.0
                 )?;
             } else {
                 writeln!(
                     out,
-                    "hot tags (at least {:.0}% of their node's sampled keys): {}",
-                    min_share * 100.0,
+                    "hot tags (at least {:.0}% of their node's sampled keys and {:.0}% of the cluster's): {}",
+                    min_share.node_share * 100.0,
+                    min_share.cluster_share * 100.0,
                     hot.join(", ")
+                )?;
+                writeln!(
+                    out,
+                    "fix: spread each hot tag's keys over more tags (e.g. {{tag:0}} .. {{tag:N}}, as key salting does for Kafka) unless they must share a slot for MULTI/EXEC"
                 )?;
             }
         }
