@@ -209,6 +209,9 @@ struct Shared {
     rejoin: bool,
     forget_member: bool,
     last_poll: Instant,
+    /// When the last heartbeat (or SyncGroup) the coordinator accepted was
+    /// sent: the session is known to be alive until a session timeout later.
+    beat_at: Instant,
     closed: bool,
 }
 
@@ -279,6 +282,7 @@ impl Consumer {
             rejoin: false,
             forget_member: false,
             last_poll: Instant::now(),
+            beat_at: Instant::now(),
             closed: false,
         }));
         let heartbeat = tokio::spawn(heartbeat_loop(shared.clone(), cfg.clone()));
@@ -336,6 +340,17 @@ impl Consumer {
         self.shared.lock().expect("poisoned").last_poll = Instant::now();
         loop {
             if let Some(e) = self.pending.pop_front() {
+                if matches!(e, Event::Records { .. }) && self.session_lapsed() {
+                    // No heartbeat got through for a whole session (the
+                    // process was stopped, say): the coordinator may have
+                    // expelled this member and given its units to another,
+                    // so none of these records is handed out, and the units
+                    // are revoked before rejoining.
+                    self.pending.retain(|e| !matches!(e, Event::Records { .. }));
+                    self.delivered.clear();
+                    self.shared.lock().expect("poisoned").rejoin = true;
+                    continue;
+                }
                 return Ok(e);
             }
             match self.step().await {
@@ -354,6 +369,11 @@ impl Consumer {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    fn session_lapsed(&self) -> bool {
+        let s = self.shared.lock().expect("poisoned");
+        s.active && s.beat_at.elapsed() > self.cfg.session_timeout
     }
 
     fn retriable(&self, e: &Error) -> bool {
@@ -407,10 +427,29 @@ impl Consumer {
         self.fetch().await
     }
 
+    /// Marks delivered records handled, except those of partitions whose
+    /// records are still queued (one fetch queues one event per unit, and
+    /// poll hands out one at a time): committing those would skip records
+    /// the application never saw.
     fn ack_delivered(&mut self) {
+        let queued: std::collections::HashSet<(&str, i32)> = self
+            .pending
+            .iter()
+            .flat_map(|e| match e {
+                Event::Records { records, .. } => records.as_slice(),
+                _ => &[],
+            })
+            .map(|r| (r.topic.as_str(), r.partition))
+            .collect();
+        let mut keep = HashMap::new();
         for (tp, next) in self.delivered.drain() {
-            self.handled.insert(tp, next);
+            if queued.contains(&(tp.0.as_str(), tp.1)) {
+                keep.insert(tp, next);
+            } else {
+                self.handled.insert(tp, next);
+            }
         }
+        self.delivered = keep;
     }
 
     /// Commits the offsets of records handled so far.
@@ -653,6 +692,7 @@ impl Consumer {
                 .with_protocol_type(named.then(|| StrBytes::from_static_str("consumer")))
                 .with_protocol_name(named.then(|| StrBytes::from_string(protocol.clone())))
                 .with_assignments(assignments);
+            let synced_at = Instant::now();
             let (resp, _) = self.cluster.send_to(&coord, &req, timeout).await?;
             match resp.error_code {
                 0 => {}
@@ -680,6 +720,7 @@ impl Consumer {
                 s.generation = generation;
                 s.active = true;
                 s.rejoin = false;
+                s.beat_at = synced_at;
             }
             let assignment = UnitAssignment {
                 generation,
@@ -804,6 +845,18 @@ impl Consumer {
             )
     }
 
+    /// Drops the fetch connection of a leader that cannot be reached, and
+    /// the cached leaders of its partitions: a broker that died stays the
+    /// leader in the cache until Metadata is asked again, and the next fetch
+    /// must go to whichever broker took its partitions over.
+    fn lost_leader(&mut self, leader: &str, parts: &Offsets) {
+        self.fetchers.remove(leader);
+        let topics: BTreeSet<&str> = parts.keys().map(|(t, _)| t.as_str()).collect();
+        for t in topics {
+            self.cluster.invalidate(t);
+        }
+    }
+
     /// Reads one fetch response from every leader of an owned partition and
     /// queues its records as events. Each leader has its own connection with
     /// the next fetch already written to it before the records are handed
@@ -841,9 +894,19 @@ impl Consumer {
         let mut per_unit: BTreeMap<Unit, Vec<ConsumedRecord>> = BTreeMap::new();
         for (leader, parts) in by_leader {
             if !self.fetchers.contains_key(&leader) {
-                let conn =
-                    Connection::connect(&leader, &self.cfg.client_id, self.cfg.request_timeout)
-                        .await?;
+                let conn = match Connection::connect(
+                    &leader,
+                    &self.cfg.client_id,
+                    self.cfg.request_timeout,
+                )
+                .await
+                {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.lost_leader(&leader, &parts);
+                        return Err(e);
+                    }
+                };
                 self.fetchers.insert(
                     leader.clone(),
                     Fetcher {
@@ -864,7 +927,7 @@ impl Consumer {
                     match f.conn.submit(&req, timeout).await {
                         Ok(sub) => (sub, parts.clone()),
                         Err(e) => {
-                            self.fetchers.remove(&leader);
+                            self.lost_leader(&leader, &parts);
                             return Err(e);
                         }
                     }
@@ -874,7 +937,7 @@ impl Consumer {
             let resp = match f.conn.receive(sub, timeout).await {
                 Ok((resp, _)) => resp,
                 Err(e) => {
-                    self.fetchers.remove(&leader);
+                    self.lost_leader(&leader, &parts);
                     return Err(e);
                 }
             };
@@ -1076,6 +1139,7 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
             .with_generation_id(generation)
             .with_member_id(StrBytes::from_string(member_id))
             .with_group_instance_id(cfg.group_instance_id.clone().map(StrBytes::from_string));
+        let sent = Instant::now();
         match c.send(&req, cfg.request_timeout).await {
             Ok((resp, _)) => {
                 let mut s = shared.lock().expect("poisoned");
@@ -1083,7 +1147,10 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
                     continue;
                 }
                 match resp.error_code {
-                    0 => last_ok = Instant::now(),
+                    0 => {
+                        last_ok = Instant::now();
+                        s.beat_at = s.beat_at.max(sent);
+                    }
                     codes::REBALANCE_IN_PROGRESS | codes::ILLEGAL_GENERATION => s.rejoin = true,
                     codes::UNKNOWN_MEMBER_ID | codes::FENCED_INSTANCE_ID => {
                         s.rejoin = true;
