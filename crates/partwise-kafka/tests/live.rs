@@ -299,8 +299,9 @@ fn an_unreachable_broker_is_a_clear_error_within_the_timeout() {
 
 #[test]
 fn a_broker_killed_mid_audit_ends_within_the_timeout_marked_partial() {
-    let mut broker = Throwaway::start();
-    let b = broker.bootstrap.clone();
+    // A broker of the test's own: the shared one must survive.
+    let kafka = partwise_faults::KafkaCluster::start(1).unwrap();
+    let b = kafka.bootstrap().to_string();
     let (t1, t2, t3) = (unique("pwk-k1"), unique("pwk-k2"), unique("pwk-k3"));
     create_topics(&b, &[(&t1, 2), (&t2, 2), (&t3, 2)]);
     produce_with(&b, &t1, "murmur2_random", &keys(20, "a"));
@@ -310,7 +311,7 @@ fn a_broker_killed_mid_audit_ends_within_the_timeout_marked_partial() {
     let r = audit(&c, &opts(&[&t1, &t2, &t3], 100), &mut |p| {
         if let Progress::Start { topic, .. } = p {
             if topic == t2 && killed_at.is_none() {
-                broker.kill();
+                kafka.kill(1).unwrap();
                 killed_at = Some(Instant::now());
             }
         }
