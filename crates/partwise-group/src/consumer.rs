@@ -421,6 +421,15 @@ impl Consumer {
             }
             return self.join().await;
         }
+        if self.coordinator.is_none() {
+            // The heartbeat task lost the coordinator and waits for it; the
+            // units are kept and fetching goes on meanwhile.
+            if let Err(e) = self.coordinator().await {
+                if !self.retriable(&e) {
+                    return Err(e);
+                }
+            }
+        }
         if self.last_commit.elapsed() >= self.cfg.auto_commit_interval {
             self.commit_handled().await?;
         }
@@ -892,7 +901,10 @@ impl Consumer {
         self.fetchers.retain(|addr, _| by_leader.contains_key(addr));
         let timeout = self.cfg.request_timeout + self.cfg.fetch_max_wait;
         let mut per_unit: BTreeMap<Unit, Vec<ConsumedRecord>> = BTreeMap::new();
-        for (leader, parts) in by_leader {
+        // A leader that fails ends the round, but what the others already
+        // returned is queued: their positions moved past those records.
+        let mut failed = None;
+        'leaders: for (leader, parts) in by_leader {
             if !self.fetchers.contains_key(&leader) {
                 let conn = match Connection::connect(
                     &leader,
@@ -904,7 +916,8 @@ impl Consumer {
                     Ok(c) => c,
                     Err(e) => {
                         self.lost_leader(&leader, &parts);
-                        return Err(e);
+                        failed = Some(e);
+                        break 'leaders;
                     }
                 };
                 self.fetchers.insert(
@@ -928,7 +941,8 @@ impl Consumer {
                         Ok(sub) => (sub, parts.clone()),
                         Err(e) => {
                             self.lost_leader(&leader, &parts);
-                            return Err(e);
+                            failed = Some(e);
+                            break 'leaders;
                         }
                     }
                 }
@@ -938,12 +952,14 @@ impl Consumer {
                 Ok((resp, _)) => resp,
                 Err(e) => {
                     self.lost_leader(&leader, &parts);
-                    return Err(e);
+                    failed = Some(e);
+                    break 'leaders;
                 }
             };
             if resp.error_code != 0 {
                 self.fetchers.remove(&leader);
-                return Err(Error::protocol(&leader, "Fetch", resp.error_code));
+                failed = Some(Error::protocol(&leader, "Fetch", resp.error_code));
+                break 'leaders;
             }
             for t in resp.responses {
                 let topic = t.topic.0.to_string();
@@ -960,8 +976,14 @@ impl Consumer {
                     match p.error_code {
                         0 => {}
                         codes::OFFSET_OUT_OF_RANGE => {
-                            let off = self.reset_offset(&tp.0, tp.1).await?;
-                            self.position.insert(tp, off);
+                            match self.reset_offset(&tp.0, tp.1).await {
+                                Ok(off) => self.position.insert(tp, off),
+                                Err(e) => {
+                                    self.fetchers.remove(&leader);
+                                    failed = Some(e);
+                                    break 'leaders;
+                                }
+                            };
                             continue;
                         }
                         codes::NOT_LEADER_OR_FOLLOWER
@@ -973,14 +995,23 @@ impl Consumer {
                             continue;
                         }
                         c => {
-                            return Err(Error::Broker {
+                            self.fetchers.remove(&leader);
+                            failed = Some(Error::Broker {
                                 at: format!("{leader} ({topic}-{})", tp.1),
                                 api: "Fetch".into(),
                                 code: c,
-                            })
+                            });
+                            break 'leaders;
                         }
                     }
-                    let records = decode_records(p.records, from)?;
+                    let records = match decode_records(p.records, from) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            self.fetchers.remove(&leader);
+                            failed = Some(e);
+                            break 'leaders;
+                        }
+                    };
                     let Some(last) = records.last() else { continue };
                     let next = last.offset + 1;
                     self.position.insert(tp.clone(), next);
@@ -1017,7 +1048,7 @@ impl Consumer {
         for (unit, records) in per_unit {
             self.pending.push_back(Event::Records { unit, records });
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Commits what was handled, leaves the group (a static member stays, as
@@ -1105,6 +1136,8 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
                 continue;
             }
             let Some(addr) = s.coordinator.clone() else {
+                drop(s);
+                check_session(&shared, &cfg, last_ok);
                 continue;
             };
             (
@@ -1156,10 +1189,14 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
                         s.rejoin = true;
                         s.forget_member = true;
                     }
-                    c if codes::coordinator_moved(c) => {
-                        s.coordinator = None;
-                        s.rejoin = true;
-                    }
+                    // The member is still in its generation (the Java client
+                    // keeps it too): only the coordinator is looked up again.
+                    // A coordinator whose log writes stall (a replica of
+                    // __consumer_offsets died) answers COORDINATOR_NOT_AVAILABLE
+                    // for a few seconds; rejoining would revoke every unit of
+                    // the group for nothing. Should the session lapse
+                    // meanwhile, check_session and poll's session check act.
+                    c if codes::coordinator_moved(c) => s.coordinator = None,
                     // Unknown trouble: rejoining is the safe answer.
                     _ => s.rejoin = true,
                 }
