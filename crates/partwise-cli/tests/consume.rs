@@ -519,8 +519,12 @@ fn producer_at(
 /// coordinator moving) skip a sample.
 struct OffsetSampler {
     on: Arc<Mutex<bool>>,
-    thread: std::thread::JoinHandle<(usize, HashMap<(String, i32), i64>)>,
+    /// Samples taken, and the highest offset seen per partition.
+    thread: std::thread::JoinHandle<(usize, Committed)>,
 }
+
+/// Committed offsets by (topic, partition).
+type Committed = HashMap<(String, i32), i64>;
 
 impl OffsetSampler {
     fn start(bootstrap: &str, group: &str, topics: &[&str]) -> OffsetSampler {
@@ -535,7 +539,7 @@ impl OffsetSampler {
             rt().block_on(async {
                 let mut c =
                     Cluster::new(split(&bk), "partwise-test-offsets", Duration::from_secs(5));
-                let mut high: HashMap<(String, i32), i64> = HashMap::new();
+                let mut high = Committed::new();
                 let mut samples = 0;
                 while *run.lock().unwrap() {
                     for t in &topics {
@@ -561,7 +565,7 @@ impl OffsetSampler {
     }
 
     /// Stops sampling; the highest committed offset seen per partition.
-    fn finish(self) -> HashMap<(String, i32), i64> {
+    fn finish(self) -> Committed {
         *self.on.lock().unwrap() = false;
         let (samples, high) = self
             .thread
