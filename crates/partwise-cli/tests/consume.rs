@@ -168,20 +168,20 @@ impl MemberProc {
         for t in topics {
             cmd.args(["-t", t]);
         }
-        cmd.args([
-            "--offset-reset",
-            "earliest",
-            "--heartbeat-interval-ms",
-            "300",
-            "--session-timeout-ms",
-            "6000",
-            "--rebalance-timeout-ms",
-            "8000",
-            "--commit-interval-ms",
-            "300",
-            "--format",
-            "ndjson",
-        ]);
+        // Short timeouts keep the tests fast; a flag in `extra` replaces its default.
+        let defaults = [
+            ("--offset-reset", "earliest"),
+            ("--heartbeat-interval-ms", "300"),
+            ("--session-timeout-ms", "6000"),
+            ("--rebalance-timeout-ms", "8000"),
+            ("--commit-interval-ms", "300"),
+            ("--format", "ndjson"),
+        ];
+        for (flag, value) in defaults {
+            if !extra.contains(&flag) {
+                cmd.args([flag, value]);
+            }
+        }
         cmd.args(extra);
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -1059,8 +1059,13 @@ fn when_a_partition_leader_is_killed_fetches_follow_the_new_leader() {
     let topics = [a.as_str(), b.as_str()];
     let stop = Arc::new(Mutex::new(false));
     let prod = producer_at(&bk, vec![a.clone(), b.clone()], stop.clone());
-    let m1 = MemberProc::start_at(&bk, &g, &topics, &[]);
-    let m2 = MemberProc::start_at(&bk, &g, &topics, &[]);
+    // The coordinator's own writes stall until the dead broker is fenced and
+    // leaves the ISR of __consumer_offsets (broker.session.timeout.ms, 9 s),
+    // and meanwhile it answers no heartbeat: a session shorter than that
+    // would rightly make the members give their units up and rejoin.
+    let session = ["--session-timeout-ms", "20000"];
+    let m1 = MemberProc::start_at(&bk, &g, &topics, &session);
+    let m2 = MemberProc::start_at(&bk, &g, &topics, &session);
     wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(1));
 
