@@ -1394,7 +1394,8 @@ fn a_group_of_another_protocol_type_refuses_ours() {
         for _ in 0..3 {
             let req = JoinGroupRequest::default()
                 .with_group_id(GroupId(StrBytes::from_string(g.clone())))
-                // tansu holds a join for half the group's session timeout.
+                // The first join of an empty group is held for
+                // group.initial.rebalance.delay.ms (3 s by default).
                 .with_session_timeout_ms(6_000)
                 .with_rebalance_timeout_ms(2_000)
                 .with_member_id(StrBytes::from_string(member.clone()))
