@@ -909,6 +909,7 @@ fn a_broker_killed_and_restarted_on_its_log_loses_nothing_and_commits_never_go_b
 
     kafka.kill(1).unwrap();
     let killed = Instant::now();
+    assert!(!kafka.running(1));
     // Down for longer than the 6 s session, so the members must notice and
     // rejoin; shorter than their retry timeout, so they wait.
     std::thread::sleep(Duration::from_millis(6500));
@@ -919,6 +920,7 @@ fn a_broker_killed_and_restarted_on_its_log_loses_nothing_and_commits_never_go_b
         m2.stderr()
     );
     kafka.restart(1).unwrap();
+    assert!(kafka.running(1));
     eprintln!("broker back after {:?}", killed.elapsed());
     // The log survived: the topics are there without being created again,
     // with every record acknowledged before the kill.

@@ -24,6 +24,16 @@ fn script() -> PathBuf {
 /// A running Apache Kafka cluster of this test's own, in KRaft mode (every
 /// node is broker and controller). Dropping it kills every node and removes
 /// its state.
+///
+/// ```no_run
+/// use partwise_faults::KafkaCluster;
+///
+/// let kafka = KafkaCluster::start_with(3, &["min.insync.replicas=2"]).unwrap();
+/// // Point clients at kafka.bootstrap(); find a coordinator's node by its address.
+/// let node = kafka.node_at(&kafka.addr(2)).unwrap();
+/// kafka.kill(node).unwrap(); // SIGKILL; its log directory stays
+/// kafka.restart(node).unwrap(); // back on the same log and ports
+/// ```
 pub struct KafkaCluster {
     dir: PathBuf,
     nodes: Vec<i32>,
