@@ -59,6 +59,30 @@ impl KafkaCluster {
         // A directory left by an earlier process of the same pid is stale.
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
+        // Tests start clusters in parallel; on a machine without the jars
+        // yet, each start would resolve them into the same directory at once.
+        static RESOLVED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+        {
+            let mut done = RESOLVED.lock().unwrap_or_else(|e| e.into_inner());
+            if !*done {
+                let out = Command::new("bash")
+                    .arg(script())
+                    .arg("--dir")
+                    .arg(&dir)
+                    .arg("--resolve-only")
+                    .stdin(Stdio::null())
+                    .output()?;
+                if !out.status.success() {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(io::Error::other(format!(
+                        "kafka-up --resolve-only failed ({}): {}",
+                        out.status,
+                        String::from_utf8_lossy(&out.stderr)
+                    )));
+                }
+                *done = true;
+            }
+        }
         let watchdog = spawn_watchdog(&dir).ok();
         let mut cluster = KafkaCluster {
             dir,
