@@ -95,7 +95,15 @@ impl KafkaCluster {
         for s in settings {
             args.extend(["--set", s]);
         }
-        let out = cluster.run(&args)?;
+        // The script picks free ports, but another process may take one
+        // before the node binds it; a second start in the same directory
+        // begins afresh with new ones.
+        let out = match cluster.run(&args) {
+            Ok(out) => out,
+            Err(first) => cluster
+                .run(&args)
+                .map_err(|e| io::Error::other(format!("{first}\nand again: {e}")))?,
+        };
         cluster.bootstrap = String::from_utf8_lossy(&out)
             .lines()
             .last()
