@@ -3,8 +3,8 @@
 
 confluent-kafka (PyPI confluent-kafka==2.16.1, bundling librdkafka 2.16.x) consumers join
 one classic-protocol group (group.protocol=classic) on an Apache Kafka broker, found as
-gen_librdkafka.py finds it (PARTWISE_KAFKA_BOOTSTRAP; scripts/kafka-up starts one). The
-committed files came from an earlier run on tansu 0.6.0 (tests/vectors/README.md). For every scenario
+gen_librdkafka.py finds it (PARTWISE_KAFKA_BOOTSTRAP; scripts/kafka-up starts one; regen.sh
+runs it). The committed files come from Apache Kafka 4.1.1 (tests/vectors/README.md). For every scenario
 (a set of topics with partition counts), every strategy (partition.assignment.strategy
 range, roundrobin) and every group size N = 1..5, N consumers subscribe to all the
 scenario's topics in a fresh group; the script polls them until every consumer has a

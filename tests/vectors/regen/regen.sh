@@ -93,5 +93,12 @@ else
   "$PY" gen_librdkafka.py
 fi
 
+echo "== librdkafka consumer groups (range, roundrobin, cooperative-sticky) on the broker"
+if [ "${LIBRDKAFKA_BROKER:-kafka}" = mock ]; then
+  "$PY" gen_assignments.py --mock
+else
+  "$PY" gen_assignments.py
+fi
+
 echo "== crosscheck"
 "$PY" crosscheck.py
