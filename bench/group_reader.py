@@ -1,7 +1,7 @@
 """Driver of bench/compare-group: produces the records once, then runs each
 consumer RUNS times (alternating), timing assignment and the last record from
 its output, and writes bench/results/group-<UTC date>.json."""
-import argparse, datetime, json, os, platform, selectors, signal, subprocess, sys, time
+import argparse, datetime, json, os, platform, selectors, signal, statistics, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 for a in ("--bootstrap", "--partwise", "--kcat-version", "--java-cp", "--java-version", "--repo"):
@@ -148,10 +148,26 @@ print(f"throughput partwise / Java: {thr_java:.2f}x; assignment time partwise / 
 print(f"throughput partwise / kcat: {thr:.2f}x (target >= 0.7x){'' if thr >= 0.7 else '  TARGET MISSED'}")
 delta_ms = (best["partwise"]["assigned_s"] - best["kcat"]["assigned_s"]) * 1000
 print(f"assignment time partwise / kcat: {join:.3f}x ({delta_ms:+.0f} ms; target <= 1.0x){'' if join <= 1.0 else '  TARGET MISSED'}")
+# Ratios of medians: single runs on a shared 2-core machine swing; the best
+# figures above are kept for comparison with earlier result files.
+median = {n: {"assigned_s": statistics.median(r["assigned_s"] for r in rs),
+              "records_per_second": statistics.median(r["records_per_second"] for r in rs)}
+          for n, rs in rows.items()}
+med_ratio = {
+    "throughput_kcat": median["partwise"]["records_per_second"] / median["kcat"]["records_per_second"],
+    "throughput_java": median["partwise"]["records_per_second"] / median["java"]["records_per_second"],
+    "assignment_time_kcat": median["partwise"]["assigned_s"] / median["kcat"]["assigned_s"],
+    "assignment_time_java": median["partwise"]["assigned_s"] / median["java"]["assigned_s"],
+}
+print(f"\nmedians of {args.runs} runs:")
+for n in ("partwise", "kcat", "java"):
+    print(f"  {n:<9} join->assigned {median[n]['assigned_s']:.3f} s, {median[n]['records_per_second']:>12,.0f} records/s")
+print(f"ratios of medians: throughput partwise / kcat {med_ratio['throughput_kcat']:.2f}x, partwise / Java {med_ratio['throughput_java']:.2f}x; "
+      f"join partwise / kcat {med_ratio['assignment_time_kcat']:.3f}x, partwise / Java {med_ratio['assignment_time_java']:.3f}x")
 out = {"benchmark": "consumer group join and throughput (bench/compare-group)",
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H%M%SZ"),
        "records": args.records, "value_bytes": args.value, "topics": 2, "partitions_per_topic": PARTS,
-       "session_timeout_ms": args.session_ms, "kcat_fetch_wait_ms": args.kcat_fetch_wait_ms, "kcat": args.kcat_version, "java": args.java_version, "runs": rows, "best": best,
+       "session_timeout_ms": args.session_ms, "kcat_fetch_wait_ms": args.kcat_fetch_wait_ms, "kcat": args.kcat_version, "java": args.java_version, "runs": rows, "best": best, "median": median, "ratios_of_medians": med_ratio,
        "label": os.environ.get("LABEL", ""), "partwise_bin": args.partwise,
        "throughput_ratio": thr, "assignment_time_ratio": join,
        "throughput_ratio_java": thr_java, "assignment_time_ratio_java": join_java,
