@@ -109,6 +109,10 @@ pub struct Config {
     /// TLS and SASL (`security.protocol` and friends; default plaintext),
     /// used by every connection: bootstrap, coordinator, leaders, reconnects.
     pub security: Security,
+    /// `enable.auto.commit` (default true). Off, nothing is ever committed:
+    /// every assignment starts at `auto_offset_reset`, so an application
+    /// that rebuilds its state from its partitions replays them whole.
+    pub commit_offsets: bool,
 }
 
 impl Config {
@@ -133,6 +137,7 @@ impl Config {
             max_partition_fetch_bytes: 1024 * 1024,
             retry_timeout: Duration::from_secs(120),
             security: Security::plaintext(),
+            commit_offsets: true,
         }
     }
 
@@ -484,6 +489,9 @@ impl Consumer {
     }
 
     async fn commit_handled(&mut self) -> Result<()> {
+        if !self.cfg.commit_offsets {
+            return Ok(());
+        }
         self.last_commit = Instant::now();
         let todo: Vec<((String, i32), i64)> = self
             .handled
