@@ -1289,6 +1289,17 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         script("redis-cluster-up", &[])?;
     }
     let b = common.bootstrap.clone().expect("set above");
+    // Redis may hold another cluster's ticker (an earlier demo on another
+    // broker): its offsets and alert ids mean nothing against these topics.
+    println!("== clearing market:{{SYM}} and notif:{{SYM}} of the ten symbols: the demo starts from a clean slate");
+    let mut w = Writer::connect(&redis_seeds(&common)?, Duration::from_secs(2)).map_err(|e| format!("--redis: {e}"))?;
+    for (sym, _) in SYMBOLS {
+        let (mk, nk) = (format!("market:{{{sym}}}"), format!("notif:{{{sym}}}"));
+        w.transaction(&[&mk, &nk], |pp| {
+            pp.cmd("DEL").arg(&mk).arg(&nk).ignore();
+        })
+        .map_err(|e| format!("--redis: {e}"))?;
+    }
     println!("== up: topics from {} on {b}", common.topology.display());
     let code = up(&UpArgs {
         common: common.clone(),
