@@ -403,6 +403,9 @@ pub struct WorkerArgs {
     /// The group runtime: partwise (copartitioned assignor) or librdkafka-roundrobin (the seed's counter-example)
     #[arg(long, default_value = "partwise")]
     runtime: String,
+    /// Append each written tick's produce-to-Redis latency (ms, one per line) to FILE at exit (bench/ticker)
+    #[arg(long, value_name = "FILE", hide = true)]
+    latency_file: Option<PathBuf>,
 }
 
 /// A worker's own count of what it did, for its last line.
@@ -502,6 +505,8 @@ struct Sink {
     /// Latency counts ticks produced while this worker ran: a replay of
     /// older ticks measures the replay, not the join.
     started_ms: i64,
+    last_write_ms: i64,
+    latency_file: Option<PathBuf>,
 }
 
 impl Sink {
@@ -522,6 +527,8 @@ impl Sink {
             generation: -1,
             seen: BTreeSet::new(),
             started_ms: now_ms(),
+            last_write_ms: 0,
+            latency_file: a.latency_file.clone(),
         })
     }
 
@@ -593,6 +600,7 @@ impl Sink {
                 ) {
                     Ok(wrote) => {
                         if wrote {
+                            self.last_write_ms = now_ms();
                             self.stats.writes += 1;
                             self.stats.fired += w.fired.len() as u64;
                             if let Some((t, _)) =
@@ -629,6 +637,21 @@ impl Sink {
         self.report_symbols();
         let mut lat = std::mem::take(&mut self.stats.latency_ms);
         lat.sort_unstable();
+        if let Some(path) = &self.latency_file {
+            let text: String = lat.iter().map(|l| format!("{l}\n")).collect();
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(text.as_bytes()));
+            if let Err(e) = written {
+                eprintln!(
+                    "ticker worker {}: --latency-file {}: {e}",
+                    self.id,
+                    path.display()
+                );
+            }
+        }
         let q = |f: f64| -> Value {
             if lat.is_empty() {
                 Value::Null
@@ -640,6 +663,7 @@ impl Sink {
         out(
             json!({"event": "summary", "worker": self.id, "ticks": st.ticks, "alerts": st.alerts,
                    "fired_written": st.fired, "writes": st.writes, "bad_records": st.bad,
+                   "last_write_ms": self.last_write_ms,
                    "latency_ms": {"p50": q(0.5), "p99": q(0.99), "count": lat.len()}}),
         );
     }
@@ -1292,7 +1316,8 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     // Redis may hold another cluster's ticker (an earlier demo on another
     // broker): its offsets and alert ids mean nothing against these topics.
     println!("== clearing market:{{SYM}} and notif:{{SYM}} of the ten symbols: the demo starts from a clean slate");
-    let mut w = Writer::connect(&redis_seeds(&common)?, Duration::from_secs(2)).map_err(|e| format!("--redis: {e}"))?;
+    let mut w = Writer::connect(&redis_seeds(&common)?, Duration::from_secs(2))
+        .map_err(|e| format!("--redis: {e}"))?;
     for (sym, _) in SYMBOLS {
         let (mk, nk) = (format!("market:{{{sym}}}"), format!("notif:{{{sym}}}"));
         w.transaction(&[&mk, &nk], |pp| {
