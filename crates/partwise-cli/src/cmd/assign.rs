@@ -297,15 +297,7 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
         Format::Table => {
             table(cfg, &group, &a, &co, out)?;
             if let Some(f) = &fix {
-                writeln!(out, "fix: {}", f.advice)?;
-                if !f.assignors.is_empty() {
-                    let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
-                    writeln!(
-                        out,
-                        "     assignors that keep every index whole: {}",
-                        specs.join(", ")
-                    )?;
-                }
+                super::check::write_fix(f, "", out)?;
             }
         }
     }

@@ -4,7 +4,7 @@
 use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream};
-use partwise::placement::PlacementVerdict;
+use partwise::placement::{PlacementFix, PlacementVerdict};
 use partwise::topology::{
     check, Alignment, FamilyVerdict, GroupVerdict, ProducerRef, Reason, Report, SampleDiff,
     Topology,
@@ -291,15 +291,21 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
         }
     }
     if let Some(f) = &p.fix {
-        writeln!(out, "  fix: {}", f.advice)?;
-        if !f.assignors.is_empty() {
-            let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
-            writeln!(
-                out,
-                "       assignors that keep units whole: {}",
-                specs.join(", ")
-            )?;
-        }
+        write_fix(f, "  ", out)?;
+    }
+    Ok(())
+}
+
+/// A placement fix as `check` and `assign` print it, indented by `indent`.
+pub fn write_fix(f: &PlacementFix, indent: &str, out: &mut impl Write) -> Result<()> {
+    writeln!(out, "{indent}fix: {}", f.advice)?;
+    if !f.assignors.is_empty() {
+        let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
+        writeln!(
+            out,
+            "{indent}     assignors that keep units whole: {}",
+            specs.join(", ")
+        )?;
     }
     Ok(())
 }
