@@ -98,6 +98,9 @@ impl Config {
                 Some((lo, hi))
             }
         };
+        let partitions: u64 = topics.iter().map(|t| u64::from(t.partitions)).sum();
+        let runs = sweep.map_or(1, |(lo, hi)| (hi - lo + 1) as u64);
+        crate::limits::assigned("--topic", partitions, runs)?;
         let members = match (&a.members, a.member.is_empty()) {
             (Some(k), true) => member_names(parse_count("--members", k)?),
             (None, false) => a.member.clone(),
@@ -108,11 +111,14 @@ impl Config {
                 ))
             }
         };
-        for (i, m) in members.iter().enumerate() {
+        // A set, not a scan of the ids before: 100,000 members would take
+        // billions of comparisons.
+        let mut seen = std::collections::HashSet::with_capacity(members.len());
+        for m in &members {
             if m.is_empty() {
                 return Err(CliError::msg("--member: empty member id"));
             }
-            if members[..i].contains(m) {
+            if !seen.insert(m.as_str()) {
                 return Err(CliError::msg(format!("--member: '{m}' given twice")));
             }
         }

@@ -49,6 +49,30 @@ pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
+    for (i, g) in topology.consumer_groups.iter().enumerate() {
+        let partitions: u64 = g
+            .subscriptions
+            .iter()
+            .filter_map(|s| topology.topics.iter().find(|t| &t.name == s))
+            .map(|t| u64::from(t.partitions.get()))
+            .sum();
+        let runs = match g.members {
+            partwise::topology::Members::Range(lo, hi) => u64::from(hi.saturating_sub(lo)) + 1,
+            partwise::topology::Members::Count(m) => {
+                crate::limits::members(
+                    &format!("{}: consumer_group[{i}].members", args.file.display()),
+                    u64::from(m),
+                )?;
+                1
+            }
+            partwise::topology::Members::Ids(_) => 1,
+        };
+        crate::limits::assigned(
+            &format!("{}: consumer_group[{i}] '{}'", args.file.display(), g.name),
+            partitions,
+            runs,
+        )?;
+    }
     let samples = load_samples(args.input)?;
     let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
     let report = check(&topology, &refs);
