@@ -45,12 +45,24 @@ pub fn members(flag: &str, m: u64) -> Result<()> {
 /// counts, run over every partition.
 pub const MAX_GROUP_PARTITIONS: u64 = 200_000;
 
-/// A simulated group of `partitions` (over all its topics), assigned `runs`
-/// times (once per member count of a range or sweep).
-pub fn assigned(what: &str, partitions: u64, runs: u64) -> Result<()> {
+/// Members x partitions of one simulated group: the sticky assignors (and
+/// the fix, which tries them) re-sort the members on each move, as
+/// librdkafka's does.
+pub const MAX_MEMBER_PARTITIONS: u64 = 50_000_000;
+
+/// A simulated group of `partitions` (over all its topics) and up to
+/// `members` members, assigned `runs` times (once per member count of a
+/// range or sweep).
+pub fn assigned(what: &str, partitions: u64, members: u64, runs: u64) -> Result<()> {
     if partitions > MAX_GROUP_PARTITIONS {
         return Err(CliError::msg(format!(
             "{what}: {partitions} partitions to assign; at most {MAX_GROUP_PARTITIONS}"
+        )));
+    }
+    let pairs = partitions.saturating_mul(members);
+    if pairs > MAX_MEMBER_PARTITIONS {
+        return Err(CliError::msg(format!(
+            "{what}: {members} members x {partitions} partitions; at most {MAX_MEMBER_PARTITIONS} member-partition pairs"
         )));
     }
     let work = partitions.saturating_mul(runs);

@@ -98,9 +98,6 @@ impl Config {
                 Some((lo, hi))
             }
         };
-        let partitions: u64 = topics.iter().map(|t| u64::from(t.partitions)).sum();
-        let runs = sweep.map_or(1, |(lo, hi)| (hi - lo + 1) as u64);
-        crate::limits::assigned("--topic", partitions, runs)?;
         let members = match (&a.members, a.member.is_empty()) {
             (Some(k), true) => member_names(parse_count("--members", k)?),
             (None, false) => a.member.clone(),
@@ -111,6 +108,10 @@ impl Config {
                 ))
             }
         };
+        let partitions: u64 = topics.iter().map(|t| u64::from(t.partitions)).sum();
+        let runs = sweep.map_or(1, |(lo, hi)| (hi - lo + 1) as u64);
+        let most = sweep.map_or(members.len(), |(_, hi)| hi) as u64;
+        crate::limits::assigned("--topic", partitions, most, runs)?;
         // A set, not a scan of the ids before: 100,000 members would take
         // billions of comparisons.
         let mut seen = std::collections::HashSet::with_capacity(members.len());

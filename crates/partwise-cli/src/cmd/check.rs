@@ -56,20 +56,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .filter_map(|s| topology.topics.iter().find(|t| &t.name == s))
             .map(|t| u64::from(t.partitions.get()))
             .sum();
-        let runs = match g.members {
-            partwise::topology::Members::Range(lo, hi) => u64::from(hi.saturating_sub(lo)) + 1,
+        let (runs, most) = match &g.members {
+            partwise::topology::Members::Range(lo, hi) => {
+                (u64::from(hi.saturating_sub(*lo)) + 1, u64::from(*hi))
+            }
             partwise::topology::Members::Count(m) => {
                 crate::limits::members(
                     &format!("{}: consumer_group[{i}].members", args.file.display()),
-                    u64::from(m),
+                    u64::from(*m),
                 )?;
-                1
+                (1, u64::from(*m))
             }
-            partwise::topology::Members::Ids(_) => 1,
+            partwise::topology::Members::Ids(ids) => (1, ids.len() as u64),
         };
         crate::limits::assigned(
             &format!("{}: consumer_group[{i}] '{}'", args.file.display(), g.name),
             partitions,
+            most,
             runs,
         )?;
     }
