@@ -49,6 +49,13 @@ pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
+    if topology.topics.is_empty() && topology.redis_families.is_empty() {
+        // Exit 0 would say an empty (or misnamed) file holds.
+        return Err(CliError::msg(format!(
+            "{}: nothing to check: no [[topic]] and no [[redis_family]]",
+            args.file.display()
+        )));
+    }
     for (i, g) in topology.consumer_groups.iter().enumerate() {
         let partitions: u64 = g
             .subscriptions
