@@ -245,8 +245,14 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
     let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
-    let file = File::open(path).map_err(err)?;
-    let len = file.metadata().map_err(err)?.len();
+    let mut file = File::open(path).map_err(err)?;
+    let meta = file.metadata().map_err(err)?;
+    if !meta.is_file() && start == 0 && end.is_none() {
+        // A device or a pipe (`/dev/stdin`, `<(cmd)`): its length (0) says
+        // nothing about its lines, so read it as a stream.
+        return for_each_line_group(&mut file, &path.display().to_string(), f);
+    }
+    let len = meta.len();
     let end = end.unwrap_or(len).min(len);
     let mut line_no = 0;
     if start >= end {
@@ -266,6 +272,28 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     let _ = map.advise(memmap2::Advice::Sequential);
     split_groups(&map[..], &mut line_no, &mut f)?;
     Ok(line_no)
+}
+
+/// The whole of `path` (`-`: stdin), refused past `max` bytes: files read
+/// whole (topologies, `--owned`, `salt -i`) must not take all memory when
+/// pointed at `/dev/zero` or a huge file.
+pub fn read_capped(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
+    let name = input_name(path);
+    let err = |e: io::Error| CliError::msg(format!("{what} {name}: {e}"));
+    let reader: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(File::open(path).map_err(err)?)
+    };
+    let mut out = Vec::new();
+    reader.take(max + 1).read_to_end(&mut out).map_err(err)?;
+    if out.len() as u64 > max {
+        return Err(CliError::msg(format!(
+            "{what} {name}: larger than {} MiB",
+            max >> 20
+        )));
+    }
+    Ok(out)
 }
 
 /// Cuts a regular file into up to `parts` byte ranges that start at line

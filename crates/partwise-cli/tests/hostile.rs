@@ -547,6 +547,69 @@ const CASES: &[(&[&str], &str)] = &[
         ],
         "--records 18446744073709551615",
     ),
+    // Inputs that never end, or are not files at all.
+    (
+        &["route", "-i", "/dev/zero", "-p", "6"],
+        "/dev/zero line 1: longer than 64 MiB",
+    ),
+    (&["skew", "-i", "/dev/zero", "-p", "6"], "/dev/zero line 1"),
+    (
+        &["salt", "-i", "/dev/zero", "-p", "6"],
+        "-i /dev/zero: larger than 256 MiB",
+    ),
+    (&["check", "/dev/zero"], "/dev/zero: larger than 64 MiB"),
+    (
+        &[
+            "assign",
+            "-a",
+            "java:sticky",
+            "-m",
+            "2",
+            "-t",
+            "t:6",
+            "--owned",
+            "/dev/zero",
+        ],
+        "--owned /dev/zero: larger than 256 MiB",
+    ),
+    (
+        &["kafka", "topics", "-F", "/dev/zero"],
+        "-F /dev/zero: larger than 16 MiB",
+    ),
+    (&["kafka", "topics", "-F", "{dir}"], "-F {dir}"),
+    (&["route", "-i", "{dir}", "-p", "6"], "{dir}"),
+    // Durations.
+    (
+        &["kafka", "topics", "-b", "127.0.0.1:1", "--timeout", "1e300"],
+        "--timeout",
+    ),
+    (
+        &["kafka", "topics", "-b", "127.0.0.1:1", "--timeout", "nan"],
+        "--timeout",
+    ),
+    (
+        &["kafka", "topics", "-b", "127.0.0.1:1", "--timeout", "0"],
+        "--timeout",
+    ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--session-timeout-ms",
+            "99999999999999999999",
+        ],
+        "--session-timeout-ms",
+    ),
+    (
+        &["redis", "slots", "-c", "127.0.0.1:1", "--timeout", "1e300"],
+        "--timeout",
+    ),
     // Output options.
     (&["route", "a", "-p", "6", "--format", "csv"], "--format"),
     (
@@ -660,6 +723,29 @@ fn heavy_hitter_summary_of_any_capacity_never_panics() {
             o.stderr
         );
     }
+}
+
+/// A pipe or device given as `-i` is read as a stream, not as an empty
+/// file (its length is 0): before, `route -i <(cmd)` printed nothing, exit 0.
+#[test]
+fn a_pipe_given_as_a_file_is_read() {
+    let dir = fixtures();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{} route -i <(printf 'BBCA\\nANTM\\n') -p 6 --format ndjson",
+            env!("CARGO_BIN_EXE_partwise")
+        ))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
 #[test]

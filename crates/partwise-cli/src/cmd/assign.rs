@@ -126,9 +126,8 @@ impl Config {
         let owned = match &a.owned {
             None => None,
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| CliError::msg(format!("--owned {}: {e}", p.display())))?;
-                let v: Value = serde_json::from_str(&text).map_err(|e| {
+                let text = crate::input::read_capped(p, 256 << 20, "--owned")?;
+                let v: Value = serde_json::from_slice(&text).map_err(|e| {
                     CliError::msg(format!("--owned {}: not JSON: {e}", p.display()))
                 })?;
                 let v = match v.get("assignment") {

@@ -30,8 +30,13 @@ pub struct Args {
 /// Reads and validates a topology file; errors name the file, line and field.
 pub fn load_topology(path: &Path) -> Result<Topology> {
     let name = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::msg(format!("cannot read topology file {name}: {e}")))?;
+    let bytes = crate::input::read_capped(path, 64 << 20, "cannot read topology file")?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        CliError::msg(format!(
+            "cannot read topology file {name}: not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
     Topology::parse(&text).map_err(|e| CliError::msg(format!("{name}: {e}")))
 }
 

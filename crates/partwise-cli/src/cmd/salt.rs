@@ -9,7 +9,7 @@ use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key
 use partwise::{PartitionCount, Partitioner};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -177,15 +177,8 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
 /// Distinct keys with their summed counts, in first-seen order.
 fn read_counts(path: &PathBuf, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
     let name = path.display().to_string();
-    let mut text = Vec::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut text)
-            .map_err(|e| CliError::msg(format!("stdin: {e}")))?;
-    } else {
-        text = std::fs::read(path).map_err(|e| CliError::msg(format!("{name}: {e}")))?;
-    }
+    // The distribution is held whole, with an entry per distinct key.
+    let text = crate::input::read_capped(path, 256 << 20, "-i")?;
     let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
     for (i, line) in text.split(|&b| b == b'\n').enumerate() {
