@@ -175,7 +175,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
 }
 
 /// Distinct keys with their summed counts, in first-seen order.
-fn read_counts(path: &PathBuf, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
+fn read_counts(path: &std::path::Path, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
     let name = path.display().to_string();
     // The distribution is held whole, with an entry per distinct key.
     let text = crate::input::read_capped(path, 256 << 20, "-i")?;
@@ -220,7 +220,7 @@ fn carried(owned: &[Vec<u32>], loads: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn counts(a: &Args, path: &PathBuf, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
+fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
     if !a.counts && path.as_os_str() != "-" && super::skew::looks_like_counts(path) {
         eprintln!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
