@@ -748,6 +748,45 @@ fn a_pipe_given_as_a_file_is_read() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
+/// A full disk on stdout is exit 2 with the I/O error, for every command
+/// that prints (`completions` panicked inside clap_complete).
+#[test]
+fn a_full_stdout_is_exit_2() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    for args in [
+        &["completions", "bash"][..],
+        &["man"],
+        &["route", "BBCA", "-p", "6"],
+        &["partitioners"],
+        &[
+            "plan",
+            "--produce-mbps",
+            "50",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2.5",
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
+            .args(args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("No space left on device") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn stdin_input_ends_when_stdin_closes() {
     let dir = fixtures();
