@@ -536,6 +536,18 @@ mod tests {
             "priority:regex=(,reserved=0",
             "priority:prefix=VIP_,reserved=5-2",
             "priority:colour=red,reserved=0",
+            // Accepted silently before issue 15, each doing something else
+            // than it says.
+            "priority:prefix=,reserved=0",
+            "priority:regex=,reserved=0",
+            "priority:prefix=VIP_,reserved=0;prefix=VIP_,reserved=1",
+            "priority:prefix=V,reserved=0;prefix=VIP_,reserved=1",
+            "priority:regex=^a,reserved=0;regex=^a,reserved=1",
+            "priority:header=t:v,reserved=0;header=t:v,reserved=1",
+            "priority:prefix=a,regex=b,reserved=0",
+            "priority:prefix=a,reserved=0,reserved=1",
+            "priority:header=:v,reserved=0",
+            "priority:prefix=a,reserved=0,hash=mask;hash=java-abs",
         ] {
             assert!(s.parse::<Partitioner>().is_err(), "{s}");
         }

@@ -357,6 +357,25 @@ impl HeavyHitters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `16 * k` overflowed to a table of 0 slots for a huge `k`, and the
+    /// first key indexed it (issue 15): a huge capacity is clamped.
+    #[test]
+    fn any_capacity_gives_a_working_summary() {
+        for k in [
+            0,
+            1,
+            HeavyHitters::MAX_CAPACITY + 1,
+            usize::MAX / 8,
+            usize::MAX,
+        ] {
+            let mut h = HeavyHitters::new(k);
+            h.add(b"a", 3);
+            h.add_each(&[b"a", b"b"]);
+            assert_eq!(h.total(), 5);
+        }
+        assert_eq!(HeavyHitters::table_bytes(usize::MAX), 16 << 20);
+    }
     use proptest::prelude::*;
     use std::collections::HashMap;
 
