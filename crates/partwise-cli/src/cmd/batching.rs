@@ -74,7 +74,7 @@ fn name(s: Strategy) -> &'static str {
 const MAX_MESSAGES: u64 = 100_000_000;
 /// The simulation looks over every partition each time a batch's linger
 /// expires, so its work grows as records x partitions.
-const MAX_WORK: u64 = 500_000_000;
+const MAX_WORK: u64 = 100_000_000;
 /// Record size at most: Kafka's default `max.request.size` is 1 MiB.
 const MAX_SIZE: u64 = 1 << 20;
 /// `batch.size` at most; the compression estimate holds one batch in memory.
