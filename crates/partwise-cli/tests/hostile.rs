@@ -610,6 +610,36 @@ const CASES: &[(&[&str], &str)] = &[
         &["redis", "slots", "-c", "127.0.0.1:1", "--timeout", "1e300"],
         "--timeout",
     ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--heartbeat-interval-ms",
+            "0",
+        ],
+        "--heartbeat-interval-ms: must be more than 0",
+    ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--max-poll-interval-ms",
+            "0",
+        ],
+        "--max-poll-interval-ms",
+    ),
     // Output options.
     (&["route", "a", "-p", "6", "--format", "csv"], "--format"),
     (
