@@ -117,6 +117,22 @@ fn fixtures() -> tempfile::TempDir {
         format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000)).as_bytes(),
     );
     w("empty.toml", b"");
+    let topics = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("[[topic]]\nname = \"t{i}\"\npartitions = 6\n"))
+            .collect()
+    };
+    w("many-topics.toml", topics(10_001).as_bytes());
+    let names: Vec<String> = (0..2_001).map(|i| format!("\"t{i}\"")).collect();
+    w(
+        "wide-group.toml",
+        format!(
+            "{}[[copartition]]\nname = \"wide\"\ntopics = [{}]\n",
+            topics(2_001),
+            names.join(",")
+        )
+        .as_bytes(),
+    );
     dir
 }
 
@@ -396,6 +412,14 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     (&["check", "{dir}/deep.toml"], "deep.toml: line 1"),
     (&["check", "{dir}/empty.toml"], "empty.toml"),
+    (
+        &["check", "{dir}/many-topics.toml"],
+        "10001 topics; at most 10000",
+    ),
+    (
+        &["check", "{dir}/wide-group.toml"],
+        "copartition[0] 'wide': 2001 producers",
+    ),
     // Partitioner specs that would be accepted and silently never apply.
     (&["route", "a", "-p", "6", "-P", "priority:"], "priority:"),
     (
@@ -557,7 +581,7 @@ const CASES: &[(&[&str], &str)] = &[
         &["salt", "-i", "/dev/zero", "-p", "6"],
         "-i /dev/zero: larger than 256 MiB",
     ),
-    (&["check", "/dev/zero"], "/dev/zero: larger than 64 MiB"),
+    (&["check", "/dev/zero"], "/dev/zero: larger than 4 MiB"),
     (
         &[
             "assign",

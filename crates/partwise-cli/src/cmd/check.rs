@@ -30,7 +30,7 @@ pub struct Args {
 /// Reads and validates a topology file; errors name the file, line and field.
 pub fn load_topology(path: &Path) -> Result<Topology> {
     let name = path.display();
-    let bytes = crate::input::read_capped(path, 64 << 20, "cannot read topology file")?;
+    let bytes = crate::input::read_capped(path, 4 << 20, "cannot read topology file")?;
     let text = String::from_utf8(bytes).map_err(|e| {
         CliError::msg(format!(
             "cannot read topology file {name}: not UTF-8 (byte {})",
@@ -52,6 +52,12 @@ pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     Ok(keys)
 }
 
+/// Topics of one topology file at most.
+const MAX_TOPICS: usize = 10_000;
+/// Producers (a topic without any counts as one) over a co-partition
+/// group's topics at most: each pair is compared.
+const MAX_GROUP_PRODUCERS: usize = 2_000;
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
     if topology.topics.is_empty() && topology.redis_families.is_empty() {
@@ -60,6 +66,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "{}: nothing to check: no [[topic]] and no [[redis_family]]",
             args.file.display()
         )));
+    }
+    // The checks compare every pair of a group's producers and look topics
+    // up by name: quadratic, so the sizes are bounded.
+    if topology.topics.len() > MAX_TOPICS {
+        return Err(CliError::msg(format!(
+            "{}: {} topics; at most {MAX_TOPICS}",
+            args.file.display(),
+            topology.topics.len()
+        )));
+    }
+    for (i, g) in topology.copartition_groups.iter().enumerate() {
+        let producers: usize = g
+            .topics
+            .iter()
+            .filter_map(|t| topology.topic(t))
+            .map(|t| t.producers.len().max(1))
+            .sum();
+        if producers > MAX_GROUP_PRODUCERS {
+            return Err(CliError::msg(format!(
+                "{}: copartition[{i}] '{}': {producers} producers over its topics; at most {MAX_GROUP_PRODUCERS}",
+                args.file.display(),
+                g.name
+            )));
+        }
     }
     for (i, g) in topology.consumer_groups.iter().enumerate() {
         let partitions: u64 = g
