@@ -19,6 +19,11 @@ pub const BATCH: usize = 4096;
 
 const BLOCK: usize = 4 << 20;
 
+/// The longest line a stream may have: the block grows to hold one line, so
+/// a stream without newlines must not grow it without bound. Far above any
+/// Kafka key (a record is at most about 1 MiB by default).
+pub const MAX_LINE: usize = 64 << 20;
+
 /// A batch of keys: `inputs[i]` is the text as given, `keys[i]` its key bytes.
 pub struct Batch<'a> {
     pub inputs: &'a [&'a [u8]],
@@ -67,6 +72,14 @@ pub fn for_each_line_group<E: From<CliError>>(
     while !eof {
         // Fill the block, growing it when one line is longer than the block.
         if filled == buf.len() {
+            if buf.len() >= MAX_LINE {
+                return Err(CliError::msg(format!(
+                    "{name} line {}: longer than {} MiB",
+                    line_no + 1,
+                    MAX_LINE >> 20
+                ))
+                .into());
+            }
             buf.resize(buf.len() * 2, 0);
         }
         let n = reader
@@ -232,8 +245,14 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
     let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
-    let file = File::open(path).map_err(err)?;
-    let len = file.metadata().map_err(err)?.len();
+    let mut file = File::open(path).map_err(err)?;
+    let meta = file.metadata().map_err(err)?;
+    if !meta.is_file() && start == 0 && end.is_none() {
+        // A device or a pipe (`/dev/stdin`, `<(cmd)`): its length (0) says
+        // nothing about its lines, so read it as a stream.
+        return for_each_line_group(&mut file, &path.display().to_string(), f);
+    }
+    let len = meta.len();
     let end = end.unwrap_or(len).min(len);
     let mut line_no = 0;
     if start >= end {
@@ -253,6 +272,28 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     let _ = map.advise(memmap2::Advice::Sequential);
     split_groups(&map[..], &mut line_no, &mut f)?;
     Ok(line_no)
+}
+
+/// The whole of `path` (`-`: stdin), refused past `max` bytes: files read
+/// whole (topologies, `--owned`, `salt -i`) must not take all memory when
+/// pointed at `/dev/zero` or a huge file.
+pub fn read_capped(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
+    let name = input_name(path);
+    let err = |e: io::Error| CliError::msg(format!("{what} {name}: {e}"));
+    let reader: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(File::open(path).map_err(err)?)
+    };
+    let mut out = Vec::new();
+    reader.take(max + 1).read_to_end(&mut out).map_err(err)?;
+    if out.len() as u64 > max {
+        return Err(CliError::msg(format!(
+            "{what} {name}: larger than {} MiB",
+            max >> 20
+        )));
+    }
+    Ok(out)
 }
 
 /// Cuts a regular file into up to `parts` byte ranges that start at line
@@ -398,6 +439,7 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Just;
 
     /// All lines of `hay` as `split_groups` hands them out, in groups of
     /// at most `max`.
@@ -449,5 +491,63 @@ mod tests {
             }
         }
         assert_eq!(groups(&[b'\n'; 70], 100)[0].len(), 70);
+    }
+
+    /// A reader that hands out its bytes in the given chunk sizes.
+    struct Chunked {
+        data: Vec<u8>,
+        at: usize,
+        sizes: Vec<usize>,
+        turn: usize,
+    }
+
+    impl Read for Chunked {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let size = self.sizes[self.turn % self.sizes.len()].max(1);
+            self.turn += 1;
+            let n = size.min(out.len()).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    proptest::proptest! {
+        /// The stream reader hands out exactly the lines of its input,
+        /// numbered in order, however the reads are cut.
+        #[test]
+        fn stream_lines_match_split(
+            data in proptest::collection::vec(proptest::prop_oneof![Just(b'\n'), Just(b'\r'), proptest::num::u8::ANY], 0..600),
+            sizes in proptest::collection::vec(1usize..64, 1..8),
+        ) {
+            let mut want: Vec<Vec<u8>> = data
+                .split(|&b| b == b'\n')
+                .map(|l| strip_cr(l).to_vec())
+                .collect();
+            if data.last().is_none_or(|&b| b == b'\n') {
+                want.pop();
+            }
+            let mut reader = Chunked { data: data.clone(), at: 0, sizes, turn: 0 };
+            let mut got: Vec<Vec<u8>> = Vec::new();
+            let lines = for_each_line_group(&mut reader, "stdin", |first, group| {
+                assert_eq!(first, got.len() as u64);
+                got.extend(group.iter().map(|l| l.to_vec()));
+                Ok::<(), CliError>(())
+            })
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            proptest::prop_assert_eq!(lines, want.len() as u64);
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn a_stream_line_past_the_limit_is_an_error() {
+        let mut reader = io::repeat(b'k').take(MAX_LINE as u64 + 1);
+        let e =
+            for_each_line_group(&mut reader, "stdin", |_, _| Ok::<(), CliError>(())).unwrap_err();
+        assert!(
+            e.to_string().contains("stdin line 1: longer than 64 MiB"),
+            "{e}"
+        );
     }
 }

@@ -8,6 +8,7 @@
 mod cmd;
 mod exit;
 mod input;
+mod limits;
 mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -113,7 +113,11 @@ impl Table {
             let mut line = String::new();
             for (i, c) in r.iter().enumerate() {
                 if i + 1 < r.len() {
-                    line.push_str(&format!("{c:<w$}  ", w = width[i]));
+                    // Padded by hand: `format!`'s width is a u16, so a cell
+                    // wider than 65535 characters (a long key) would panic.
+                    line.push_str(c);
+                    let pad = width[i].saturating_sub(c.chars().count()) + 2;
+                    line.extend(std::iter::repeat_n(' ', pad));
                 } else {
                     line.push_str(c);
                 }

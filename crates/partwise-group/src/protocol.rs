@@ -54,6 +54,81 @@ fn read_version(buf: &mut Bytes, what: &str) -> Result<i16> {
     Ok(v.min(VERSION))
 }
 
+/// Walks consumer-protocol bytes (no flexible versions: `i32` array counts,
+/// `i16` string and `i32` bytes lengths) and refuses an array count larger
+/// than the bytes left. kafka-protocol 0.18 reserves an array's declared
+/// count before decoding an element, so 10 bytes claiming 2^31 topics from
+/// another member (relayed by the broker) would abort the process on an
+/// allocation of tens of GB instead of failing the decode.
+struct Walk<'a>(&'a [u8]);
+
+impl Walk<'_> {
+    fn skip(&mut self, n: usize) -> Option<()> {
+        self.0 = self.0.get(n..)?;
+        Some(())
+    }
+    fn int(&mut self, n: usize) -> Option<i64> {
+        let b = self.0.get(..n)?;
+        let v = b.iter().fold(0i64, |v, &x| (v << 8) | i64::from(x));
+        self.skip(n)?;
+        // Sign-extend the n-byte big-endian value.
+        let shift = 64 - 8 * n as u32;
+        Some((v << shift) >> shift)
+    }
+    fn string(&mut self) -> Option<()> {
+        let len = self.int(2)?;
+        if len >= 0 {
+            self.skip(len as usize)?;
+        }
+        Some(())
+    }
+    fn bytes(&mut self) -> Option<()> {
+        let len = self.int(4)?;
+        if len >= 0 {
+            self.skip(len as usize)?;
+        }
+        Some(())
+    }
+    /// An array count, at most one element per remaining byte.
+    fn count(&mut self) -> Option<usize> {
+        let n = self.int(4)?.max(0) as usize;
+        (n <= self.0.len()).then_some(n)
+    }
+    fn topic_partitions(&mut self) -> Option<()> {
+        for _ in 0..self.count()? {
+            self.string()?;
+            let n = self.count()?;
+            self.skip(n.checked_mul(4)?)?;
+        }
+        Some(())
+    }
+}
+
+/// Checks the array counts of a subscription (`assignment` false) or an
+/// assignment of version `v` against the bytes that follow them.
+fn check_counts(bytes: &[u8], v: i16, assignment: bool, what: &str) -> Result<()> {
+    let mut w = Walk(bytes);
+    let ok = if assignment {
+        w.topic_partitions().and_then(|()| w.bytes())
+    } else {
+        (|| {
+            for _ in 0..w.count()? {
+                w.string()?;
+            }
+            w.bytes()?;
+            if v >= 1 {
+                w.topic_partitions()?;
+            }
+            Some(())
+        })()
+    };
+    ok.ok_or_else(|| {
+        Error::Decode(format!(
+            "{what} v{v}: truncated, or an array count larger than the bytes that follow"
+        ))
+    })
+}
+
 impl Subscription {
     /// The wire bytes.
     pub fn encode(&self) -> Result<Bytes> {
@@ -85,6 +160,7 @@ impl Subscription {
     /// Decodes a member's subscription bytes.
     pub fn decode(mut bytes: Bytes) -> Result<Subscription> {
         let v = read_version(&mut bytes, "subscription")?;
+        check_counts(&bytes, v, false, "subscription")?;
         let s = ConsumerProtocolSubscription::decode(&mut bytes, v)
             .map_err(|e| Error::Decode(format!("subscription v{v}: {e}")))?;
         Ok(Subscription {
@@ -125,6 +201,7 @@ pub fn decode_assignment(mut bytes: Bytes) -> Result<Vec<(String, i32)>> {
         return Ok(Vec::new());
     }
     let v = read_version(&mut bytes, "assignment")?;
+    check_counts(&bytes, v, true, "assignment")?;
     let a = ConsumerProtocolAssignment::decode(&mut bytes, v)
         .map_err(|e| Error::Decode(format!("assignment v{v}: {e}")))?;
     let mut out: Vec<(String, i32)> = a

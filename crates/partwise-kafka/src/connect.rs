@@ -85,8 +85,29 @@ impl Connection {
     /// Reads a Java-style properties file: `key=value` lines, `#` and `!`
     /// comments, blank lines ignored, whitespace around the key and value trimmed.
     pub fn load_properties(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Config(format!("-F {}: {e}", path.display())))?;
+        // A properties file is small; /dev/zero or a log file by mistake
+        // must not be read whole.
+        const MAX: u64 = 16 << 20;
+        let err = |e: std::io::Error| Error::Config(format!("-F {}: {e}", path.display()));
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::fs::File::open(path).map_err(err)?, MAX + 1),
+            &mut bytes,
+        )
+        .map_err(err)?;
+        if bytes.len() as u64 > MAX {
+            return Err(Error::Config(format!(
+                "-F {}: larger than {} MiB",
+                path.display(),
+                MAX >> 20
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::Config(format!(
+                "-F {}: stream did not contain valid UTF-8",
+                path.display()
+            ))
+        })?;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') || line.starts_with('!') {

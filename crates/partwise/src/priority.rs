@@ -79,6 +79,28 @@ fn bad(spec: &str, reason: impl Into<String>) -> Error {
     }
 }
 
+/// Whether every record `later` matches is matched by `earlier` first.
+fn shadows(earlier: &Matcher, later: &Matcher) -> bool {
+    match (earlier, later) {
+        (Matcher::Prefix(a), Matcher::Prefix(b)) => b.starts_with(a),
+        (Matcher::Regex(a), Matcher::Regex(b)) => a.as_str() == b.as_str(),
+        (Matcher::Header(n1, v1), Matcher::Header(n2, v2)) => n1 == n2 && v1 == v2,
+        _ => false,
+    }
+}
+
+fn describe(m: &Matcher) -> String {
+    match m {
+        Matcher::Prefix(p) => format!("prefix={}", String::from_utf8_lossy(p)),
+        Matcher::Regex(re) => format!("regex={}", re.as_str()),
+        Matcher::Header(n, v) => format!(
+            "header={}:{}",
+            String::from_utf8_lossy(n),
+            String::from_utf8_lossy(v)
+        ),
+    }
+}
+
 fn parse_parts(spec: &str, s: &str) -> Result<Vec<u32>, Error> {
     let num = |t: &str| -> Result<u32, Error> {
         t.trim().parse::<u32>().map_err(|_| {
@@ -114,6 +136,7 @@ impl Priority {
     fn parse(full: &str, body: &str) -> Result<Priority, Error> {
         let mut rules = Vec::new();
         let mut hash = RestHash::Mask;
+        let mut hash_given = false;
         for segment in body.split(';').filter(|s| !s.trim().is_empty()) {
             let mut matcher = None;
             let mut reserved = None;
@@ -121,7 +144,25 @@ impl Priority {
                 let (k, v) = field
                     .split_once('=')
                     .ok_or_else(|| bad(full, format!("'{field}' is not KEY=VALUE")))?;
-                match k.trim() {
+                let k = k.trim();
+                // A second matcher or reserved= in one rule would silently
+                // replace the first.
+                if matches!(k, "prefix" | "regex" | "header") && matcher.is_some() {
+                    return Err(bad(
+                        full,
+                        format!("rule '{segment}' has two of prefix=, regex=, header=: give each its own rule"),
+                    ));
+                }
+                if k == "reserved" && reserved.is_some() {
+                    return Err(bad(full, format!("rule '{segment}' gives reserved= twice")));
+                }
+                if matches!(k, "prefix" | "regex") && v.is_empty() {
+                    return Err(bad(
+                        full,
+                        format!("{k}= is empty: it would match every key"),
+                    ));
+                }
+                match k {
                     "prefix" => matcher = Some(Matcher::Prefix(v.as_bytes().to_vec())),
                     "regex" => {
                         let re = regex::bytes::Regex::new(v)
@@ -132,6 +173,9 @@ impl Priority {
                         let (name, value) = v
                             .split_once(':')
                             .ok_or_else(|| bad(full, format!("header '{v}' is not NAME:VALUE")))?;
+                        if name.is_empty() {
+                            return Err(bad(full, format!("header '{v}' has an empty name")));
+                        }
                         matcher = Some(Matcher::Header(
                             name.as_bytes().to_vec(),
                             value.as_bytes().to_vec(),
@@ -139,6 +183,10 @@ impl Priority {
                     }
                     "reserved" => reserved = Some(parse_parts(full, v)?),
                     "hash" => {
+                        if hash_given {
+                            return Err(bad(full, "hash= given twice"));
+                        }
+                        hash_given = true;
                         hash = match v.trim() {
                             "mask" => RestHash::Mask,
                             "java-abs" | "abs" => RestHash::JavaAbs,
@@ -154,7 +202,23 @@ impl Priority {
                 }
             }
             match (matcher, reserved) {
-                (Some(matcher), Some(reserved)) => rules.push(Rule { matcher, reserved }),
+                (Some(matcher), Some(reserved)) => {
+                    // Rules are tried in order: one an earlier rule always
+                    // matches first never applies.
+                    if let Some(earlier) =
+                        rules.iter().find(|r: &&Rule| shadows(&r.matcher, &matcher))
+                    {
+                        return Err(bad(
+                            full,
+                            format!(
+                                "rule '{}' never applies: every key it matches is taken by the earlier {}",
+                                segment.trim(),
+                                describe(&earlier.matcher)
+                            ),
+                        ));
+                    }
+                    rules.push(Rule { matcher, reserved })
+                }
                 (None, None) => {} // an options-only segment, e.g. `;hash=java-abs`
                 (None, Some(_)) => {
                     return Err(bad(full, "a rule needs prefix=, regex= or header="))
@@ -472,6 +536,18 @@ mod tests {
             "priority:regex=(,reserved=0",
             "priority:prefix=VIP_,reserved=5-2",
             "priority:colour=red,reserved=0",
+            // Accepted silently before issue 15, each doing something else
+            // than it says.
+            "priority:prefix=,reserved=0",
+            "priority:regex=,reserved=0",
+            "priority:prefix=VIP_,reserved=0;prefix=VIP_,reserved=1",
+            "priority:prefix=V,reserved=0;prefix=VIP_,reserved=1",
+            "priority:regex=^a,reserved=0;regex=^a,reserved=1",
+            "priority:header=t:v,reserved=0;header=t:v,reserved=1",
+            "priority:prefix=a,regex=b,reserved=0",
+            "priority:prefix=a,reserved=0,reserved=1",
+            "priority:header=:v,reserved=0",
+            "priority:prefix=a,reserved=0,hash=mask;hash=java-abs",
         ] {
             assert!(s.parse::<Partitioner>().is_err(), "{s}");
         }

@@ -139,9 +139,21 @@ fn key_hash(key: &[u8]) -> u64 {
 }
 
 impl HeavyHitters {
-    /// A summary that tracks the `k` heaviest keys (error at most N / (k + 1)).
+    /// The largest `k`: the table has 16 slots of 16 bytes per counter, so
+    /// this is 16 MiB.
+    pub const MAX_CAPACITY: usize = 1 << 16;
+
+    /// Bytes of the counter table of a summary of `k` counters.
+    pub fn table_bytes(k: usize) -> u64 {
+        let k = k.clamp(1, Self::MAX_CAPACITY);
+        (16 * k).next_power_of_two() as u64 * std::mem::size_of::<Slot>() as u64
+    }
+
+    /// A summary that tracks the `k` heaviest keys (error at most N / (k + 1)),
+    /// `k` at most [`MAX_CAPACITY`](Self::MAX_CAPACITY) (a larger one is
+    /// clamped to it).
     pub fn new(k: usize) -> HeavyHitters {
-        let k = k.max(1);
+        let k = k.clamp(1, Self::MAX_CAPACITY);
         // Shrinking costs O(table); letting the summary grow to about 10k
         // entries before cutting it back to k makes that a small constant per
         // key even on a long tail of distinct keys. Linear probing stays fast
@@ -345,6 +357,25 @@ impl HeavyHitters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `16 * k` overflowed to a table of 0 slots for a huge `k`, and the
+    /// first key indexed it (issue 15): a huge capacity is clamped.
+    #[test]
+    fn any_capacity_gives_a_working_summary() {
+        for k in [
+            0,
+            1,
+            HeavyHitters::MAX_CAPACITY + 1,
+            usize::MAX / 8,
+            usize::MAX,
+        ] {
+            let mut h = HeavyHitters::new(k);
+            h.add(b"a", 3);
+            h.add_each(&[b"a", b"b"]);
+            assert_eq!(h.total(), 5);
+        }
+        assert_eq!(HeavyHitters::table_bytes(usize::MAX), 16 << 20);
+    }
     use proptest::prelude::*;
     use std::collections::HashMap;
 

@@ -108,20 +108,26 @@ impl Config {
                 ))
             }
         };
-        for (i, m) in members.iter().enumerate() {
+        let partitions: u64 = topics.iter().map(|t| u64::from(t.partitions)).sum();
+        let runs = sweep.map_or(1, |(lo, hi)| (hi - lo + 1) as u64);
+        let most = sweep.map_or(members.len(), |(_, hi)| hi) as u64;
+        crate::limits::assigned("--topic", partitions, most, runs)?;
+        // A set, not a scan of the ids before: 100,000 members would take
+        // billions of comparisons.
+        let mut seen = std::collections::HashSet::with_capacity(members.len());
+        for m in &members {
             if m.is_empty() {
                 return Err(CliError::msg("--member: empty member id"));
             }
-            if members[..i].contains(m) {
+            if !seen.insert(m.as_str()) {
                 return Err(CliError::msg(format!("--member: '{m}' given twice")));
             }
         }
         let owned = match &a.owned {
             None => None,
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| CliError::msg(format!("--owned {}: {e}", p.display())))?;
-                let v: Value = serde_json::from_str(&text).map_err(|e| {
+                let text = crate::input::read_capped(p, 256 << 20, "--owned")?;
+                let v: Value = serde_json::from_slice(&text).map_err(|e| {
                     CliError::msg(format!("--owned {}: not JSON: {e}", p.display()))
                 })?;
                 let v = match v.get("assignment") {

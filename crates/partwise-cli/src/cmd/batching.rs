@@ -70,12 +70,63 @@ fn name(s: Strategy) -> &'static str {
     }
 }
 
+/// Records simulated at most (per strategy).
+const MAX_MESSAGES: u64 = 100_000_000;
+/// The simulation looks over every partition each time a batch's linger
+/// expires, so its work grows as records x partitions.
+const MAX_WORK: u64 = 100_000_000;
+/// Record size at most: Kafka's default `max.request.size` is 1 MiB.
+const MAX_SIZE: u64 = 1 << 20;
+/// `batch.size` at most; the compression estimate holds one batch in memory.
+const MAX_BATCH: u64 = 64 << 20;
+
+fn at_most(flag: &str, v: u64, max: u64, why: &str) -> Result<()> {
+    if v > max {
+        return Err(CliError::msg(format!("--{flag} {v}: {why}; at most {max}")));
+    }
+    Ok(())
+}
+
 pub fn run(a: Args) -> Result<ExitCode> {
+    let messages: u64 = positive("messages", a.messages)?;
+    let partitions: u32 = positive("partitions", a.partitions)?;
+    let brokers: u32 = positive("brokers", a.brokers)?;
+    at_most(
+        "messages",
+        messages,
+        MAX_MESSAGES,
+        "every record is simulated",
+    )?;
+    crate::limits::counted_partitions("--partitions", partitions)?;
+    at_most(
+        "brokers",
+        u64::from(brokers),
+        u64::from(crate::limits::MAX_COUNTED_PARTITIONS),
+        "every broker is drained in turn",
+    )?;
+    let work = messages.saturating_mul(u64::from(partitions));
+    if work > MAX_WORK {
+        return Err(CliError::msg(format!(
+            "--messages {messages} x --partitions {partitions}: the simulation may scan {work} batch slots; at most {MAX_WORK}"
+        )));
+    }
+    at_most(
+        "size",
+        a.size.max(0) as u64,
+        MAX_SIZE,
+        "a record larger than Kafka's 1 MiB default max.request.size",
+    )?;
+    at_most(
+        "batch-size",
+        a.batch_size.max(0) as u64,
+        MAX_BATCH,
+        "one batch is built in memory to measure compression",
+    )?;
     let input = BatchingInput {
-        messages: positive("messages", a.messages)?,
+        messages,
         size: positive("size", a.size)?,
-        partitions: positive("partitions", a.partitions)?,
-        brokers: positive("brokers", a.brokers)?,
+        partitions,
+        brokers,
         batch_size: positive("batch-size", a.batch_size)?,
         linger_ms: a.linger_ms,
         rate: a.rate,

@@ -21,8 +21,12 @@ pub struct ManArgs {
 }
 
 pub fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> Result<ExitCode> {
+    // Into memory first: clap_complete panics when its writer fails (a full
+    // disk, a closed pipe), and a failed write here must be exit 2.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "partwise", &mut script);
     let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut cmd, "partwise", &mut out);
+    out.write_all(&script)?;
     out.flush()?;
     Ok(ExitCode::Ok)
 }

@@ -107,6 +107,9 @@ pub fn parse_counts(counts: &[String]) -> Result<Vec<PartitionCount>> {
     Ok(out)
 }
 
+/// Counters `--summary` keeps at most (128 MB).
+const SUMMARY_COUNTERS: u64 = 16_000_000;
+
 impl Config {
     fn new(a: Args) -> Result<Config> {
         let migration = match (&a.from, &a.to) {
@@ -123,6 +126,20 @@ impl Config {
             None => parse_partitioners(&a.partitioner)?,
         };
         let counts = parse_counts(&a.partitions)?;
+        if a.summary {
+            for n in &counts {
+                crate::limits::counted_partitions("-p", n.get())?;
+            }
+            // One counter per partition, count and partitioner.
+            let total: u64 =
+                counts.iter().map(|n| u64::from(n.get())).sum::<u64>() * partitioners.len() as u64;
+            if total > SUMMARY_COUNTERS {
+                return Err(CliError::msg(format!(
+                    "--summary: {total} counters (partitions of every -p times {} partitioners); at most {SUMMARY_COUNTERS}",
+                    partitioners.len()
+                )));
+            }
+        }
         let source = key_source(a.keys, a.input, &a.key_format)?;
         if source.is_empty() && !a.null_key {
             return Err(CliError::msg(

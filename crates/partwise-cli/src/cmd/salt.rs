@@ -9,7 +9,7 @@ use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key
 use partwise::{PartitionCount, Partitioner};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -63,12 +63,31 @@ const TRADE_OFF: &str = "records of the key stay ordered only within each salt (
 /// The largest salt range: each range places every salted key once per salt.
 const MAX_RANGE: u32 = 100_000;
 
+/// Partition loads the search may compute (partitions x ranges tried).
+const MAX_LOADS: u64 = 200_000_000;
+
+/// Salted placements the search may compute: range S places each salted
+/// key S times, so up to `keys x R x (R + 1) / 2` for ranges 1..=R.
+const MAX_PLACEMENTS: u64 = 50_000_000;
+
 fn pct(v: &[f64]) -> Vec<String> {
     v.iter().map(|x| format!("{:.1}%", x * 100.0)).collect()
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let (n, p) = a.routing.parse()?;
+    crate::limits::counted_partitions("-p", n.get())?;
+    // Every range tried recomputes every partition's load.
+    let loads = u64::from(n.get()) * u64::from(a.max_range);
+    if loads > MAX_LOADS {
+        return Err(CliError::msg(format!(
+            "-p {n} with --max-range {}: the search computes up to {loads} partition loads; at most {MAX_LOADS} (lower --max-range)",
+            a.max_range
+        )));
+    }
+    if let Some(m) = a.consumers {
+        crate::limits::members("--consumers", u64::from(m))?;
+    }
     if a.max_range == 0 || a.max_range > MAX_RANGE {
         return Err(CliError::msg(format!(
             "--max-range: {} must be between 1 and {MAX_RANGE}",
@@ -87,6 +106,14 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
             "give one hot key with --key and its --share, or the measured keys with -i FILE",
         ));
     };
+    let r = u64::from(a.max_range);
+    let placements = r * (r + 1) / 2;
+    if placements > MAX_PLACEMENTS {
+        return Err(CliError::msg(format!(
+            "--max-range {}: the search places up to {placements} salted keys; at most {MAX_PLACEMENTS}",
+            a.max_range
+        )));
+    }
     let share = a.share.ok_or_else(|| {
         CliError::msg("--share: the key's share of the traffic is needed without -i")
     })?;
@@ -148,17 +175,10 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
 }
 
 /// Distinct keys with their summed counts, in first-seen order.
-fn read_counts(path: &PathBuf, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
+fn read_counts(path: &std::path::Path, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
     let name = path.display().to_string();
-    let mut text = Vec::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut text)
-            .map_err(|e| CliError::msg(format!("stdin: {e}")))?;
-    } else {
-        text = std::fs::read(path).map_err(|e| CliError::msg(format!("{name}: {e}")))?;
-    }
+    // The distribution is held whole, with an entry per distinct key.
+    let text = crate::input::read_capped(path, 256 << 20, "-i")?;
     let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
     for (i, line) in text.split(|&b| b == b'\n').enumerate() {
@@ -200,7 +220,7 @@ fn carried(owned: &[Vec<u32>], loads: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn counts(a: &Args, path: &PathBuf, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
+fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
     if !a.counts && path.as_os_str() != "-" && super::skew::looks_like_counts(path) {
         eprintln!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
@@ -208,7 +228,15 @@ fn counts(a: &Args, path: &PathBuf, n: PartitionCount, p: Partitioner) -> Result
         );
     }
     let keys = read_counts(path, a.counts)?;
-    let total: u64 = keys.iter().map(|(_, c)| c).sum();
+    let total = keys
+        .iter()
+        .try_fold(0u64, |t, (_, c)| t.checked_add(*c))
+        .ok_or_else(|| {
+            CliError::msg(format!(
+                "{}: the counts add up to more than 2^64 - 1",
+                path.display()
+            ))
+        })?;
     if total == 0 {
         return Err(CliError::msg(format!(
             "{}: every count is 0",
@@ -245,6 +273,15 @@ fn counts(a: &Args, path: &PathBuf, n: PartitionCount, p: Partitioner) -> Result
         .filter(|(_, s)| **s)
         .map(|(k, _)| *k)
         .collect();
+    let r = u64::from(a.max_range);
+    let placements = (salted.len() as u64).saturating_mul(r * (r + 1) / 2);
+    if placements > MAX_PLACEMENTS {
+        return Err(CliError::msg(format!(
+            "{} keys to salt with --max-range {}: the search places up to {placements} salted keys; at most {MAX_PLACEMENTS} (lower --max-range, raise --threshold or name the keys with --key)",
+            salted.len(),
+            a.max_range
+        )));
+    }
     let consumers = match a.consumers {
         None => None,
         Some(0) => return Err(CliError::msg("--consumers: 0 is not a group size")),

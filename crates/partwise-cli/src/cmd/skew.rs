@@ -79,6 +79,7 @@ struct Config {
 impl Config {
     fn new(a: Args) -> Result<Config> {
         let (n, partitioner) = a.routing.parse()?;
+        crate::limits::counted_partitions("-p", n.get())?;
         let format: KeyFormat = a
             .key_format
             .parse()
@@ -90,10 +91,10 @@ impl Config {
                     "--consumers: {m} is not a positive number"
                 )))
             }
-            Some(m) => Some(
-                u32::try_from(m)
-                    .map_err(|_| CliError::msg(format!("--consumers: {m} is too large")))?,
-            ),
+            Some(m) => {
+                crate::limits::members("--consumers", m as u64)?;
+                Some(m as u32)
+            }
         };
         let assignor: Assignor = a
             .assignor
@@ -121,10 +122,22 @@ impl Config {
         if a.capacity == 0 {
             return Err(CliError::msg("--capacity must be at least 1"));
         }
+        for (flag, v) in [("--capacity", a.capacity), ("--top", a.top)] {
+            if v > HeavyHitters::MAX_CAPACITY {
+                return Err(CliError::msg(format!(
+                    "{flag} {v}: the heavy-hitter summary keeps at most {} counters",
+                    HeavyHitters::MAX_CAPACITY
+                )));
+            }
+        }
+        // Every thread keeps its own loads and summary: fewer threads when
+        // both are large keeps the whole under about 1 GiB.
+        let per_thread = u64::from(n.get()) * 8 + HeavyHitters::table_bytes(a.capacity.max(a.top));
         let threads = a
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .clamp(1, 64);
+            .clamp(1, 64)
+            .min(((1u64 << 30) / per_thread.max(1)).max(1) as usize);
         Ok(Config {
             n,
             partitioner,
@@ -146,10 +159,14 @@ impl Config {
 /// What one reader thread found.
 struct Partial {
     loads: Vec<u64>,
+    /// Sum of the weights, checked so no load or total can overflow.
+    weight: u64,
     not_fixed: u64,
     lines: u64,
     hh: HeavyHitters,
 }
+
+const COUNTS_OVERFLOW: &str = "the counts add up to more than 2^64 - 1";
 
 /// A bad line, numbered within the range its thread read.
 struct LineError {
@@ -180,6 +197,7 @@ enum Source<'a> {
 fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Partial, LineError> {
     let mut p = Partial {
         loads: vec![0; cfg.n.get() as usize],
+        weight: 0,
         not_fixed: 0,
         lines: 0,
         hh: HeavyHitters::new(cfg.capacity),
@@ -204,6 +222,10 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Par
                 } else {
                     (*line, 1)
                 };
+                p.weight = p
+                    .weight
+                    .checked_add(w)
+                    .ok_or_else(|| fail(COUNTS_OVERFLOW.to_string()))?;
                 let s = arena.len();
                 cfg.format
                     .encode_into(key, &mut arena)
@@ -300,6 +322,10 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
         total = Some(match total {
             None => part,
             Some(mut t) => {
+                t.weight = t
+                    .weight
+                    .checked_add(part.weight)
+                    .ok_or_else(|| CliError::msg(format!("{name}: {COUNTS_OVERFLOW}")))?;
                 for (a, b) in t.loads.iter_mut().zip(&part.loads) {
                     *a += b;
                 }

@@ -129,6 +129,17 @@ fn config(args: &Args) -> Result<Config> {
     cfg.rebalance_timeout = args.rebalance_timeout.unwrap_or(args.max_poll_interval);
     cfg.auto_commit_interval = args.commit_interval;
     cfg.retry_timeout = args.retry_timeout;
+    // 0 would heartbeat in a busy loop (and a 0 session or poll interval
+    // expires at once): each must be at least 1 ms.
+    for (flag, d) in [
+        ("--heartbeat-interval-ms", cfg.heartbeat_interval),
+        ("--max-poll-interval-ms", cfg.max_poll_interval),
+        ("--rebalance-timeout-ms", cfg.rebalance_timeout),
+    ] {
+        if d.is_zero() {
+            return Err(CliError::msg(format!("{flag}: must be more than 0")));
+        }
+    }
     if cfg.heartbeat_interval >= cfg.session_timeout {
         return Err(CliError::msg(
             "--heartbeat-interval-ms must be below --session-timeout-ms",

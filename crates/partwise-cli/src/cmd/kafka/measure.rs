@@ -37,6 +37,11 @@ pub struct Args {
     format: Format,
 }
 
+/// One record's value at most (Kafka's default `message.max.bytes` is about 1 MiB).
+const MAX_RECORD_BYTES: usize = 1 << 20;
+/// Bytes written to the temporary topic at most.
+const MAX_TOTAL_BYTES: u64 = 1 << 30;
+
 pub fn run(a: Args) -> Result<ExitCode> {
     if !a.allow_write {
         return Err(CliError::msg(
@@ -47,6 +52,19 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Err(CliError::msg(
             "--records and --record-bytes must be at least 1",
         ));
+    }
+    if a.record_bytes > MAX_RECORD_BYTES {
+        return Err(CliError::msg(format!(
+            "--record-bytes {}: a record larger than Kafka's 1 MiB default max.message.bytes; at most {MAX_RECORD_BYTES}",
+            a.record_bytes
+        )));
+    }
+    let total = a.records.saturating_mul(a.record_bytes as u64);
+    if total > MAX_TOTAL_BYTES {
+        return Err(CliError::msg(format!(
+            "--records {} x --record-bytes {}: {total} bytes to write; at most {MAX_TOTAL_BYTES} (1 GiB)",
+            a.records, a.record_bytes
+        )));
     }
     if a.replication_factor.is_some_and(|r| r < 1) {
         return Err(CliError::msg("--replication-factor must be at least 1"));

@@ -1,0 +1,995 @@
+//! Hostile input (issue 15): every command ends in time with exit 2 and a
+//! message naming the input, never a panic, an abort or a hang. Each case
+//! runs the binary under a deadline, so a hang fails the test instead of
+//! blocking it, and under an address-space limit, so an allocation of many
+//! GiB fails as an abort (exit 134) instead of swapping. The network cases
+//! run against loopback listeners of this test (no broker needed): one that
+//! accepts and never answers, one that answers garbage, one that closes at
+//! once, one that announces an absurd frame length and one that answers as a
+//! TLS server does to plaintext (an alert, then close).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Address space of each run: far above what a bounded command needs, far
+/// below the 16 GiB a dense counter of 2^31 partitions takes.
+const MEMORY_LIMIT: u64 = 3 << 30;
+
+struct Outcome {
+    code: Option<i32>,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// Runs partwise with `args` (`{dir}` replaced by the fixture directory),
+/// killed after `limit`.
+fn run(dir: &Path, args: &[&str], stdin: Option<&[u8]>, limit: Duration) -> Outcome {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{dir}", &dir.display().to_string()))
+        .collect();
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--as={MEMORY_LIMIT}"))
+        .arg(env!("CARGO_BIN_EXE_partwise"))
+        .args(&args)
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("prlimit (util-linux) runs partwise");
+    if let Some(bytes) = stdin {
+        let mut w = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            let _ = w.write_all(&bytes);
+        });
+    }
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Outcome {
+        code,
+        stderr: reader.join().unwrap(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Asserts exit 2, a message containing `needle`, and no panic.
+fn expect_error(dir: &Path, args: &[&str], needle: &str, limit: Duration) -> Outcome {
+    let o = run(dir, args, None, limit);
+    let needle = needle.replace("{dir}", &dir.display().to_string());
+    assert_eq!(o.code, Some(2), "{args:?}: exit {:?}\n{}", o.code, o.stderr);
+    assert!(
+        !o.stderr.contains("panicked") && !o.stderr.contains("memory allocation"),
+        "{args:?}: {}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains(&needle),
+        "{args:?}: the message should name '{needle}':\n{}",
+        o.stderr
+    );
+    o
+}
+
+fn fixtures() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |name: &str, content: &[u8]| std::fs::write(dir.path().join(name), content).unwrap();
+    w("keys.txt", b"BBCA\nANTM\nASII\n");
+    w("counts.csv", b"BBCA,5\nANTM,3\n");
+    w("overflow.csv", b"BBCA,18446744073709551615\nANTM,1\n");
+    w("long.txt", format!("{}\n", "k".repeat(70_000)).as_bytes());
+    let group = |partitions: u32, members: &str| {
+        format!(
+            "[[topic]]\nname = \"a\"\npartitions = {partitions}\n[[topic.producer]]\npartitioner = \"java\"\n\
+             [[topic]]\nname = \"b\"\npartitions = {partitions}\n[[topic.producer]]\npartitioner = \"java\"\n\
+             [[copartition]]\nname = \"x\"\ntopics = [\"a\", \"b\"]\n\
+             [[consumer_group]]\nname = \"g\"\nassignor = \"java:range\"\nmembers = {members}\nsubscriptions = [\"a\", \"b\"]\n"
+        )
+    };
+    w("huge-topics.toml", group(2_147_483_647, "3").as_bytes());
+    w("range-work.toml", group(15_000, "\"1..1000\"").as_bytes());
+    w("many-members.toml", group(6, "4000000000").as_bytes());
+    w(
+        "deep.toml",
+        format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000)).as_bytes(),
+    );
+    w("empty.toml", b"");
+    let topics = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("[[topic]]\nname = \"t{i}\"\npartitions = 6\n"))
+            .collect()
+    };
+    w("many-topics.toml", topics(10_001).as_bytes());
+    let names: Vec<String> = (0..2_001).map(|i| format!("\"t{i}\"")).collect();
+    w(
+        "wide-group.toml",
+        format!(
+            "{}[[copartition]]\nname = \"wide\"\ntopics = [{}]\n",
+            topics(2_001),
+            names.join(",")
+        )
+        .as_bytes(),
+    );
+    dir
+}
+
+const FAST: Duration = Duration::from_secs(10);
+
+/// Each case: arguments, and a part of the message that names the input.
+const CASES: &[(&[&str], &str)] = &[
+    // Counters per partition, dense: a typo must not take 16 GiB.
+    (
+        &[
+            "route",
+            "-i",
+            "{dir}/keys.txt",
+            "--summary",
+            "-p",
+            "2147483647",
+        ],
+        "-p 2147483647: this command keeps a counter per partition; at most 1000000",
+    ),
+    (
+        &[
+            "route",
+            "-i",
+            "{dir}/keys.txt",
+            "--summary",
+            "-p",
+            "1000000",
+            "-P",
+            "all",
+        ],
+        "--summary",
+    ),
+    (
+        &["skew", "-i", "{dir}/keys.txt", "-p", "2147483647"],
+        "-p 2147483647",
+    ),
+    (
+        &[
+            "skew",
+            "-i",
+            "{dir}/keys.txt",
+            "-p",
+            "6",
+            "--consumers",
+            "2147483647",
+        ],
+        "--consumers 2147483647",
+    ),
+    (
+        &[
+            "skew",
+            "-i",
+            "{dir}/keys.txt",
+            "-p",
+            "6",
+            "--capacity",
+            "18446744073709551615",
+        ],
+        "--capacity",
+    ),
+    (
+        &[
+            "skew",
+            "-i",
+            "{dir}/keys.txt",
+            "-p",
+            "6",
+            "--top",
+            "100000000000",
+        ],
+        "--top",
+    ),
+    (
+        &["skew", "-i", "{dir}/overflow.csv", "--counts", "-p", "6"],
+        "overflow.csv line 2",
+    ),
+    (
+        &["salt", "--key", "ID", "--share", "0.95", "-p", "2147483647"],
+        "-p 2147483647",
+    ),
+    (
+        &[
+            "salt",
+            "-i",
+            "{dir}/counts.csv",
+            "--counts",
+            "-p",
+            "2147483647",
+        ],
+        "-p 2147483647",
+    ),
+    (
+        &[
+            "salt",
+            "-i",
+            "{dir}/counts.csv",
+            "--counts",
+            "-p",
+            "6",
+            "--consumers",
+            "2147483647",
+        ],
+        "--consumers 2147483647",
+    ),
+    (
+        &["salt", "-i", "{dir}/overflow.csv", "--counts", "-p", "6"],
+        "overflow.csv",
+    ),
+    (
+        &[
+            "salt",
+            "--key",
+            "ID",
+            "--share",
+            "0.95",
+            "-p",
+            "12",
+            "--max-range",
+            "100000",
+        ],
+        "--max-range 100000",
+    ),
+    (
+        &["salt", "--key", "ID", "--share", "0.95", "-p", "1000000"],
+        "-p 1000000 with --max-range 1000",
+    ),
+    (
+        &[
+            "assign",
+            "-a",
+            "java:range",
+            "-m",
+            "3",
+            "-t",
+            "t:2147483647",
+        ],
+        "--topic",
+    ),
+    (
+        &[
+            "assign",
+            "-a",
+            "java:sticky",
+            "--sweep",
+            "1..1000",
+            "-t",
+            "t:30000",
+        ],
+        "1000 member counts",
+    ),
+    (
+        &[
+            "assign",
+            "-a",
+            "kip848:uniform",
+            "-m",
+            "100000",
+            "-t",
+            "t:100000",
+            "-t",
+            "u:100000",
+        ],
+        "100000 members",
+    ),
+    (
+        &[
+            "assign",
+            "-a",
+            "java:range",
+            "-m",
+            "2147483647",
+            "-t",
+            "t:6",
+        ],
+        "--members",
+    ),
+    (
+        &[
+            "batching",
+            "--messages",
+            "200000",
+            "--size",
+            "200",
+            "--partitions",
+            "2147483647",
+            "--rate",
+            "50000",
+        ],
+        "--partitions 2147483647",
+    ),
+    (
+        &[
+            "batching",
+            "--messages",
+            "9000000000000",
+            "--size",
+            "200",
+            "--partitions",
+            "12",
+            "--rate",
+            "50000",
+        ],
+        "--messages 9000000000000",
+    ),
+    (
+        &[
+            "batching",
+            "--messages",
+            "100000",
+            "--size",
+            "200",
+            "--partitions",
+            "10000",
+            "--rate",
+            "50000",
+            "--linger-ms",
+            "0",
+        ],
+        "--messages 100000 x --partitions 10000",
+    ),
+    (
+        &[
+            "batching",
+            "--messages",
+            "2000",
+            "--size",
+            "2000000000",
+            "--partitions",
+            "12",
+            "--rate",
+            "50000",
+            "--batch-size",
+            "2000000000",
+        ],
+        "--size 2000000000",
+    ),
+    (
+        &[
+            "batching",
+            "--messages",
+            "2000",
+            "--size",
+            "200",
+            "--partitions",
+            "12",
+            "--rate",
+            "50000",
+            "--batch-size",
+            "2000000000",
+        ],
+        "--batch-size 2000000000",
+    ),
+    (
+        &[
+            "batching",
+            "--messages",
+            "2000",
+            "--size",
+            "200",
+            "--partitions",
+            "12",
+            "--rate",
+            "50000",
+            "--brokers",
+            "4000000000",
+        ],
+        "--brokers 4000000000",
+    ),
+    (
+        &["check", "{dir}/huge-topics.toml"],
+        "consumer_group[0] 'g'",
+    ),
+    (&["check", "{dir}/range-work.toml"], "1000 member counts"),
+    (
+        &["check", "{dir}/many-members.toml"],
+        "consumer_group[0].members",
+    ),
+    (&["check", "{dir}/deep.toml"], "deep.toml: line 1"),
+    (&["check", "{dir}/empty.toml"], "empty.toml"),
+    (
+        &["check", "{dir}/many-topics.toml"],
+        "10001 topics; at most 10000",
+    ),
+    (
+        &["check", "{dir}/wide-group.toml"],
+        "copartition[0] 'wide': 2001 producers",
+    ),
+    // Partitioner specs that would be accepted and silently never apply.
+    (&["route", "a", "-p", "6", "-P", "priority:"], "priority:"),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=VIP_,reserved=0;prefix=VIP_,reserved=1",
+        ],
+        "never applies",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=V,reserved=0;prefix=VIP_,reserved=1",
+        ],
+        "never applies",
+    ),
+    (
+        &["route", "a", "-p", "6", "-P", "priority:prefix=,reserved=0"],
+        "prefix= is empty",
+    ),
+    (
+        &["route", "a", "-p", "6", "-P", "priority:regex=,reserved=0"],
+        "regex= is empty",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=a,prefix=b,reserved=0",
+        ],
+        "two of prefix=",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=a,reserved=0,reserved=1",
+        ],
+        "reserved= twice",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:header=:v,reserved=0",
+        ],
+        "empty name",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=a,reserved=0,hash=mask;hash=java-abs",
+        ],
+        "hash= given twice",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=a,reserved=9-4000000000",
+        ],
+        "reserved range",
+    ),
+    // Key formats.
+    (
+        &["route", "zz", "-p", "6", "--key-format", "hex"],
+        "key argument 1 ('zz')",
+    ),
+    (
+        &["route", "abc", "-p", "6", "--key-format", "hex"],
+        "key argument 1 ('abc')",
+    ),
+    (
+        &["route", "!!!", "-p", "6", "--key-format", "base64"],
+        "key argument 1",
+    ),
+    (
+        &["route", "99999999999", "-p", "6", "--key-format", "int32"],
+        "'99999999999'",
+    ),
+    (
+        &[
+            "route",
+            "a",
+            "-p",
+            "6",
+            "--key-format",
+            "avro-sr:99999999999",
+        ],
+        "--key-format",
+    ),
+    (
+        &["route", "a", "-p", "6", "--key-format", "avro-sr:"],
+        "--key-format",
+    ),
+    (&["route", "a", "-p", "0"], "-p/--partitions"),
+    (&["route", "a", "-p", "-1"], "-p/--partitions"),
+    (&["route", "a", "-p", "4294967296"], "-p/--partitions"),
+    (
+        &["slot", "zz", "--key-format", "hex"],
+        "key argument 1 ('zz')",
+    ),
+    // Live commands refuse bad limits before connecting anywhere.
+    (
+        &[
+            "kafka",
+            "measure",
+            "-b",
+            "127.0.0.1:1",
+            "--allow-write",
+            "--record-bytes",
+            "18446744073709551615",
+        ],
+        "--record-bytes",
+    ),
+    (
+        &[
+            "kafka",
+            "measure",
+            "-b",
+            "127.0.0.1:1",
+            "--allow-write",
+            "--records",
+            "18446744073709551615",
+        ],
+        "--records 18446744073709551615",
+    ),
+    // Inputs that never end, or are not files at all.
+    (
+        &["route", "-i", "/dev/zero", "-p", "6"],
+        "/dev/zero line 1: longer than 64 MiB",
+    ),
+    (&["skew", "-i", "/dev/zero", "-p", "6"], "/dev/zero line 1"),
+    (
+        &["salt", "-i", "/dev/zero", "-p", "6"],
+        "-i /dev/zero: larger than 256 MiB",
+    ),
+    (&["check", "/dev/zero"], "/dev/zero: larger than 4 MiB"),
+    (
+        &[
+            "assign",
+            "-a",
+            "java:sticky",
+            "-m",
+            "2",
+            "-t",
+            "t:6",
+            "--owned",
+            "/dev/zero",
+        ],
+        "--owned /dev/zero: larger than 256 MiB",
+    ),
+    (
+        &["kafka", "topics", "-F", "/dev/zero"],
+        "-F /dev/zero: larger than 16 MiB",
+    ),
+    (&["kafka", "topics", "-F", "{dir}"], "-F {dir}"),
+    (&["route", "-i", "{dir}", "-p", "6"], "{dir}"),
+    // Durations.
+    (
+        &["kafka", "topics", "-b", "127.0.0.1:1", "--timeout", "1e300"],
+        "--timeout",
+    ),
+    (
+        &["kafka", "topics", "-b", "127.0.0.1:1", "--timeout", "nan"],
+        "--timeout",
+    ),
+    (
+        &["kafka", "topics", "-b", "127.0.0.1:1", "--timeout", "0"],
+        "--timeout",
+    ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--session-timeout-ms",
+            "99999999999999999999",
+        ],
+        "--session-timeout-ms",
+    ),
+    (
+        &["redis", "slots", "-c", "127.0.0.1:1", "--timeout", "1e300"],
+        "--timeout",
+    ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--heartbeat-interval-ms",
+            "0",
+        ],
+        "--heartbeat-interval-ms: must be more than 0",
+    ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--max-poll-interval-ms",
+            "0",
+        ],
+        "--max-poll-interval-ms",
+    ),
+    // Output options.
+    (&["route", "a", "-p", "6", "--format", "csv"], "--format"),
+    (
+        &[
+            "plan",
+            "--produce-mbps",
+            "1e300",
+            "--partition-produce-mbps",
+            "1e-300",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2.5",
+        ],
+        "partitions",
+    ),
+    (
+        &[
+            "plan",
+            "--produce-mbps",
+            "nan",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2.5",
+        ],
+        "produce rate",
+    ),
+];
+
+#[test]
+fn hostile_inputs_exit_2_naming_the_input() {
+    let dir = fixtures();
+    // Run concurrently: each case is small, and a deadline per case still
+    // catches a hang.
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = CASES
+            .chunks(CASES.len().div_ceil(4))
+            .map(|chunk| {
+                let dir = dir.path();
+                s.spawn(move || {
+                    for (args, needle) in chunk {
+                        expect_error(dir, args, needle, FAST);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    for r in results {
+        if let Err(e) = r {
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+#[test]
+fn a_key_longer_than_65535_characters_prints_in_a_table() {
+    let dir = fixtures();
+    for args in [
+        &["route", "-i", "{dir}/long.txt", "-p", "6"][..],
+        &[
+            "route",
+            "-i",
+            "{dir}/long.txt",
+            "-p",
+            "6",
+            "-P",
+            "java",
+            "-P",
+            "sarama",
+        ],
+        &["slot", "-i", "{dir}/long.txt"],
+        &["skew", "-i", "{dir}/long.txt", "-p", "6"],
+    ] {
+        let o = run(dir.path(), args, None, FAST);
+        assert!(
+            matches!(o.code, Some(0 | 1)),
+            "{args:?}: exit {:?}\n{}",
+            o.code,
+            o.stderr
+        );
+    }
+}
+
+#[test]
+fn heavy_hitter_summary_of_any_capacity_never_panics() {
+    let dir = fixtures();
+    for cap in ["1", "65536"] {
+        let o = run(
+            dir.path(),
+            &[
+                "skew",
+                "-i",
+                "{dir}/keys.txt",
+                "-p",
+                "6",
+                "--capacity",
+                cap,
+                "--top",
+                cap,
+            ],
+            None,
+            FAST,
+        );
+        assert!(
+            matches!(o.code, Some(0 | 1)),
+            "capacity {cap}: {}",
+            o.stderr
+        );
+    }
+}
+
+/// A pipe or device given as `-i` is read as a stream, not as an empty
+/// file (its length is 0): before, `route -i <(cmd)` printed nothing, exit 0.
+#[test]
+fn a_pipe_given_as_a_file_is_read() {
+    let dir = fixtures();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{} route -i <(printf 'BBCA\\nANTM\\n') -p 6 --format ndjson",
+            env!("CARGO_BIN_EXE_partwise")
+        ))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+}
+
+/// A full disk on stdout is exit 2 with the I/O error, for every command
+/// that prints (`completions` panicked inside clap_complete).
+#[test]
+fn a_full_stdout_is_exit_2() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    for args in [
+        &["completions", "bash"][..],
+        &["man"],
+        &["route", "BBCA", "-p", "6"],
+        &["partitioners"],
+        &[
+            "plan",
+            "--produce-mbps",
+            "50",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2.5",
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
+            .args(args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("No space left on device") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn stdin_input_ends_when_stdin_closes() {
+    let dir = fixtures();
+    let o = run(
+        dir.path(),
+        &["route", "-i", "-", "-p", "6"],
+        Some(b"BBCA\nANTM\n"),
+        FAST,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+/// How a hostile listener treats each connection.
+#[derive(Clone, Copy, Debug)]
+enum Peer {
+    /// Accepts and never answers.
+    Silent,
+    /// Reads the request, answers bytes that are no protocol.
+    Garbage,
+    /// Closes at once.
+    Close,
+    /// Answers a frame length of 2^31 - 1 and nothing after it.
+    HugeFrame,
+    /// What a TLS server says to a plaintext request: an alert, then close.
+    TlsAlert,
+}
+
+fn listener(peer: Peer) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut c) = conn else { continue };
+            std::thread::spawn(move || serve(peer, &mut c));
+        }
+    });
+    addr
+}
+
+fn serve(peer: Peer, c: &mut TcpStream) {
+    let mut buf = [0u8; 4096];
+    match peer {
+        Peer::Close => return,
+        Peer::Silent => {}
+        Peer::Garbage => {
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(&b"\xff\xff\xff\xffnot a protocol\r\n".repeat(200));
+        }
+        Peer::HugeFrame => {
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1]);
+        }
+        Peer::TlsAlert => {
+            let _ = c.read(&mut buf);
+            // Alert record, TLS 1.2, fatal (2), unexpected_message (10).
+            let _ = c.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x0a]);
+            return;
+        }
+    }
+    // Hold the connection open until the client gives up.
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+/// Every live command, pointed at `addr`, with a 1 s timeout.
+fn live_commands(addr: &str, dir: &Path) -> Vec<Vec<String>> {
+    let kv = dir.join("kv.tsv");
+    std::fs::write(&kv, b"k\tv\n").unwrap();
+    let kv = kv.display().to_string();
+    let k = |v: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        args.extend(["--timeout".to_string(), "1s".to_string()]);
+        args
+    };
+    vec![
+        k(&["kafka", "topics", "-b", addr]),
+        k(&["kafka", "audit", "-b", addr, "-t", "t"]),
+        k(&["kafka", "group", "-b", addr, "-g", "g"]),
+        k(&["kafka", "produce", "-b", addr, "-t", "t", "-i", &kv]),
+        k(&["kafka", "measure", "-b", addr, "--allow-write"]),
+        k(&["kafka", "consume", "-b", addr, "-g", "g", "-t", "t"]),
+        k(&[
+            "kafka",
+            "consume",
+            "-b",
+            addr,
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "-X",
+            "security.protocol=ssl",
+        ]),
+        k(&["redis", "slots", "-c", addr]),
+        k(&[
+            "redis", "check", "-c", addr, "--family", "m:{%s}", "--family", "n:{%s}", "BBCA",
+        ]),
+        k(&["redis", "hot", "-c", addr]),
+    ]
+}
+
+#[test]
+fn live_commands_exit_2_within_their_timeout_against_hostile_peers() {
+    let dir = fixtures();
+    let peers = [
+        Peer::Silent,
+        Peer::Garbage,
+        Peer::Close,
+        Peer::HugeFrame,
+        Peer::TlsAlert,
+    ];
+    let runs: Vec<(Peer, String, Vec<String>)> = peers
+        .iter()
+        .flat_map(|&peer| {
+            let addr = listener(peer);
+            live_commands(&addr, dir.path())
+                .into_iter()
+                .map(move |args| (peer, addr.clone(), args))
+        })
+        .collect();
+    // --timeout 1s bounds each operation; a command may chain a few (the
+    // bootstrap, then the request), and the debug binary starts slowly.
+    let limit = Duration::from_secs(8);
+    std::thread::scope(|s| {
+        for chunk in runs.chunks(runs.len().div_ceil(8)) {
+            let dir = dir.path();
+            s.spawn(move || {
+                for (peer, addr, args) in chunk {
+                    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let o = run(dir, &refs, None, limit + Duration::from_secs(5));
+                    assert_eq!(
+                        o.code,
+                        Some(2),
+                        "{peer:?} {args:?}: exit {:?}\n{}",
+                        o.code,
+                        o.stderr
+                    );
+                    assert!(
+                        !o.stderr.contains("panicked"),
+                        "{peer:?} {args:?}: {}",
+                        o.stderr
+                    );
+                    assert!(
+                        o.stderr.contains(addr.as_str()),
+                        "{peer:?} {args:?}: the message should name {addr}:\n{}",
+                        o.stderr
+                    );
+                    assert!(o.elapsed < limit, "{peer:?} {args:?}: took {:?}", o.elapsed);
+                }
+            });
+        }
+    });
+}

@@ -1,0 +1,222 @@
+//! A hostile broker (or anything on its port) must not crash the group
+//! member: every decoder the runtime runs on bytes from the network answers
+//! Ok or Err on any input, and never panics or allocates without bound.
+//! These are property tests over arbitrary and mutated inputs: they run in
+//! every `cargo test` on the stable toolchain, so CI runs them; raise
+//! `PROPTEST_CASES` for a longer run by hand.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::{
+    ApiVersionsResponse, FetchResponse, FindCoordinatorResponse, HeartbeatResponse,
+    JoinGroupResponse, LeaveGroupResponse, ListOffsetsResponse, MetadataResponse,
+    OffsetCommitResponse, OffsetFetchResponse, ProduceResponse, ResponseHeader,
+    SaslAuthenticateResponse, SaslHandshakeResponse, SyncGroupResponse,
+};
+use kafka_protocol::protocol::{Decodable, HeaderVersion};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use partwise_group::cluster::decode_records;
+use partwise_group::protocol::{decode_assignment, encode_assignment, Subscription};
+use partwise_group::wire::whole_batches;
+use proptest::prelude::*;
+
+/// Decodes `bytes` as the response header and body of `R` at `version`,
+/// as `wire::Connection` does with a frame read off the socket.
+fn decode<R: Decodable + HeaderVersion>(bytes: &[u8], version: i16) {
+    let mut body = Bytes::copy_from_slice(bytes);
+    if ResponseHeader::decode(&mut body, R::header_version(version)).is_ok() {
+        let _ = R::decode(&mut body, version);
+    }
+}
+
+/// Every response the runtime decodes, at every version it may agree on.
+fn decode_every_response(bytes: &[u8]) {
+    for v in 0..=4 {
+        decode::<ApiVersionsResponse>(bytes, v);
+    }
+    for v in 0..=12 {
+        decode::<MetadataResponse>(bytes, v);
+        decode::<FetchResponse>(bytes, v);
+    }
+    for v in 0..=9 {
+        decode::<JoinGroupResponse>(bytes, v);
+        decode::<ProduceResponse>(bytes, v);
+    }
+    for v in 0..=8 {
+        decode::<OffsetCommitResponse>(bytes, v);
+    }
+    for v in 0..=7 {
+        decode::<OffsetFetchResponse>(bytes, v);
+        decode::<ListOffsetsResponse>(bytes, v);
+    }
+    for v in 0..=5 {
+        decode::<SyncGroupResponse>(bytes, v);
+        decode::<LeaveGroupResponse>(bytes, v);
+    }
+    for v in 0..=4 {
+        decode::<HeartbeatResponse>(bytes, v);
+    }
+    for v in 0..=3 {
+        decode::<FindCoordinatorResponse>(bytes, v);
+    }
+    for v in 0..=1 {
+        decode::<SaslHandshakeResponse>(bytes, v);
+    }
+    for v in 0..=2 {
+        decode::<SaslAuthenticateResponse>(bytes, v);
+    }
+}
+
+/// A valid record batch of `n` records, as a producer writes it.
+fn batch(n: usize, compression: Compression) -> Vec<u8> {
+    let records: Vec<Record> = (0..n)
+        .map(|i| Record {
+            transactional: false,
+            control: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32,
+            timestamp: 1_700_000_000_000 + i as i64,
+            key: Some(Bytes::from(format!("key-{i}"))),
+            value: Some(Bytes::from(vec![b'v'; i % 50])),
+            headers: Default::default(),
+            delete_horizon: false,
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression,
+        },
+    )
+    .unwrap();
+    buf.to_vec()
+}
+
+#[test]
+fn valid_batches_decode() {
+    for c in [Compression::None, Compression::Gzip, Compression::Snappy] {
+        let b = batch(10, c);
+        let got = decode_records(Some(Bytes::from(b)), 3).unwrap();
+        assert_eq!(got.len(), 7, "{c:?}");
+    }
+}
+
+/// Absurd lengths and counts in the places a decoder sizes a buffer from.
+#[test]
+fn absurd_lengths_and_counts_are_errors() {
+    let good = batch(3, Compression::None);
+    // Record count (bytes 57..61 of a v2 batch header) set to i32::MAX.
+    let mut count = good.clone();
+    count[57..61].copy_from_slice(&i32::MAX.to_be_bytes());
+    // Batch length (bytes 8..12) larger than what follows: a cut tail.
+    let mut length = good.clone();
+    length[8..12].copy_from_slice(&i32::MAX.to_be_bytes());
+    // A bad CRC (bytes 17..21).
+    let mut crc = good.clone();
+    crc[17] ^= 0xff;
+    for bytes in [count, length, crc] {
+        let _ = decode_records(Some(Bytes::from(bytes)), 0);
+    }
+    // Subscriptions and assignments with absurd counts.
+    let mut sub = BytesMut::new();
+    sub.put_i16(3);
+    sub.put_i32(i32::MAX);
+    assert!(Subscription::decode(sub.clone().freeze()).is_err());
+    assert!(decode_assignment(sub.freeze()).is_err());
+}
+
+/// A response whose array count is 2^31 - 1 with a few bytes after it.
+/// kafka-protocol 0.18 reserves `count` elements before decoding one
+/// (`Vec::with_capacity` in `Array`/`CompactArray::decode`), so this aborts
+/// the process with a failed allocation of up to 137 GB: a known upstream
+/// defect (kafka-protocol-rs pull requests 152, 161 and 200 bound the
+/// capacity by the bytes remaining; not released). Run with `--ignored` to
+/// check a kafka-protocol upgrade; the response property below is ignored
+/// for the same reason (random bytes hit it within a few cases).
+#[test]
+#[ignore = "kafka-protocol 0.18 aborts on an absurd array count (upstream PRs 152/161/200)"]
+fn absurd_array_count_in_a_response_is_an_error() {
+    let mut absurd = BytesMut::new();
+    absurd.put_i32(7); // correlation id
+    absurd.put_i32(i32::MAX);
+    absurd.put_slice(&[0xff; 16]);
+    decode_every_response(&absurd);
+}
+
+proptest! {
+    #[test]
+    #[ignore = "kafka-protocol 0.18 aborts on an absurd array count (upstream PRs 152/161/200)"]
+    fn responses_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        decode_every_response(&bytes);
+    }
+
+    #[test]
+    fn record_batches_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = whole_batches(Bytes::from(bytes.clone()));
+        let _ = decode_records(Some(Bytes::from(bytes)), 0);
+    }
+
+    /// Mutations of a real batch reach past the header checks into the
+    /// record decoding (varints, lengths, compression).
+    #[test]
+    fn mutated_batches_never_panic(
+        n in 1usize..20,
+        compression in prop_oneof![Just(Compression::None), Just(Compression::Gzip), Just(Compression::Snappy)],
+        edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+        cut in any::<usize>(),
+    ) {
+        let mut b = batch(n, compression);
+        for (at, byte) in edits {
+            let at = at % b.len();
+            b[at] = byte;
+        }
+        b.truncate(cut % (b.len() + 1));
+        let _ = decode_records(Some(Bytes::from(b)), 0);
+    }
+
+    #[test]
+    fn member_metadata_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = Subscription::decode(Bytes::from(bytes.clone()));
+        let _ = decode_assignment(Bytes::from(bytes));
+    }
+
+    #[test]
+    fn mutated_assignments_never_panic(
+        parts in proptest::collection::vec(("[a-z]{1,8}", 0i32..100), 0..10),
+        edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+    ) {
+        let mut b = encode_assignment(&parts).unwrap().to_vec();
+        if !b.is_empty() {
+            for (at, byte) in edits {
+                let at = at % b.len();
+                b[at] = byte;
+            }
+        }
+        let _ = decode_assignment(Bytes::from(b));
+    }
+}
+
+/// The fuzz seeds (written by `fuzz/seeds.py` from the protocol's field
+/// layout, not by this crate) decode: the fuzzers start from valid input.
+#[test]
+fn fuzz_seeds_decode() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus");
+    let read = |p: &str| Bytes::from(std::fs::read(format!("{dir}/{p}")).unwrap());
+    let recs = decode_records(Some(read("record_batches/seed-batch")), 0).unwrap();
+    let keys: Vec<Option<&[u8]>> = recs.iter().map(|r| r.key.as_deref()).collect();
+    assert_eq!(keys, [Some(&b"BBCA"[..]), Some(b"ANTM"), None]);
+    let sub = Subscription::decode(read("member_metadata/seed-subscription")).unwrap();
+    assert_eq!(sub.topics, ["market-updates", "notifications"]);
+    assert_eq!(sub.owned, [("market-updates".to_string(), 0)]);
+    assert_eq!(sub.generation, 4);
+    let a = decode_assignment(read("member_metadata/seed-assignment")).unwrap();
+    assert_eq!(a.len(), 4);
+}

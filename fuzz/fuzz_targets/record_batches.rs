@@ -1,0 +1,12 @@
+//! A Fetch response's `records` as the group runtime decodes them: whole
+//! batches cut from the bytes, then every batch (CRC, counts, varints,
+//! compression) decoded.
+#![no_main]
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let b = Bytes::copy_from_slice(data);
+    let _ = partwise_group::wire::whole_batches(b.clone());
+    let _ = partwise_group::cluster::decode_records(Some(b), 0);
+});
