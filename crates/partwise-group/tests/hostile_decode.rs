@@ -14,8 +14,6 @@ use partwise_group::protocol::{decode_assignment, encode_assignment, Subscriptio
 use partwise_group::wire::whole_batches;
 use proptest::prelude::*;
 
-
-
 /// A valid record batch of `n` records, as a producer writes it.
 fn batch(n: usize, compression: Compression) -> Vec<u8> {
     let records: Vec<Record> = (0..n)
