@@ -127,3 +127,32 @@ impl Table {
         Ok(())
     }
 }
+
+/// The co-location matrix `assign` and `kafka group` print: a row per
+/// partition index, the owner of that partition in each of `topics` (name,
+/// partition count; blank where the topic has no such partition), and
+/// whether the index is co-located. `co.owners` rows follow `topics`.
+pub fn colocation_table(
+    topics: &[(String, u32)],
+    co: &partwise::assign::Colocation,
+    member: impl Fn(usize) -> String,
+) -> Table {
+    let mut header = vec!["INDEX".to_string()];
+    header.extend(topics.iter().map(|(name, _)| name.clone()));
+    header.push("CO-LOCATED".into());
+    let mut t = Table::new(header);
+    for (p, row) in co.owners.iter().enumerate() {
+        let mut cells = vec![p.to_string()];
+        for ((_, count), owner) in topics.iter().zip(row) {
+            cells.push(if (p as u32) < *count {
+                owner.map_or("(none)".to_string(), &member)
+            } else {
+                String::new()
+            });
+        }
+        let split = co.split.contains(&(p as u32));
+        cells.push(if split { "SPLIT" } else { "yes" }.into());
+        t.row(cells);
+    }
+    t
+}

@@ -2,7 +2,7 @@
 //! partition indices it co-locates.
 
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{Format, JsonStream, Table};
+use crate::output::{colocation_table, Format, JsonStream, Table};
 use partwise::assign::{
     colocation, member_names, Assignment, Assignor, Colocation, Group, Member, Topic, Tp,
 };
@@ -380,29 +380,12 @@ fn table(
         )?;
     }
     writeln!(out)?;
-    let mut header = vec!["INDEX".to_string()];
-    header.extend(group.topics.iter().map(|t| t.name.clone()));
-    header.push("CO-LOCATED".into());
-    let mut m = Table::new(header);
-    for (p, row) in co.owners.iter().enumerate() {
-        let mut cells = vec![p.to_string()];
-        for (ti, topic) in group.topics.iter().enumerate() {
-            cells.push(if (p as u32) < topic.partitions {
-                row[ti].map_or("(none)".to_string(), |o| group.members[o].id.clone())
-            } else {
-                "".to_string()
-            });
-        }
-        cells.push(
-            if co.split.contains(&(p as u32)) {
-                "SPLIT"
-            } else {
-                "yes"
-            }
-            .into(),
-        );
-        m.row(cells);
-    }
+    let topics: Vec<(String, u32)> = group
+        .topics
+        .iter()
+        .map(|t| (t.name.clone(), t.partitions))
+        .collect();
+    let m = colocation_table(&topics, co, |o| group.members[o].id.clone());
     m.write(out)?;
     writeln!(
         out,

@@ -8,7 +8,7 @@
 
 use super::{kerr, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{Format, Table};
+use crate::output::{colocation_table, Format, Table};
 use partwise::assign::{colocation_of, Assignment, Assignor, Group, Member, Topic, Tp};
 use partwise_kafka::group::{describe_group, AssignmentData, GroupDescription};
 use serde_json::{json, Value};
@@ -202,25 +202,10 @@ fn write_matrices(
 ) -> Result<()> {
     for (names, co) in sets {
         writeln!(out, "\nco-location of {} ({source})", names.join(", "))?;
-        let mut header = vec!["INDEX".to_string()];
-        header.extend(names.iter().cloned());
-        header.push("CO-LOCATED".into());
-        let mut t = Table::new(header);
-        for (p, row) in co.owners.iter().enumerate() {
-            let mut cells = vec![p.to_string()];
-            for o in row {
-                cells.push(o.map_or("(none)".into(), |o| g.members[o].id.clone()));
-            }
-            cells.push(
-                if co.split.contains(&(p as u32)) {
-                    "SPLIT"
-                } else {
-                    "yes"
-                }
-                .into(),
-            );
-            t.row(cells);
-        }
+        // Every topic of a set has the same count: no blank cells.
+        let n = co.owners.len() as u32;
+        let topics: Vec<(String, u32)> = names.iter().map(|t| (t.clone(), n)).collect();
+        let t = colocation_table(&topics, co, |o| g.members[o].id.clone());
         t.write(&mut *out)?;
         writeln!(
             out,
