@@ -3,7 +3,7 @@
 //! so the answer is the cluster's, not only partwise's arithmetic.
 
 use crate::error::Error;
-use crate::family::{Family, Lint};
+use partwise::family::{Family, FamilyReason};
 use crate::node::{NodeAddr, NodeConn};
 use crate::slots::SlotMap;
 use partwise::slot::key_slot;
@@ -62,7 +62,7 @@ impl KeyPlacement {
 #[derive(Clone, Debug)]
 pub struct CheckReport {
     /// The lint of the family's patterns.
-    pub lints: Vec<Lint>,
+    pub lints: Vec<FamilyReason>,
     /// One placement per logical key, in input order.
     pub keys: Vec<KeyPlacement>,
     /// Nodes that failed (unreachable, timed out, answered an error), and
@@ -88,7 +88,7 @@ impl CheckReport {
 
     /// Whether every key co-locates and no lint is a problem.
     pub fn ok(&self) -> bool {
-        self.co_located() == self.keys.len() && !self.lints.iter().any(Lint::is_problem)
+        self.co_located() == self.keys.len() && !self.lints.iter().any(FamilyReason::is_problem)
     }
 }
 

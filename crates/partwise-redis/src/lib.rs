@@ -12,8 +12,9 @@ naming it, never a hang:
 
 - [`SlotMap`]: primaries, replicas and slot ranges from `CLUSTER SHARDS`
   (`CLUSTER SLOTS` on servers before 7.0), with `DBSIZE` per node on request.
-- [`Family`]: patterns such as `market:{%s}` filled with a logical key, and
-  [`Family::lint`] of the patterns themselves.
+- [`Family`] (from the core, `partwise::family`): patterns such as
+  `market:{%s}` filled with a logical key, and [`Family::lint`] of the
+  patterns themselves, in the core's [`FamilyReason`] terms.
 - [`check`]: for each logical key, the slot and node of every family member,
   with each owning node's own `CLUSTER KEYSLOT`.
 - [`sample`]: `SCAN` per primary (never `KEYS`) and the hash tags that
@@ -32,14 +33,13 @@ let map = SlotMap::fetch(&["127.0.0.1:7100".parse()?], timeout)?;
 let family = Family::new(&["market:{%s}", "notif:{%s}"])?;
 let report = check(&map, &family, &[b"BBCA".to_vec()], timeout);
 assert_eq!(report.co_located(), 1);
-# Ok::<(), partwise_redis::Error>(())
+# Ok::<(), Box<dyn std::error::Error>>(())
 ```
 */
 #![deny(missing_docs)]
 
 mod check;
 mod error;
-mod family;
 mod hot;
 mod node;
 mod slots;
@@ -47,7 +47,7 @@ mod write;
 
 pub use check::{check, CheckReport, KeyPlacement, Member};
 pub use error::Error;
-pub use family::{Family, Lint, Pattern};
+pub use partwise::family::{Family, FamilyReason, Pattern};
 pub use hot::{sample, HotReport, HotRule, NodeSample, SlotLoad, TagLoad};
 pub use node::{NodeAddr, NodeConn};
 pub use slots::{Node, Role, Shard, SlotMap, Source};

@@ -1,10 +1,16 @@
-//! The one error type of the library.
+//! The one error type of the library, [`Error`], with the two errors it
+//! carries whole: [`TopologyError`] (a topology file, with the line, column
+//! and field at fault) and [`AssignError`] (what an assignor cannot do).
 
 use std::fmt;
 
-/// Everything that can go wrong in the pure core: bad specs, counts and keys.
+/// Everything that can go wrong in the pure core: bad specs, counts, keys,
+/// key patterns, assignor inputs and topology files.
 ///
-/// Messages name the input at fault, so a CLI can print them as they are.
+/// Messages name the input at fault, so a CLI can print them as they are;
+/// [`std::error::Error::source`] gives the typed cause where there is one
+/// (a topology file's bad partitioner spec is an [`Error::UnknownPartitioner`]
+/// under the [`TopologyError`] that locates it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -41,6 +47,46 @@ pub enum Error {
         /// Why the key was refused.
         reason: String,
     },
+    /// A Redis key-family pattern that cannot be used.
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An assignor spec or group the assignors cannot take.
+    Assign(AssignError),
+    /// A topology file that cannot be used, located.
+    Topology(TopologyError),
+}
+
+impl Error {
+    /// The located topology error, when this is one.
+    pub fn topology(&self) -> Option<&TopologyError> {
+        match self {
+            Error::Topology(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The assignor error, when this is one.
+    pub fn assign(&self) -> Option<&AssignError> {
+        match self {
+            Error::Assign(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether the input names something partwise does not know (a
+    /// partitioner, key format or assignor spec), rather than a bad value.
+    pub fn is_unknown_spec(&self) -> bool {
+        matches!(
+            self,
+            Error::UnknownPartitioner { .. }
+                | Error::UnknownKeyFormat { .. }
+                | Error::Assign(AssignError::UnknownAssignor { .. })
+        )
+    }
 }
 
 impl fmt::Display for Error {
@@ -58,8 +104,127 @@ impl fmt::Display for Error {
             ),
             Error::Key { format, reason } => write!(f, "invalid {format} key: {reason}"),
             Error::Invalid { what, reason } => write!(f, "invalid {what}: {reason}"),
+            Error::Pattern { pattern, reason } => {
+                write!(f, "bad key pattern '{pattern}': {reason}")
+            }
+            // Carried whole: their own text, their own causes.
+            Error::Assign(e) => e.fmt(f),
+            Error::Topology(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Assign(e) => e.source(),
+            Error::Topology(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<AssignError> for Error {
+    fn from(e: AssignError) -> Error {
+        Error::Assign(e)
+    }
+}
+
+impl From<TopologyError> for Error {
+    fn from(e: TopologyError) -> Error {
+        Error::Topology(e)
+    }
+}
+
+/// A topology file that cannot be used: the place and the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologyError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The field path, such as `topic[1].partitions` (indices from 0), or
+    /// empty when the error is not inside a field.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+    /// The core error behind the message (a partitioner, key format or
+    /// assignor spec that does not parse), when there is one; `message` is
+    /// its text.
+    pub(crate) cause: Option<Box<Error>>,
+}
+
+impl fmt::Display for TopologyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}: ", self.line, self.column)?;
+        if !self.field.is_empty() {
+            write!(f, "field '{}': ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TopologyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// What an assignor cannot do with its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AssignError {
+    /// A spec that names no known assignor.
+    UnknownAssignor {
+        /// What was given.
+        spec: String,
+    },
+    /// The group has no members.
+    NoMembers,
+    /// Two members share an id.
+    DuplicateMember {
+        /// The repeated id.
+        id: String,
+    },
+    /// Input the simulated algorithm does not cover (named in `reason`).
+    Unsupported {
+        /// The assignor's spec.
+        assignor: &'static str,
+        /// What is not covered.
+        reason: String,
+    },
+    /// Weights whose length does not match the topic's partition count.
+    Weights {
+        /// The topic.
+        topic: String,
+    },
+}
+
+impl fmt::Display for AssignError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AssignError::UnknownAssignor { spec } => write!(
+                f,
+                "unknown assignor '{spec}' (known: {})",
+                crate::assign::Assignor::ALL
+                    .iter()
+                    .map(|a| a.spec())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            AssignError::NoMembers => f.write_str("the group has no members"),
+            AssignError::DuplicateMember { id } => write!(f, "member id '{id}' given twice"),
+            AssignError::Unsupported { assignor, reason } => {
+                write!(f, "{assignor}: not simulated: {reason}")
+            }
+            AssignError::Weights { topic } => write!(
+                f,
+                "weights of topic '{topic}' must give one value per partition"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AssignError {}

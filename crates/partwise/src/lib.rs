@@ -16,6 +16,8 @@
 //! - [`batch`]: routing many keys at once, fast;
 //! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
 //! - [`topology`]: topology files and the co-partitioning check;
+//! - [`findings`]: what the checks report, declared or observed, with stable ids;
+//! - [`family`]: Redis key families (`market:{%s}`): filling and the pattern lint;
 //! - [`resize`]: which keys move when a partition count changes.
 //!
 //! ```
@@ -43,6 +45,8 @@ pub mod batching;
 mod count;
 pub mod encoding;
 mod error;
+pub mod family;
+pub mod findings;
 pub mod hash;
 pub mod partitioner;
 pub mod placement;
@@ -56,5 +60,5 @@ pub mod topology;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};
 pub use encoding::KeyFormat;
-pub use error::Error;
+pub use error::{AssignError, Error, TopologyError};
 pub use partitioner::{Partitioner, Placement, NOT_FIXED};

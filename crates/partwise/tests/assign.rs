@@ -286,9 +286,11 @@ fn specs_round_trip_and_aliases() {
     }
     assert_eq!(
         "RangeAssignor".parse::<Assignor>(),
-        Err(partwise::assign::AssignError::UnknownAssignor {
-            spec: "RangeAssignor".into()
-        })
+        Err(partwise::Error::Assign(
+            partwise::assign::AssignError::UnknownAssignor {
+                spec: "RangeAssignor".into()
+            }
+        ))
     );
     assert_eq!(
         "java:RangeAssignor".parse::<Assignor>().unwrap(),

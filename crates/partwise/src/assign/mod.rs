@@ -24,7 +24,7 @@
 //! assert_eq!(colocation(&group, &range).split_count(), 0);
 //! let cp = "copartitioned".parse::<Assignor>()?.assign(&group)?;
 //! assert_eq!(colocation(&group, &cp).split_count(), 0);
-//! # Ok::<(), partwise::assign::AssignError>(())
+//! # Ok::<(), partwise::Error>(())
 //! ```
 
 mod copartitioned;
@@ -44,7 +44,7 @@ pub use roundrobin::kafkajs_roundrobin_ordered;
 /// (partitions that change owner are not withheld): the assignor callback's
 /// own output, which librdkafka's unit tests check. The group-level behaviour
 /// is [`Assignor::LibrdkafkaCooperativeSticky`].
-pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, AssignError> {
+pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, crate::Error> {
     validate(group)?;
     Ok(rdkafka_sticky::unadjusted(group))
 }
@@ -53,7 +53,7 @@ pub fn librdkafka_sticky_unadjusted(group: &Group) -> Result<Assignment, AssignE
 /// subscriptions. [`Assignor::Kip848Uniform`] takes it only when they
 /// differ, as the coordinator does; its upstream unit tests also run it on
 /// equal ones.
-pub fn kip848_uniform_heterogeneous(group: &Group) -> Result<Assignment, AssignError> {
+pub fn kip848_uniform_heterogeneous(group: &Group) -> Result<Assignment, crate::Error> {
     validate(group)?;
     Ok(uniform_hetero::heterogeneous(group))
 }
@@ -302,62 +302,7 @@ fn topic_name_rank(group: &Group) -> Vec<usize> {
     rank
 }
 
-/// What an assignor cannot do with its input.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AssignError {
-    /// A spec that names no known assignor.
-    UnknownAssignor {
-        /// What was given.
-        spec: String,
-    },
-    /// The group has no members.
-    NoMembers,
-    /// Two members share an id.
-    DuplicateMember {
-        /// The repeated id.
-        id: String,
-    },
-    /// Input the simulated algorithm does not cover (named in `reason`).
-    Unsupported {
-        /// The assignor's spec.
-        assignor: &'static str,
-        /// What is not covered.
-        reason: String,
-    },
-    /// Weights whose length does not match the topic's partition count.
-    Weights {
-        /// The topic.
-        topic: String,
-    },
-}
-
-impl fmt::Display for AssignError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AssignError::UnknownAssignor { spec } => write!(
-                f,
-                "unknown assignor '{spec}' (known: {})",
-                Assignor::ALL
-                    .iter()
-                    .map(|a| a.spec())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            AssignError::NoMembers => f.write_str("the group has no members"),
-            AssignError::DuplicateMember { id } => write!(f, "member id '{id}' given twice"),
-            AssignError::Unsupported { assignor, reason } => {
-                write!(f, "{assignor}: not simulated: {reason}")
-            }
-            AssignError::Weights { topic } => write!(
-                f,
-                "weights of topic '{topic}' must give one value per partition"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for AssignError {}
+pub use crate::error::AssignError;
 
 /// An assignor, addressed by spec (`java:range`, `copartitioned`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -434,8 +379,12 @@ impl Assignor {
         )
     }
 
-    /// Runs the assignor on `group`.
-    pub fn assign(self, group: &Group) -> Result<Assignment, AssignError> {
+    /// Runs the assignor on `group`; a refusal is an [`crate::Error::Assign`].
+    pub fn assign(self, group: &Group) -> Result<Assignment, crate::Error> {
+        self.run(group).map_err(crate::Error::Assign)
+    }
+
+    fn run(self, group: &Group) -> Result<Assignment, AssignError> {
         validate(group)?;
         Ok(match self {
             Assignor::JavaRange | Assignor::Kip848Range => {
@@ -477,13 +426,13 @@ impl fmt::Display for Assignor {
 }
 
 impl FromStr for Assignor {
-    type Err = AssignError;
+    type Err = crate::Error;
 
     /// Canonical specs, the clients' own names (`RangeAssignor`,
     /// `cooperative-sticky`, `CooperativeStickyAssignor`), and bare client
     /// names for their defaults (`java`: range, `kip848`: uniform, `kafkajs`
     /// and `librdkafka`: their first strategy).
-    fn from_str(s: &str) -> Result<Assignor, AssignError> {
+    fn from_str(s: &str) -> Result<Assignor, crate::Error> {
         let norm: String = s
             .trim()
             .to_ascii_lowercase()
@@ -517,9 +466,9 @@ impl FromStr for Assignor {
             ("librdkafka", "cooperativesticky") => Assignor::LibrdkafkaCooperativeSticky,
             ("copartitioned", "" | "copartitioned") => Assignor::Copartitioned,
             _ => {
-                return Err(AssignError::UnknownAssignor {
+                return Err(crate::Error::Assign(AssignError::UnknownAssignor {
                     spec: s.to_string(),
-                })
+                }))
             }
         };
         Ok(a)

@@ -1,0 +1,446 @@
+//! The co-partition findings: every way topics that are joined fail to put a
+//! key on the same partition number, whether declared in a topology file
+//! (`partwise check`) or observed on live topics (`partwise kafka audit`).
+//!
+//! A finding that both can see (partition counts that differ, partitioners
+//! or key encodings that disagree) has one variant or one `kind` id and one
+//! wording here, so the two commands report it alike.
+
+use crate::encoding::KeyFormat;
+use crate::partitioner::Partitioner;
+use std::fmt;
+
+/// A producer named in a report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProducerRef {
+    /// Its topic.
+    pub topic: String,
+    /// Its index among the topic's producers.
+    pub index: usize,
+    /// Its label, when given.
+    pub name: Option<String>,
+    /// Its partitioner, when declared.
+    pub partitioner: Option<Partitioner>,
+    /// Its key format.
+    pub key_format: KeyFormat,
+}
+
+impl fmt::Display for ProducerRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "{} producer '{n}'", self.topic)?,
+            None => write!(f, "{} producer[{}]", self.topic, self.index)?,
+        }
+        match self.partitioner {
+            Some(p) => write!(f, " ({p}, {})", self.key_format),
+            None => write!(f, " ({})", self.key_format),
+        }
+    }
+}
+
+/// How many sample keys a difference affects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleDiff {
+    /// Sample keys compared.
+    pub keys: usize,
+    /// Keys that land on different partition numbers (including those one
+    /// side cannot encode at all).
+    pub differ: usize,
+    /// Keys that one side's key format cannot encode (an `int32` producer
+    /// cannot write `BBCA`).
+    pub unencodable: usize,
+}
+
+impl SampleDiff {
+    /// `differ / keys`, 0 when there are no keys.
+    pub fn fraction(&self) -> f64 {
+        if self.keys == 0 {
+            0.0
+        } else {
+            self.differ as f64 / self.keys as f64
+        }
+    }
+}
+
+impl fmt::Display for SampleDiff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} sample keys land differently",
+            self.differ, self.keys
+        )?;
+        if self.unencodable > 0 {
+            write!(f, ", {} cannot be encoded at all", self.unencodable)?;
+        }
+        Ok(())
+    }
+}
+
+/// One way a co-partition group breaks.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The topics do not all have the same partition count.
+    PartitionCountsDiffer {
+        /// Each topic's count, in group order.
+        counts: Vec<(String, u32)>,
+        /// Sample keys whose partition differs between the counts, under one
+        /// producer's partitioner and key format (so only the count varies).
+        sample: Option<SampleDiff>,
+    },
+    /// The topics declare different keys (`symbol` vs `userId`).
+    KeysDiffer {
+        /// Each topic that declares a key, with it.
+        keys: Vec<(String, String)>,
+    },
+    /// A topic declares no producers, so nothing shows how it is keyed.
+    NoProducers {
+        /// The topic.
+        topic: String,
+    },
+    /// A producer whose records do not follow their key.
+    KeylessProducer {
+        /// The producer.
+        producer: ProducerRef,
+        /// Declared `keyless = true` (else its partitioner ignores keys).
+        declared: bool,
+        /// `round-robin`, `random`, `sticky`, or `keyless` when declared.
+        behaviour: &'static str,
+    },
+    /// Two producers hash keys differently.
+    PartitionersDisagree {
+        /// One producer.
+        a: ProducerRef,
+        /// The other.
+        b: ProducerRef,
+        /// Sample keys placed differently by the two partitioners, with the
+        /// same key bytes (`a`'s format) and count (`a`'s topic).
+        sample: Option<SampleDiff>,
+    },
+    /// Two producers serialize the same logical key to different bytes.
+    KeyEncodingsDiffer {
+        /// One producer.
+        a: ProducerRef,
+        /// The other.
+        b: ProducerRef,
+        /// Sample keys placed differently by `a`'s partitioner and count
+        /// when encoded by each format.
+        sample: Option<SampleDiff>,
+    },
+    /// Observed: a topic that could not be read, so nothing shows how it is
+    /// partitioned.
+    TopicUnreadable {
+        /// The topic.
+        topic: String,
+        /// Why it could not be read.
+        error: String,
+    },
+    /// Observed: no keyed record was sampled from a topic, so its partitioner
+    /// is unknown.
+    NoKeyedRecords {
+        /// The topic.
+        topic: String,
+    },
+    /// Observed: no candidate partitioner puts every sampled keyed record of
+    /// a topic where it is stored.
+    RecordsUnexplained {
+        /// The topic.
+        topic: String,
+        /// Records misplaced under the best candidate.
+        misplaced: u64,
+        /// The best candidate, as printed (`java`, `sarama on int32`), when
+        /// any was tried.
+        best: Option<String>,
+    },
+    /// Observed: the topics' sampled records are explained by no one
+    /// partitioner (the same finding as [`Reason::PartitionersDisagree`],
+    /// seen from the records instead of the declarations).
+    ObservedPartitionersDisagree {
+        /// Each topic with the partitioners that explain its sample.
+        topics: Vec<ObservedWriter>,
+    },
+    /// Observed: the topics' sampled keys are not all serialized one way
+    /// (the same finding as [`Reason::KeyEncodingsDiffer`]).
+    ObservedKeyEncodingsDiffer {
+        /// Each topic with the encoding of its keys (`string`, `int32`,
+        /// `mixed`, ...).
+        encodings: Vec<(String, String)>,
+    },
+}
+
+/// A live topic's producers as its sampled records reveal them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObservedWriter {
+    /// The topic.
+    pub topic: String,
+    /// The candidates that explain every keyed record, as printed, best first.
+    pub candidates: Vec<String>,
+    /// The partitioner of the first of them, which the fix is written against.
+    pub partitioner: Option<Partitioner>,
+}
+
+/// A list of equivalent candidates for messages: the first three, then a count.
+pub fn summarize<S: AsRef<str>>(names: &[S]) -> String {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    if names.len() <= 3 {
+        names.join(" / ")
+    } else {
+        format!(
+            "{} and {} more equivalent",
+            names[..3].join(" / "),
+            names.len() - 3
+        )
+    }
+}
+
+impl Reason {
+    /// A stable identifier for scripts: `partition_counts_differ`,
+    /// `keys_differ`, `no_producers`, `keyless_producer`,
+    /// `partitioners_disagree`, `key_encodings_differ`, and for live topics
+    /// only `topic_unreadable`, `no_keyed_records`, `records_unexplained`.
+    /// A finding seen both ways has one id.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reason::PartitionCountsDiffer { .. } => "partition_counts_differ",
+            Reason::KeysDiffer { .. } => "keys_differ",
+            Reason::NoProducers { .. } => "no_producers",
+            Reason::KeylessProducer { .. } => "keyless_producer",
+            Reason::PartitionersDisagree { .. } | Reason::ObservedPartitionersDisagree { .. } => {
+                "partitioners_disagree"
+            }
+            Reason::KeyEncodingsDiffer { .. } | Reason::ObservedKeyEncodingsDiffer { .. } => {
+                "key_encodings_differ"
+            }
+            Reason::TopicUnreadable { .. } => "topic_unreadable",
+            Reason::NoKeyedRecords { .. } => "no_keyed_records",
+            Reason::RecordsUnexplained { .. } => "records_unexplained",
+        }
+    }
+
+    /// What to change so that the reason goes away, in the terms of the
+    /// client at fault where there is one.
+    pub fn fix(&self) -> String {
+        match self {
+            Reason::PartitionCountsDiffer { counts, .. } => {
+                let max = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+                let smaller: Vec<&str> = counts
+                    .iter()
+                    .filter(|(_, n)| *n < max)
+                    .map(|(t, _)| t.as_str())
+                    .collect();
+                format!(
+                    "give every topic the same count: raise {} to {max} partitions (kafka-topics --alter --partitions {max}); keys move when a count changes and records already written stay put, so change them together (partwise resize shows which keys move)",
+                    smaller.join(", ")
+                )
+            }
+            Reason::KeysDiffer { keys } => format!(
+                "key every topic by the same field ({}), so one entity has one key everywhere",
+                keys.first().map_or("", |(_, k)| k.as_str())
+            ),
+            Reason::NoProducers { topic } => format!(
+                "declare the producers of {topic} ([[topic.producer]] with partitioner and key_format) so that the layout can be proven"
+            ),
+            Reason::KeylessProducer {
+                producer, declared, ..
+            } => match (declared, producer.partitioner) {
+                (false, Some(p)) => {
+                    let java: Partitioner = Partitioner::all().next().expect("java is first");
+                    match java.compatible_in(p.client()).first() {
+                        Some(c) => format!(
+                            "make {producer} hash its keys: {} ({}, Java-compatible murmur2)",
+                            c.setting(),
+                            c.spec()
+                        ),
+                        None => format!(
+                            "make {producer} hash its keys with a key-hashing partitioner of {}",
+                            p.client()
+                        ),
+                    }
+                }
+                _ => format!("write the join key on {producer}'s records"),
+            },
+            Reason::PartitionersDisagree { a, b, .. } => match (a.partitioner, b.partitioner) {
+                (Some(pa), Some(pb)) => {
+                    if let Some(c) = pa.compatible_in(pb.client()).first() {
+                        format!(
+                            "set {b} to {} ({}), which places keys as {} does",
+                            c.setting(),
+                            c.spec(),
+                            pa.spec()
+                        )
+                    } else if let Some(c) = pb.compatible_in(pa.client()).first() {
+                        format!(
+                            "set {a} to {} ({}), which places keys as {} does",
+                            c.setting(),
+                            c.spec(),
+                            pb.spec()
+                        )
+                    } else {
+                        format!(
+                            "no {} partitioner places keys as {} does: give both producers a Java-compatible murmur2 partitioner, or set partitions explicitly (partwise kafka produce -P SPEC)",
+                            pb.client(),
+                            pa.spec()
+                        )
+                    }
+                }
+                _ => "declare both producers' partitioners".to_string(),
+            },
+            Reason::KeyEncodingsDiffer { a, b, .. } => format!(
+                "serialize the key one way in both: give {b} the key serializer of {a} ({}), or the other way round",
+                a.key_format
+            ),
+            Reason::TopicUnreadable { topic, .. } => format!(
+                "check the name {topic} and that this client may Describe and Read it"
+            ),
+            Reason::NoKeyedRecords { topic } => format!(
+                "sample more of {topic} (--sample N), or key its records: a join needs keyed records"
+            ),
+            Reason::RecordsUnexplained { topic, .. } => format!(
+                "find the producer of {topic}'s misplaced records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; route it through one partitioner (partwise kafka produce -P SPEC)"
+            ),
+            Reason::ObservedPartitionersDisagree { topics } => observed_partitioners_fix(topics),
+            Reason::ObservedKeyEncodingsDiffer { .. } => {
+                "serialize the key one way for every topic (the same key serializer, e.g. string, in every producer)"
+                    .to_string()
+            }
+        }
+    }
+
+    /// The sample-key figure attached to the reason, if any.
+    pub fn sample(&self) -> Option<SampleDiff> {
+        match self {
+            Reason::PartitionCountsDiffer { sample, .. }
+            | Reason::PartitionersDisagree { sample, .. }
+            | Reason::KeyEncodingsDiffer { sample, .. } => *sample,
+            _ => None,
+        }
+    }
+}
+
+fn sample_suffix(f: &mut fmt::Formatter<'_>, s: &Option<SampleDiff>) -> fmt::Result {
+    match s {
+        Some(s) => write!(f, " ({s})"),
+        None => Ok(()),
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::PartitionCountsDiffer { counts, sample } => {
+                let list: Vec<String> = counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
+                write!(
+                    f,
+                    "partition counts differ: {}; the modulus changes the partition of a key",
+                    list.join(", ")
+                )?;
+                sample_suffix(f, sample)
+            }
+            Reason::KeysDiffer { keys } => {
+                let list: Vec<String> = keys.iter().map(|(t, k)| format!("{t} by {k}")).collect();
+                write!(
+                    f,
+                    "keys differ: {}; the same entity lands on unrelated partitions",
+                    list.join(", ")
+                )
+            }
+            Reason::NoProducers { topic } => {
+                write!(f, "topic {topic} declares no producers: nothing shows how its keys are partitioned")
+            }
+            Reason::KeylessProducer {
+                producer,
+                declared,
+                behaviour,
+            } => {
+                if *declared {
+                    write!(f, "keyless producer: {producer} writes records without keys, so they land on any partition")
+                } else {
+                    write!(f, "keyless producer: {producer} ignores keys ({behaviour}), so records land on any partition")
+                }
+            }
+            Reason::PartitionersDisagree { a, b, sample } => {
+                write!(
+                    f,
+                    "partitioners disagree: {a} and {b} hash keys differently"
+                )?;
+                sample_suffix(f, sample)
+            }
+            Reason::KeyEncodingsDiffer { a, b, sample } => {
+                write!(
+                    f,
+                    "key encodings differ: {a} writes {} and {b} writes {}, so the key bytes differ",
+                    a.key_format, b.key_format
+                )?;
+                sample_suffix(f, sample)
+            }
+            Reason::TopicUnreadable { topic, error } => {
+                write!(f, "{topic}: cannot be checked ({error})")
+            }
+            Reason::NoKeyedRecords { topic } => write!(
+                f,
+                "{topic}: no keyed records sampled, so its partitioner is unknown"
+            ),
+            Reason::RecordsUnexplained {
+                topic,
+                misplaced,
+                best,
+            } => write!(
+                f,
+                "{topic}: no candidate partitioner explains every keyed record ({misplaced} misplaced under the best, {})",
+                best.as_deref().unwrap_or("none")
+            ),
+            Reason::ObservedPartitionersDisagree { topics } => {
+                let list: Vec<String> = topics
+                    .iter()
+                    .map(|t| format!("{} is written by {}", t.topic, summarize(&t.candidates)))
+                    .collect();
+                write!(f, "partitioners disagree: {}", list.join("; "))
+            }
+            Reason::ObservedKeyEncodingsDiffer { encodings } => {
+                let list: Vec<String> = encodings
+                    .iter()
+                    .map(|(t, e)| format!("{t} writes {e}"))
+                    .collect();
+                write!(
+                    f,
+                    "key encodings differ: {}, so the key bytes differ",
+                    list.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// The setting that makes the other topics' producers place keys as the
+/// first topic's do: the same client's compatible partitioner where there is one.
+fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
+    let Some((first, rest)) = topics.split_first() else {
+        return String::new();
+    };
+    let Some(pa) = first.partitioner else {
+        return String::new();
+    };
+    let mut steps = Vec::new();
+    for t in rest {
+        let Some(pb) = t.partitioner else { continue };
+        match pa.compatible_in(pb.client()).first() {
+            Some(c) => steps.push(format!(
+                "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
+                t.topic,
+                pb.client(),
+                c.setting(),
+                c.spec(),
+                pa.spec(),
+                first.topic
+            )),
+            None => steps.push(format!(
+                "no {} partitioner places keys as {} does: give {}'s and {}'s producers one Java-compatible murmur2 partitioner",
+                pb.client(),
+                pa.spec(),
+                first.topic,
+                t.topic
+            )),
+        }
+    }
+    steps.join("; ")
+}

@@ -1,0 +1,139 @@
+//! The Redis key-family findings: every way the keys of one logical key fail
+//! to share a slot (or share one too many), whether a topology file's
+//! `[[redis_family]]` is checked (`partwise check`) or patterns are linted
+//! against a live cluster (`partwise redis check`). One type, one set of ids.
+
+use std::fmt;
+
+/// One finding about a Redis key family.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FamilyReason {
+    /// Patterns without a hash tag: their keys hash whole. The lint names
+    /// one pattern per finding; a family verdict gathers them.
+    NoHashTag {
+        /// The untagged patterns.
+        patterns: Vec<String>,
+    },
+    /// The first `{` is followed by `}`: Redis ignores the tag (and any later
+    /// one) and hashes the whole key.
+    EmptyTag {
+        /// The pattern.
+        pattern: String,
+    },
+    /// The tag does not contain the key's `%s`: every logical key gets the
+    /// same tag, so all of them crowd into one slot on one node.
+    TagWithoutKey {
+        /// The pattern.
+        pattern: String,
+        /// Its tag.
+        tag: String,
+        /// The one slot all its keys land in.
+        slot: u16,
+    },
+    /// The tag holds more than the key (`{m:%s}`): members co-locate only
+    /// while every pattern uses exactly this tag. A note, not a problem.
+    TagNotJustKey {
+        /// The pattern.
+        pattern: String,
+        /// Its tag.
+        tag: String,
+    },
+    /// The patterns' hash tags differ, so they hash different text.
+    HashTagsDiffer {
+        /// Each tagged pattern with its tag.
+        tags: Vec<(String, String)>,
+    },
+    /// Sample keys whose family members land in different slots (an empty
+    /// key leaves an empty tag, which Redis ignores).
+    SampleKeysSplit {
+        /// Keys that split.
+        split: usize,
+        /// Sample keys.
+        keys: usize,
+    },
+}
+
+impl FamilyReason {
+    /// A stable identifier: `no_hash_tag`, `empty_tag`, `tag_without_key`,
+    /// `tag_not_just_key`, `hash_tags_differ` or `sample_keys_split`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FamilyReason::NoHashTag { .. } => "no_hash_tag",
+            FamilyReason::EmptyTag { .. } => "empty_tag",
+            FamilyReason::TagWithoutKey { .. } => "tag_without_key",
+            FamilyReason::TagNotJustKey { .. } => "tag_not_just_key",
+            FamilyReason::HashTagsDiffer { .. } => "hash_tags_differ",
+            FamilyReason::SampleKeysSplit { .. } => "sample_keys_split",
+        }
+    }
+
+    /// Whether the finding is a problem (members split, or every key in one
+    /// hot slot) rather than a note.
+    pub fn is_problem(&self) -> bool {
+        !matches!(self, FamilyReason::TagNotJustKey { .. })
+    }
+
+    /// What to change in the patterns so that a family shares one slot.
+    pub fn fix(&self) -> String {
+        match self {
+            FamilyReason::NoHashTag { patterns } => {
+                let tagged: Vec<String> = patterns.iter().map(|p| p.replacen("%s", "{%s}", 1)).collect();
+                format!(
+                    "put the key in a hash tag so that only it is hashed: {}",
+                    tagged.join(", ")
+                )
+            }
+            FamilyReason::EmptyTag { pattern } => format!(
+                "remove the empty {{}} from '{pattern}' and put the hash tag around the key alone ({{%s}})"
+            ),
+            FamilyReason::TagWithoutKey { pattern, .. } => format!(
+                "put the hash tag of '{pattern}' around the key (%s) instead of fixed text"
+            ),
+            FamilyReason::TagNotJustKey { .. } => {
+                "nothing while every pattern shares this tag; {%s} alone is safer".to_string()
+            }
+            FamilyReason::HashTagsDiffer { tags } => format!(
+                "use one hash tag, the same in every pattern, around the key alone (e.g. {{%s}}); today {}",
+                tags.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            FamilyReason::SampleKeysSplit { .. } => {
+                "an empty key leaves an empty tag {}, which Redis ignores: never write an empty logical key (or give it a placeholder)".to_string()
+            }
+        }
+    }
+}
+
+impl fmt::Display for FamilyReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FamilyReason::NoHashTag { patterns } => write!(
+                f,
+                "no hash tag in {}: the whole key is hashed, so members of one family land in unrelated slots",
+                patterns.join(", ")
+            ),
+            FamilyReason::EmptyTag { pattern } => write!(
+                f,
+                "'{pattern}' starts with an empty tag {{}}: Redis then ignores every tag and \
+                 hashes the whole key"
+            ),
+            FamilyReason::TagWithoutKey { pattern, tag, slot } => write!(
+                f,
+                "'{pattern}' hashes the fixed tag {{{tag}}}, not the key: every key of it \
+                 lands in slot {slot}, one hot slot on one node; put the tag around %s"
+            ),
+            FamilyReason::TagNotJustKey { pattern, tag } => write!(
+                f,
+                "'{pattern}' hashes {{{tag}}}, more than the key: members co-locate only while \
+                 every pattern uses this exact tag"
+            ),
+            FamilyReason::HashTagsDiffer { tags } => {
+                let list: Vec<String> = tags.iter().map(|(p, t)| format!("{p} hashes {{{t}}}")).collect();
+                write!(f, "hash tags differ: {}", list.join(", "))
+            }
+            FamilyReason::SampleKeysSplit { split, keys } => {
+                write!(f, "{split} of {keys} sample keys put family members in different slots")
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The co-partition check of one group declared in a topology file: every
+//! [`Reason`] its topics and producers break, with the fraction of sample
+//! keys each moves, and the sample keys that land alike everywhere.
+
+use super::{CopartitionGroup, Producer, Topic, Topology};
+use crate::count::PartitionCount;
+use crate::encoding::KeyFormat;
+use crate::findings::{ProducerRef, Reason, SampleDiff};
+use crate::partitioner::{KeyRule, Partitioner};
+
+/// Whether two key formats write the same bytes for the same logical key:
+/// `utf8` and `string` both write the text's UTF-8 bytes.
+fn same_bytes(a: KeyFormat, b: KeyFormat) -> bool {
+    let norm = |f| {
+        if f == KeyFormat::Utf8 {
+            KeyFormat::String
+        } else {
+            f
+        }
+    };
+    norm(a) == norm(b)
+}
+
+/// Sample keys that every keyed producer of a group puts on one partition number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alignment {
+    /// Sample keys.
+    pub keys: usize,
+    /// Keys on the same partition number in every topic, by every producer.
+    pub aligned: usize,
+}
+
+/// The verdict on one co-partition group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupVerdict {
+    /// The group name.
+    pub name: String,
+    /// Its topics.
+    pub topics: Vec<String>,
+    /// Every reason it breaks; empty when co-partitioned.
+    pub reasons: Vec<Reason>,
+    /// The sample keys, end to end (when keys were given and a producer is keyed).
+    pub sample: Option<Alignment>,
+}
+
+impl GroupVerdict {
+    /// Whether the group is co-partitioned.
+    pub fn ok(&self) -> bool {
+        self.reasons.is_empty()
+    }
+}
+
+/// A producer with its topic, flattened for pairwise comparison.
+struct Writer<'a> {
+    topic: &'a Topic,
+    index: usize,
+    producer: &'a Producer,
+}
+
+impl Writer<'_> {
+    fn reference(&self) -> ProducerRef {
+        ProducerRef {
+            topic: self.topic.name.clone(),
+            index: self.index,
+            name: self.producer.name.clone(),
+            partitioner: self.producer.partitioner,
+            key_format: self.producer.key_format,
+        }
+    }
+}
+
+/// The partition of logical key `key` written with `format` and placed by
+/// `p` over `n`, or `None` when it cannot be encoded or is not placed by key.
+fn place(p: Partitioner, format: KeyFormat, key: &[u8], n: PartitionCount) -> Option<u32> {
+    let bytes = format.encode(key).ok()?;
+    p.place(Some(&bytes), n).partition()
+}
+
+fn compare(
+    samples: &[&[u8]],
+    a: (Partitioner, KeyFormat, PartitionCount),
+    b: (Partitioner, KeyFormat, PartitionCount),
+) -> Option<SampleDiff> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut d = SampleDiff {
+        keys: samples.len(),
+        differ: 0,
+        unencodable: 0,
+    };
+    for k in samples {
+        if a.1.encode(k).is_err() || b.1.encode(k).is_err() {
+            d.unencodable += 1;
+            d.differ += 1;
+            continue;
+        }
+        let pa = place(a.0, a.1, k, a.2);
+        let pb = place(b.0, b.1, k, b.2);
+        if pa.is_none() || pa != pb {
+            d.differ += 1;
+        }
+    }
+    Some(d)
+}
+
+pub(super) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
+    // Validation guarantees every name resolves.
+    let topics: Vec<&Topic> = g.topics.iter().filter_map(|n| t.topic(n)).collect();
+    let writers: Vec<Writer<'_>> = topics
+        .iter()
+        .flat_map(|topic| {
+            topic
+                .producers
+                .iter()
+                .enumerate()
+                .map(move |(index, producer)| Writer {
+                    topic,
+                    index,
+                    producer,
+                })
+        })
+        .collect();
+    let keyed: Vec<(&Writer<'_>, Partitioner)> = writers
+        .iter()
+        .filter_map(|w| w.producer.keyed_partitioner().map(|p| (w, p)))
+        .collect();
+    let mut reasons = Vec::new();
+
+    // Fields are public, so a hand-built topology may hold names that do not
+    // resolve; they are skipped rather than trusted.
+    let first_count = topics.first().map(|t| t.partitions);
+    if topics.iter().any(|t| Some(t.partitions) != first_count) {
+        // Hold partitioner and bytes fixed so the figure is the count's alone.
+        let reference = match keyed.first() {
+            Some((w, p)) => Some((*p, w.producer.key_format)),
+            None => "java".parse().ok().map(|p| (p, KeyFormat::String)),
+        };
+        let sample = reference.filter(|_| !samples.is_empty()).map(|(p, f)| {
+            let mut d = SampleDiff {
+                keys: samples.len(),
+                differ: 0,
+                unencodable: 0,
+            };
+            for k in samples {
+                let parts: Vec<Option<u32>> = topics
+                    .iter()
+                    .map(|t| place(p, f, k, t.partitions))
+                    .collect();
+                if parts[0].is_none() || parts.iter().any(|x| *x != parts[0]) {
+                    d.differ += 1;
+                }
+                if f.encode(k).is_err() {
+                    d.unencodable += 1;
+                }
+            }
+            d
+        });
+        reasons.push(Reason::PartitionCountsDiffer {
+            counts: topics
+                .iter()
+                .map(|t| (t.name.clone(), t.partitions.get()))
+                .collect(),
+            sample,
+        });
+    }
+
+    let declared: Vec<(String, String)> = topics
+        .iter()
+        .filter_map(|t| t.key.as_ref().map(|k| (t.name.clone(), k.clone())))
+        .collect();
+    if declared
+        .iter()
+        .any(|(_, k)| k.trim() != declared[0].1.trim())
+    {
+        reasons.push(Reason::KeysDiffer { keys: declared });
+    }
+
+    for topic in &topics {
+        if topic.producers.is_empty() {
+            reasons.push(Reason::NoProducers {
+                topic: topic.name.clone(),
+            });
+        }
+    }
+
+    for w in &writers {
+        if w.producer.keyed_partitioner().is_none() {
+            let behaviour = match w.producer.partitioner.map(|p| p.key_rule()) {
+                Some(KeyRule::Ignore(pl)) if !w.producer.keyless => pl.behaviour(),
+                _ => "keyless",
+            };
+            reasons.push(Reason::KeylessProducer {
+                producer: w.reference(),
+                declared: w.producer.keyless,
+                behaviour,
+            });
+        }
+    }
+
+    for (i, (wa, pa)) in keyed.iter().enumerate() {
+        for (wb, pb) in &keyed[i + 1..] {
+            let (fa, fb) = (wa.producer.key_format, wb.producer.key_format);
+            let n = wa.topic.partitions;
+            if pa.key_rule() != pb.key_rule() {
+                reasons.push(Reason::PartitionersDisagree {
+                    a: wa.reference(),
+                    b: wb.reference(),
+                    sample: compare(samples, (*pa, fa, n), (*pb, fa, n)),
+                });
+            }
+            if !same_bytes(fa, fb) {
+                reasons.push(Reason::KeyEncodingsDiffer {
+                    a: wa.reference(),
+                    b: wb.reference(),
+                    sample: compare(samples, (*pa, fa, n), (*pa, fb, n)),
+                });
+            }
+        }
+    }
+
+    let sample = (!samples.is_empty() && !keyed.is_empty()).then(|| {
+        let aligned = samples
+            .iter()
+            .filter(|k| {
+                let parts: Vec<Option<u32>> = keyed
+                    .iter()
+                    .map(|(w, p)| place(*p, w.producer.key_format, k, w.topic.partitions))
+                    .collect();
+                parts[0].is_some() && parts.iter().all(|x| *x == parts[0])
+            })
+            .count();
+        Alignment {
+            keys: samples.len(),
+            aligned,
+        }
+    });
+
+    GroupVerdict {
+        name: g.name.clone(),
+        topics: g.topics.clone(),
+        reasons,
+        sample,
+    }
+}

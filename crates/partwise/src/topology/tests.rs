@@ -1,0 +1,382 @@
+//! The topology module's tests: parsing, locating errors, every reason.
+
+use super::*;
+use proptest::prelude::*;
+
+const TICKER: &str = include_str!("../../../../examples/ticker.toml");
+const SYMBOLS: &str = include_str!("../../../../examples/symbols.txt");
+
+fn symbols() -> Vec<&'static [u8]> {
+    SYMBOLS.lines().map(str::as_bytes).collect()
+}
+
+/// The ticker with `from` replaced by `to` once, at the `nth` occurrence.
+fn variant(from: &str, to: &str, nth: usize) -> String {
+    let (i, _) = TICKER
+        .match_indices(from)
+        .nth(nth)
+        .expect("pattern in ticker.toml");
+    format!("{}{}{}", &TICKER[..i], to, &TICKER[i + from.len()..])
+}
+
+fn kinds(r: &Report) -> Vec<&'static str> {
+    r.groups
+        .iter()
+        .flat_map(|g| g.reasons.iter().map(Reason::kind))
+        .collect()
+}
+
+fn error(text: &str) -> TopologyError {
+    Topology::parse(text)
+        .expect_err("should be refused")
+        .topology()
+        .cloned()
+        .expect("a located topology error")
+}
+
+#[test]
+fn ticker_is_copartitioned() {
+    let t: Topology = TICKER.parse().unwrap();
+    assert_eq!(t.topics.len(), 2);
+    assert_eq!(t.topics[1].partitions.get(), 6);
+    assert_eq!(t.consumer_groups[0].members, Members::Count(3));
+    let r = check(&t, &symbols());
+    assert!(r.ok(), "{r:#?}");
+    assert_eq!(
+        r.groups[0].sample,
+        Some(Alignment {
+            keys: 10,
+            aligned: 10
+        })
+    );
+    let f = &r.families[0];
+    assert!(f.shared_hash_tag);
+    assert_eq!(
+        f.hash_tags,
+        vec![Some("%s".to_string()), Some("%s".to_string())]
+    );
+    assert_eq!(
+        f.colocated,
+        Some(Alignment {
+            keys: 10,
+            aligned: 10
+        })
+    );
+    // Without keys the verdict is the same, with no figures.
+    let r = check(&t, &[]);
+    assert!(r.ok());
+    assert_eq!(r.groups[0].sample, None);
+}
+
+#[test]
+fn eight_partitions_break_it() {
+    let t: Topology = variant("partitions = 6", "partitions = 8", 1)
+        .parse()
+        .unwrap();
+    let r = check(&t, &symbols());
+    assert!(!r.ok());
+    assert_eq!(kinds(&r), ["partition_counts_differ"]);
+    let Reason::PartitionCountsDiffer { counts, sample } = &r.groups[0].reasons[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        counts,
+        &[
+            ("market-updates".to_string(), 6),
+            ("notifications".to_string(), 8)
+        ]
+    );
+    // BBCA alone: 0 of 6 but 2 of 8 (the seed's example).
+    let one = check(&t, &[b"BBCA"]);
+    assert_eq!(one.groups[0].reasons[0].sample().unwrap().differ, 1);
+    assert!(sample.unwrap().differ >= 1);
+    assert!(r.groups[0].reasons[0]
+        .to_string()
+        .contains("market-updates 6, notifications 8"));
+}
+
+#[test]
+fn librdkafka_default_disagrees() {
+    let t: Topology = variant(
+        "partitioner = \"kafkajs\"",
+        "partitioner = \"librdkafka\"",
+        1,
+    )
+    .parse()
+    .unwrap();
+    let r = check(&t, &symbols());
+    assert_eq!(kinds(&r), ["partitioners_disagree"]);
+    let reason = &r.groups[0].reasons[0];
+    assert!(
+        reason.to_string().contains("librdkafka:consistent_random"),
+        "{reason}"
+    );
+    // crc32 vs murmur2 over 6 partitions: most of ten symbols differ.
+    assert!(reason.sample().unwrap().differ > 0);
+    // librdkafka's Java-compatible partitioner agrees.
+    let ok: Topology = variant(
+        "partitioner = \"kafkajs\"",
+        "partitioner = \"librdkafka:murmur2_random\"",
+        1,
+    )
+    .parse()
+    .unwrap();
+    assert!(check(&ok, &symbols()).ok());
+}
+
+#[test]
+fn key_encodings_break_it() {
+    for fmt in ["int32", "int64", "avro-sr:1"] {
+        let t: Topology = variant(
+            "key_format = \"string\"",
+            &format!("key_format = \"{fmt}\""),
+            1,
+        )
+        .parse()
+        .unwrap();
+        let r = check(&t, &symbols());
+        assert_eq!(kinds(&r), ["key_encodings_differ"], "{fmt}");
+        let s = r.groups[0].reasons[0].sample().unwrap();
+        if fmt == "avro-sr:1" {
+            // Avro writes the symbol with a 6-byte prefix: encodable, but other bytes.
+            assert_eq!(s.unencodable, 0);
+            assert!(s.differ > 0);
+        } else {
+            // A symbol is not an integer: that producer cannot write these keys.
+            assert_eq!((s.unencodable, s.differ), (10, 10));
+        }
+    }
+    // utf8 and string write the same bytes.
+    let t: Topology = variant("key_format = \"string\"", "key_format = \"utf8\"", 1)
+        .parse()
+        .unwrap();
+    assert!(check(&t, &symbols()).ok());
+}
+
+#[test]
+fn keyless_producers_break_it() {
+    let t: Topology = variant("partitioner = \"kafkajs\"", "partitioner = \"kafka-go\"", 1)
+        .parse()
+        .unwrap();
+    let r = check(&t, &symbols());
+    assert_eq!(kinds(&r), ["keyless_producer"]);
+    assert!(matches!(
+        &r.groups[0].reasons[0],
+        Reason::KeylessProducer {
+            declared: false,
+            behaviour: "round-robin",
+            ..
+        }
+    ));
+    let t: Topology = variant("key_format = \"string\"", "keyless = true", 1)
+        .parse()
+        .unwrap();
+    let r = check(&t, &symbols());
+    assert_eq!(kinds(&r), ["keyless_producer"]);
+    assert!(matches!(
+        &r.groups[0].reasons[0],
+        Reason::KeylessProducer { declared: true, .. }
+    ));
+}
+
+#[test]
+fn every_reason_is_listed() {
+    let text = TICKER.replacen("partitions = 6\nkey = \"symbol\"\n\n[[topic.producer]]\nname = \"alert-service\"\npartitioner = \"kafkajs\"\nkey_format = \"string\"",
+        "partitions = 8\nkey = \"userId\"\n\n[[topic.producer]]\nname = \"alert-service\"\npartitioner = \"sarama\"\nkey_format = \"int32\"\n\n[[topic.producer]]\npartitioner = \"kafka-go\"", 1);
+    let t: Topology = text.parse().unwrap();
+    let r = check(&t, &symbols());
+    assert_eq!(
+        kinds(&r),
+        [
+            "partition_counts_differ",
+            "keys_differ",
+            "keyless_producer",
+            "partitioners_disagree",
+            "key_encodings_differ"
+        ]
+    );
+}
+
+#[test]
+fn producers_of_one_topic_are_compared() {
+    let text = TICKER.replacen(
+        "name = \"market-feed\"",
+        "name = \"backfill\"\npartitioner = \"sarama\"\n\n[[topic.producer]]\nname = \"market-feed\"",
+        1,
+    );
+    let t: Topology = text.parse().unwrap();
+    let r = check(&t, &symbols());
+    let k = kinds(&r);
+    assert_eq!(k, ["partitioners_disagree", "partitioners_disagree"]);
+    assert!(r.groups[0].reasons[0]
+        .to_string()
+        .contains("market-updates producer 'backfill'"));
+}
+
+#[test]
+fn topics_without_producers_are_unverified() {
+    let t: Topology = "[[topic]]\nname = \"a\"\npartitions = 3\n[[topic]]\nname = \"b\"\npartitions = 3\n[[copartition]]\nname = \"g\"\ntopics = [\"a\", \"b\"]\n"
+        .parse()
+        .unwrap();
+    assert_eq!(kinds(&check(&t, &[])), ["no_producers", "no_producers"]);
+}
+
+#[test]
+fn redis_families() {
+    let untagged: Topology = variant("\"notif:{%s}\"", "\"notif:%s\"", 0)
+        .parse()
+        .unwrap();
+    let r = check(&untagged, &symbols());
+    let f = &r.families[0];
+    assert!(!f.ok() && !f.shared_hash_tag);
+    assert_eq!(f.reasons[0].kind(), "no_hash_tag");
+    // The seed: 0 of 10 symbols co-locate without a tag.
+    assert_eq!(
+        f.colocated,
+        Some(Alignment {
+            keys: 10,
+            aligned: 0
+        })
+    );
+    assert!(r.groups[0].ok());
+
+    let differ: Topology = variant("\"notif:{%s}\"", "\"notif:{n-%s}\"", 0)
+        .parse()
+        .unwrap();
+    assert_eq!(
+        check(&differ, &[]).families[0].reasons[0].kind(),
+        "hash_tags_differ"
+    );
+
+    // An empty key leaves an empty tag, which Redis ignores: the whole key is hashed.
+    let r = check(&TICKER.parse().unwrap(), &[b"BBCA", b""]);
+    let f = &r.families[0];
+    assert_eq!(
+        f.colocated,
+        Some(Alignment {
+            keys: 2,
+            aligned: 1
+        })
+    );
+    assert_eq!(f.reasons[0].kind(), "sample_keys_split");
+}
+
+#[test]
+fn errors_name_line_and_field() {
+    let e = error(&variant("partitions = 6", "partitions = 0", 1));
+    assert_eq!((e.line, e.field.as_str()), (19, "topic[1].partitions"));
+    assert!(e.message.contains("at least 1 partition"), "{e}");
+
+    let e = error(&variant("partitions = 6", "partitions = -3", 0));
+    assert_eq!((e.line, e.field.as_str()), (9, "topic[0].partitions"));
+
+    let e = error(&variant("partitions = 6", "partitions = \"six\"", 0));
+    assert_eq!(
+        (e.line, e.column, e.field.as_str()),
+        (9, 14, "topic[0].partitions")
+    );
+
+    let e = error(&variant("key = \"symbol\"", "kee = \"symbol\"", 0));
+    assert_eq!((e.line, e.field.as_str()), (10, "topic[0].kee"));
+    assert!(e.message.contains("unknown field"), "{e}");
+
+    let e = error(&variant(
+        "partitioner = \"kafkajs\"",
+        "partitioner = \"kafkajs2\"",
+        1,
+    ));
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (24, "topic[1].producer[0].partitioner")
+    );
+    assert!(e.message.contains("unknown partitioner 'kafkajs2'"), "{e}");
+
+    let e = error(&variant(
+        "key_format = \"string\"",
+        "key_format = \"strng\"",
+        0,
+    ));
+    assert_eq!(e.field, "topic[0].producer[0].key_format");
+
+    let e = error(&variant("\"notifications\"]", "\"notification\"]", 0));
+    assert_eq!((e.line, e.field.as_str()), (31, "copartition[0].topics[1]"));
+    assert!(e.message.contains("unknown topic 'notification'"), "{e}");
+
+    let e = error(&format!(
+        "{TICKER}\n[[topic]]\nname = \"notifications\"\npartitions = 3\n"
+    ));
+    assert_eq!(e.field, "topic[2].name");
+    assert!(e.message.contains("duplicate topic"), "{e}");
+
+    let e = error(&variant("members = 3", "members = 0", 0));
+    assert_eq!(e.field, "consumer_group[0].members");
+    let e = error(&variant("members = 3", "members = [\"a\", \"a\"]", 0));
+    assert!(e.message.contains("listed twice"), "{e}");
+    let t: Topology = variant("members = 3", "members = [\"pod-a\", \"pod-b\"]", 0)
+        .parse()
+        .unwrap();
+    assert_eq!(
+        t.consumer_groups[0].members,
+        Members::Ids(vec!["pod-a".into(), "pod-b".into()])
+    );
+
+    let e = error(&variant("\"notif:{%s}\"", "\"notif\"", 0));
+    assert_eq!(e.field, "redis_family[0].patterns[1]");
+
+    let e = error("[[topic]]\nname = \"a\"\npartitions = 6 x\n");
+    assert_eq!((e.line, e.field.as_str()), (3, "partitions"));
+    assert!(e.message.starts_with("invalid TOML"), "{e}");
+
+    let e = error("[[topic]]\npartitions = 6\n");
+    assert_eq!(e.field, "topic[0].name");
+    assert!(e.message.contains("missing field"), "{e}");
+
+    let e = error("[[copartition]]\nname = \"g\"\ntopics = []\n");
+    assert!(e.message.contains("at least two topics"), "{e}");
+}
+
+#[test]
+fn hand_built_topologies_do_not_panic() {
+    let t = Topology {
+        topics: Vec::new(),
+        copartition_groups: vec![CopartitionGroup {
+            name: "g".into(),
+            topics: vec!["missing".into()],
+        }],
+        consumer_groups: Vec::new(),
+        redis_families: vec![RedisFamily {
+            name: "f".into(),
+            patterns: Vec::new(),
+        }],
+    };
+    let r = check(&t, &[b"BBCA"]);
+    assert_eq!(r.groups.len(), 1);
+    assert!(!r.families[0].shared_hash_tag);
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,200}") {
+        if let Ok(t) = Topology::parse(&s) {
+            let _ = check(&t, &[b"BBCA"]);
+        }
+    }
+
+    /// Edits of a valid file reach the validator and checker, not just the parser.
+    #[test]
+    fn edited_ticker_never_panics(at in 0usize..2000, cut in 0usize..8, insert in "[\\[\\]{}=\"%s0-9a-z.,\n -]{0,6}") {
+        let mut at = at.min(TICKER.len());
+        while !TICKER.is_char_boundary(at) { at -= 1; }
+        let mut end = (at + cut).min(TICKER.len());
+        while !TICKER.is_char_boundary(end) { end -= 1; }
+        let text = format!("{}{}{}", &TICKER[..at], insert, &TICKER[end..]);
+        match Topology::parse(&text) {
+            Ok(t) => { let _ = check(&t, &[b"BBCA", b"", b"{", b"42"]); }
+            Err(e) => {
+                let e = e.topology().expect("a located topology error");
+                prop_assert!(e.line >= 1 && e.column >= 1);
+                prop_assert!(e.line <= text.lines().count() + 1);
+            }
+        }
+    }
+}
