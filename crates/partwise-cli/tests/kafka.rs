@@ -235,7 +235,11 @@ fn audit_exit_codes_and_verdicts() {
     assert!(inferred.contains("librdkafka:fnv1a"), "{inferred}");
     assert!(v["copartitioning"]["reasons"]
         .to_string()
-        .contains("partitioners differ"));
+        .contains("partitioners disagree"));
+    assert_eq!(
+        v["copartitioning"]["findings"][0]["kind"],
+        "partitioners_disagree"
+    );
     // The fix names the librdkafka setting that hashes as the other topic's
     // murmur2 producers do.
     assert_eq!(v["copartitioning"]["fixes"].as_array().unwrap().len(), 1);
@@ -271,7 +275,7 @@ fn audit_exit_codes_and_verdicts() {
         .unwrap();
     let t = text(&out.stdout);
     assert!(
-        t.contains("co-partitioned: NO") && t.contains("partitioners differ"),
+        t.contains("co-partitioned: NO") && t.contains("partitioners disagree"),
         "{t}"
     );
     assert!(t.contains("    fix: set "), "{t}");

@@ -149,7 +149,7 @@ fn check_seed_symbols_tagged_10_of_10_untagged_0_of_10() {
         .iter()
         .map(|l| l["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["no_tag", "no_tag"]);
+    assert_eq!(kinds, ["no_hash_tag", "no_hash_tag"]);
     let same_node = SYMBOLS
         .iter()
         .filter(|s| node_of(&format!("market:{s}")) == node_of(&format!("notif:{s}")))
@@ -205,7 +205,10 @@ fn check_lints_patterns() {
     assert_eq!((c, k), (Some(1), vec!["empty_tag".to_string()]));
     let (c, k) = kinds(&["{market:%s}", "{notif:%s}"]);
     assert_eq!(c, Some(1));
-    assert_eq!(k, ["tag_not_just_key", "tag_not_just_key", "tags_differ"]);
+    assert_eq!(
+        k,
+        ["tag_not_just_key", "tag_not_just_key", "hash_tags_differ"]
+    );
     // A tag with more than the key is only a note while every pattern shares it.
     let (c, k) = kinds(&["{t:%s}:market", "{t:%s}:notif"]);
     assert_eq!((c, k.len()), (Some(0), 2));

@@ -1,7 +1,8 @@
 //! The live audit of topics: per-partition record counts from watermarks with
 //! their skew statistics, a read-only sample of each partition's first
 //! records, the partitioner that explains them ([`crate::routing`]), and a
-//! co-partitioning verdict over the topics together.
+//! co-partitioning verdict over the topics together, in the core's findings
+//! ([`partwise::findings::Reason`]) so that it reads as `partwise check` does.
 //!
 //! Reading is read-only by construction: one consumer without a group (not
 //! even a throwaway `group.id`; one given with `-X` is dropped) reads the
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::fetch::{Event, PartitionReader};
 use crate::keys::KeyEncoding;
 use crate::routing::{Analyzer, Candidate, RecordRef, Routing};
+use partwise::findings::{ObservedWriter, Reason};
 use partwise::skew::SkewStats;
 use partwise::PartitionCount;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -117,10 +119,9 @@ impl TopicAudit {
 pub struct Verdict {
     /// True when every check passed.
     pub copartitioned: bool,
-    /// Every reason they are not (or cannot be shown to be).
-    pub reasons: Vec<String>,
-    /// What to do about each reason, in the same order.
-    pub fixes: Vec<String>,
+    /// Every reason they are not (or cannot be shown to be), each with its
+    /// `kind()`, message and `fix()`.
+    pub findings: Vec<Reason>,
     /// The hypotheses that explain every topic's sample.
     pub common: Vec<Candidate>,
 }
@@ -505,38 +506,27 @@ fn sample(
 /// The co-partitioning verdict over audited topics: counts, partitioners,
 /// key encodings.
 pub fn verdict(topics: &[TopicAudit]) -> Verdict {
-    let mut reasons = Vec::new();
-    let mut fixes = Vec::new();
+    let mut findings = Vec::new();
     for t in topics {
         if let Some(e) = &t.error {
-            reasons.push(format!("{}: cannot be checked ({e})", t.name));
-            fixes.push(format!(
-                "check the name {} and that this client may Describe and Read it",
-                t.name
-            ));
+            findings.push(Reason::TopicUnreadable {
+                topic: t.name.clone(),
+                error: e.clone(),
+            });
         }
     }
     let found: Vec<&TopicAudit> = topics.iter().filter(|t| t.error.is_none()).collect();
     let counts: BTreeSet<u32> = found.iter().filter_map(|t| t.partition_count()).collect();
     if counts.len() > 1 {
-        reasons.push(format!(
-            "partition counts differ: {}",
-            found
+        // The same finding as a topology file's: no sample figure, since the
+        // records already written are where they are.
+        findings.push(Reason::PartitionCountsDiffer {
+            counts: found
                 .iter()
-                .map(|t| format!("{} has {}", t.name, t.partitions.len()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        let max = counts.iter().max().copied().unwrap_or(0);
-        let smaller: Vec<&str> = found
-            .iter()
-            .filter(|t| t.partition_count().is_some_and(|n| n < max))
-            .map(|t| t.name.as_str())
-            .collect();
-        fixes.push(format!(
-            "give every topic the same count: raise {} to {max} partitions together (kafka-topics --alter --partitions {max}); partwise resize shows which keys move",
-            smaller.join(", ")
-        ));
+                .map(|t| (t.name.clone(), t.partitions.len() as u32))
+                .collect(),
+            sample: None,
+        });
     }
     let mut common: Option<Vec<Candidate>> = None;
     let mut explained = true;
@@ -550,44 +540,35 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
             }
             Some(r) if r.keyed > 0 => {
                 explained = false;
-                reasons.push(format!(
-                    "{}: no candidate partitioner explains every keyed record ({} misplaced under the best, {})",
-                    t.name,
-                    r.misrouted_total,
-                    r.rates.first().map_or("none".into(), |m| m.candidate.to_string())
-                ));
-                fixes.push(format!(
-                    "find the producer of {}'s misplaced records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; route it through one partitioner (partwise kafka produce -P SPEC)",
-                    t.name
-                ));
+                findings.push(Reason::RecordsUnexplained {
+                    topic: t.name.clone(),
+                    misplaced: r.misrouted_total,
+                    best: r.rates.first().map(|m| m.candidate.to_string()),
+                });
             }
             _ => {
                 explained = false;
-                reasons.push(format!(
-                    "{}: no keyed records sampled, so its partitioner is unknown",
-                    t.name
-                ));
-                fixes.push(format!(
-                    "sample more of {} (--sample N), or key its records: a join needs keyed records",
-                    t.name
-                ));
+                findings.push(Reason::NoKeyedRecords {
+                    topic: t.name.clone(),
+                });
             }
         }
     }
     let common = common.unwrap_or_default();
     if explained && found.len() >= 2 && common.is_empty() {
-        reasons.push(format!(
-            "partitioners differ: {}",
-            found
+        findings.push(Reason::ObservedPartitionersDisagree {
+            topics: found
                 .iter()
                 .map(|t| {
                     let r = t.routing.as_ref().expect("explained topics have routing");
-                    format!("{} is written by {}", t.name, summarize(&r.inferred))
+                    ObservedWriter {
+                        topic: t.name.clone(),
+                        candidates: r.inferred.iter().map(Candidate::to_string).collect(),
+                        partitioner: r.inferred.first().map(|c| c.partitioner),
+                    }
                 })
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
-        fixes.push(partitioners_fix(&found));
+                .collect(),
+        });
     }
     let encodings: BTreeSet<String> = found
         .iter()
@@ -598,83 +579,24 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
         .iter()
         .any(|t| t.routing.as_ref().and_then(|r| r.encoding) == Some(KeyEncoding::Mixed));
     if encodings.len() > 1 || mixed {
-        reasons.push(format!(
-            "key encodings differ: {}",
-            found
+        findings.push(Reason::ObservedKeyEncodingsDiffer {
+            encodings: found
                 .iter()
-                .filter_map(|t| Some(format!(
-                    "{} keys are {}",
-                    t.name,
-                    t.routing.as_ref()?.encoding?
-                )))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        fixes.push(
-            "serialize the key one way for every topic (the same key serializer, e.g. string, in every producer)"
-                .to_string(),
-        );
+                .filter_map(|t| Some((t.name.clone(), t.routing.as_ref()?.encoding?.to_string())))
+                .collect(),
+        });
     }
     Verdict {
-        copartitioned: reasons.is_empty(),
-        reasons,
-        fixes,
+        copartitioned: findings.is_empty(),
+        findings,
         common,
     }
-}
-
-/// The setting that makes the other topics' producers place keys as the
-/// first topic's do: the same client's compatible partitioner where there is one.
-fn partitioners_fix(found: &[&TopicAudit]) -> String {
-    let inferred = |t: &TopicAudit| {
-        t.routing
-            .as_ref()
-            .and_then(|r| r.inferred.first().copied())
-            .map(|c| c.partitioner)
-    };
-    let Some(first) = found.first() else {
-        return String::new();
-    };
-    let Some(pa) = inferred(first) else {
-        return String::new();
-    };
-    let mut steps = Vec::new();
-    for t in &found[1..] {
-        let Some(pb) = inferred(t) else { continue };
-        match pa.compatible_in(pb.client()).first() {
-            Some(c) => steps.push(format!(
-                "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
-                t.name,
-                pb.client(),
-                c.setting(),
-                c.spec(),
-                pa.spec(),
-                first.name
-            )),
-            None => steps.push(format!(
-                "no {} partitioner places keys as {} does: give {}'s and {}'s producers one Java-compatible murmur2 partitioner",
-                pb.client(),
-                pa.spec(),
-                first.name,
-                t.name
-            )),
-        }
-    }
-    steps.join("; ")
 }
 
 /// The partitioners of a list of candidates, for messages: the first few specs.
 pub fn summarize(c: &[Candidate]) -> String {
     let names: Vec<String> = c.iter().map(Candidate::to_string).collect();
-    if names.len() <= 3 {
-        names.join(" / ")
-    } else {
-        format!(
-            "{} and {} more equivalent",
-            names[..3].join(" / "),
-            names.len() - 3
-        )
-    }
+    partwise::findings::summarize(&names)
 }
 
 #[cfg(test)]
@@ -774,6 +696,132 @@ mod tests {
         assert!(rows.iter().all(|p| p.error.as_deref() == Some("no leader")));
         assert!(partial.unwrap().contains("2 of 2"));
         assert_eq!(topic_skew(&rows), None);
+    }
+
+    /// A topic of `n` partitions whose sampled records were placed by `spec`
+    /// with each key written by `format`, analysed as the audit does.
+    fn observed(name: &str, n: u32, spec: &str, format: partwise::KeyFormat) -> TopicAudit {
+        use crate::routing::{analyze, candidates, SampledRecord};
+        use partwise::{PartitionCount, Partitioner};
+        let count = PartitionCount::new(n).unwrap();
+        let p: Partitioner = spec.parse().unwrap();
+        let records: Vec<SampledRecord> = (0..200)
+            .map(|i| {
+                let key = format.encode(i.to_string().as_bytes()).unwrap();
+                SampledRecord {
+                    partition: p.place(Some(&key), count).partition().unwrap(),
+                    offset: i,
+                    key: Some(key),
+                }
+            })
+            .collect();
+        let parts: Vec<Partitioner> = Partitioner::all().collect();
+        let mut t = TopicAudit::failed(name, String::new());
+        t.error = None;
+        t.partitions = (0..n)
+            .map(|id| PartitionAudit {
+                partition: id,
+                leader: Some(1),
+                low: 0,
+                high: 0,
+                records: 0,
+                sampled: 0,
+                error: None,
+            })
+            .collect();
+        t.routing = Some(analyze(count, &records, &candidates(&parts, &[])));
+        t
+    }
+
+    fn declared(counts: (u32, u32), parts: (&str, &str), formats: (&str, &str)) -> Vec<Reason> {
+        let text = format!(
+            "[[topic]]\nname = \"a\"\npartitions = {}\nproducer = [{{ partitioner = \"{}\", key_format = \"{}\" }}]\n\
+             [[topic]]\nname = \"b\"\npartitions = {}\nproducer = [{{ partitioner = \"{}\", key_format = \"{}\" }}]\n\
+             [[copartition]]\nname = \"g\"\ntopics = [\"a\", \"b\"]\n",
+            counts.0, parts.0, formats.0, counts.1, parts.1, formats.1
+        );
+        let t: partwise::topology::Topology = text.parse().unwrap();
+        partwise::topology::check(&t, &[]).groups.remove(0).reasons
+    }
+
+    fn kinds(r: &[Reason]) -> Vec<&'static str> {
+        r.iter().map(Reason::kind).collect()
+    }
+
+    #[test]
+    fn counts_that_differ_are_the_same_finding_as_checks() {
+        use partwise::KeyFormat::String as S;
+        let v = verdict(&[observed("a", 6, "java", S), observed("b", 8, "java", S)]);
+        let from_check = declared((6, 8), ("java", "java"), ("string", "string"));
+        assert_eq!(kinds(&from_check), ["partition_counts_differ"]);
+        // The same value: kind, words and fix all come from the core.
+        assert_eq!(v.findings[0], from_check[0]);
+        assert_eq!(v.findings[0].to_string(), from_check[0].to_string());
+        assert_eq!(v.findings[0].fix(), from_check[0].fix());
+        assert!(!v.copartitioned);
+    }
+
+    #[test]
+    fn partitioners_and_encodings_that_disagree_have_checks_ids() {
+        use partwise::KeyFormat::{Int32, String as S};
+        let v = verdict(&[
+            observed("a", 6, "java", S),
+            observed("b", 6, "librdkafka:consistent_random", S),
+        ]);
+        let from_check = declared((6, 6), ("java", "librdkafka"), ("string", "string"));
+        assert_eq!(kinds(&v.findings), kinds(&from_check));
+        assert_eq!(kinds(&v.findings), ["partitioners_disagree"]);
+        let text = v.findings[0].to_string();
+        assert!(
+            text.starts_with("partitioners disagree: a is written by java"),
+            "{text}"
+        );
+        // The fix is in the client at fault's terms, as check's is.
+        assert!(
+            v.findings[0].fix().contains("partitioner=murmur2_random"),
+            "{}",
+            v.findings[0].fix()
+        );
+        assert!(from_check[0].fix().contains("partitioner=murmur2_random"));
+
+        let v = verdict(&[observed("a", 6, "java", S), observed("b", 6, "java", Int32)]);
+        let from_check = declared((6, 6), ("java", "java"), ("string", "int32"));
+        assert!(
+            kinds(&v.findings).contains(&"key_encodings_differ"),
+            "{:?}",
+            v.findings
+        );
+        assert_eq!(kinds(&from_check), ["key_encodings_differ"]);
+        let e = v
+            .findings
+            .iter()
+            .find(|f| f.kind() == "key_encodings_differ")
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "key encodings differ: a writes string, b writes int32, so the key bytes differ"
+        );
+
+        let v = verdict(&[observed("a", 6, "java", S), observed("b", 6, "kafkajs", S)]);
+        assert!(v.copartitioned && v.findings.is_empty(), "{:?}", v.findings);
+    }
+
+    #[test]
+    fn topics_that_cannot_be_judged_are_findings_with_ids() {
+        use partwise::KeyFormat::String as S;
+        let mut quiet = observed("q", 6, "java", S);
+        quiet.routing = None;
+        let v = verdict(&[
+            TopicAudit::failed("gone", "topic does not exist".into()),
+            quiet,
+            observed("a", 6, "java", S),
+        ]);
+        assert_eq!(kinds(&v.findings), ["topic_unreadable", "no_keyed_records"]);
+        assert_eq!(
+            v.findings[0].to_string(),
+            "gone: cannot be checked (topic does not exist)"
+        );
+        assert!(v.findings[1].fix().contains("--sample N"));
     }
 
     #[test]

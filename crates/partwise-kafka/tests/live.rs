@@ -97,16 +97,17 @@ fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
     let v = r.verdict.as_ref().unwrap();
     assert!(!v.copartitioned);
     assert!(
-        v.reasons
+        v.findings
             .iter()
-            .any(|x| x.starts_with("partitioners differ")),
+            .any(|x| x.kind() == "partitioners_disagree"
+                && x.to_string().starts_with("partitioners disagree")),
         "{:?}",
-        v.reasons
+        v.findings
     );
     // The two murmur2 topics alone are co-partitioned.
     let r2 = run(&c, &[&java_a, &java_b], 1000);
     let v2 = r2.verdict.unwrap();
-    assert!(v2.copartitioned, "{:?}", v2.reasons);
+    assert!(v2.copartitioned, "{:?}", v2.findings);
     assert!(v2.common.iter().any(|c| c.partitioner.spec() == "java"));
 }
 
@@ -189,11 +190,12 @@ fn partition_counts_that_differ_are_a_reason() {
     let r = run(&conn(&b, 10), &[&six, &eight], 100);
     let v = r.verdict.unwrap();
     assert!(
-        v.reasons
+        v.findings
             .iter()
-            .any(|x| x.starts_with("partition counts differ")),
+            .any(|x| x.kind() == "partition_counts_differ"
+                && x.to_string().starts_with("partition counts differ")),
         "{:?}",
-        v.reasons
+        v.findings
     );
 }
 
@@ -286,9 +288,9 @@ fn a_missing_topic_is_named_and_the_rest_is_audited() {
     assert!(r
         .verdict
         .unwrap()
-        .reasons
+        .findings
         .iter()
-        .any(|x| x.contains(&missing)));
+        .any(|x| x.to_string().contains(&missing)));
     // Auditing it did not create it.
     assert!(!list_topics(&c).unwrap().iter().any(|x| x.name == missing));
 }

@@ -3,9 +3,9 @@
 //! so the answer is the cluster's, not only partwise's arithmetic.
 
 use crate::error::Error;
-use partwise::family::{Family, FamilyReason};
 use crate::node::{NodeAddr, NodeConn};
 use crate::slots::SlotMap;
+use partwise::family::{Family, FamilyReason};
 use partwise::slot::key_slot;
 use std::collections::BTreeMap;
 use std::time::Duration;

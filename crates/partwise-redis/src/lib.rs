@@ -47,9 +47,9 @@ mod write;
 
 pub use check::{check, CheckReport, KeyPlacement, Member};
 pub use error::Error;
-pub use partwise::family::{Family, FamilyReason, Pattern};
 pub use hot::{sample, HotReport, HotRule, NodeSample, SlotLoad, TagLoad};
 pub use node::{NodeAddr, NodeConn};
+pub use partwise::family::{Family, FamilyReason, Pattern};
 pub use slots::{Node, Role, Shard, SlotMap, Source};
 pub use write::{common_slot, Writer};
 

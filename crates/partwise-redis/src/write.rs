@@ -5,9 +5,9 @@
 //! gets the same error, so a family write is never silently split.
 
 use crate::error::{from_redis, Error};
-use crate::family::Family;
 use crate::node::{NodeAddr, NodeConn};
 use crate::slots::SlotMap;
+use partwise::family::Family;
 use partwise::slot::key_slot;
 use std::time::Duration;
 
@@ -42,7 +42,7 @@ fn cross_slot<K: AsRef<[u8]>>(keys: &[K]) -> Error {
 /// let mut w = Writer::connect(&["127.0.0.1:7100".parse()?], Duration::from_secs(2))?;
 /// let family = Family::new(&["market:{%s}", "notif:{%s}"])?;
 /// w.set_family(&family, b"BBCA", &[b"9150", b"above 9100"])?;
-/// # Ok::<(), partwise_redis::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Writer {
     seeds: Vec<NodeAddr>,

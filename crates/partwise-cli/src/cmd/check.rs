@@ -1,14 +1,13 @@
 //! `partwise check`: whether the co-partition groups and Redis key families of
-//! a topology file hold, with every reason they break.
+//! a topology file hold, with every reason they break; and the JSON of a
+//! finding, which `kafka audit` and `redis check` print alike.
 
 use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream};
+use partwise::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};
 use partwise::placement::{PlacementFix, PlacementVerdict};
-use partwise::topology::{
-    check, Alignment, FamilyVerdict, GroupVerdict, ProducerRef, Reason, Report, SampleDiff,
-    Topology,
-};
+use partwise::topology::{check, Alignment, FamilyVerdict, GroupVerdict, Report, Topology};
 use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -183,7 +182,9 @@ fn sample_json(m: &mut Map<String, Value>, s: Option<SampleDiff>) {
     }
 }
 
-fn reason_json(r: &Reason) -> Value {
+/// A co-partition finding as JSON: `kind`, `message`, `fix` and its
+/// details, the same whichever command found it.
+pub fn reason_json(r: &Reason) -> Value {
     let mut m = Map::new();
     m.insert("kind".into(), r.kind().into());
     m.insert("message".into(), r.to_string().into());
@@ -220,6 +221,36 @@ fn reason_json(r: &Reason) -> Value {
                 "producers".into(),
                 json!([producer_json(a), producer_json(b)]),
             );
+        }
+        Reason::TopicUnreadable { topic, error } => {
+            m.insert("topic".into(), topic.clone().into());
+            m.insert("error".into(), error.clone().into());
+        }
+        Reason::NoKeyedRecords { topic } => {
+            m.insert("topic".into(), topic.clone().into());
+        }
+        Reason::RecordsUnexplained {
+            topic,
+            misplaced,
+            best,
+        } => {
+            m.insert("topic".into(), topic.clone().into());
+            m.insert("misplaced".into(), (*misplaced).into());
+            m.insert("best".into(), best.clone().into());
+        }
+        Reason::ObservedPartitionersDisagree { topics } => {
+            let t: Vec<Value> = topics
+                .iter()
+                .map(|w| json!({"topic": w.topic, "partitioners": w.candidates}))
+                .collect();
+            m.insert("topics".into(), t.into());
+        }
+        Reason::ObservedKeyEncodingsDiffer { encodings } => {
+            let e: Map<String, Value> = encodings
+                .iter()
+                .map(|(t, e)| (t.clone(), e.clone().into()))
+                .collect();
+            m.insert("key_encodings".into(), e.into());
         }
         _ => {}
     }
@@ -260,13 +291,45 @@ fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
     m.insert("shared_hash_tag".into(), f.shared_hash_tag.into());
     m.insert("colocated".into(), f.ok().into());
     alignment_json(&mut m, f.colocated, "colocated");
-    let reasons: Vec<Value> = f
-        .reasons
-        .iter()
-        .map(|r| json!({"kind": r.kind(), "message": r.to_string(), "fix": r.fix()}))
-        .collect();
+    let reasons: Vec<Value> = f.reasons.iter().map(family_reason_json).collect();
     m.insert("reasons".into(), reasons.into());
     m
+}
+
+/// A Redis family finding as JSON: `kind`, `message`, `fix`, and the
+/// patterns (`pattern` too when it names one) and tags it is about.
+pub fn family_reason_json(r: &FamilyReason) -> Value {
+    let mut v = json!({"kind": r.kind(), "message": r.to_string(), "fix": r.fix()});
+    match r {
+        FamilyReason::NoHashTag { patterns } => {
+            if let [one] = patterns.as_slice() {
+                v["pattern"] = json!(one);
+            }
+            v["patterns"] = json!(patterns);
+        }
+        FamilyReason::EmptyTag { pattern } => v["pattern"] = json!(pattern),
+        FamilyReason::TagWithoutKey { pattern, tag, slot } => {
+            v["pattern"] = json!(pattern);
+            v["tag"] = json!(tag);
+            v["slot"] = json!(slot);
+        }
+        FamilyReason::TagNotJustKey { pattern, tag } => {
+            v["pattern"] = json!(pattern);
+            v["tag"] = json!(tag);
+        }
+        FamilyReason::HashTagsDiffer { tags } => {
+            v["tags"] = tags
+                .iter()
+                .map(|(p, t)| json!({ "pattern": p, "tag": t }))
+                .collect();
+        }
+        FamilyReason::SampleKeysSplit { split, keys } => {
+            v["split"] = json!(split);
+            v["sample_keys"] = json!(keys);
+        }
+        _ => {}
+    }
+    v
 }
 
 fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {

@@ -9,8 +9,8 @@ use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise_redis::{
-    check, sample, CheckReport, Error, Family, HotReport, HotRule, Lint, Node, NodeAddr, Shard,
-    SlotMap,
+    check, sample, CheckReport, Error, Family, FamilyReason, HotReport, HotRule, Node, NodeAddr,
+    Shard, SlotMap,
 };
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -339,27 +339,9 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
 
 // ---- check
 
-fn lint_json(l: &Lint) -> Value {
-    let mut v = json!({ "kind": l.kind(), "problem": l.is_problem(), "message": l.to_string() });
-    match l {
-        Lint::NoTag { pattern } | Lint::EmptyTag { pattern } => v["pattern"] = json!(pattern),
-        Lint::TagWithoutKey { pattern, tag, slot } => {
-            v["pattern"] = json!(pattern);
-            v["tag"] = json!(tag);
-            v["slot"] = json!(slot);
-        }
-        Lint::TagNotJustKey { pattern, tag } => {
-            v["pattern"] = json!(pattern);
-            v["tag"] = json!(tag);
-        }
-        Lint::TagsDiffer { tags } => {
-            v["tags"] = tags
-                .iter()
-                .map(|(p, t)| json!({ "pattern": p, "tag": t }))
-                .collect();
-        }
-        _ => {}
-    }
+fn lint_json(l: &FamilyReason) -> Value {
+    let mut v = super::check::family_reason_json(l);
+    v["problem"] = json!(l.is_problem());
     v
 }
 
@@ -488,6 +470,9 @@ fn write_check(
             for l in &report.lints {
                 let level = if l.is_problem() { "lint" } else { "note" };
                 writeln!(out, "{level}: {l}")?;
+                if l.is_problem() {
+                    writeln!(out, "  fix: {}", l.fix())?;
+                }
             }
             writeln!(
                 out,

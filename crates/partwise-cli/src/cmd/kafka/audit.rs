@@ -1,10 +1,12 @@
 //! `partwise kafka audit`: per-partition counts with skew statistics, a
 //! read-only sample that tells which partitioner (and key encoding) wrote
 //! each topic, the misrouted and keyless records, and whether the topics are
-//! co-partitioned. Exit 1 when something is off (misrouted keys, topics
+//! co-partitioned, in the findings `partwise check` prints (same `kind`,
+//! words and JSON). Exit 1 when something is off (misrouted keys, topics
 //! that are missing or not co-partitioned, a partial result).
 
 use super::{kerr, stderr_is_terminal, ConnArgs};
+use crate::cmd::check::reason_json;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::{KeyFormat, Partitioner};
@@ -206,8 +208,9 @@ fn report_json(r: &AuditReport) -> Value {
     if let Some(v) = &r.verdict {
         doc["copartitioning"] = json!({
             "copartitioned": v.copartitioned,
-            "reasons": v.reasons,
-            "fixes": v.fixes,
+            "reasons": v.findings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "fixes": v.findings.iter().map(|f| f.fix()).collect::<Vec<_>>(),
+            "findings": v.findings.iter().map(reason_json).collect::<Vec<_>>(),
             "common_partitioners": v.common.iter().map(ToString::to_string).collect::<Vec<_>>(),
         });
     }
@@ -351,8 +354,9 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             )?;
         } else {
             writeln!(out, "co-partitioned: NO")?;
-            for (reason, fix) in v.reasons.iter().zip(&v.fixes) {
-                writeln!(out, "  - {reason}")?;
+            for finding in &v.findings {
+                writeln!(out, "  - {finding}")?;
+                let fix = finding.fix();
                 if !fix.is_empty() {
                     writeln!(out, "    fix: {fix}")?;
                 }
