@@ -11,3 +11,124 @@ mod family;
 
 pub use copartition::{summarize, ObservedWriter, ProducerRef, Reason, SampleDiff};
 pub use family::FamilyReason;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{check, Topology};
+
+    fn family_reasons(patterns: &[&str]) -> Vec<FamilyReason> {
+        let list: Vec<String> = patterns.iter().map(|p| format!("{p:?}")).collect();
+        let t: Topology = format!(
+            "[[redis_family]]\nname = \"f\"\npatterns = [{}]\n",
+            list.join(", ")
+        )
+        .parse()
+        .unwrap();
+        check(&t, &[]).families.remove(0).reasons
+    }
+
+    /// The same Redis finding from `check` (a topology file) and from the
+    /// lint `redis check` prints is one value: same id, words and fix.
+    #[test]
+    fn a_family_finding_is_the_same_from_check_and_from_the_lint() {
+        let untagged = ["market:%s", "notif:{%s}"];
+        let lint = crate::family::lint(&untagged);
+        let from_check = family_reasons(&untagged);
+        assert_eq!(lint, from_check);
+        assert_eq!(lint[0].kind(), "no_hash_tag");
+        assert_eq!(
+            lint[0].to_string(),
+            "no hash tag in market:%s: the whole key is hashed, so members of one family land in unrelated slots"
+        );
+        assert_eq!(lint[0].fix(), from_check[0].fix());
+
+        let differ = ["market:{%s}", "notif:{n-%s}"];
+        let lint = crate::family::lint(&differ);
+        let kinds: Vec<&str> = lint.iter().map(FamilyReason::kind).collect();
+        assert_eq!(kinds, ["tag_not_just_key", "hash_tags_differ"]);
+        // The note is the lint's alone; the problem is the same value in both.
+        assert_eq!(family_reasons(&differ), lint[1..]);
+
+        // Untagged and empty-tagged patterns are one finding in a verdict, one
+        // per pattern in the lint.
+        let both = ["a:%s", "b:{}%s", "c:{%s}"];
+        let kinds: Vec<&str> = crate::family::lint(&both)
+            .iter()
+            .map(FamilyReason::kind)
+            .collect();
+        assert_eq!(kinds, ["no_hash_tag", "empty_tag"]);
+        assert_eq!(
+            family_reasons(&both),
+            [FamilyReason::NoHashTag {
+                patterns: vec!["a:%s".into(), "b:{}%s".into()]
+            }]
+        );
+    }
+
+    /// The ids are an interface: scripts match on them.
+    #[test]
+    fn the_ids_are_stable() {
+        let p = ProducerRef {
+            topic: "t".into(),
+            index: 0,
+            name: None,
+            partitioner: None,
+            key_format: crate::KeyFormat::String,
+        };
+        let ids: Vec<&str> = [
+            Reason::PartitionCountsDiffer {
+                counts: vec![],
+                sample: None,
+            },
+            Reason::KeysDiffer { keys: vec![] },
+            Reason::NoProducers { topic: "t".into() },
+            Reason::KeylessProducer {
+                producer: p.clone(),
+                declared: true,
+                behaviour: "keyless",
+            },
+            Reason::PartitionersDisagree {
+                a: p.clone(),
+                b: p.clone(),
+                sample: None,
+            },
+            Reason::ObservedPartitionersDisagree { topics: vec![] },
+            Reason::KeyEncodingsDiffer {
+                a: p.clone(),
+                b: p,
+                sample: None,
+            },
+            Reason::ObservedKeyEncodingsDiffer { encodings: vec![] },
+            Reason::TopicUnreadable {
+                topic: "t".into(),
+                error: "e".into(),
+            },
+            Reason::NoKeyedRecords { topic: "t".into() },
+            Reason::RecordsUnexplained {
+                topic: "t".into(),
+                misplaced: 1,
+                best: None,
+            },
+        ]
+        .iter()
+        .map(Reason::kind)
+        .collect();
+        assert_eq!(
+            ids,
+            [
+                "partition_counts_differ",
+                "keys_differ",
+                "no_producers",
+                "keyless_producer",
+                "partitioners_disagree",
+                "partitioners_disagree",
+                "key_encodings_differ",
+                "key_encodings_differ",
+                "topic_unreadable",
+                "no_keyed_records",
+                "records_unexplained"
+            ]
+        );
+    }
+}

@@ -380,3 +380,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_bad_spec_is_the_cause_under_its_location() {
+    use std::error::Error as _;
+    let text = variant("partitioner = \"kafkajs\"", "partitioner = \"kafkajs2\"", 1);
+    let e = Topology::parse(&text).unwrap_err();
+    let located = e.topology().expect("located");
+    // The message is the cause's text, and the cause is the typed core error.
+    let cause = e.source().expect("a cause");
+    assert_eq!(cause.to_string(), located.message);
+    assert!(matches!(
+        cause.downcast_ref::<crate::Error>(),
+        Some(crate::Error::UnknownPartitioner { spec, .. }) if spec == "kafkajs2"
+    ));
+    assert!(e.to_string().starts_with("line 24, column 15: field 'topic[1].producer[0].partitioner': unknown partitioner 'kafkajs2'"), "{e}");
+
+    let text = variant("kafkajs:roundrobin", "kafkajs:sticky", 0);
+    let e = Topology::parse(&text).unwrap_err();
+    let cause = e.source().and_then(|c| c.downcast_ref::<crate::Error>());
+    assert!(cause.is_some_and(crate::Error::is_unknown_spec), "{e}");
+
+    // A value serde or the validator refuses has no cause beneath it.
+    let e = error(&variant("partitions = 6", "partitions = 0", 1));
+    assert!(std::error::Error::source(&e).is_none());
+}
