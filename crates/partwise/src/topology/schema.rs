@@ -114,50 +114,53 @@ where
     d.deserialize_any(V(PhantomData))
 }
 
-fn required<T>(v: Option<T>, name: &'static str) -> Result<T, &'static str> {
-    v.ok_or(name)
-}
+/// A section's full struct, its partial one and their [`Section`] impl from
+/// one field list: the required fields (checked in this order, as serde's
+/// derive would), then the optional ones with their serde attributes.
+macro_rules! section {
+    ($name:ident / $partial:ident as $lit:literal {
+        $($req:ident: $rty:ty,)*
+        ; $($(#[$meta:meta])* $opt:ident: $oty:ty,)*
+    }) => {
+        pub(super) struct $name {
+            $(pub $req: $rty,)*
+            $(pub $opt: $oty,)*
+        }
 
-macro_rules! section_deserialize {
-    ($t:ident) => {
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields, rename = $lit)]
+        pub(super) struct $partial {
+            $($req: Option<$rty>,)*
+            $($(#[$meta])* $opt: $oty,)*
+        }
+
+        impl Section for $name {
+            const NAME: &'static str = $lit;
+            type Partial = $partial;
+            fn complete(p: $partial) -> Result<$name, &'static str> {
+                Ok($name {
+                    $($req: p.$req.ok_or(stringify!($req))?,)*
+                    $($opt: p.$opt,)*
+                })
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
                 section(d)
             }
         }
     };
 }
 
-pub(super) struct RawTopic {
-    pub name: Spanned<String>,
-    pub partitions: Spanned<Int>,
-    pub key: Option<String>,
-    pub producer: Vec<RawProducer>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename = "RawTopic")]
-pub(super) struct PartialTopic {
-    name: Option<Spanned<String>>,
-    partitions: Option<Spanned<Int>>,
+section!(RawTopic / PartialTopic as "RawTopic" {
+    name: Spanned<String>,
+    partitions: Spanned<Int>,
+    ;
     key: Option<String>,
     #[serde(default)]
     producer: Vec<RawProducer>,
-}
-
-impl Section for RawTopic {
-    const NAME: &'static str = "RawTopic";
-    type Partial = PartialTopic;
-    fn complete(p: PartialTopic) -> Result<RawTopic, &'static str> {
-        Ok(RawTopic {
-            name: required(p.name, "name")?,
-            partitions: required(p.partitions, "partitions")?,
-            key: p.key,
-            producer: p.producer,
-        })
-    }
-}
-section_deserialize!(RawTopic);
+});
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -170,59 +173,19 @@ pub(super) struct RawProducer {
     pub keyless: bool,
 }
 
-pub(super) struct RawGroup {
-    pub name: Spanned<String>,
-    pub topics: Spanned<Vec<Spanned<String>>>,
-}
+section!(RawGroup / PartialGroup as "RawGroup" {
+    name: Spanned<String>,
+    topics: Spanned<Vec<Spanned<String>>>,
+    ;
+});
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename = "RawGroup")]
-pub(super) struct PartialGroup {
-    name: Option<Spanned<String>>,
-    topics: Option<Spanned<Vec<Spanned<String>>>>,
-}
-
-impl Section for RawGroup {
-    const NAME: &'static str = "RawGroup";
-    type Partial = PartialGroup;
-    fn complete(p: PartialGroup) -> Result<RawGroup, &'static str> {
-        Ok(RawGroup {
-            name: required(p.name, "name")?,
-            topics: required(p.topics, "topics")?,
-        })
-    }
-}
-section_deserialize!(RawGroup);
-
-pub(super) struct RawConsumerGroup {
-    pub name: Spanned<String>,
-    pub assignor: Spanned<String>,
-    pub members: Spanned<RawMembers>,
-    pub subscriptions: Spanned<Vec<Spanned<String>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename = "RawConsumerGroup")]
-pub(super) struct PartialConsumerGroup {
-    name: Option<Spanned<String>>,
-    assignor: Option<Spanned<String>>,
-    members: Option<Spanned<RawMembers>>,
-    subscriptions: Option<Spanned<Vec<Spanned<String>>>>,
-}
-
-impl Section for RawConsumerGroup {
-    const NAME: &'static str = "RawConsumerGroup";
-    type Partial = PartialConsumerGroup;
-    fn complete(p: PartialConsumerGroup) -> Result<RawConsumerGroup, &'static str> {
-        Ok(RawConsumerGroup {
-            name: required(p.name, "name")?,
-            assignor: required(p.assignor, "assignor")?,
-            members: required(p.members, "members")?,
-            subscriptions: required(p.subscriptions, "subscriptions")?,
-        })
-    }
-}
-section_deserialize!(RawConsumerGroup);
+section!(RawConsumerGroup / PartialConsumerGroup as "RawConsumerGroup" {
+    name: Spanned<String>,
+    assignor: Spanned<String>,
+    members: Spanned<RawMembers>,
+    subscriptions: Spanned<Vec<Spanned<String>>>,
+    ;
+});
 
 /// `members = 3`, `members = ["pod-a", "pod-b"]` or `members = "1..8"`.
 pub(super) enum RawMembers {
@@ -337,26 +300,8 @@ impl<'de> Deserialize<'de> for MaybeText {
     }
 }
 
-pub(super) struct RawFamily {
-    pub name: Spanned<String>,
-    pub patterns: Spanned<Vec<Spanned<String>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename = "RawFamily")]
-pub(super) struct PartialFamily {
-    name: Option<Spanned<String>>,
-    patterns: Option<Spanned<Vec<Spanned<String>>>>,
-}
-
-impl Section for RawFamily {
-    const NAME: &'static str = "RawFamily";
-    type Partial = PartialFamily;
-    fn complete(p: PartialFamily) -> Result<RawFamily, &'static str> {
-        Ok(RawFamily {
-            name: required(p.name, "name")?,
-            patterns: required(p.patterns, "patterns")?,
-        })
-    }
-}
-section_deserialize!(RawFamily);
+section!(RawFamily / PartialFamily as "RawFamily" {
+    name: Spanned<String>,
+    patterns: Spanned<Vec<Spanned<String>>>,
+    ;
+});
