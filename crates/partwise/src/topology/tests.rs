@@ -405,3 +405,46 @@ fn a_bad_spec_is_the_cause_under_its_location() {
     let e = error(&variant("partitions = 6", "partitions = 0", 1));
     assert!(std::error::Error::source(&e).is_none());
 }
+
+/// The messages serde would have worded badly are made by the schema, not
+/// rewritten from serde's text: the exact words, at the value at fault.
+#[test]
+fn messages_the_schema_makes() {
+    let e = error(&variant("partitions = 6", "partitions = \"six\"", 0));
+    assert_eq!(
+        e.message,
+        "invalid type: string \"six\", expected an integer"
+    );
+    let e = error(&variant("partitions = 6", "partitions = 1.5", 0));
+    assert_eq!(
+        e.message,
+        "invalid type: floating point `1.5`, expected an integer"
+    );
+
+    for members in ["1.5", "true", "[\"a\", 2]", "{ a = 1 }", "1979-05-27"] {
+        let e = error(&variant("members = 3", &format!("members = {members}"), 0));
+        assert_eq!(
+            (e.line, e.column, e.field.as_str(), e.message.as_str()),
+            (
+                41,
+                11,
+                "consumer_group[0].members",
+                "expected a member count, a list of member ids or a range such as \"1..8\""
+            ),
+            "{members}"
+        );
+    }
+
+    let e = error("[[copartition]]\nname = \"g\"\n");
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("copartition[0].topics", "missing field `topics`")
+    );
+    // A key that merely reads like the payload is an unknown field, not a
+    // missing one.
+    let e = error("[[topic]]\nname = \"a\"\npartitions = 1\n\"missing field `x`\" = 1\n");
+    assert!(
+        e.message.starts_with("unknown field `missing field `x``"),
+        "{e}"
+    );
+}
