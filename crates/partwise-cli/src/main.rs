@@ -1,9 +1,12 @@
 //! `partwise`: where Kafka keys land, in every client's partitioner, and where
 //! Redis Cluster keys live.
 //!
-//! Each subcommand has a module under `cmd/` that turns its raw clap flags into
-//! a validated config before any work starts, so bad input fails fast with a
-//! message naming the flag, argument, or file and line at fault.
+//! Each subcommand has a module under `cmd/`. Flag values are typed at the
+//! clap boundary (`cmd/parse.rs`), so a bad one is clap's usage error naming
+//! the flag; the rest of the validation happens before any work starts, so
+//! bad input fails fast with a message naming the argument, or file and line
+//! at fault. This file owns the one place errors are printed and exit codes
+//! are chosen.
 
 mod cmd;
 mod exit;
@@ -59,8 +62,60 @@ enum Command {
     Man(cmd::completions::ManArgs),
 }
 
+/// clap's text for a usage error, with a bad value's flag named by both its
+/// spellings (`'-p/--partitions <N>'`) where it has a short one: clap shows
+/// only the long one, and people type the short.
+fn usage_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = e.render().to_string();
+    if !matches!(
+        e.kind(),
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+    ) {
+        return text;
+    }
+    let Some(ContextValue::String(shown)) = e.get(ContextKind::InvalidArg) else {
+        return text;
+    };
+    let Some(long) = shown
+        .strip_prefix("--")
+        .and_then(|s| s.split([' ', '=']).next())
+    else {
+        return text;
+    };
+    // The subcommand the error is about: partwise has no global flags, so
+    // the leading words of the command line are its subcommand path.
+    let mut cmd = Cli::command();
+    for word in std::env::args().skip(1) {
+        match cmd.find_subcommand(&word) {
+            Some(sub) => cmd = sub.clone(),
+            None => break,
+        }
+    }
+    let short = cmd
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .and_then(clap::Arg::get_short);
+    match short {
+        Some(c) => text.replacen(&format!("'{shown}'"), &format!("'-{c}/{shown}'"), 1),
+        None => text,
+    }
+}
+
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version: clap's text, exit 0.
+            let _ = e.print();
+            return ExitCode::Ok.into();
+        }
+        Err(e) => {
+            // A usage error: clap's message naming the flag, exit 2.
+            eprint!("{}", usage_error(&e));
+            return ExitCode::Error.into();
+        }
+    };
     let result = match cli.command {
         Command::Route(a) => cmd::route::run(a),
         Command::Slot(a) => cmd::slot::run(a),
@@ -81,7 +136,7 @@ fn main() -> std::process::ExitCode {
         Ok(code) => code.into(),
         Err(CliError::BrokenPipe) => ExitCode::Ok.into(),
         Err(e) => {
-            eprintln!("partwise: error: {e}");
+            eprintln!("{}", e.report());
             ExitCode::Error.into()
         }
     }

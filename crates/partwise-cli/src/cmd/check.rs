@@ -44,7 +44,7 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
 pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     let mut keys = Vec::new();
     if input.is_some() {
-        key_source(Vec::new(), input, "utf8")?.for_each_batch(|b| {
+        key_source(Vec::new(), input, partwise::KeyFormat::Utf8).for_each_batch(|b| {
             keys.extend(b.keys.iter().map(|k| k.to_vec()));
             Ok(())
         })?;

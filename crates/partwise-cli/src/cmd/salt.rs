@@ -48,11 +48,11 @@ pub struct Args {
     #[arg(long, default_value_t = 1000)]
     max_range: u32,
     /// Consumers in the group, to show what each carries before and after (with -i)
-    #[arg(long, value_name = "M", requires = "input")]
+    #[arg(long, value_name = "M", requires = "input", value_parser = super::parse::positive_u32)]
     consumers: Option<u32>,
     /// Assignor of the consumer group (any spec of `partwise assign`)
-    #[arg(long, value_name = "SPEC", default_value = "java:range")]
-    assignor: String,
+    #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
+    assignor: Assignor,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -284,12 +284,8 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
     }
     let consumers = match a.consumers {
         None => None,
-        Some(0) => return Err(CliError::msg("--consumers: 0 is not a group size")),
         Some(m) => {
-            let assignor: Assignor = a
-                .assignor
-                .parse()
-                .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+            let assignor = a.assignor;
             let owned = super::member_partitions(assignor, n.get(), m)?;
             Some((assignor, owned))
         }

@@ -29,14 +29,14 @@ pub struct Args {
     #[arg(long)]
     counts: bool,
     /// How text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = super::parse::key_format)]
+    key_format: KeyFormat,
     /// Consumers in the group, to show each one's share and the idle ones
-    #[arg(long, value_name = "M", allow_negative_numbers = true)]
-    consumers: Option<i64>,
+    #[arg(long, value_name = "M", allow_negative_numbers = true, value_parser = super::parse::positive_u32)]
+    consumers: Option<u32>,
     /// Assignor of the consumer group (any spec of `partwise assign`)
-    #[arg(long, value_name = "SPEC", default_value = "java:range")]
-    assignor: String,
+    #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
+    assignor: Assignor,
     /// Total produce rate into the topic, MB/s, for the lag forecast
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     rate_mbps: Option<f64>,
@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10)]
     top: usize,
     /// Counters of the heavy-hitter summary (error <= total / (capacity + 1))
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value = "1024", value_parser = super::parse::positive_usize)]
     capacity: usize,
     /// Write an SVG bar chart of partition load to FILE
     #[arg(long, value_name = "FILE.svg")]
@@ -80,26 +80,11 @@ impl Config {
     fn new(a: Args) -> Result<Config> {
         let (n, partitioner) = a.routing.parse()?;
         crate::limits::counted_partitions("-p", n.get())?;
-        let format: KeyFormat = a
-            .key_format
-            .parse()
-            .map_err(|e| CliError::msg(format!("--key-format: {e}")))?;
-        let consumers = match a.consumers {
-            None => None,
-            Some(m) if m <= 0 => {
-                return Err(CliError::msg(format!(
-                    "--consumers: {m} is not a positive number"
-                )))
-            }
-            Some(m) => {
-                crate::limits::members("--consumers", m as u64)?;
-                Some(m as u32)
-            }
-        };
-        let assignor: Assignor = a
-            .assignor
-            .parse()
-            .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+        let format = a.key_format;
+        if let Some(m) = a.consumers {
+            crate::limits::members("--consumers", u64::from(m))?;
+        }
+        let (consumers, assignor) = (a.consumers, a.assignor);
         let lag = match (a.rate_mbps, a.consume_mbps_per_partition) {
             (None, None) => None,
             (Some(r), Some(c)) => {
@@ -119,9 +104,6 @@ impl Config {
                 ))
             }
         };
-        if a.capacity == 0 {
-            return Err(CliError::msg("--capacity must be at least 1"));
-        }
         for (flag, v) in [("--capacity", a.capacity), ("--top", a.top)] {
             if v > HeavyHitters::MAX_CAPACITY {
                 return Err(CliError::msg(format!(
