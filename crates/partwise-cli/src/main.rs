@@ -92,14 +92,29 @@ fn usage_error(e: &clap::Error) -> String {
             None => break,
         }
     }
-    let short = cmd
-        .get_arguments()
-        .find(|a| a.get_long() == Some(long))
-        .and_then(clap::Arg::get_short);
-    match short {
-        Some(c) => text.replacen(&format!("'{shown}'"), &format!("'-{c}/{shown}'"), 1),
-        None => text,
-    }
+    let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else {
+        return text;
+    };
+    // A flag given by an old name (`--session-timeout-ms`, kept as a hidden
+    // alias) is named as typed, so the message matches the command line.
+    let typed = arg
+        .get_all_aliases()
+        .into_iter()
+        .flatten()
+        .find(|alias| {
+            std::env::args().any(|w| {
+                w.strip_prefix("--")
+                    .and_then(|w| w.strip_prefix(alias))
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+            })
+        })
+        .unwrap_or(long);
+    let rest = &shown[2 + long.len()..];
+    let named = match arg.get_short() {
+        Some(c) => format!("'-{c}/--{typed}{rest}'"),
+        None => format!("'--{typed}{rest}'"),
+    };
+    text.replacen(&format!("'{shown}'"), &named, 1)
 }
 
 fn main() -> std::process::ExitCode {

@@ -3,6 +3,7 @@
 //! and set explicitly on the record; prints where each landed.
 
 use super::{kerr, ConnArgs};
+use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{input_name, open};
 use crate::output::{hex, key_cell, key_json, Format, Table};
@@ -17,22 +18,23 @@ pub struct Args {
     #[command(flatten)]
     conn: ConnArgs,
     /// The topic to write to (it must exist)
-    #[arg(short = 't', long = "topic", value_name = "TOPIC")]
+    #[arg(short = 't', long = "topic", value_name = "TOPIC", value_parser = parse::not_blank)]
     topic: String,
     /// Partitioner spec that routes the records
     #[arg(
         short = 'P',
         long = "partitioner",
         value_name = "SPEC",
-        default_value = "java"
+        default_value = "java",
+        value_parser = parse::partitioner
     )]
-    partitioner: String,
+    partitioner: Partitioner,
     /// Lines of KEY or KEY<TAB>VALUE ('-' or absent: stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE", default_value = "-")]
     input: PathBuf,
     /// How the key text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
+    key_format: KeyFormat,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -45,17 +47,7 @@ struct Line {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let partitioner: Partitioner = a
-        .partitioner
-        .parse()
-        .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
-    let format: KeyFormat = a
-        .key_format
-        .parse()
-        .map_err(|e| CliError::msg(format!("--key-format: {e}")))?;
-    if a.topic.trim().is_empty() {
-        return Err(CliError::msg("-t/--topic: empty topic name"));
-    }
+    let (partitioner, format) = (a.partitioner, a.key_format);
     // Read and encode every line first: a bad line stops the run before
     // anything is written.
     let name = input_name(&a.input);
