@@ -271,13 +271,7 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             doc.insert("split_count".into(), co.split_count().into());
             doc.insert("fix".into(), fix.as_ref().map_or(Value::Null, fix_json));
             let v = Value::Object(doc);
-            if cfg.format == Format::Json {
-                serde_json::to_writer_pretty(&mut *out, &v)?;
-                writeln!(out)?;
-            } else {
-                serde_json::to_writer(&mut *out, &v)?;
-                writeln!(out)?;
-            }
+            crate::output::write_doc(&mut *out, cfg.format, &v)?;
         }
         Format::Table => {
             table(cfg, &group, &a, &co, out)?;

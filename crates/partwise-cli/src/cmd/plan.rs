@@ -64,8 +64,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "producer_batch_bytes": p.producer_batch_bytes,
                 "warnings": p.warnings,
             });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             writeln!(

@@ -218,12 +218,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "note": NOTE,
                 "fix": fixes,
             });
-            if a.format == Format::Json {
-                serde_json::to_writer_pretty(&mut out, &v)?;
-            } else {
-                serde_json::to_writer(&mut out, &v)?;
-            }
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
@@ -370,12 +365,7 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                     "not_divided_by": not_dividing,
                 })),
             });
-            if a.format == Format::Json {
-                serde_json::to_writer_pretty(&mut out, &v)?;
-            } else {
-                serde_json::to_writer(&mut out, &v)?;
-            }
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];

@@ -142,8 +142,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
                 "salted_keys": salted,
                 "trade_off": TRADE_OFF,
             });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             match plan.range {
@@ -350,8 +349,7 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
                     "busiest_after": z.iter().cloned().fold(0.0, f64::max),
                 });
             }
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             let names: Vec<String> = salted.iter().map(|(k, _)| key_cell(k)).collect();

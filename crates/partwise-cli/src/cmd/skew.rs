@@ -517,8 +517,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "hot_consumer": hot_consumer,
                 });
             }
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, cfg.out, &v)?;
         }
         Format::Table => {
             writeln!(

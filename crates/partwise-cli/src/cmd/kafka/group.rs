@@ -381,12 +381,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "matches_live": matches,
             });
         }
-        if a.format == Format::Json {
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-        } else {
-            serde_json::to_writer(&mut out, &doc)?;
-        }
-        writeln!(out)?;
+        crate::output::write_doc(&mut out, a.format, &doc)?;
     }
     out.flush()?;
     Ok(if no_data || split_total > 0 {

@@ -6,7 +6,7 @@ use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{input_name, open};
-use crate::output::{hex, key_cell, key_json, Format, Table};
+use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise::{KeyFormat, Partitioner, Placement};
 use partwise_kafka::produce::{Delivery, RoutedProducer};
 use serde_json::json;
@@ -87,6 +87,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut deliveries: Vec<Delivery> = p.flush().map_err(kerr)?;
     deliveries.sort_by_key(|d| d.id);
     let mut out = std::io::stdout().lock();
+    // `json` is one document (an array of the delivery rows), `ndjson` a row per line.
+    let mut rows = match a.format {
+        Format::Table => None,
+        f => Some(JsonStream::new(&mut out, f)?),
+    };
     let mut failed = 0;
     let mut mismatched = 0;
     let mut tab = Table::new(["KEY", "PARTITION", "OFFSET", "NOTE"]);
@@ -113,9 +118,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 note,
             ]),
             Format::Json | Format::Ndjson => {
-                serde_json::to_writer(
-                    &mut out,
-                    &json!({
+                rows.as_mut()
+                    .expect("a JSON format has a stream")
+                    .write(&json!({
                         "key": key_json(&l.key),
                         "key_hex": hex(&l.key),
                         "value_bytes": l.value.as_ref().map(Vec::len),
@@ -124,11 +129,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
                         "offset": d.offset,
                         "expected_partition": expected,
                         "error": d.error,
-                    }),
-                )?;
-                writeln!(out)?;
+                    }))?;
             }
         }
+    }
+    if let Some(rows) = rows {
+        rows.finish()?;
     }
     if a.format == Format::Table {
         tab.write(&mut out)?;
