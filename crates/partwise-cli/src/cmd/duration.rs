@@ -121,4 +121,15 @@ mod tests {
         assert!(positive_millis("0.5").is_err());
         assert_eq!(positive_millis("1").unwrap(), Duration::from_millis(1));
     }
+
+    /// Moved from `cmd/redis.rs`, whose `--timeout` is this parser.
+    #[test]
+    fn redis_timeouts() {
+        assert_eq!(seconds("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(seconds("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(seconds("500ms"), Ok(Duration::from_millis(500)));
+        for bad in ["0", "-1", "x", "", "inf", "NaN", "5000"] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+    }
 }

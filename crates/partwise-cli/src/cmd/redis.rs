@@ -634,19 +634,3 @@ fn write_hot(
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        for bad in ["0", "-1", "x", "", "inf", "NaN", "5000"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
-}
