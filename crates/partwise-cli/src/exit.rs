@@ -66,21 +66,10 @@ impl CliError {
     /// line above already shows is left out: some errors spell their source
     /// out in their own message, and saying it twice helps nobody.
     pub fn causes(&self) -> Vec<String> {
-        let CliError::Lib { error, .. } = self else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        let mut above = error.to_string();
-        let mut next = error.source();
-        while let Some(cause) = next {
-            let text = cause.to_string();
-            if !text.is_empty() && !above.contains(&text) {
-                out.push(text.clone());
-            }
-            above = text;
-            next = cause.source();
+        match self {
+            CliError::Lib { error, .. } => causes(error.as_ref()),
+            _ => Vec::new(),
         }
-        out
     }
 
     /// The whole report for stderr: `partwise: error: MESSAGE`, then each
@@ -93,6 +82,40 @@ impl CliError {
         }
         s
     }
+}
+
+/// The causes under `error`, outermost first, each left out when the line
+/// above already shows its text (see [`CliError::causes`]).
+pub fn causes(error: &(dyn StdError + 'static)) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut above = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !text.is_empty() && !above.contains(&text) {
+            out.push(text.clone());
+        }
+        above = text;
+        next = cause.source();
+    }
+    out
+}
+
+/// `text` with a line `  caused by: CAUSE` for each cause inserted after
+/// its first line (clap's message; the usage hint stays last).
+pub fn with_causes(text: &str, causes: &[String]) -> String {
+    if causes.is_empty() {
+        return text.to_string();
+    }
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let mut s = first.to_string();
+    for c in causes {
+        s.push_str("\n  caused by: ");
+        s.push_str(c);
+    }
+    s.push('\n');
+    s.push_str(rest);
+    s
 }
 
 impl fmt::Display for CliError {
@@ -188,5 +211,19 @@ mod tests {
             "partwise: error: cannot read t.json: no such file"
         );
         assert!(CliError::msg("plain").causes().is_empty());
+    }
+
+    #[test]
+    fn causes_go_under_the_first_line_of_a_usage_error() {
+        let text = "error: invalid value 'x' for '-P/--partitioner <SPEC>': bad spec\n\nFor more information, try '--help'.\n";
+        let c = causes(&Layer(
+            "bad spec",
+            Some(Box::new(Layer("reserved 'x'", None))),
+        ));
+        assert_eq!(
+            with_causes(text, &c),
+            "error: invalid value 'x' for '-P/--partitioner <SPEC>': bad spec\n  caused by: reserved 'x'\n\nFor more information, try '--help'.\n"
+        );
+        assert_eq!(with_causes(text, &[]), text);
     }
 }

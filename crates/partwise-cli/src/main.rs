@@ -66,6 +66,13 @@ enum Command {
 /// spellings (`'-p/--partitions <N>'`) where it has a short one: clap shows
 /// only the long one, and people type the short.
 fn usage_error(e: &clap::Error) -> String {
+    // A value parser's error keeps its causes (clap shows only its message).
+    let causes = std::error::Error::source(e).map_or_else(Vec::new, exit::causes);
+    exit::with_causes(&flag_named(e), &causes)
+}
+
+/// clap's message, with the flag of a bad value named as described above.
+fn flag_named(e: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = e.render().to_string();
     if !matches!(

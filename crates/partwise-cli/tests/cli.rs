@@ -802,3 +802,39 @@ fn ndjson_is_one_object_per_line_everywhere() {
         }
     }
 }
+
+/// A bad flag value is clap's usage error (exit 2) naming the flag by both
+/// spellings and the value, with the error's cause on a line of its own.
+#[test]
+fn a_bad_value_names_the_flag_and_prints_its_cause() {
+    let err = fails(&["assign", "-a", "java:range", "-m", "2", "-t", "a:0"]);
+    let mut lines = err.lines();
+    assert_eq!(
+        lines.next(),
+        Some("error: invalid value 'a:0' for '-t/--topic <NAME:N>': the partition count after the last ':' is not valid")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("  caused by: invalid partition count '0': a topic has at least 1 partition")
+    );
+    // The old `--*-ms` names still work, and a bad value is named as typed.
+    let err = fails(&[
+        "kafka",
+        "consume",
+        "-b",
+        "127.0.0.1:1",
+        "-g",
+        "g",
+        "-t",
+        "t",
+        "--session-timeout-ms",
+        "soon",
+    ]);
+    assert!(
+        err.contains("invalid value 'soon' for '--session-timeout-ms <DURATION>'"),
+        "{err}"
+    );
+    // --help is not an error.
+    let out = partwise().args(["route", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}

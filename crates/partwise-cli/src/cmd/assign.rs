@@ -186,7 +186,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 fn run_assignor(cfg: &Config, group: &Group) -> Result<Assignment> {
     cfg.assignor
         .assign(group)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", cfg.assignor)))
+        .map_err(|e| CliError::context(format!("--assignor {}", cfg.assignor), e))
 }
 
 fn findings(split: usize) -> ExitCode {

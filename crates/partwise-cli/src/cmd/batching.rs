@@ -138,7 +138,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     .into_iter()
     .map(|s| simulate(&input, s))
     .collect::<Result<Vec<_>, _>>()
-    .map_err(|e| CliError::msg(e.to_string()))?;
+    .map_err(CliError::lib)?;
     let out = std::io::stdout().lock();
     match a.format {
         Format::Json | Format::Ndjson => {

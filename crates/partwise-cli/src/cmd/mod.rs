@@ -92,7 +92,7 @@ pub fn member_partitions(
     let group = Group::new(members, vec![Topic::new(TOPIC, n)]);
     let a = assignor
         .assign(&group)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", assignor.spec())))?;
+        .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
     Ok(a.partitions
         .iter()
         .map(|tps| tps.iter().map(|tp| tp.partition).collect())

@@ -80,17 +80,42 @@ pub struct TopicCount {
     pub partitions: PartitionCount,
 }
 
-pub fn topic_count(s: &str) -> Result<TopicCount, String> {
-    let (name, n) = s
-        .rsplit_once(':')
-        .ok_or_else(|| "expected NAME:N (a topic and its partition count)".to_string())?;
-    if name.is_empty() {
-        return Err("the topic name is empty".into());
+/// Why a `NAME:N` value was refused; a bad count keeps the core's error as
+/// its cause.
+#[derive(Debug)]
+pub enum TopicCountError {
+    NoCount,
+    EmptyName,
+    Count(partwise::Error),
+}
+
+impl std::fmt::Display for TopicCountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TopicCountError::NoCount => "expected NAME:N (a topic and its partition count)",
+            TopicCountError::EmptyName => "the topic name is empty",
+            TopicCountError::Count(_) => "the partition count after the last ':' is not valid",
+        })
     }
-    let partitions = n.parse().map_err(|e: partwise::Error| e.to_string())?;
+}
+
+impl std::error::Error for TopicCountError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TopicCountError::Count(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+pub fn topic_count(s: &str) -> Result<TopicCount, TopicCountError> {
+    let (name, n) = s.rsplit_once(':').ok_or(TopicCountError::NoCount)?;
+    if name.is_empty() {
+        return Err(TopicCountError::EmptyName);
+    }
     Ok(TopicCount {
         name: name.to_string(),
-        partitions,
+        partitions: n.parse().map_err(TopicCountError::Count)?,
     })
 }
 
@@ -165,9 +190,13 @@ mod tests {
     fn topic_counts() {
         let t = topic_count("a:b:6").unwrap();
         assert_eq!((t.name.as_str(), t.partitions.get()), ("a:b", 6));
-        assert!(topic_count("a").unwrap_err().contains("NAME:N"));
-        assert!(topic_count(":3").unwrap_err().contains("empty"));
-        assert!(topic_count("a:0").unwrap_err().contains("at least 1"));
+        assert!(topic_count("a").unwrap_err().to_string().contains("NAME:N"));
+        assert!(topic_count(":3").unwrap_err().to_string().contains("empty"));
+        let e = topic_count("a:0").unwrap_err();
+        let cause = std::error::Error::source(&e)
+            .expect("the count's error")
+            .to_string();
+        assert!(cause.contains("at least 1"), "{cause}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         replication_factor: a.replication_factor,
         batch_size: a.batch_size,
     })
-    .map_err(|e| CliError::msg(e.to_string()))?;
+    .map_err(CliError::lib)?;
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json | Format::Ndjson => {

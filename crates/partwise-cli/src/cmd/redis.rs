@@ -354,7 +354,7 @@ fn lint_json(l: &Lint) -> Value {
 
 fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
-    let family = Family::new(&args.family).map_err(|e| CliError::msg(format!("--family: {e}")))?;
+    let family = Family::new(&args.family).map_err(|e| CliError::context("--family", e))?;
     if family.patterns().len() < 2 {
         return Err(CliError::msg(
             "--family: give at least two patterns, e.g. --family 'market:{%s}' --family 'notif:{%s}'",

@@ -326,7 +326,7 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
         .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
     let consumers = a.consumers.clone();
     let list = resize::suggest(target, &consumers, a.limit.max(1))
-        .map_err(|e| CliError::msg(format!("--target: {e}")))?;
+        .map_err(|e| CliError::context("--target", e))?;
     let expected = |n: u32| -> Option<Fraction> {
         let from = from?;
         expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)

@@ -275,7 +275,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::msg(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| CliError::context("cannot start the runtime", e))?;
     let mut printer = Printer::new(args.format)?;
     rt.block_on(consume(cfg, &mut printer))?;
     printer.finish()?;
@@ -358,12 +358,12 @@ impl JoinNotice {
 async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let group = cfg.group_id.clone();
-    let mut term = signal(SignalKind::terminate()).map_err(|e| CliError::msg(e.to_string()))?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| CliError::msg(e.to_string()))?;
+    let mut term = signal(SignalKind::terminate()).map_err(CliError::lib)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(CliError::lib)?;
     let fail = |e: partwise_group::Error| match e {
         // Already names the group.
-        partwise_group::Error::GroupProtocol { .. } => CliError::msg(format!("consume: {e}")),
-        e => CliError::msg(format!("consume (group '{group}'): {e}")),
+        partwise_group::Error::GroupProtocol { .. } => CliError::context("consume", e),
+        e => CliError::context(format!("consume (group '{group}')"), e),
     };
     let mut notice = JoinNotice::new(&group, super::stderr_is_terminal());
     notice.waiting();

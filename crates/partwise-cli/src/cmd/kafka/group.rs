@@ -143,7 +143,7 @@ fn predict(
     let g = Group::new(members, ts);
     let a = asg
         .assign(&g)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", asg.spec())))?;
+        .map_err(|e| CliError::context(format!("--assignor {}", asg.spec()), e))?;
     Ok((g, a))
 }
 

@@ -81,7 +81,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 partition_consume_mbps: m.consume_mbps(),
                 ..Default::default()
             })
-            .map_err(|e| CliError::msg(format!("--target-produce-mbps: {e}")))?,
+            .map_err(|e| CliError::context("--target-produce-mbps", e))?,
         ),
         None => None,
     };
