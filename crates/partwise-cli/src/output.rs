@@ -10,10 +10,9 @@ use std::io::Write;
 pub enum Format {
     /// Aligned columns for people.
     Table,
-    /// One JSON document: an object for a report, an array of objects for
-    /// commands that print one row per key or item.
+    /// One JSON document: the report object, or an array of the rows
     Json,
-    /// One JSON object per line: a report on one line, or one line per row.
+    /// One JSON object per line: the report, or one row per line
     Ndjson,
 }
 

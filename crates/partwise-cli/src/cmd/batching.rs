@@ -17,7 +17,7 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse::positive_u64)]
     size: u64,
     /// Partitions of the topic
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
+    #[arg(short = 'p', long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
     partitions: u32,
     /// Producer batch.size in bytes
     #[arg(
@@ -52,7 +52,7 @@ pub struct Args {
     )]
     sticky_linger: Duration,
     /// Brokers leading the partitions
-    #[arg(long, default_value = "3", allow_negative_numbers = true, value_parser = parse::positive_u32)]
+    #[arg(long, value_name = "N", default_value = "3", allow_negative_numbers = true, value_parser = parse::positive_u32)]
     brokers: u32,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]

@@ -61,7 +61,7 @@ struct SlotsArgs {
     #[command(flatten)]
     conn: Conn,
     /// Also count keys on every node (DBSIZE)
-    #[arg(long)]
+    #[arg(long = "key-counts", alias = "counts")]
     counts: bool,
     /// Output format: table, json (one document) or ndjson (one line per node)
     #[arg(long, value_enum, default_value = "table")]

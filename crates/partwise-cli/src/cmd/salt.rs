@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long = "key", value_name = "KEY")]
     keys: Vec<String>,
     /// Its share of the topic's traffic (0.95 = 95%), without -i
-    #[arg(long, allow_negative_numbers = true, conflicts_with = "input")]
+    #[arg(long, value_name = "F", allow_negative_numbers = true, conflicts_with = "input")]
     share: Option<f64>,
     /// The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
@@ -45,7 +45,7 @@ pub struct Args {
     )]
     target_ratio: f64,
     /// Largest salt range to consider
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000)]
     max_range: u32,
     /// Consumers in the group, to show what each carries before and after (with -i)
     #[arg(long, value_name = "M", requires = "input", value_parser = super::parse::positive_u32)]

@@ -44,16 +44,16 @@ pub struct Args {
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     consume_mbps_per_partition: Option<f64>,
     /// Heavy hitters to report
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
     /// Counters of the heavy-hitter summary (error <= total / (capacity + 1))
-    #[arg(long, default_value = "1024", value_parser = super::parse::positive_usize)]
+    #[arg(long, value_name = "N", default_value = "1024", value_parser = super::parse::positive_usize)]
     capacity: usize,
     /// Write an SVG bar chart of partition load to FILE
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Threads reading a regular file (default: all cores)
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]

@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
     /// Group protocol: copartitioned (offers range as fallback) or range
-    #[arg(long, value_name = "A", default_value = "copartitioned", value_parser = group_assignor)]
+    #[arg(long, value_name = "PROTOCOL", default_value = "copartitioned", value_parser = group_assignor)]
     assignor: GroupAssignor,
     /// group.instance.id: makes this a static member
     #[arg(long = "group-instance-id", value_name = "ID")]
