@@ -21,7 +21,12 @@ pub struct Args {
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     partition_consume_mbps: f64,
     /// Headroom on top of the requirement (0.2 = 20%; 20-30% is the usual advice)
-    #[arg(long, value_name = "F", default_value_t = 0.2, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 0.2,
+        allow_negative_numbers = true
+    )]
     headroom: f64,
     /// Replication factor (for the open-files estimate)
     #[arg(long, value_name = "N", default_value = "3", value_parser = super::parse::positive_u32)]

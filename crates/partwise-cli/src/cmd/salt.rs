@@ -18,7 +18,12 @@ pub struct Args {
     #[arg(long = "key", value_name = "KEY")]
     keys: Vec<String>,
     /// Its share of the topic's traffic (0.95 = 95%), without -i
-    #[arg(long, value_name = "F", allow_negative_numbers = true, conflicts_with = "input")]
+    #[arg(
+        long,
+        value_name = "F",
+        allow_negative_numbers = true,
+        conflicts_with = "input"
+    )]
     share: Option<f64>,
     /// The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
