@@ -243,15 +243,15 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (
             vec!["redis", "hot", "-c", &seed, "--sample", "0"],
-            "--sample '0'",
+            "invalid value '0' for '--sample <N>'",
         ),
         (
             vec!["redis", "hot", "-c", &seed, "--top", "-3"],
-            "--top '-3'",
+            "invalid value '-3' for '--top <N>'",
         ),
         (
             vec!["redis", "hot", "-c", &seed, "--min-share", "2"],
-            "--min-share '2'",
+            "invalid value '2' for '--min-share <F>'",
         ),
     ];
     for (args, msg) in cases {
