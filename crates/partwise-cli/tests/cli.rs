@@ -773,8 +773,9 @@ fn ndjson_is_one_object_per_line_everywhere() {
         vec!["resize", "a", "b", "--from", "6", "--to", "12"],
         vec!["resize", "--suggest", "--target", "12", "--consumers", "4"],
     ];
-    // Need a live cluster: their ndjson is checked by the live tests
-    // (kafka.rs, redis.rs, consume.rs), which read it line by line.
+    // Need a live cluster: kafka.rs `live_ndjson_is_one_object_per_line`,
+    // redis.rs `ndjson_is_one_object_per_line` and every consume.rs test
+    // (which reads the member's lines) check those.
     const LIVE: [&str; 2] = ["kafka", "redis"];
     for path in commands_with_format(&[]) {
         let covered = LIVE.contains(&path[0].as_str())
