@@ -93,7 +93,8 @@ fn flag_named(e: &clap::Error) -> String {
     // The subcommand the error is about: partwise has no global flags, so
     // the leading words of the command line are its subcommand path.
     let mut cmd = Cli::command();
-    for word in std::env::args().skip(1) {
+    // args_os: a key argument need not be UTF-8 (env::args would panic).
+    for word in words() {
         match cmd.find_subcommand(&word) {
             Some(sub) => cmd = sub.clone(),
             None => break,
@@ -109,7 +110,7 @@ fn flag_named(e: &clap::Error) -> String {
         .into_iter()
         .flatten()
         .find(|alias| {
-            std::env::args().any(|w| {
+            words().any(|w| {
                 w.strip_prefix("--")
                     .and_then(|w| w.strip_prefix(alias))
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
@@ -122,6 +123,13 @@ fn flag_named(e: &clap::Error) -> String {
         None => format!("'--{typed}{rest}'"),
     };
     text.replacen(&format!("'{shown}'"), &named, 1)
+}
+
+/// The command line after the program name, the words that are UTF-8.
+fn words() -> impl Iterator<Item = String> {
+    std::env::args_os()
+        .skip(1)
+        .filter_map(|w| w.into_string().ok())
 }
 
 fn main() -> std::process::ExitCode {

@@ -835,6 +835,24 @@ fn a_bad_value_names_the_flag_and_prints_its_cause() {
         err.contains("invalid value 'soon' for '--session-timeout-ms <DURATION>'"),
         "{err}"
     );
+    // A key that is not UTF-8 beside the bad value: still the usage error.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = partwise()
+            .arg("route")
+            .arg(std::ffi::OsStr::from_bytes(b"\xff"))
+            .args(["-p", "0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("invalid value '0' for '-p/--partitions <N>'")
+                && !err.contains("panicked"),
+            "{err}"
+        );
+    }
     // --help is not an error.
     let out = partwise().args(["route", "--help"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
