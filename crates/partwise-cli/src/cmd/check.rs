@@ -37,7 +37,7 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    Topology::parse(&text).map_err(|e| CliError::msg(format!("{name}: {e}")))
+    Topology::parse(&text).map_err(|e| CliError::context(name.to_string(), e))
 }
 
 /// Reads sample keys as given (logical keys, not yet encoded).
