@@ -52,7 +52,7 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>> {
         return Ok(Box::new(io::stdin().lock()));
     }
     let file = File::open(path)
-        .map_err(|e| CliError::msg(format!("cannot open {}: {e}", path.display())))?;
+        .map_err(|e| CliError::context(format!("cannot open {}", path.display()), e))?;
     Ok(Box::new(file))
 }
 
@@ -84,7 +84,7 @@ pub fn for_each_line_group<E: From<CliError>>(
         }
         let n = reader
             .read(&mut buf[filled..])
-            .map_err(|e| CliError::msg(format!("reading {name}: {e}")))?;
+            .map_err(|e| CliError::context(format!("reading {name}"), e))?;
         filled += n;
         eof = n == 0;
         let end = if eof {
@@ -244,7 +244,7 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     end: Option<u64>,
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
-    let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
+    let err = |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
     let mut file = File::open(path).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
     if !meta.is_file() && start == 0 && end.is_none() {
@@ -279,7 +279,7 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
 /// pointed at `/dev/zero` or a huge file.
 pub fn read_capped(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
     let name = input_name(path);
-    let err = |e: io::Error| CliError::msg(format!("{what} {name}: {e}"));
+    let err = |e: io::Error| CliError::context(format!("{what} {name}"), e);
     let reader: Box<dyn Read> = if path.as_os_str() == "-" {
         Box::new(io::stdin().lock())
     } else {
@@ -299,7 +299,7 @@ pub fn read_capped(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
 /// Cuts a regular file into up to `parts` byte ranges that start at line
 /// starts, so each can be read by its own thread.
 pub fn line_ranges(path: &Path, parts: usize) -> Result<Vec<(u64, u64)>> {
-    let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
+    let err = |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
     let mut file = File::open(path).map_err(err)?;
     let len = file.metadata().map_err(err)?.len();
     let mut cuts = vec![0u64];
@@ -331,7 +331,7 @@ pub fn line_ranges(path: &Path, parts: usize) -> Result<Vec<(u64, u64)>> {
 
 /// A reader over `[start, end)` of a file.
 pub fn open_range(path: &Path, start: u64, end: u64) -> Result<impl Read> {
-    let err = |e: io::Error| CliError::msg(format!("reading key file {}: {e}", path.display()));
+    let err = |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
     let mut file = File::open(path).map_err(err)?;
     file.seek(SeekFrom::Start(start)).map_err(err)?;
     Ok(file.take(end - start))
@@ -346,7 +346,7 @@ pub fn lines_before(path: &Path, offset: u64) -> Result<u64> {
     loop {
         let n = r
             .read(&mut buf)
-            .map_err(|e| CliError::msg(format!("reading key file {}: {e}", path.display())))?;
+            .map_err(|e| CliError::context(format!("reading key file {}", path.display()), e))?;
         if n == 0 {
             return Ok(lines);
         }

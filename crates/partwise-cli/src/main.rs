@@ -1,9 +1,12 @@
 //! `partwise`: where Kafka keys land, in every client's partitioner, and where
 //! Redis Cluster keys live.
 //!
-//! Each subcommand has a module under `cmd/` that turns its raw clap flags into
-//! a validated config before any work starts, so bad input fails fast with a
-//! message naming the flag, argument, or file and line at fault.
+//! Each subcommand has a module under `cmd/`. Flag values are typed at the
+//! clap boundary (`cmd/parse.rs`), so a bad one is clap's usage error naming
+//! the flag; the rest of the validation happens before any work starts, so
+//! bad input fails fast with a message naming the argument, or file and line
+//! at fault. This file owns the one place errors are printed and exit codes
+//! are chosen.
 
 mod cmd;
 mod exit;
@@ -59,8 +62,90 @@ enum Command {
     Man(cmd::completions::ManArgs),
 }
 
+/// clap's text for a usage error, with a bad value's flag named by both its
+/// spellings (`'-p/--partitions <N>'`) where it has a short one: clap shows
+/// only the long one, and people type the short.
+fn usage_error(e: &clap::Error) -> String {
+    // A value parser's error keeps its causes (clap shows only its message).
+    let causes = std::error::Error::source(e).map_or_else(Vec::new, exit::causes);
+    exit::with_causes(&flag_named(e), &causes)
+}
+
+/// clap's message, with the flag of a bad value named as described above.
+fn flag_named(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = e.render().to_string();
+    if !matches!(
+        e.kind(),
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+    ) {
+        return text;
+    }
+    let Some(ContextValue::String(shown)) = e.get(ContextKind::InvalidArg) else {
+        return text;
+    };
+    let Some(long) = shown
+        .strip_prefix("--")
+        .and_then(|s| s.split([' ', '=']).next())
+    else {
+        return text;
+    };
+    // The subcommand the error is about: partwise has no global flags, so
+    // the leading words of the command line are its subcommand path.
+    let mut cmd = Cli::command();
+    // args_os: a key argument need not be UTF-8 (env::args would panic).
+    for word in words() {
+        match cmd.find_subcommand(&word) {
+            Some(sub) => cmd = sub.clone(),
+            None => break,
+        }
+    }
+    let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else {
+        return text;
+    };
+    // A flag given by an old name (`--session-timeout-ms`, kept as a hidden
+    // alias) is named as typed, so the message matches the command line.
+    let typed = arg
+        .get_all_aliases()
+        .into_iter()
+        .flatten()
+        .find(|alias| {
+            words().any(|w| {
+                w.strip_prefix("--")
+                    .and_then(|w| w.strip_prefix(alias))
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+            })
+        })
+        .unwrap_or(long);
+    let rest = &shown[2 + long.len()..];
+    let named = match arg.get_short() {
+        Some(c) => format!("'-{c}/--{typed}{rest}'"),
+        None => format!("'--{typed}{rest}'"),
+    };
+    text.replacen(&format!("'{shown}'"), &named, 1)
+}
+
+/// The command line after the program name, the words that are UTF-8.
+fn words() -> impl Iterator<Item = String> {
+    std::env::args_os()
+        .skip(1)
+        .filter_map(|w| w.into_string().ok())
+}
+
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version: clap's text, exit 0.
+            let _ = e.print();
+            return ExitCode::Ok.into();
+        }
+        Err(e) => {
+            // A usage error: clap's message naming the flag, exit 2.
+            eprint!("{}", usage_error(&e));
+            return ExitCode::Error.into();
+        }
+    };
     let result = match cli.command {
         Command::Route(a) => cmd::route::run(a),
         Command::Slot(a) => cmd::slot::run(a),
@@ -81,7 +166,7 @@ fn main() -> std::process::ExitCode {
         Ok(code) => code.into(),
         Err(CliError::BrokenPipe) => ExitCode::Ok.into(),
         Err(e) => {
-            eprintln!("partwise: error: {e}");
+            eprintln!("{}", e.report());
             ExitCode::Error.into()
         }
     }

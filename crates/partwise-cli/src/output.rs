@@ -1,5 +1,6 @@
 //! Output formats shared by every command: a table for people, JSON for
-//! scripts (one document), NDJSON for streams (one object per line).
+//! scripts (one document), NDJSON for streams (one object per line), and
+//! the writers that keep each command to that contract.
 
 use crate::exit::Result;
 use serde_json::Value;
@@ -9,10 +10,22 @@ use std::io::Write;
 pub enum Format {
     /// Aligned columns for people.
     Table,
-    /// One JSON document (an array of objects).
+    /// One JSON document: the report object, or an array of the rows
     Json,
-    /// One JSON object per line.
+    /// One JSON object per line: the report, or one row per line
     Ndjson,
+}
+
+/// A report as one JSON document: indented for `json`, on one line for
+/// `ndjson` (whose every line must be one whole object).
+pub fn write_doc(out: &mut impl Write, format: Format, v: &Value) -> Result<()> {
+    if format == Format::Ndjson {
+        serde_json::to_writer(&mut *out, v)?;
+    } else {
+        serde_json::to_writer_pretty(&mut *out, v)?;
+    }
+    out.write_all(b"\n")?;
+    Ok(())
 }
 
 /// Writes records as a JSON array or as NDJSON, streaming.

@@ -1369,7 +1369,9 @@ fn an_unknown_assignor_is_refused_before_any_broker_is_contacted() {
     let (code, err) = consume_once("127.0.0.1:1", "t", &["--assignor", "nosuch"]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("--assignor: unknown group protocol 'nosuch' (known: copartitioned, range)"),
+        err.contains(
+            "invalid value 'nosuch' for '--assignor <PROTOCOL>': unknown group protocol 'nosuch' (known: copartitioned, range)"
+        ),
         "{err}"
     );
     assert!(!err.contains("broker"), "{err}");

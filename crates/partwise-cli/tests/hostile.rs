@@ -647,7 +647,7 @@ const CASES: &[(&[&str], &str)] = &[
             "--heartbeat-interval-ms",
             "0",
         ],
-        "--heartbeat-interval-ms: must be more than 0",
+        "'0' for '--heartbeat-interval-ms <DURATION>': must be more than 0",
     ),
     (
         &[

@@ -504,3 +504,84 @@ fn measure_creates_and_deletes_its_topic() {
     let out = pw().args(["kafka", "topics", "-b", &b]).output().unwrap();
     assert!(!text(&out.stdout).contains(v["topic"].as_str().unwrap()));
 }
+
+/// Every line of `stdout` is one whole JSON object; returns them.
+fn ndjson_objects(what: &str, out: &std::process::Output) -> Vec<Value> {
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.is_empty(),
+        "{what} printed nothing: {}",
+        text(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{what}: line is not one JSON value ({e}): {l}"));
+            assert!(v.is_object(), "{what}: line is not an object: {l}");
+            v
+        })
+        .collect()
+}
+
+/// `--format ndjson` is one JSON object per line in the live commands too
+/// (`produce` is checked above, `consume` by every consume test).
+#[test]
+fn live_ndjson_is_one_object_per_line() {
+    let b = bootstrap();
+    let t = unique("pwc-ndjson");
+    create_topics(&b, &[(&t, 3)]);
+    produce_with(&b, &t, "murmur2_random", &keys(30, "nd"));
+    let run = |args: &[&str]| {
+        let out = pw()
+            .args(["kafka"])
+            .args(args)
+            .args(["-b", &b, "--format", "ndjson"])
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        ndjson_objects(&args.join(" "), &out)
+    };
+    run(&["topics"]);
+    run(&["audit", "-t", &t, "--sample", "10"]);
+    run(&[
+        "measure",
+        "--allow-write",
+        "--records",
+        "200",
+        "--record-bytes",
+        "100",
+        "--replication-factor",
+        "1",
+    ]);
+    // A live group to describe: one partwise member, until it is assigned.
+    let g = unique("pwc-ndjson-group");
+    let mut member = std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args(["kafka", "consume", "-b", &b, "-g", &g, "-t", &t])
+        .args(["--format", "ndjson"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(member.stdout.take().unwrap()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let assigned = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(30)).ok())
+        .any(|l| l.contains("\"assigned\""));
+    assert!(assigned, "the member was never assigned");
+    let rows = run(&["group", "-g", &g]);
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &member.id().to_string()])
+        .status();
+    let _ = member.wait();
+    reader.join().unwrap();
+    assert_eq!(rows.len(), 1, "one report object: {rows:?}");
+}

@@ -246,15 +246,15 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (
             vec!["redis", "hot", "-c", &seed, "--sample", "0"],
-            "--sample '0'",
+            "invalid value '0' for '--sample <N>'",
         ),
         (
             vec!["redis", "hot", "-c", &seed, "--top", "-3"],
-            "--top '-3'",
+            "invalid value '-3' for '--top <N>'",
         ),
         (
             vec!["redis", "hot", "-c", &seed, "--min-share", "2"],
-            "--min-share '2'",
+            "invalid value '2' for '--min-share <F>'",
         ),
     ];
     for (args, msg) in cases {
@@ -475,4 +475,27 @@ fn a_stopped_node_gives_a_partial_report_and_exit_2_within_the_timeout() {
     let o = partwise(&["redis", "slots", "-c", &seed, "--counts", "--timeout", "1s"]);
     assert_eq!(code(&o), Some(2));
     assert!(String::from_utf8_lossy(&o.stdout).contains("127.0.0.1:7200"));
+}
+
+/// `--format ndjson` is one JSON object per line in `slots` and `hot` too
+/// (`check`'s lines are read above).
+#[test]
+fn ndjson_is_one_object_per_line() {
+    let seed = cluster();
+    for args in [
+        vec!["redis", "slots", "-c", &seed, "--key-counts"],
+        vec!["redis", "hot", "-c", &seed, "--sample", "100"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--format", "ndjson"]);
+        let o = partwise(&args);
+        assert!(matches!(code(&o), Some(0 | 1)), "{args:?}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(!out.is_empty(), "{args:?} printed nothing");
+        for l in out.lines() {
+            let v: Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{args:?}: not one JSON value ({e}): {l}"));
+            assert!(v.is_object(), "{args:?}: not an object: {l}");
+        }
+    }
 }

@@ -56,7 +56,7 @@ impl Connection {
     /// Sets `bootstrap.servers`.
     pub fn bootstrap(&mut self, brokers: &str) -> Result<()> {
         if brokers.trim().is_empty() {
-            return Err(Error::Config("-b/--bootstrap: no broker given".into()));
+            return Err(Error::Config("no broker given".into()));
         }
         self.set("bootstrap.servers", brokers.trim())
     }
@@ -76,10 +76,9 @@ impl Connection {
     pub fn set_pair(&mut self, pair: &str) -> Result<()> {
         let (k, v) = pair.split_once('=').ok_or_else(|| {
             // The text may be a secret typed without its key: never echo it.
-            Error::Config("-X: expected key=value (no '=' in the argument)".into())
+            Error::Config("expected key=value (no '=' in the argument)".into())
         })?;
         self.set(k, v)
-            .map_err(|e| Error::Config(format!("-X: {e}")))
     }
 
     /// Reads a Java-style properties file: `key=value` lines, `#` and `!`
@@ -88,7 +87,7 @@ impl Connection {
         // A properties file is small; /dev/zero or a log file by mistake
         // must not be read whole.
         const MAX: u64 = 16 << 20;
-        let err = |e: std::io::Error| Error::Config(format!("-F {}: {e}", path.display()));
+        let err = |e: std::io::Error| Error::Config(format!("{}: {e}", path.display()));
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(
             &mut std::io::Read::take(std::fs::File::open(path).map_err(err)?, MAX + 1),
@@ -97,14 +96,14 @@ impl Connection {
         .map_err(err)?;
         if bytes.len() as u64 > MAX {
             return Err(Error::Config(format!(
-                "-F {}: larger than {} MiB",
+                "{}: larger than {} MiB",
                 path.display(),
                 MAX >> 20
             )));
         }
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::Config(format!(
-                "-F {}: stream did not contain valid UTF-8",
+                "{}: stream did not contain valid UTF-8",
                 path.display()
             ))
         })?;
@@ -113,7 +112,7 @@ impl Connection {
             if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
                 continue;
             }
-            let at = format!("-F {}:{}", path.display(), i + 1);
+            let at = format!("{}:{}", path.display(), i + 1);
             let (k, v) = line
                 .split_once('=')
                 .ok_or_else(|| Error::Config(format!("{at}: expected key=value")))?;

@@ -74,7 +74,7 @@ fn admin_opts(conn: &Connection) -> AdminOptions {
 /// Creates a one-partition topic, measures, deletes the topic.
 pub fn measure(conn: &Connection, opts: &MeasureOptions) -> Result<Measurement> {
     if opts.records == 0 {
-        return Err(Error::Invalid("--records must be at least 1".into()));
+        return Err(Error::Invalid("at least 1 record must be measured".into()));
     }
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -11,29 +11,31 @@ use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use super::parse::{self, TopicCount};
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Assignor spec: java:range, java:roundrobin, java:sticky, java:cooperative-sticky,
     /// kip848:uniform, kip848:range, kafkajs:roundrobin, librdkafka:range,
     /// librdkafka:roundrobin, copartitioned
-    #[arg(short = 'a', long = "assignor", value_name = "SPEC")]
-    assignor: String,
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
+    assignor: Assignor,
     /// Number of members, named m00, m01, ...
-    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep"])]
-    members: Option<String>,
+    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep"], value_parser = members)]
+    members: Option<usize>,
     /// A member id (repeatable; in the coordinator's member order)
     #[arg(long = "member", value_name = "ID", conflicts_with = "sweep")]
     member: Vec<String>,
     /// A topic and its partition count, NAME:N (repeatable; order kept)
-    #[arg(short = 't', long = "topic", value_name = "NAME:N", required = true)]
-    topic: Vec<String>,
+    #[arg(short = 't', long = "topic", value_name = "NAME:N", required = true, value_parser = parse::topic_count)]
+    topic: Vec<TopicCount>,
     /// Previous generation: JSON object of member id to [[topic, partition], ...]
     /// (or a previous `partwise assign --format json` output)
     #[arg(long = "owned", value_name = "FILE")]
     owned: Option<PathBuf>,
     /// Print the split count for every group size in A..B (e.g. 1..12)
-    #[arg(long = "sweep", value_name = "A..B")]
-    sweep: Option<String>,
+    #[arg(long = "sweep", value_name = "A..B", value_parser = sweep_range)]
+    sweep: Option<(usize, usize)>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -50,56 +52,33 @@ struct Config {
 
 const MAX_MEMBERS: usize = 100_000;
 
-fn parse_count(flag: &str, s: &str) -> Result<usize> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| CliError::msg(format!("{flag}: '{s}' is not a positive number")))?;
-    if n == 0 || n > MAX_MEMBERS {
-        return Err(CliError::msg(format!(
-            "{flag}: '{s}' must be between 1 and {MAX_MEMBERS}"
-        )));
+/// `-m K`: a group size from 1 to [`MAX_MEMBERS`].
+fn members(s: &str) -> std::result::Result<usize, String> {
+    let n: usize = parse::positive(s)?;
+    if n > MAX_MEMBERS {
+        return Err(format!("at most {MAX_MEMBERS} members"));
     }
     Ok(n)
 }
 
+/// `--sweep A..B`: group sizes from 1 to [`MAX_MEMBERS`].
+fn sweep_range(s: &str) -> std::result::Result<(usize, usize), String> {
+    parse::size_range(s, MAX_MEMBERS)
+}
+
 impl Config {
     fn new(a: Args) -> Result<Config> {
-        let assignor: Assignor = a
-            .assignor
-            .parse()
-            .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+        let assignor = a.assignor;
         let mut topics: Vec<Topic> = Vec::new();
         for t in &a.topic {
-            let (name, n) = t
-                .rsplit_once(':')
-                .ok_or_else(|| CliError::msg(format!("--topic: '{t}' is not NAME:N")))?;
-            if name.is_empty() {
-                return Err(CliError::msg(format!("--topic: '{t}' has an empty name")));
+            if topics.iter().any(|x| x.name == t.name) {
+                return Err(CliError::msg(format!("--topic: '{}' given twice", t.name)));
             }
-            let count: partwise::PartitionCount = n
-                .parse()
-                .map_err(|e| CliError::msg(format!("--topic {t}: {e}")))?;
-            if topics.iter().any(|x| x.name == name) {
-                return Err(CliError::msg(format!("--topic: '{name}' given twice")));
-            }
-            topics.push(Topic::new(name, count.get()));
+            topics.push(Topic::new(t.name.clone(), t.partitions.get()));
         }
-        let sweep = match &a.sweep {
-            None => None,
-            Some(s) => {
-                let (lo, hi) = s
-                    .split_once("..")
-                    .ok_or_else(|| CliError::msg(format!("--sweep: '{s}' is not A..B")))?;
-                let (lo, hi) = (parse_count("--sweep", lo)?, parse_count("--sweep", hi)?);
-                if lo > hi {
-                    return Err(CliError::msg(format!("--sweep: '{s}' is empty")));
-                }
-                Some((lo, hi))
-            }
-        };
-        let members = match (&a.members, a.member.is_empty()) {
-            (Some(k), true) => member_names(parse_count("--members", k)?),
+        let sweep = a.sweep;
+        let members = match (a.members, a.member.is_empty()) {
+            (Some(k), true) => member_names(k),
             (None, false) => a.member.clone(),
             (None, true) if sweep.is_some() => Vec::new(),
             _ => {
@@ -207,7 +186,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 fn run_assignor(cfg: &Config, group: &Group) -> Result<Assignment> {
     cfg.assignor
         .assign(group)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", cfg.assignor)))
+        .map_err(|e| CliError::context(format!("--assignor {}", cfg.assignor), e))
 }
 
 fn findings(split: usize) -> ExitCode {
@@ -292,13 +271,7 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             doc.insert("split_count".into(), co.split_count().into());
             doc.insert("fix".into(), fix.as_ref().map_or(Value::Null, fix_json));
             let v = Value::Object(doc);
-            if cfg.format == Format::Json {
-                serde_json::to_writer_pretty(&mut *out, &v)?;
-                writeln!(out)?;
-            } else {
-                serde_json::to_writer(&mut *out, &v)?;
-                writeln!(out)?;
-            }
+            crate::output::write_doc(&mut *out, cfg.format, &v)?;
         }
         Format::Table => {
             table(cfg, &group, &a, &co, out)?;

@@ -1,64 +1,62 @@
 //! `partwise batching`: round-robin vs sticky partitioning of key-less records,
 //! simulated: batches, requests, batch fill and compression.
 
+use super::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream, Table};
 use partwise::batching::{simulate, BatchingInput, Strategy};
 use serde_json::json;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Number of records
-    #[arg(long, value_name = "K", allow_negative_numbers = true)]
-    messages: i64,
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = parse::positive_u64)]
+    messages: u64,
     /// Bytes per record
-    #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
-    size: i64,
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse::positive_u64)]
+    size: u64,
     /// Partitions of the topic
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    partitions: i64,
+    #[arg(short = 'p', long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
+    partitions: u32,
     /// Producer batch.size in bytes
     #[arg(
         long,
         value_name = "B",
-        default_value_t = 16384,
-        allow_negative_numbers = true
+        default_value = "16384",
+        allow_negative_numbers = true,
+        value_parser = parse::positive_u64
     )]
-    batch_size: i64,
-    /// Producer linger.ms
+    batch_size: u64,
+    /// Producer linger.ms: 5ms, 0.5ms, 1s (a bare number is milliseconds)
     #[arg(
-        long,
-        value_name = "L",
-        default_value_t = 5.0,
-        allow_negative_numbers = true
+        long = "linger",
+        alias = "linger-ms",
+        value_name = "DURATION",
+        default_value = "5ms",
+        allow_negative_numbers = true,
+        value_parser = duration::millis
     )]
-    linger_ms: f64,
+    linger: Duration,
     /// Records per second produced
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
     rate: f64,
-    /// librdkafka's sticky.partitioning.linger.ms
+    /// librdkafka's sticky.partitioning.linger.ms (a bare number is milliseconds)
     #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 10.0,
-        allow_negative_numbers = true
+        long = "sticky-linger",
+        alias = "sticky-linger-ms",
+        value_name = "DURATION",
+        default_value = "10ms",
+        allow_negative_numbers = true,
+        value_parser = duration::millis
     )]
-    sticky_linger_ms: f64,
+    sticky_linger: Duration,
     /// Brokers leading the partitions
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
-    brokers: i64,
+    #[arg(long, value_name = "N", default_value = "3", allow_negative_numbers = true, value_parser = parse::positive_u32)]
+    brokers: u32,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-}
-
-fn positive<T: TryFrom<i64>>(name: &str, v: i64) -> Result<T> {
-    if v <= 0 {
-        return Err(CliError::msg(format!(
-            "--{name}: {v} is not a positive number"
-        )));
-    }
-    T::try_from(v).map_err(|_| CliError::msg(format!("--{name}: {v} is too large")))
 }
 
 fn name(s: Strategy) -> &'static str {
@@ -88,9 +86,7 @@ fn at_most(flag: &str, v: u64, max: u64, why: &str) -> Result<()> {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let messages: u64 = positive("messages", a.messages)?;
-    let partitions: u32 = positive("partitions", a.partitions)?;
-    let brokers: u32 = positive("brokers", a.brokers)?;
+    let (messages, partitions, brokers) = (a.messages, a.partitions, a.brokers);
     at_most(
         "messages",
         messages,
@@ -112,25 +108,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     at_most(
         "size",
-        a.size.max(0) as u64,
+        a.size,
         MAX_SIZE,
         "a record larger than Kafka's 1 MiB default max.request.size",
     )?;
     at_most(
         "batch-size",
-        a.batch_size.max(0) as u64,
+        a.batch_size,
         MAX_BATCH,
         "one batch is built in memory to measure compression",
     )?;
     let input = BatchingInput {
         messages,
-        size: positive("size", a.size)?,
+        size: a.size,
         partitions,
         brokers,
-        batch_size: positive("batch-size", a.batch_size)?,
-        linger_ms: a.linger_ms,
+        batch_size: a.batch_size,
+        linger_ms: a.linger.as_secs_f64() * 1000.0,
         rate: a.rate,
-        sticky_linger_ms: a.sticky_linger_ms,
+        sticky_linger_ms: a.sticky_linger.as_secs_f64() * 1000.0,
         seed: 0x5eed,
     };
     let reports = [
@@ -142,7 +138,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     .into_iter()
     .map(|s| simulate(&input, s))
     .collect::<Result<Vec<_>, _>>()
-    .map_err(|e| CliError::msg(e.to_string()))?;
+    .map_err(CliError::lib)?;
     let out = std::io::stdout().lock();
     match a.format {
         Format::Json | Format::Ndjson => {

@@ -36,14 +36,14 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    Topology::parse(&text).map_err(|e| CliError::msg(format!("{name}: {e}")))
+    Topology::parse(&text).map_err(|e| CliError::context(name.to_string(), e))
 }
 
 /// Reads sample keys as given (logical keys, not yet encoded).
 pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     let mut keys = Vec::new();
     if input.is_some() {
-        key_source(Vec::new(), input, "utf8")?.for_each_batch(|b| {
+        key_source(Vec::new(), input, partwise::KeyFormat::Utf8).for_each_batch(|b| {
             keys.extend(b.keys.iter().map(|k| k.to_vec()));
             Ok(())
         })?;

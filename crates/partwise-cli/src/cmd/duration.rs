@@ -70,6 +70,16 @@ pub fn millis(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A `*.ms` setting that 0 would break (a heartbeat in a busy loop, a
+/// session or poll interval that expires at once): at least 1 ms.
+pub fn positive_millis(s: &str) -> Result<Duration, String> {
+    let d = millis(s)?;
+    if d < Duration::from_millis(1) {
+        return Err("must be more than 0 (at least 1ms)".into());
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +117,19 @@ mod tests {
         assert!(millis("30d").unwrap_err().contains("not a duration"));
         assert!(millis("25d").is_err());
         assert!(millis("3000000000").unwrap_err().contains("Kafka"));
+        assert!(positive_millis("0").unwrap_err().contains("more than 0"));
+        assert!(positive_millis("0.5").is_err());
+        assert_eq!(positive_millis("1").unwrap(), Duration::from_millis(1));
+    }
+
+    /// Moved from `cmd/redis.rs`, whose `--timeout` is this parser.
+    #[test]
+    fn redis_timeouts() {
+        assert_eq!(seconds("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(seconds("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(seconds("500ms"), Ok(Duration::from_millis(500)));
+        for bad in ["0", "-1", "x", "", "inf", "NaN", "5000"] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,4 +1,6 @@
-//! One module per subcommand.
+//! One module per subcommand, plus what several share: the key source of
+//! `route`/`slot`/`resize`/`redis check`, the `-p`/`-P` pair, and
+//! (`parse`, `duration`) the value parsers of the clap boundary.
 
 pub mod assign;
 pub mod batching;
@@ -6,6 +8,7 @@ pub mod check;
 pub mod completions;
 pub mod duration;
 pub mod kafka;
+pub mod parse;
 pub mod partitioners;
 pub mod plan;
 pub mod redis;
@@ -21,20 +24,14 @@ use partwise::{KeyFormat, PartitionCount, Partitioner};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Turns the raw key flags shared by `route` and `slot` into a key source.
-pub fn key_source(
-    keys: Vec<OsString>,
-    input: Option<PathBuf>,
-    key_format: &str,
-) -> Result<KeySource> {
-    let format: KeyFormat = key_format
-        .parse()
-        .map_err(|e| CliError::msg(format!("--key-format: {e}")))?;
-    Ok(KeySource {
+/// The key flags shared by `route`, `slot`, `resize` and `redis check` as a
+/// key source.
+pub fn key_source(keys: Vec<OsString>, input: Option<PathBuf>, format: KeyFormat) -> KeySource {
+    KeySource {
         args: keys.into_iter().map(os_bytes).collect(),
         file: input,
         format,
-    })
+    }
 }
 
 #[cfg(unix)]
@@ -56,31 +53,25 @@ pub struct Routing {
         short = 'p',
         long = "partitions",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::partitions
     )]
-    partitions: String,
+    pub partitions: PartitionCount,
     /// Partitioner spec (`partwise partitioners` lists them)
     #[arg(
         short = 'P',
         long = "partitioner",
         value_name = "SPEC",
-        default_value = "java"
+        default_value = "java",
+        value_parser = parse::partitioner
     )]
-    partitioner: String,
+    pub partitioner: Partitioner,
 }
 
 impl Routing {
-    /// The validated count and partitioner; errors name the flag.
+    /// The count and the partitioner.
     pub fn parse(&self) -> Result<(PartitionCount, Partitioner)> {
-        let n = self
-            .partitions
-            .parse()
-            .map_err(|e| CliError::msg(format!("-p/--partitions: {e}")))?;
-        let p = self
-            .partitioner
-            .parse()
-            .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
-        Ok((n, p))
+        Ok((self.partitions, self.partitioner))
     }
 }
 
@@ -101,7 +92,7 @@ pub fn member_partitions(
     let group = Group::new(members, vec![Topic::new(TOPIC, n)]);
     let a = assignor
         .assign(&group)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", assignor.spec())))?;
+        .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
     Ok(a.partitions
         .iter()
         .map(|tps| tps.iter().map(|tp| tp.partition).collect())

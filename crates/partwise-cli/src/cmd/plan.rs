@@ -21,13 +21,18 @@ pub struct Args {
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     partition_consume_mbps: f64,
     /// Headroom on top of the requirement (0.2 = 20%; 20-30% is the usual advice)
-    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 0.2,
+        allow_negative_numbers = true
+    )]
     headroom: f64,
     /// Replication factor (for the open-files estimate)
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value = "3", value_parser = super::parse::positive_u32)]
     replication_factor: u32,
     /// Producer batch.size in bytes (for the producer-memory estimate)
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, value_name = "BYTES", default_value = "16384", value_parser = super::parse::positive_u64)]
     batch_size: u64,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
@@ -44,7 +49,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         replication_factor: a.replication_factor,
         batch_size: a.batch_size,
     })
-    .map_err(|e| CliError::msg(e.to_string()))?;
+    .map_err(CliError::lib)?;
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json | Format::Ndjson => {
@@ -64,8 +69,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "producer_batch_bytes": p.producer_batch_bytes,
                 "warnings": p.warnings,
             });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             writeln!(

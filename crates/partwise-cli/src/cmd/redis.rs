@@ -5,7 +5,7 @@
 //! A node that fails mid-command does not hide what the others answered: the
 //! partial report is printed, then the failures, and the exit code is 2.
 
-use super::key_source;
+use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise_redis::{
@@ -41,17 +41,19 @@ struct Conn {
         short = 'c',
         long = "cluster",
         value_name = "HOST:PORT",
-        required = true
+        required = true,
+        value_parser = node_addr
     )]
-    cluster: Vec<String>,
-    /// Give up on a node after this long: seconds, or with a unit (500ms, 2s)
+    cluster: Vec<NodeAddr>,
+    /// Give up on a node after this long: 500ms, 2s, 1m (a bare number is seconds)
     #[arg(
         long,
         value_name = "DURATION",
         default_value = "2s",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = super::duration::seconds
     )]
-    timeout: String,
+    timeout: Duration,
 }
 
 #[derive(clap::Args)]
@@ -59,7 +61,7 @@ struct SlotsArgs {
     #[command(flatten)]
     conn: Conn,
     /// Also count keys on every node (DBSIZE)
-    #[arg(long)]
+    #[arg(long = "key-counts", alias = "counts")]
     counts: bool,
     /// Output format: table, json (one document) or ndjson (one line per node)
     #[arg(long, value_enum, default_value = "table")]
@@ -80,8 +82,8 @@ struct CheckArgs {
     #[arg(short = 'i', long = "input", value_name = "KEYS")]
     input: Option<PathBuf>,
     /// How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
+    key_format: partwise::KeyFormat,
     /// Output format: table, json (one document) or ndjson (one line per key, then a summary)
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -96,34 +98,38 @@ struct HotArgs {
         long,
         value_name = "N",
         default_value = "10000",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::positive_usize
     )]
-    sample: String,
+    sample: usize,
     /// Tags and slots to list
     #[arg(
         long,
         value_name = "N",
         default_value = "10",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::positive_usize
     )]
-    top: String,
+    top: usize,
     /// A tag is hot when it holds at least this fraction of its node's sampled keys
     #[arg(
         long = "min-share",
         value_name = "F",
         default_value = "0.05",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::fraction
     )]
-    min_share: String,
+    min_share: f64,
     /// ... and at least this fraction of all the cluster's keys, so that a few
     /// keys on a near-empty node are not called hot
     #[arg(
         long = "min-cluster-share",
         value_name = "F",
         default_value = "0.01",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::fraction_or_zero
     )]
-    min_cluster_share: String,
+    min_cluster_share: f64,
     /// Output format: table or json (one document); ndjson gives one line per tag
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -145,18 +151,9 @@ struct Cluster {
 
 impl Conn {
     fn validate(&self) -> Result<Cluster> {
-        let seeds = self
-            .cluster
-            .iter()
-            .map(|c| {
-                c.parse::<NodeAddr>()
-                    .map_err(|e| CliError::msg(format!("-c: {e}")))
-            })
-            .collect::<Result<Vec<_>>>()?;
         Ok(Cluster {
-            seeds,
-            timeout: parse_duration(&self.timeout)
-                .map_err(|e| CliError::msg(format!("--timeout '{}': {e}", self.timeout)))?,
+            seeds: self.cluster.clone(),
+            timeout: self.timeout,
         })
     }
 }
@@ -168,20 +165,12 @@ impl Cluster {
 }
 
 fn redis_err(e: Error) -> CliError {
-    CliError::msg(e.to_string())
+    CliError::lib(e)
 }
 
-/// `1.5`, `2s`, `500ms`: a positive duration of at most an hour, in the
-/// syntax every partwise duration flag takes.
-fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
-    super::duration::seconds(s)
-}
-
-fn positive(flag: &str, s: &str) -> Result<usize> {
-    s.parse::<usize>()
-        .ok()
-        .filter(|&n| n > 0)
-        .ok_or_else(|| CliError::msg(format!("{flag} '{s}': expected a whole number above 0")))
+/// `-c HOST:PORT`.
+fn node_addr(s: &str) -> std::result::Result<NodeAddr, Error> {
+    s.parse()
 }
 
 /// Prints node failures after a partial report and turns them into exit 2.
@@ -347,13 +336,13 @@ fn lint_json(l: &FamilyReason) -> Value {
 
 fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
-    let family = Family::new(&args.family).map_err(|e| CliError::msg(format!("--family: {e}")))?;
+    let family = Family::new(&args.family).map_err(|e| CliError::context("--family", e))?;
     if family.patterns().len() < 2 {
         return Err(CliError::msg(
             "--family: give at least two patterns, e.g. --family 'market:{%s}' --family 'notif:{%s}'",
         ));
     }
-    let source = key_source(args.keys, args.input, &args.key_format)?;
+    let source = key_source(args.keys, args.input, args.key_format);
     if source.is_empty() {
         return Err(CliError::msg(
             "no keys: give logical KEY arguments or -i FILE ('-' for stdin)",
@@ -495,22 +484,10 @@ fn write_check(
 
 fn hot(args: HotArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
-    let per_node = positive("--sample", &args.sample)?;
-    let top = positive("--top", &args.top)?;
-    let fraction = |flag: &str, v: &str, zero_ok: bool| -> Result<f64> {
-        v.parse()
-            .ok()
-            .filter(|f: &f64| (*f > 0.0 || (zero_ok && *f == 0.0)) && *f <= 1.0)
-            .ok_or_else(|| {
-                CliError::msg(format!(
-                    "{flag} '{v}': expected a fraction {} and at most 1",
-                    if zero_ok { "from 0" } else { "above 0" }
-                ))
-            })
-    };
+    let (per_node, top) = (args.sample, args.top);
     let min_share = HotRule {
-        node_share: fraction("--min-share", &args.min_share, false)?,
-        cluster_share: fraction("--min-cluster-share", &args.min_cluster_share, true)?,
+        node_share: args.min_share,
+        cluster_share: args.min_cluster_share,
     };
     let map = cluster.slot_map()?;
     let report = sample(&map, per_node, cluster.timeout);
@@ -641,20 +618,4 @@ fn write_hot(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        for bad in ["0", "-1", "x", "", "inf", "NaN", "5000"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 }

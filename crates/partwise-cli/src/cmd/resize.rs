@@ -3,6 +3,7 @@
 
 use super::check::load_topology;
 use super::key_source;
+use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::resize::{self, expected_moved_fraction, key_move, Fraction};
@@ -25,25 +26,26 @@ pub struct Args {
     #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
     /// Current partition count (default: the topic's, with --topology)
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    from: Option<String>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse::partitions)]
+    from: Option<PartitionCount>,
     /// New partition count
     #[arg(
         long,
         value_name = "M",
         allow_negative_numbers = true,
-        required_unless_present = "suggest"
+        required_unless_present = "suggest",
+        value_parser = parse::partitions
     )]
-    to: Option<String>,
+    to: Option<PartitionCount>,
     /// Partitioner spec (default: the topic's first keyed producer, else java)
-    #[arg(short = 'P', long = "partitioner", value_name = "SPEC")]
-    partitioner: Option<String>,
+    #[arg(short = 'P', long = "partitioner", value_name = "SPEC", value_parser = parse::partitioner)]
+    partitioner: Option<Partitioner>,
     /// Read keys from FILE, one per line ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
     input: Option<PathBuf>,
     /// How text becomes key bytes (default: the topic's producer's format, else utf8)
-    #[arg(long = "key-format", value_name = "F")]
-    key_format: Option<String>,
+    #[arg(long = "key-format", value_name = "F", value_parser = parse::key_format)]
+    key_format: Option<KeyFormat>,
     /// Topology file, to find the topics that must be resized together
     #[arg(long, value_name = "FILE", requires = "topic")]
     topology: Option<PathBuf>,
@@ -58,28 +60,26 @@ pub struct Args {
         long,
         value_name = "N",
         allow_negative_numbers = true,
-        requires = "suggest"
+        requires = "suggest",
+        value_parser = parse::partitions
     )]
-    target: Option<String>,
+    target: Option<PartitionCount>,
     /// Consumer counts that must divide the partition count (with --suggest; repeatable or comma-separated)
     #[arg(
         long,
         value_name = "K",
         value_delimiter = ',',
         requires = "suggest",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::partitions
     )]
-    consumers: Vec<String>,
+    consumers: Vec<PartitionCount>,
     /// Number of suggestions
     #[arg(long, value_name = "N", default_value_t = 5, requires = "suggest")]
     limit: usize,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-}
-
-fn count(flag: &str, s: &str) -> Result<PartitionCount> {
-    s.parse().map_err(|e| CliError::msg(format!("{flag}: {e}")))
 }
 
 /// The topic of `--topology/--topic`, with its file's groups.
@@ -113,15 +113,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .find_map(|p| p.keyed_partitioner().map(|k| (p, k)))
     });
     let partitioner: Partitioner = match (&a.partitioner, producer) {
-        (Some(s), _) => s
-            .parse()
-            .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?,
+        (Some(p), _) => *p,
         (None, Some((_, k))) => k,
         (None, None) => "java".parse()?,
     };
     let from = match (&a.from, topic) {
         (Some(s), Some(t)) => {
-            let n = count("--from", s)?;
+            let n = *s;
             if n != t.partitions {
                 return Err(CliError::msg(format!(
                     "--from {n}: the topology says topic '{}' has {} partitions",
@@ -130,7 +128,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             Some(n)
         }
-        (Some(s), None) => Some(count("--from", s)?),
+        (Some(s), None) => Some(*s),
         (None, Some(t)) => Some(t.partitions),
         (None, None) => None,
     };
@@ -140,14 +138,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let from =
         from.ok_or_else(|| CliError::msg("--from: required (or give --topology and --topic)"))?;
-    let to = count("--to", a.to.as_deref().unwrap_or_default())?;
+    let to =
+        a.to.ok_or_else(|| CliError::msg("--to: required (or give --suggest)"))?;
 
     let key_format = match (&a.key_format, producer) {
-        (Some(f), _) => f.clone(),
-        (None, Some((p, _))) => p.key_format.to_string(),
-        (None, None) => KeyFormat::Utf8.to_string(),
+        (Some(f), _) => *f,
+        (None, Some((p, _))) => p.key_format,
+        (None, None) => KeyFormat::Utf8,
     };
-    let source = key_source(a.keys, a.input, &key_format)?;
+    let source = key_source(a.keys, a.input, key_format);
     let mut moved = Vec::new();
     let total = source.for_each_batch(|b| {
         for (input, key) in b.inputs.iter().zip(b.keys) {
@@ -219,12 +218,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "note": NOTE,
                 "fix": fixes,
             });
-            if a.format == Format::Json {
-                serde_json::to_writer_pretty(&mut out, &v)?;
-            } else {
-                serde_json::to_writer(&mut out, &v)?;
-            }
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
@@ -327,14 +321,12 @@ fn resize_fixes(
 }
 
 fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
-    let target = count("--target", a.target.as_deref().unwrap_or_default())?;
-    let consumers = a
-        .consumers
-        .iter()
-        .map(|c| count("--consumers", c))
-        .collect::<Result<Vec<_>>>()?;
+    let target = a
+        .target
+        .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
+    let consumers = a.consumers.clone();
     let list = resize::suggest(target, &consumers, a.limit.max(1))
-        .map_err(|e| CliError::msg(format!("--target: {e}")))?;
+        .map_err(|e| CliError::context("--target", e))?;
     let expected = |n: u32| -> Option<Fraction> {
         let from = from?;
         expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)
@@ -373,12 +365,7 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                     "not_divided_by": not_dividing,
                 })),
             });
-            if a.format == Format::Json {
-                serde_json::to_writer_pretty(&mut out, &v)?;
-            } else {
-                serde_json::to_writer(&mut out, &v)?;
-            }
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];

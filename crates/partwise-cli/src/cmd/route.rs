@@ -2,6 +2,7 @@
 //! or (`--summary`) the number of keys per partition.
 
 use super::key_source;
+use super::parse::{self, Partitioners};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{KeySource, BATCH};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
@@ -22,24 +23,26 @@ pub struct Args {
         long = "partitions",
         value_name = "N",
         required = true,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse::partitions
     )]
-    partitions: Vec<String>,
+    partitions: Vec<PartitionCount>,
     /// Partitioner spec CLIENT[:NAME], repeatable, or 'all' (list: `partwise partitioners`)
     #[arg(
         short = 'P',
         long = "partitioner",
         value_name = "SPEC",
-        default_value = "java"
+        default_value = "java",
+        value_parser = parse::partitioner_or_all
     )]
-    partitioner: Vec<String>,
+    partitioner: Vec<Partitioners>,
     /// Read keys from FILE, one per line ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
     input: Option<PathBuf>,
     /// How text becomes key bytes: utf8, hex, base64 (raw bytes) or string,
     /// int32, int64, avro-sr:ID (as a producer's serializer writes them)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
+    key_format: KeyFormat,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -53,11 +56,11 @@ pub struct Args {
     #[arg(long, conflicts_with = "summary")]
     only_differ: bool,
     /// Migration view: the partitioner producers use now (with --to)
-    #[arg(long, value_name = "SPEC", requires = "to", conflicts_with_all = ["summary", "null_key"])]
-    from: Option<String>,
+    #[arg(long, value_name = "SPEC", requires = "to", conflicts_with_all = ["summary", "null_key"], value_parser = parse::partitioner)]
+    from: Option<Partitioner>,
     /// Migration view: the partitioner producers move to (with --from)
-    #[arg(long, value_name = "SPEC", requires = "from")]
-    to: Option<String>,
+    #[arg(long, value_name = "SPEC", requires = "from", value_parser = parse::partitioner)]
+    to: Option<Partitioner>,
 }
 
 /// The validated form of [`Args`].
@@ -73,16 +76,13 @@ struct Config {
     migration: Option<(Partitioner, Partitioner)>,
 }
 
-/// Parses `-P` values: specs, or `all`; duplicates are dropped, order kept.
-pub fn parse_partitioners(specs: &[String]) -> Result<Vec<Partitioner>> {
+/// `-P` values with `all` spelled out; duplicates are dropped, order kept.
+fn expand_partitioners(specs: &[Partitioners]) -> Vec<Partitioner> {
     let mut out: Vec<Partitioner> = Vec::new();
     for s in specs {
-        let add: Vec<Partitioner> = if s.trim().eq_ignore_ascii_case("all") {
-            Partitioner::all().collect()
-        } else {
-            vec![s
-                .parse()
-                .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?]
+        let add: Vec<Partitioner> = match s {
+            Partitioners::All => Partitioner::all().collect(),
+            Partitioners::One(p) => vec![*p],
         };
         for p in add {
             if !out.contains(&p) {
@@ -90,21 +90,18 @@ pub fn parse_partitioners(specs: &[String]) -> Result<Vec<Partitioner>> {
             }
         }
     }
-    Ok(out)
+    out
 }
 
-/// Parses `-p` values.
-pub fn parse_counts(counts: &[String]) -> Result<Vec<PartitionCount>> {
+/// `-p` values, duplicates dropped, order kept.
+fn distinct_counts(counts: &[PartitionCount]) -> Vec<PartitionCount> {
     let mut out: Vec<PartitionCount> = Vec::new();
-    for s in counts {
-        let n: PartitionCount = s
-            .parse()
-            .map_err(|e| CliError::msg(format!("-p/--partitions: {e}")))?;
-        if !out.contains(&n) {
-            out.push(n);
+    for n in counts {
+        if !out.contains(n) {
+            out.push(*n);
         }
     }
-    Ok(out)
+    out
 }
 
 /// Counters `--summary` keeps at most (128 MB).
@@ -112,20 +109,12 @@ const SUMMARY_COUNTERS: u64 = 16_000_000;
 
 impl Config {
     fn new(a: Args) -> Result<Config> {
-        let migration = match (&a.from, &a.to) {
-            (Some(f), Some(t)) => {
-                let parse = |flag: &str, s: &str| -> Result<Partitioner> {
-                    s.parse().map_err(|e| CliError::msg(format!("{flag}: {e}")))
-                };
-                Some((parse("--from", f)?, parse("--to", t)?))
-            }
-            _ => None,
-        };
+        let migration = a.from.zip(a.to);
         let partitioners = match migration {
             Some((f, t)) => vec![f, t],
-            None => parse_partitioners(&a.partitioner)?,
+            None => expand_partitioners(&a.partitioner),
         };
-        let counts = parse_counts(&a.partitions)?;
+        let counts = distinct_counts(&a.partitions);
         if a.summary {
             for n in &counts {
                 crate::limits::counted_partitions("-p", n.get())?;
@@ -140,7 +129,7 @@ impl Config {
                 )));
             }
         }
-        let source = key_source(a.keys, a.input, &a.key_format)?;
+        let source = key_source(a.keys, a.input, a.key_format);
         if source.is_empty() && !a.null_key {
             return Err(CliError::msg(
                 "no keys: give KEY arguments, -i FILE ('-' for stdin), or --null-key",

@@ -18,7 +18,12 @@ pub struct Args {
     #[arg(long = "key", value_name = "KEY")]
     keys: Vec<String>,
     /// Its share of the topic's traffic (0.95 = 95%), without -i
-    #[arg(long, allow_negative_numbers = true, conflicts_with = "input")]
+    #[arg(
+        long,
+        value_name = "F",
+        allow_negative_numbers = true,
+        conflicts_with = "input"
+    )]
     share: Option<f64>,
     /// The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
@@ -45,14 +50,14 @@ pub struct Args {
     )]
     target_ratio: f64,
     /// Largest salt range to consider
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000)]
     max_range: u32,
     /// Consumers in the group, to show what each carries before and after (with -i)
-    #[arg(long, value_name = "M", requires = "input")]
+    #[arg(long, value_name = "M", requires = "input", value_parser = super::parse::positive_u32)]
     consumers: Option<u32>,
     /// Assignor of the consumer group (any spec of `partwise assign`)
-    #[arg(long, value_name = "SPEC", default_value = "java:range")]
-    assignor: String,
+    #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
+    assignor: Assignor,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -142,8 +147,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
                 "salted_keys": salted,
                 "trade_off": TRADE_OFF,
             });
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             match plan.range {
@@ -284,12 +288,8 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
     }
     let consumers = match a.consumers {
         None => None,
-        Some(0) => return Err(CliError::msg("--consumers: 0 is not a group size")),
         Some(m) => {
-            let assignor: Assignor = a
-                .assignor
-                .parse()
-                .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+            let assignor = a.assignor;
             let owned = super::member_partitions(assignor, n.get(), m)?;
             Some((assignor, owned))
         }
@@ -354,8 +354,7 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
                     "busiest_after": z.iter().cloned().fold(0.0, f64::max),
                 });
             }
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
             let names: Vec<String> = salted.iter().map(|(k, _)| key_cell(k)).collect();

@@ -29,14 +29,14 @@ pub struct Args {
     #[arg(long)]
     counts: bool,
     /// How text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = super::parse::key_format)]
+    key_format: KeyFormat,
     /// Consumers in the group, to show each one's share and the idle ones
-    #[arg(long, value_name = "M", allow_negative_numbers = true)]
-    consumers: Option<i64>,
+    #[arg(long, value_name = "M", allow_negative_numbers = true, value_parser = super::parse::positive_u32)]
+    consumers: Option<u32>,
     /// Assignor of the consumer group (any spec of `partwise assign`)
-    #[arg(long, value_name = "SPEC", default_value = "java:range")]
-    assignor: String,
+    #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
+    assignor: Assignor,
     /// Total produce rate into the topic, MB/s, for the lag forecast
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     rate_mbps: Option<f64>,
@@ -44,16 +44,16 @@ pub struct Args {
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     consume_mbps_per_partition: Option<f64>,
     /// Heavy hitters to report
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
     /// Counters of the heavy-hitter summary (error <= total / (capacity + 1))
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, value_name = "N", default_value = "1024", value_parser = super::parse::positive_usize)]
     capacity: usize,
     /// Write an SVG bar chart of partition load to FILE
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Threads reading a regular file (default: all cores)
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
@@ -80,26 +80,11 @@ impl Config {
     fn new(a: Args) -> Result<Config> {
         let (n, partitioner) = a.routing.parse()?;
         crate::limits::counted_partitions("-p", n.get())?;
-        let format: KeyFormat = a
-            .key_format
-            .parse()
-            .map_err(|e| CliError::msg(format!("--key-format: {e}")))?;
-        let consumers = match a.consumers {
-            None => None,
-            Some(m) if m <= 0 => {
-                return Err(CliError::msg(format!(
-                    "--consumers: {m} is not a positive number"
-                )))
-            }
-            Some(m) => {
-                crate::limits::members("--consumers", m as u64)?;
-                Some(m as u32)
-            }
-        };
-        let assignor: Assignor = a
-            .assignor
-            .parse()
-            .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
+        let format = a.key_format;
+        if let Some(m) = a.consumers {
+            crate::limits::members("--consumers", u64::from(m))?;
+        }
+        let (consumers, assignor) = (a.consumers, a.assignor);
         let lag = match (a.rate_mbps, a.consume_mbps_per_partition) {
             (None, None) => None,
             (Some(r), Some(c)) => {
@@ -119,9 +104,6 @@ impl Config {
                 ))
             }
         };
-        if a.capacity == 0 {
-            return Err(CliError::msg("--capacity must be at least 1"));
-        }
         for (flag, v) in [("--capacity", a.capacity), ("--top", a.top)] {
             if v > HeavyHitters::MAX_CAPACITY {
                 return Err(CliError::msg(format!(
@@ -535,8 +517,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "hot_consumer": hot_consumer,
                 });
             }
-            serde_json::to_writer_pretty(&mut out, &v)?;
-            writeln!(out)?;
+            crate::output::write_doc(&mut out, cfg.out, &v)?;
         }
         Format::Table => {
             writeln!(

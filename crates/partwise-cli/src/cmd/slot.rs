@@ -18,15 +18,15 @@ pub struct Args {
     #[arg(short = 'i', long = "input", value_name = "FILE")]
     input: Option<PathBuf>,
     /// How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = super::parse::key_format)]
+    key_format: partwise::KeyFormat,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let source = key_source(args.keys, args.input, &args.key_format)?;
+    let source = key_source(args.keys, args.input, args.key_format);
     if source.is_empty() {
         return Err(CliError::msg(
             "no keys: give KEY arguments or -i FILE ('-' for stdin)",

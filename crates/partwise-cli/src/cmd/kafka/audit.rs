@@ -7,7 +7,8 @@
 
 use super::{kerr, stderr_is_terminal, ConnArgs};
 use crate::cmd::check::reason_json;
-use crate::exit::{CliError, ExitCode, Result};
+use crate::cmd::parse::{self, Partitioners};
+use crate::exit::{ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::{KeyFormat, Partitioner};
 use partwise_kafka::audit::{audit, summarize, AuditOptions, AuditReport, Progress, TopicAudit};
@@ -20,17 +21,17 @@ pub struct Args {
     #[command(flatten)]
     conn: ConnArgs,
     /// Topic to audit (repeatable; two or more get a co-partitioning verdict)
-    #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true)]
+    #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
     /// Records to read from the start of each partition (0: counts only)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     sample: u64,
     /// Candidate partitioner (repeatable; default: every client's)
-    #[arg(short = 'P', long = "partitioner", value_name = "SPEC")]
-    partitioners: Vec<String>,
+    #[arg(short = 'P', long = "partitioner", value_name = "SPEC", value_parser = parse::partitioner_or_all)]
+    partitioners: Vec<Partitioners>,
     /// Also test producers that hash the logical key encoded as F (repeatable)
-    #[arg(long = "key-format", value_name = "F")]
-    key_formats: Vec<String>,
+    #[arg(long = "key-format", value_name = "F", value_parser = parse::key_format)]
+    key_formats: Vec<KeyFormat>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -45,32 +46,16 @@ impl Config {
     fn new(a: &Args) -> Result<Config> {
         let mut parts: Vec<Partitioner> = Vec::new();
         for s in &a.partitioners {
-            if s.eq_ignore_ascii_case("all") {
-                parts.extend(Partitioner::all());
-            } else {
-                parts.push(
-                    s.parse()
-                        .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?,
-                );
+            match s {
+                Partitioners::All => parts.extend(Partitioner::all()),
+                Partitioners::One(p) => parts.push(*p),
             }
         }
         if parts.is_empty() {
             parts.extend(Partitioner::all());
         }
         parts.dedup();
-        let formats = a
-            .key_formats
-            .iter()
-            .map(|f| {
-                f.parse::<KeyFormat>()
-                    .map_err(|e| CliError::msg(format!("--key-format: {e}")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        for t in &a.topics {
-            if t.trim().is_empty() {
-                return Err(CliError::msg("-t/--topic: empty topic name"));
-            }
-        }
+        let formats = a.key_formats.clone();
         Ok(Config {
             opts: AuditOptions {
                 topics: a.topics.clone(),

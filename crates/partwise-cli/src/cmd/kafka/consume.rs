@@ -1,7 +1,7 @@
 //! `partwise kafka consume`: a consumer-group member running partwise's
 //! co-partitioned assignor, printing what it is given and what it handles.
 
-use crate::cmd::duration;
+use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
 use partwise_group::{
@@ -16,14 +16,14 @@ pub struct Args {
     #[command(flatten)]
     conn: super::ConnArgs,
     /// Consumer group id
-    #[arg(short = 'g', long = "group", value_name = "GROUP")]
+    #[arg(short = 'g', long = "group", value_name = "GROUP", value_parser = parse::not_blank)]
     group: String,
     /// Subscribed topic (repeatable)
-    #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true)]
+    #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
     /// Group protocol: copartitioned (offers range as fallback) or range
-    #[arg(long, value_name = "A", default_value = "copartitioned")]
-    assignor: String,
+    #[arg(long, value_name = "PROTOCOL", default_value = "copartitioned", value_parser = group_assignor)]
+    assignor: GroupAssignor,
     /// group.instance.id: makes this a static member
     #[arg(long = "group-instance-id", value_name = "ID")]
     group_instance_id: Option<String>,
@@ -31,30 +31,52 @@ pub struct Args {
     #[arg(long = "client-id", value_name = "ID", default_value = "partwise")]
     client_id: String,
     /// Where a partition with no committed offset starts: earliest or latest
-    #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest")]
-    offset_reset: String,
+    #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest", value_parser = offset_reset)]
+    offset_reset: OffsetReset,
     /// session.timeout.ms: 45s, 500ms, 2m (a bare number is milliseconds)
-    #[arg(long = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = duration::millis)]
+    #[arg(long = "session-timeout", alias = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = duration::positive_millis)]
     session_timeout: Duration,
     /// heartbeat.interval.ms (a bare number is milliseconds)
-    #[arg(long = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3s", value_parser = duration::millis)]
+    #[arg(long = "heartbeat-interval", alias = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3s", value_parser = duration::positive_millis)]
     heartbeat_interval: Duration,
     /// max.poll.interval.ms (a bare number is milliseconds)
-    #[arg(long = "max-poll-interval-ms", value_name = "DURATION", default_value = "5m", value_parser = duration::millis)]
+    #[arg(long = "max-poll-interval", alias = "max-poll-interval-ms", value_name = "DURATION", default_value = "5m", value_parser = duration::positive_millis)]
     max_poll_interval: Duration,
-    /// Rebalance timeout sent in JoinGroup (default: max.poll.interval.ms)
-    #[arg(long = "rebalance-timeout-ms", value_name = "DURATION", value_parser = duration::millis)]
+    /// Rebalance timeout sent in JoinGroup (default: --max-poll-interval; a
+    /// bare number is milliseconds)
+    #[arg(long = "rebalance-timeout", alias = "rebalance-timeout-ms", value_name = "DURATION", value_parser = duration::positive_millis)]
     rebalance_timeout: Option<Duration>,
-    /// auto.commit.interval.ms: how often handled offsets are committed
-    #[arg(long = "commit-interval-ms", value_name = "DURATION", default_value = "5s", value_parser = duration::millis)]
+    /// auto.commit.interval.ms: how often handled offsets are committed (a
+    /// bare number is milliseconds)
+    #[arg(long = "commit-interval", alias = "commit-interval-ms", value_name = "DURATION", default_value = "5s", value_parser = duration::millis)]
     commit_interval: Duration,
     /// How long to keep retrying, after joining, while no broker answers or
     /// the coordinator is unavailable; then exit 2 (a bare number is milliseconds)
-    #[arg(long = "retry-timeout-ms", value_name = "DURATION", default_value = "2m", value_parser = duration::millis)]
+    #[arg(long = "retry-timeout", alias = "retry-timeout-ms", value_name = "DURATION", default_value = "2m", value_parser = duration::millis)]
     retry_timeout: Duration,
     /// Output format (table prints one line per event)
     #[arg(long, value_enum, default_value = "ndjson")]
     format: Format,
+}
+
+/// `--assignor`: the group protocols the runtime speaks.
+fn group_assignor(s: &str) -> std::result::Result<GroupAssignor, String> {
+    match s {
+        "copartitioned" => Ok(GroupAssignor::Copartitioned),
+        "range" => Ok(GroupAssignor::Range),
+        other => Err(format!(
+            "unknown group protocol '{other}' (known: copartitioned, range)"
+        )),
+    }
+}
+
+/// `--offset-reset`.
+fn offset_reset(s: &str) -> std::result::Result<OffsetReset, String> {
+    match s {
+        "earliest" => Ok(OffsetReset::Earliest),
+        "latest" => Ok(OffsetReset::Latest),
+        other => Err(format!("'{other}' is not earliest or latest")),
+    }
 }
 
 fn config(args: &Args) -> Result<Config> {
@@ -88,37 +110,15 @@ fn config(args: &Args) -> Result<Config> {
             )));
         }
     }
-    if args.group.is_empty() {
-        return Err(CliError::msg("--group: empty group id"));
-    }
     let mut topics = Vec::new();
     for t in &args.topics {
-        if t.is_empty() {
-            return Err(CliError::msg("--topic: empty topic name"));
-        }
         if !topics.contains(t) {
             topics.push(t.clone());
         }
     }
     let mut cfg = Config::new(brokers, args.group.clone(), topics);
-    cfg.assignor = match args.assignor.as_str() {
-        "copartitioned" => GroupAssignor::Copartitioned,
-        "range" => GroupAssignor::Range,
-        other => {
-            return Err(CliError::msg(format!(
-                "--assignor: unknown group protocol '{other}' (known: copartitioned, range)"
-            )))
-        }
-    };
-    cfg.auto_offset_reset = match args.offset_reset.as_str() {
-        "earliest" => OffsetReset::Earliest,
-        "latest" => OffsetReset::Latest,
-        other => {
-            return Err(CliError::msg(format!(
-                "--offset-reset: '{other}' is not earliest or latest"
-            )))
-        }
-    };
+    cfg.assignor = args.assignor;
+    cfg.auto_offset_reset = args.offset_reset;
     cfg.client_id = args.client_id.clone();
     cfg.group_instance_id = args.group_instance_id.clone();
     cfg.security = security;
@@ -129,20 +129,9 @@ fn config(args: &Args) -> Result<Config> {
     cfg.rebalance_timeout = args.rebalance_timeout.unwrap_or(args.max_poll_interval);
     cfg.auto_commit_interval = args.commit_interval;
     cfg.retry_timeout = args.retry_timeout;
-    // 0 would heartbeat in a busy loop (and a 0 session or poll interval
-    // expires at once): each must be at least 1 ms.
-    for (flag, d) in [
-        ("--heartbeat-interval-ms", cfg.heartbeat_interval),
-        ("--max-poll-interval-ms", cfg.max_poll_interval),
-        ("--rebalance-timeout-ms", cfg.rebalance_timeout),
-    ] {
-        if d.is_zero() {
-            return Err(CliError::msg(format!("{flag}: must be more than 0")));
-        }
-    }
     if cfg.heartbeat_interval >= cfg.session_timeout {
         return Err(CliError::msg(
-            "--heartbeat-interval-ms must be below --session-timeout-ms",
+            "--heartbeat-interval must be below --session-timeout",
         ));
     }
     Ok(cfg)
@@ -286,7 +275,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::msg(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| CliError::context("cannot start the runtime", e))?;
     let mut printer = Printer::new(args.format)?;
     rt.block_on(consume(cfg, &mut printer))?;
     printer.finish()?;
@@ -369,12 +358,12 @@ impl JoinNotice {
 async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let group = cfg.group_id.clone();
-    let mut term = signal(SignalKind::terminate()).map_err(|e| CliError::msg(e.to_string()))?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| CliError::msg(e.to_string()))?;
+    let mut term = signal(SignalKind::terminate()).map_err(CliError::lib)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(CliError::lib)?;
     let fail = |e: partwise_group::Error| match e {
         // Already names the group.
-        partwise_group::Error::GroupProtocol { .. } => CliError::msg(format!("consume: {e}")),
-        e => CliError::msg(format!("consume (group '{group}'): {e}")),
+        partwise_group::Error::GroupProtocol { .. } => CliError::context("consume", e),
+        e => CliError::context(format!("consume (group '{group}')"), e),
     };
     let mut notice = JoinNotice::new(&group, super::stderr_is_terminal());
     notice.waiting();

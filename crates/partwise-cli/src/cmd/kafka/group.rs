@@ -7,6 +7,7 @@
 //! side with the live assignment.
 
 use super::{kerr, ConnArgs};
+use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{colocation_table, Format, Table};
 use partwise::assign::{colocation_of, Assignment, Assignor, Group, Member, Topic, Tp};
@@ -20,19 +21,20 @@ pub struct Args {
     #[command(flatten)]
     conn: ConnArgs,
     /// Consumer group id
-    #[arg(short = 'g', long = "group", value_name = "GROUP")]
+    #[arg(short = 'g', long = "group", value_name = "GROUP", value_parser = parse::not_blank)]
     group: String,
     /// Predict the assignment with this assignor spec for the described members
     /// (shown beside the live one, or instead of it when the broker returns none)
-    #[arg(long, value_name = "SPEC")]
-    assignor: Option<String>,
+    #[arg(long, value_name = "SPEC", value_parser = parse::assignor)]
+    assignor: Option<Assignor>,
     /// Topics every member subscribes to, for --assignor (default: each member's
     /// subscription as the broker describes it)
     #[arg(
         short = 't',
         long = "topic",
         value_name = "TOPIC",
-        requires = "assignor"
+        requires = "assignor",
+        value_parser = parse::not_blank
     )]
     topics: Vec<String>,
     /// Output format
@@ -141,7 +143,7 @@ fn predict(
     let g = Group::new(members, ts);
     let a = asg
         .assign(&g)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", asg.spec())))?;
+        .map_err(|e| CliError::context(format!("--assignor {}", asg.spec()), e))?;
     Ok((g, a))
 }
 
@@ -230,9 +232,6 @@ fn matrices_json(g: &Group, sets: &[(Vec<String>, partwise::assign::Colocation)]
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    if a.group.trim().is_empty() {
-        return Err(CliError::msg("-g/--group: empty group id"));
-    }
     let conn = a.conn.connection()?;
     let d = describe_group(&conn, &a.group).map_err(kerr)?;
     if d.members.is_empty() && (d.state == "Dead" || d.state.is_empty()) {
@@ -245,14 +244,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .members
         .iter()
         .any(|m| m.assignment == AssignmentData::NotReturned);
-    let assignor: Option<Assignor> = a
-        .assignor
-        .as_deref()
-        .map(|s| {
-            s.parse()
-                .map_err(|e| CliError::msg(format!("--assignor: {e}")))
-        })
-        .transpose()?;
+    let assignor = a.assignor;
     let live = model(&conn, &d)?;
     let predicted = match assignor {
         Some(asg) => Some((asg, predict(&conn, &d, asg, &a.topics)?)),
@@ -389,12 +381,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "matches_live": matches,
             });
         }
-        if a.format == Format::Json {
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-        } else {
-            serde_json::to_writer(&mut out, &doc)?;
-        }
-        writeln!(out)?;
+        crate::output::write_doc(&mut out, a.format, &doc)?;
     }
     out.flush()?;
     Ok(if no_data || split_total > 0 {

@@ -3,6 +3,7 @@
 //! fed to the `plan` sizing when targets are given.
 
 use super::{kerr, ConnArgs};
+use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
 use partwise::sizing::{plan, PlanInput};
@@ -18,13 +19,13 @@ pub struct Args {
     #[arg(long)]
     allow_write: bool,
     /// Records to produce and read back
-    #[arg(long, default_value_t = 20000)]
+    #[arg(long, value_name = "N", default_value = "20000", value_parser = parse::positive_u64)]
     records: u64,
     /// Bytes of each record's value
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, value_name = "BYTES", default_value = "1024", value_parser = parse::positive_usize)]
     record_bytes: usize,
     /// Replication factor of the temporary topic (default: the broker's)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse::positive::<i32>)]
     replication_factor: Option<i32>,
     /// Total produce rate the topic must take, MB/s: prints a partition plan
     #[arg(long, value_name = "MBPS")]
@@ -48,11 +49,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "measure writes: it creates, fills and deletes a temporary topic; pass --allow-write to let it",
         ));
     }
-    if a.records == 0 || a.record_bytes == 0 {
-        return Err(CliError::msg(
-            "--records and --record-bytes must be at least 1",
-        ));
-    }
     if a.record_bytes > MAX_RECORD_BYTES {
         return Err(CliError::msg(format!(
             "--record-bytes {}: a record larger than Kafka's 1 MiB default max.message.bytes; at most {MAX_RECORD_BYTES}",
@@ -65,9 +61,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "--records {} x --record-bytes {}: {total} bytes to write; at most {MAX_TOTAL_BYTES} (1 GiB)",
             a.records, a.record_bytes
         )));
-    }
-    if a.replication_factor.is_some_and(|r| r < 1) {
-        return Err(CliError::msg("--replication-factor must be at least 1"));
     }
     let conn = a.conn.connection()?;
     let m = measure(
@@ -88,7 +81,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 partition_consume_mbps: m.consume_mbps(),
                 ..Default::default()
             })
-            .map_err(|e| CliError::msg(format!("--target-produce-mbps: {e}")))?,
+            .map_err(|e| CliError::context("--target-produce-mbps", e))?,
         ),
         None => None,
     };

@@ -80,17 +80,21 @@ pub struct ConnArgs {
 }
 
 impl ConnArgs {
-    /// The validated connection: files first, then -X, then -b.
+    /// The validated connection: files first, then -X, then -b. The library
+    /// says what is wrong with a value; the flag is named here.
     pub fn connection(&self) -> Result<Connection> {
         let mut c = Connection::new(self.timeout);
         for f in &self.files {
-            c.load_properties(f).map_err(kerr)?;
+            // The library's message starts with the file's name.
+            c.load_properties(f)
+                .map_err(|e| CliError::msg(format!("-F {e}")))?;
         }
         for p in &self.props {
-            c.set_pair(p).map_err(kerr)?;
+            c.set_pair(p).map_err(|e| CliError::context("-X", e))?;
         }
         if !self.bootstrap.is_empty() {
-            c.bootstrap(&self.bootstrap.join(",")).map_err(kerr)?;
+            c.bootstrap(&self.bootstrap.join(","))
+                .map_err(|e| CliError::context("-b/--bootstrap", e))?;
         }
         if c.get("bootstrap.servers")
             .is_none_or(|b| b.trim().is_empty())
@@ -117,9 +121,10 @@ impl ConnArgs {
     }
 }
 
-/// A partwise-kafka error as a CLI error (exit 2).
+/// A partwise-kafka error as a CLI error (exit 2), kept whole so its causes
+/// are printed.
 pub fn kerr(e: partwise_kafka::Error) -> CliError {
-    CliError::msg(e.to_string())
+    CliError::lib(e)
 }
 
 /// Whether a progress bar may be drawn: only for a person at a terminal.

@@ -3,9 +3,10 @@
 //! and set explicitly on the record; prints where each landed.
 
 use super::{kerr, ConnArgs};
+use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{input_name, open};
-use crate::output::{hex, key_cell, key_json, Format, Table};
+use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise::{KeyFormat, Partitioner, Placement};
 use partwise_kafka::produce::{Delivery, RoutedProducer};
 use serde_json::json;
@@ -17,22 +18,23 @@ pub struct Args {
     #[command(flatten)]
     conn: ConnArgs,
     /// The topic to write to (it must exist)
-    #[arg(short = 't', long = "topic", value_name = "TOPIC")]
+    #[arg(short = 't', long = "topic", value_name = "TOPIC", value_parser = parse::not_blank)]
     topic: String,
     /// Partitioner spec that routes the records
     #[arg(
         short = 'P',
         long = "partitioner",
         value_name = "SPEC",
-        default_value = "java"
+        default_value = "java",
+        value_parser = parse::partitioner
     )]
-    partitioner: String,
+    partitioner: Partitioner,
     /// Lines of KEY or KEY<TAB>VALUE ('-' or absent: stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE", default_value = "-")]
     input: PathBuf,
     /// How the key text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8")]
-    key_format: String,
+    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
+    key_format: KeyFormat,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -45,17 +47,7 @@ struct Line {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let partitioner: Partitioner = a
-        .partitioner
-        .parse()
-        .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?;
-    let format: KeyFormat = a
-        .key_format
-        .parse()
-        .map_err(|e| CliError::msg(format!("--key-format: {e}")))?;
-    if a.topic.trim().is_empty() {
-        return Err(CliError::msg("-t/--topic: empty topic name"));
-    }
+    let (partitioner, format) = (a.partitioner, a.key_format);
     // Read and encode every line first: a bad line stops the run before
     // anything is written.
     let name = input_name(&a.input);
@@ -95,6 +87,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut deliveries: Vec<Delivery> = p.flush().map_err(kerr)?;
     deliveries.sort_by_key(|d| d.id);
     let mut out = std::io::stdout().lock();
+    // `json` is one document (an array of the delivery rows), `ndjson` a row per line.
+    let mut rows = match a.format {
+        Format::Table => None,
+        f => Some(JsonStream::new(&mut out, f)?),
+    };
     let mut failed = 0;
     let mut mismatched = 0;
     let mut tab = Table::new(["KEY", "PARTITION", "OFFSET", "NOTE"]);
@@ -121,9 +118,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 note,
             ]),
             Format::Json | Format::Ndjson => {
-                serde_json::to_writer(
-                    &mut out,
-                    &json!({
+                rows.as_mut()
+                    .expect("a JSON format has a stream")
+                    .write(&json!({
                         "key": key_json(&l.key),
                         "key_hex": hex(&l.key),
                         "value_bytes": l.value.as_ref().map(Vec::len),
@@ -132,11 +129,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
                         "offset": d.offset,
                         "expected_partition": expected,
                         "error": d.error,
-                    }),
-                )?;
-                writeln!(out)?;
+                    }))?;
             }
         }
+    }
+    if let Some(rows) = rows {
+        rows.finish()?;
     }
     if a.format == Format::Table {
         tab.write(&mut out)?;

@@ -1,0 +1,225 @@
+//! The value parsers of the clap boundary: every flag value that has a type
+//! (a partition count, a partitioner or assignor spec, a key format, a
+//! positive integer, `NAME:N`, `A..B`, a fraction) is parsed here, once, so
+//! clap names the flag, shows the value and exits 2. The messages say what
+//! is wrong with the value and nothing about flags: clap adds which flag.
+
+use partwise::assign::Assignor;
+use partwise::{KeyFormat, PartitionCount, Partitioner};
+
+/// `-p N`: a partition count (the core's rule: 1 up to int32 ids).
+pub fn partitions(s: &str) -> Result<PartitionCount, partwise::Error> {
+    s.parse()
+}
+
+/// `-P SPEC`: one partitioner.
+pub fn partitioner(s: &str) -> Result<Partitioner, partwise::Error> {
+    s.parse()
+}
+
+/// `-P` of `route`, which also takes `all`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partitioners {
+    All,
+    One(Partitioner),
+}
+
+pub fn partitioner_or_all(s: &str) -> Result<Partitioners, partwise::Error> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(Partitioners::All);
+    }
+    s.parse().map(Partitioners::One)
+}
+
+/// `--assignor SPEC` of the simulated groups.
+pub fn assignor(s: &str) -> Result<Assignor, partwise::Error> {
+    s.parse()
+}
+
+/// `--key-format F`.
+pub fn key_format(s: &str) -> Result<KeyFormat, partwise::Error> {
+    s.parse()
+}
+
+/// A whole number above 0 that fits `T`; `-3`, `0`, `1.5` and `ten` are
+/// refused with the same words everywhere.
+pub fn positive<T>(s: &str) -> Result<T, String>
+where
+    T: TryFrom<u64>,
+{
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err("expected a whole number above 0, got a negative number".into());
+    }
+    let n: u64 = t
+        .parse()
+        .map_err(|_| "expected a whole number above 0".to_string())?;
+    if n == 0 {
+        return Err("expected a whole number above 0, got 0".into());
+    }
+    T::try_from(n).map_err(|_| "too large".to_string())
+}
+
+pub fn positive_u32(s: &str) -> Result<u32, String> {
+    positive(s)
+}
+
+pub fn positive_u64(s: &str) -> Result<u64, String> {
+    positive(s)
+}
+
+pub fn positive_usize(s: &str) -> Result<usize, String> {
+    positive(s)
+}
+
+/// `NAME:N`: a topic and its partition count (the count after the last
+/// colon, so a name may hold colons).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicCount {
+    pub name: String,
+    pub partitions: PartitionCount,
+}
+
+/// Why a `NAME:N` value was refused; a bad count keeps the core's error as
+/// its cause.
+#[derive(Debug)]
+pub enum TopicCountError {
+    NoCount,
+    EmptyName,
+    Count(partwise::Error),
+}
+
+impl std::fmt::Display for TopicCountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TopicCountError::NoCount => "expected NAME:N (a topic and its partition count)",
+            TopicCountError::EmptyName => "the topic name is empty",
+            TopicCountError::Count(_) => "the partition count after the last ':' is not valid",
+        })
+    }
+}
+
+impl std::error::Error for TopicCountError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TopicCountError::Count(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+pub fn topic_count(s: &str) -> Result<TopicCount, TopicCountError> {
+    let (name, n) = s.rsplit_once(':').ok_or(TopicCountError::NoCount)?;
+    if name.is_empty() {
+        return Err(TopicCountError::EmptyName);
+    }
+    Ok(TopicCount {
+        name: name.to_string(),
+        partitions: n.parse().map_err(TopicCountError::Count)?,
+    })
+}
+
+/// `A..B`: an inclusive range of group sizes, each between 1 and `max`.
+pub fn size_range(s: &str, max: usize) -> Result<(usize, usize), String> {
+    let (lo, hi) = s
+        .split_once("..")
+        .ok_or_else(|| "expected A..B (e.g. 1..12)".to_string())?;
+    let bound = |v: &str| -> Result<usize, String> {
+        let n: usize = positive(v).map_err(|e| format!("'{v}': {e}"))?;
+        if n > max {
+            return Err(format!("'{v}': at most {max}"));
+        }
+        Ok(n)
+    };
+    let (lo, hi) = (bound(lo)?, bound(hi)?);
+    if lo > hi {
+        return Err("the range is empty (A is above B)".into());
+    }
+    Ok((lo, hi))
+}
+
+/// A fraction above 0 and at most 1.
+pub fn fraction(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|f: &f64| *f > 0.0 && *f <= 1.0)
+        .ok_or_else(|| "expected a fraction above 0 and at most 1".to_string())
+}
+
+/// A fraction from 0 and at most 1.
+pub fn fraction_or_zero(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|f: &f64| *f >= 0.0 && *f <= 1.0)
+        .ok_or_else(|| "expected a fraction from 0 and at most 1".to_string())
+}
+
+/// A topic name or group id: anything but blank (the broker judges the rest).
+pub fn not_blank(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positive_numbers() {
+        assert_eq!(positive_u32("12"), Ok(12));
+        assert_eq!(positive_u32(" 7 "), Ok(7));
+        for (v, why) in [
+            ("0", "got 0"),
+            ("-3", "negative"),
+            ("1.5", "whole number"),
+            ("ten", "whole number"),
+            ("", "whole number"),
+            ("4294967296", "too large"),
+        ] {
+            let e = positive_u32(v).unwrap_err();
+            assert!(e.contains(why), "{v}: {e}");
+        }
+        assert_eq!(positive_u64("4294967296"), Ok(4_294_967_296));
+    }
+
+    #[test]
+    fn topic_counts() {
+        let t = topic_count("a:b:6").unwrap();
+        assert_eq!((t.name.as_str(), t.partitions.get()), ("a:b", 6));
+        assert!(topic_count("a").unwrap_err().to_string().contains("NAME:N"));
+        assert!(topic_count(":3").unwrap_err().to_string().contains("empty"));
+        let e = topic_count("a:0").unwrap_err();
+        let cause = std::error::Error::source(&e)
+            .expect("the count's error")
+            .to_string();
+        assert!(cause.contains("at least 1"), "{cause}");
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(size_range("1..12", 100), Ok((1, 12)));
+        assert_eq!(size_range("3..3", 100), Ok((3, 3)));
+        assert!(size_range("5..2", 100).unwrap_err().contains("empty"));
+        assert!(size_range("5", 100).unwrap_err().contains("A..B"));
+        assert!(size_range("0..2", 100).unwrap_err().contains("got 0"));
+        assert!(size_range("1..101", 100)
+            .unwrap_err()
+            .contains("at most 100"));
+    }
+
+    #[test]
+    fn fractions_and_specs() {
+        assert_eq!(fraction("0.05"), Ok(0.05));
+        assert!(fraction("0").is_err() && fraction("1.5").is_err());
+        assert_eq!(fraction_or_zero("0"), Ok(0.0));
+        assert_eq!(partitioner_or_all(" ALL "), Ok(Partitioners::All));
+        assert!(partitioner_or_all("nope").is_err());
+        assert!(key_format("avro-sr:").is_err());
+        assert!(not_blank(" ").is_err());
+        assert_eq!(not_blank("t").as_deref(), Ok("t"));
+    }
+}
