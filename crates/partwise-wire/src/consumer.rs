@@ -240,6 +240,50 @@ impl Assignment {
     }
 }
 
+/// What partwise's leader puts in an assignment's user data: a marker and
+/// version, so user data of another assignor is never taken for it.
+const UNITS_MAGIC: &[u8; 4] = b"pwu\x00";
+
+/// The co-partition groups (each a list of topic names) as assignment user
+/// data: the leader knows every member's subscription, a member only its
+/// own, so the leader says which topics form units. After the marker: an
+/// `i32` group count, then per group an `i32` topic count and each name as
+/// an `i16`-length UTF-8 string, as the consumer protocol writes strings.
+pub fn encode_unit_groups(groups: &[Vec<String>]) -> Bytes {
+    let mut buf = BytesMut::new();
+    buf.put_slice(UNITS_MAGIC);
+    buf.put_i32(groups.len() as i32);
+    for g in groups {
+        buf.put_i32(g.len() as i32);
+        for t in g {
+            // Topic names are at most 249 bytes, well inside an i16 length.
+            buf.put_i16(t.len() as i16);
+            buf.put_slice(t.as_bytes());
+        }
+    }
+    buf.freeze()
+}
+
+/// The co-partition groups in assignment user data written by
+/// [`encode_unit_groups`]; `None` for anything else (no marker, another
+/// assignor's bytes, truncated or trailing bytes, counts larger than the
+/// bytes that follow, names that are not UTF-8).
+pub fn decode_unit_groups(data: &[u8]) -> Option<Vec<Vec<String>>> {
+    let mut w = Walk(data.strip_prefix(UNITS_MAGIC.as_slice())?);
+    let mut groups = Vec::new();
+    for _ in 0..w.count()? {
+        let mut topics = Vec::new();
+        for _ in 0..w.count()? {
+            let len = usize::try_from(w.int(2)?).ok()?;
+            let name = w.0.get(..len)?;
+            topics.push(std::str::from_utf8(name).ok()?.to_string());
+            w.skip(len)?;
+        }
+        groups.push(topics);
+    }
+    w.0.is_empty().then_some(groups)
+}
+
 /// Encodes an assignment of `parts` without user data.
 pub fn encode_assignment(parts: &[(String, i32)]) -> Result<Bytes> {
     Assignment {
@@ -351,6 +395,27 @@ mod tests {
             assert_eq!(d.owned.len(), usize::from(v >= 1), "v{v}");
             assert_eq!(d.generation, if v >= 2 { 5 } else { -1 }, "v{v}");
         }
+    }
+
+    #[test]
+    fn unit_groups_round_trip_and_foreign_user_data_is_not_taken_for_them() {
+        let groups = vec![
+            vec!["market-updates".to_string(), "notifications".to_string()],
+            vec!["ticks".to_string()],
+        ];
+        let b = encode_unit_groups(&groups);
+        assert_eq!(decode_unit_groups(&b), Some(groups));
+        assert_eq!(decode_unit_groups(&encode_unit_groups(&[])), Some(vec![]));
+        for cut in 0..b.len() {
+            assert_eq!(decode_unit_groups(&b[..cut]), None, "cut {cut}");
+        }
+        let mut trailing = b.to_vec();
+        trailing.push(0);
+        assert_eq!(decode_unit_groups(&trailing), None);
+        assert_eq!(decode_unit_groups(b"sticky user data"), None);
+        let mut huge = UNITS_MAGIC.to_vec();
+        huge.extend_from_slice(&i32::MAX.to_be_bytes());
+        assert_eq!(decode_unit_groups(&huge), None);
     }
 
     #[test]

@@ -1,8 +1,26 @@
-//! A Fetch response's `records`: the whole record batches in it, decoded.
+//! Record batches: a Fetch response's `records` cut to whole batches and
+//! decoded, and the one batch a Produce request carries.
 
 use crate::error::{Error, Result};
-use bytes::{Buf, Bytes};
-use kafka_protocol::records::{Record, RecordBatchDecoder};
+use bytes::{Buf, Bytes, BytesMut};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
+};
+
+/// `records` as one uncompressed v2 record batch, as a Produce request carries it.
+pub fn encode_batch(records: &[Record]) -> Result<Bytes> {
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .map_err(|e| Error::encode("", e))?;
+    Ok(buf.freeze())
+}
 
 /// Cuts a Fetch response's `records` to its whole record batches: a broker
 /// may cut the last batch short at the size limit, and that tail is fetched
