@@ -56,7 +56,7 @@ pub struct Config {
     /// `heartbeat.interval.ms` (default 3 s).
     pub heartbeat_interval: Duration,
     /// `max.poll.interval.ms` (default 300 s): a member that does not call
-    /// [`Consumer::poll`] for this long leaves the group.
+    /// [`Consumer::poll`](super::Consumer::poll) for this long leaves the group.
     pub max_poll_interval: Duration,
     /// The rebalance timeout sent in JoinGroup (default: `max_poll_interval`,
     /// as the Java client does).
@@ -72,7 +72,7 @@ pub struct Config {
     pub fetch_max_wait: Duration,
     /// `max.partition.fetch.bytes` (default 1 MiB).
     pub max_partition_fetch_bytes: i32,
-    /// How long [`Consumer::poll`] keeps retrying, after the first join, while
+    /// How long [`Consumer::poll`](super::Consumer::poll) keeps retrying, after the first join, while
     /// the cluster is unreachable, the coordinator unavailable or a subscribed
     /// topic missing (default 120 s). Past it, poll fails with
     /// [`Error::GaveUp`] rather than wait forever in silence.
