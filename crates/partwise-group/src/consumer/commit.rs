@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_protocol::messages::{GroupId, OffsetCommitRequest, TopicName};
+use kafka_protocol::messages::{OffsetCommitRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
     self, IllegalGeneration, RebalanceInProgress, UnknownMemberId,
@@ -135,15 +135,10 @@ impl Consumer {
             );
         }
         OffsetCommitRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(self.cfg.group_id.clone())))
+            .with_group_id(self.group_id())
             .with_generation_id_or_member_epoch(generation)
-            .with_member_id(StrBytes::from_string(self.member_id.clone()))
-            .with_group_instance_id(
-                self.cfg
-                    .group_instance_id
-                    .clone()
-                    .map(StrBytes::from_string),
-            )
+            .with_member_id(self.member())
+            .with_group_instance_id(self.instance_id())
             .with_retention_time_ms(-1)
             .with_topics(
                 by_topic

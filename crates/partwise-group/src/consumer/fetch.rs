@@ -10,7 +10,7 @@ use crate::units::Unit;
 use crate::wire::{Connection, Submitted};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
-use kafka_protocol::messages::{BrokerId, FetchRequest, GroupId, OffsetFetchRequest, TopicName};
+use kafka_protocol::messages::{BrokerId, FetchRequest, OffsetFetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
     self, FencedLeaderEpoch, LeaderNotAvailable, NotLeaderOrFollower, OffsetOutOfRange,
@@ -43,7 +43,7 @@ impl Consumer {
             return Ok(positions);
         }
         let req = OffsetFetchRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(self.cfg.group_id.clone())))
+            .with_group_id(self.group_id())
             .with_topics(Some(
                 want.iter()
                     .map(|(t, ps)| {

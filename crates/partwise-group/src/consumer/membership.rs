@@ -16,7 +16,7 @@ use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
-    GroupId, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, SyncGroupRequest,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, SyncGroupRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
@@ -96,16 +96,11 @@ impl Consumer {
         let group = self.cfg.group_id.clone();
         let coord = self.coordinator().await?;
         let req = JoinGroupRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+            .with_group_id(self.group_id())
             .with_session_timeout_ms(self.cfg.session_timeout.as_millis() as i32)
             .with_rebalance_timeout_ms(self.cfg.rebalance_timeout.as_millis() as i32)
-            .with_member_id(StrBytes::from_string(self.member_id.clone()))
-            .with_group_instance_id(
-                self.cfg
-                    .group_instance_id
-                    .clone()
-                    .map(StrBytes::from_string),
-            )
+            .with_member_id(self.member())
+            .with_group_instance_id(self.instance_id())
             .with_protocol_type(StrBytes::from_static_str("consumer"))
             .with_protocols(protocols.to_vec());
         let (resp, _) = self
@@ -241,15 +236,10 @@ impl Consumer {
         // v5 names the protocol so the coordinator can check it (KIP-559).
         let named = self.cluster.version::<SyncGroupRequest>(&coord).await? >= 5;
         let req = SyncGroupRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+            .with_group_id(self.group_id())
             .with_generation_id(generation)
-            .with_member_id(StrBytes::from_string(self.member_id.clone()))
-            .with_group_instance_id(
-                self.cfg
-                    .group_instance_id
-                    .clone()
-                    .map(StrBytes::from_string),
-            )
+            .with_member_id(self.member())
+            .with_group_instance_id(self.instance_id())
             .with_protocol_type(named.then(|| StrBytes::from_static_str("consumer")))
             .with_protocol_name(named.then(|| StrBytes::from_string(protocol.to_string())))
             .with_assignments(assignments);
@@ -321,20 +311,14 @@ impl Consumer {
         let coord = self.coordinator().await?;
         let v = self.cluster.version::<LeaveGroupRequest>(&coord).await?;
         let member = StrBytes::from_string(self.member_id.clone());
-        let mut req = LeaveGroupRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(self.cfg.group_id.clone())));
+        let mut req = LeaveGroupRequest::default().with_group_id(self.group_id());
         // v3 moved the member into a list (batch leave, KIP-345); v5 added a reason.
         if v >= 3 {
             let reason =
                 (v >= 5).then(|| StrBytes::from_static_str("the consumer is being closed"));
             req = req.with_members(vec![MemberIdentity::default()
                 .with_member_id(member)
-                .with_group_instance_id(
-                    self.cfg
-                        .group_instance_id
-                        .clone()
-                        .map(StrBytes::from_string),
-                )
+                .with_group_instance_id(self.instance_id())
                 .with_reason(reason)]);
         } else {
             req = req.with_member_id(member);

@@ -32,6 +32,8 @@ use bytes::Bytes;
 use commit::Positions;
 use fetch::Fetcher;
 use heartbeat::{heartbeat_loop, Shared};
+use kafka_protocol::messages::GroupId;
+use kafka_protocol::protocol::StrBytes;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -242,6 +244,24 @@ impl Consumer {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The group id, as every group request carries it.
+    fn group_id(&self) -> GroupId {
+        GroupId(StrBytes::from_string(self.cfg.group_id.clone()))
+    }
+
+    /// `group.instance.id`, as every group request carries it.
+    fn instance_id(&self) -> Option<StrBytes> {
+        self.cfg
+            .group_instance_id
+            .clone()
+            .map(StrBytes::from_string)
+    }
+
+    /// This member's id, as every group request carries it.
+    fn member(&self) -> StrBytes {
+        StrBytes::from_string(self.member_id.clone())
     }
 
     fn session_lapsed(&self) -> bool {
