@@ -70,8 +70,11 @@ pub fn own_unit_groups(counts: &BTreeMap<String, u32>) -> Vec<Vec<String>> {
 }
 
 /// The units that `assigned` (topic, partition) holds whole: for each of
-/// `groups` whose topics all appear in `counts`, each index `p` assigned in
-/// every topic of the group, as (partition, the group's topics), sorted.
+/// `groups`, each index `p` assigned in every topic of the group, as
+/// (partition, the group's topics), sorted. `counts` are the partition
+/// counts the member sees: a topic it does not see is left out of its
+/// group, and a group whose topics it sees with different counts (one grew
+/// since the leader looked) is split by count, as a member alone would.
 pub fn whole_units(
     groups: &[Vec<String>],
     counts: &BTreeMap<String, u32>,
@@ -80,15 +83,17 @@ pub fn whole_units(
     let have: BTreeSet<(&str, u32)> = assigned.iter().map(|(t, p)| (t.as_str(), *p)).collect();
     let mut out = Vec::new();
     for group in groups {
-        let Some(n) = group.first().and_then(|t| counts.get(t)) else {
-            continue;
-        };
-        if !group.iter().all(|t| counts.get(t) == Some(n)) {
-            continue;
+        let mut by_count: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        for t in group {
+            if let Some(n) = counts.get(t) {
+                by_count.entry(*n).or_default().push(t.clone());
+            }
         }
-        for p in 0..*n {
-            if group.iter().all(|t| have.contains(&(t.as_str(), p))) {
-                out.push((p, group.clone()));
+        for (n, topics) in by_count {
+            for p in 0..n {
+                if topics.iter().all(|t| have.contains(&(t.as_str(), p))) {
+                    out.push((p, topics.clone()));
+                }
             }
         }
     }
@@ -154,6 +159,21 @@ mod tests {
                 topic: 0,
                 partition: 1
             }]
+        );
+    }
+
+    #[test]
+    fn a_group_seen_with_other_counts_splits_by_count() {
+        let groups = vec![vec!["a".to_string(), "b".to_string(), "gone".to_string()]];
+        let c = counts(&[("a", 2), ("b", 3)]);
+        let assigned: Vec<(String, u32)> = vec![("a".into(), 0), ("b".into(), 0), ("b".into(), 2)];
+        assert_eq!(
+            whole_units(&groups, &c, &assigned),
+            vec![
+                (0, vec!["a".to_string()]),
+                (0, vec!["b".to_string()]),
+                (2, vec!["b".to_string()])
+            ]
         );
     }
 
