@@ -2,10 +2,11 @@
 //! agreed with the broker.
 //!
 //! This module owns the byte stream to a single broker; the bytes on it
-//! (frames, headers, the size limit) are [`partwise_wire::frame`]'s. Every request goes
-//! through [`Connection::send`], which picks the highest version that both
-//! this crate and the broker support (from the ApiVersions exchange made on
-//! connect) and checks that the response answers it.
+//! (frames, headers, the size limit) are [`partwise_wire::frame`]'s. Every
+//! request goes through [`Connection::send`], which picks the highest
+//! version that both this crate and the broker support (from the
+//! ApiVersions exchange made on connect) and checks that the response
+//! answers it.
 //!
 //! On a secured listener the stream is TLS (rustls) and, before anything
 //! else but ApiVersions, the connection authenticates: SaslHandshake v1 and
