@@ -10,7 +10,9 @@ use crate::units::Unit;
 use crate::wire::{Connection, Submitted};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
-use kafka_protocol::messages::{BrokerId, FetchRequest, OffsetFetchRequest, TopicName};
+use kafka_protocol::messages::{
+    BrokerId, FetchRequest, FetchResponse, OffsetFetchRequest, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
     self, FencedLeaderEpoch, LeaderNotAvailable, NotLeaderOrFollower, OffsetOutOfRange,
@@ -215,6 +217,27 @@ impl Round<'_> {
             self.fetchers.remove(leader);
             return Err(Error::protocol(leader, "Fetch", resp.error_code));
         }
+        self.records(leader, resp, &asked).await?;
+        // The next fetch of this leader's partitions, from where this one ended.
+        let next: Offsets = parts
+            .keys()
+            .filter_map(|tp| self.positions.next.get(tp).map(|o| (tp.clone(), *o)))
+            .collect();
+        let req = fetch_request(self.cfg, &next);
+        let f = self.fetchers.get_mut(leader).expect("inserted above");
+        match f.conn.submit(&req, timeout).await {
+            Ok(sub) => f.pending = Some((sub, next)),
+            // Reconnected on the next fetch.
+            Err(_) => {
+                self.fetchers.remove(leader);
+            }
+        }
+        Ok(())
+    }
+
+    /// The records of one leader's response to the fetch that `asked` for
+    /// these offsets, by unit; positions move past them.
+    async fn records(&mut self, leader: &str, resp: FetchResponse, asked: &Offsets) -> Result<()> {
         for t in resp.responses {
             let topic = t.topic.0.to_string();
             for p in t.partitions {
@@ -282,20 +305,6 @@ impl Round<'_> {
                     key: r.key,
                     value: r.value,
                 }));
-            }
-        }
-        // The next fetch of this leader's partitions, from where this one ended.
-        let next: Offsets = parts
-            .keys()
-            .filter_map(|tp| self.positions.next.get(tp).map(|o| (tp.clone(), *o)))
-            .collect();
-        let req = fetch_request(self.cfg, &next);
-        let f = self.fetchers.get_mut(leader).expect("inserted above");
-        match f.conn.submit(&req, timeout).await {
-            Ok(sub) => f.pending = Some((sub, next)),
-            // Reconnected on the next fetch.
-            Err(_) => {
-                self.fetchers.remove(leader);
             }
         }
         Ok(())

@@ -265,6 +265,19 @@ impl Consumer {
         } else {
             Assignment::decode(resp.assignment.clone())?
         };
+        self.take_up(generation, got, counts, synced_at).await?;
+        Ok(true)
+    }
+
+    /// Takes up generation `generation` with the assignment `got`: its whole
+    /// units, the heartbeat started, the start positions looked up.
+    async fn take_up(
+        &mut self,
+        generation: i32,
+        got: Assignment,
+        counts: &BTreeMap<String, i32>,
+        synced_at: Instant,
+    ) -> Result<()> {
         let partitions: Vec<(String, i32)> = got
             .partitions
             .into_iter()
@@ -303,7 +316,7 @@ impl Consumer {
             fetchers: Default::default(),
         }));
         self.pending.push_back(Event::Assigned(assignment));
-        Ok(true)
+        Ok(())
     }
 
     /// LeaveGroup, so the group rebalances now rather than after a session.
