@@ -200,3 +200,40 @@ impl From<partwise_wire::Error> for Error {
         Error::Wire(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// A decode that kafka-protocol refuses keeps its message and carries
+    /// the wire error, and under it kafka-protocol's, as causes.
+    #[test]
+    fn decode_errors_keep_their_causes() {
+        // v3 subscription: one topic whose name is not UTF-8, then no user
+        // data, no owned partitions, generation 1, no rack.
+        let bytes = bytes::Bytes::from_static(&[
+            0, 3, 0, 0, 0, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0xff,
+            0xff,
+        ]);
+        let e: Error = crate::protocol::Subscription::decode(bytes)
+            .unwrap_err()
+            .into();
+        let wire = e.source().expect("the wire error");
+        assert!(
+            wire.source().is_some(),
+            "kafka-protocol's error under {wire}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot decode response: subscription v3"),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with(&wire.to_string()), "{e} / {wire}");
+        let gave_up = Error::GaveUp {
+            after: std::time::Duration::from_secs(1),
+            last: Box::new(e),
+        };
+        assert!(gave_up.source().and_then(|s| s.source()).is_some());
+    }
+}
