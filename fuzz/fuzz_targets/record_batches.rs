@@ -7,6 +7,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let b = Bytes::copy_from_slice(data);
-    let _ = partwise_group::wire::whole_batches(b.clone());
-    let _ = partwise_group::cluster::decode_records(Some(b), 0);
+    let _ = partwise_wire::records::whole_batches(b.clone());
+    let _ = partwise_wire::records::decode_records(Some(b), 0);
 });

@@ -39,7 +39,7 @@
 mod cluster;
 pub use cluster::KafkaCluster;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -50,10 +50,12 @@ use kafka_protocol::messages::{
     ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
     HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
     MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, RequestHeader,
-    ResponseHeader, SyncGroupRequest, SyncGroupResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, SyncGroupRequest,
+    SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
+use kafka_protocol::ResponseError;
+use partwise_wire::frame;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io;
@@ -63,16 +65,18 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 
+// The codes tests inject, named as Kafka names them; the numbers are
+// kafka-protocol's.
 /// `LEADER_NOT_AVAILABLE` (5).
-pub const LEADER_NOT_AVAILABLE: i16 = 5;
+pub const LEADER_NOT_AVAILABLE: i16 = ResponseError::LeaderNotAvailable.code();
 /// `COORDINATOR_LOAD_IN_PROGRESS` (14).
-pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
+pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = ResponseError::CoordinatorLoadInProgress.code();
 /// `COORDINATOR_NOT_AVAILABLE` (15).
-pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+pub const COORDINATOR_NOT_AVAILABLE: i16 = ResponseError::CoordinatorNotAvailable.code();
 /// `NOT_COORDINATOR` (16).
-pub const NOT_COORDINATOR: i16 = 16;
+pub const NOT_COORDINATOR: i16 = ResponseError::NotCoordinator.code();
 /// `INCONSISTENT_GROUP_PROTOCOL` (23).
-pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+pub const INCONSISTENT_GROUP_PROTOCOL: i16 = ResponseError::InconsistentGroupProtocol.code();
 
 /// A fault to apply to the traffic through the proxy.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -388,7 +392,7 @@ async fn proxy_connection(client: TcpStream, ctx: &Arc<Ctx>, upstream: &[String]
     let (tx, mut rx) = mpsc::unbounded_channel::<Owed>();
     let requests = async {
         while let Ok(frame) = read_frame(&mut cr).await {
-            let Some((api, version, correlation)) = peek_header(&frame) else {
+            let Some((api, version, correlation)) = frame::peek_request(&frame) else {
                 return;
             };
             *ctx.state
@@ -444,32 +448,17 @@ async fn proxy_connection(client: TcpStream, ctx: &Arc<Ctx>, upstream: &[String]
     }
 }
 
-/// One length-prefixed frame, prefix included.
+/// One length-prefixed frame, prefix included, within
+/// [`partwise_wire::frame::MAX_FRAME`].
 async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Bytes> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len).await?;
-    let n = i32::from_be_bytes(len);
-    if !(0..=256 * 1024 * 1024).contains(&n) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "bad frame length",
-        ));
-    }
-    let mut buf = BytesMut::with_capacity(4 + n as usize);
+    let n = frame::body_len(len).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let mut buf = BytesMut::with_capacity(4 + n);
     buf.put_slice(&len);
-    buf.resize(4 + n as usize, 0);
+    buf.resize(4 + n, 0);
     r.read_exact(&mut buf[4..]).await?;
     Ok(buf.freeze())
-}
-
-/// (api key, version, correlation id): the first fields of every request
-/// header version.
-fn peek_header(frame: &[u8]) -> Option<(i16, i16, i32)> {
-    if frame.len() < 12 {
-        return None;
-    }
-    let mut b = &frame[4..12];
-    Some((b.get_i16(), b.get_i16(), b.get_i32()))
 }
 
 fn take_error(ctx: &Ctx, api: i16) -> Option<i16> {
@@ -488,9 +477,7 @@ fn take_error(ctx: &Ctx, api: i16) -> Option<i16> {
 
 /// Request header and body of a frame.
 fn decode_request<T: Decodable>(frame: &Bytes, api: ApiKey, version: i16) -> Option<T> {
-    let mut body = frame.slice(4..);
-    RequestHeader::decode(&mut body, api.request_header_version(version)).ok()?;
-    T::decode(&mut body, version).ok()
+    frame::decode_request(frame, api, version).ok()
 }
 
 /// Produce with acks=0 is the one request a broker does not answer.
@@ -499,24 +486,6 @@ fn expects_response(api: i16, version: i16, frame: &Bytes) -> bool {
         return true;
     }
     decode_request::<ProduceRequest>(frame, ApiKey::Produce, version).is_none_or(|r| r.acks != 0)
-}
-
-fn frame_response<T: Encodable>(
-    api: ApiKey,
-    version: i16,
-    correlation: i32,
-    body: &T,
-) -> Option<Bytes> {
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    ResponseHeader::default()
-        .with_correlation_id(correlation)
-        .encode(&mut buf, api.response_header_version(version))
-        .ok()?;
-    body.encode(&mut buf, version).ok()?;
-    let len = (buf.len() - 4) as i32;
-    buf[..4].copy_from_slice(&len.to_be_bytes());
-    Some(buf.freeze())
 }
 
 /// The error response a broker that is not (or no longer) the coordinator
@@ -608,7 +577,7 @@ trait ErasedEncode {
 
 impl<T: Encodable> ErasedEncode for T {
     fn framed(&self, api: ApiKey, version: i16, correlation: i32) -> Option<Bytes> {
-        frame_response(api, version, correlation, self)
+        frame::encode_response(api, version, correlation, self).ok()
     }
 }
 
@@ -641,8 +610,7 @@ fn rewrite(ctx: &Arc<Ctx>, api: i16, version: i16, frame: Bytes) -> Bytes {
         _ => return frame,
     };
     let mut body = frame.slice(4..);
-    let hv = key.response_header_version(version);
-    let Ok(header) = ResponseHeader::decode(&mut body, hv) else {
+    let Ok(header) = frame::decode_response_header(&mut body, key, version) else {
         return frame;
     };
     let framed = |resp: &dyn ErasedEncode| {
@@ -719,23 +687,14 @@ mod tests {
     use super::*;
 
     fn request_frame(api: ApiKey, version: i16, correlation: i32, body: &impl Encodable) -> Bytes {
-        let mut buf = BytesMut::new();
-        buf.put_i32(0);
-        RequestHeader::default()
-            .with_request_api_key(api as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation)
-            .encode(&mut buf, api.request_header_version(version))
-            .unwrap();
-        body.encode(&mut buf, version).unwrap();
-        let len = (buf.len() - 4) as i32;
-        buf[..4].copy_from_slice(&len.to_be_bytes());
-        buf.freeze()
+        frame::encode_request(api, version, correlation, None, body)
+            .unwrap()
+            .freeze()
     }
 
     fn decode_response<T: Decodable>(frame: Bytes, api: ApiKey, version: i16) -> (i32, T) {
         let mut body = frame.slice(4..);
-        let h = ResponseHeader::decode(&mut body, api.response_header_version(version)).unwrap();
+        let h = frame::decode_response_header(&mut body, api, version).unwrap();
         (h.correlation_id, T::decode(&mut body, version).unwrap())
     }
 

@@ -5,8 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::security::Security;
-use crate::wire::{whole_batches, Connection};
-use bytes::{Bytes, BytesMut};
+use crate::wire::Connection;
+use bytes::Bytes;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
@@ -17,38 +17,19 @@ use kafka_protocol::messages::{
     MetadataRequest, OffsetFetchRequest, ProduceRequest, TopicName,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Record, TimestampType};
+use kafka_protocol::ResponseError;
+pub use partwise_wire::records::decode_records;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-/// Kafka error codes this module reacts to.
-pub(crate) mod codes {
-    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
-    pub const LEADER_NOT_AVAILABLE: i16 = 5;
-    pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
-    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
-    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-    pub const NOT_COORDINATOR: i16 = 16;
-    pub const ILLEGAL_GENERATION: i16 = 22;
-    pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
-    pub const UNKNOWN_MEMBER_ID: i16 = 25;
-    pub const REBALANCE_IN_PROGRESS: i16 = 27;
-    pub const TOPIC_ALREADY_EXISTS: i16 = 36;
-    pub const FENCED_INSTANCE_ID: i16 = 82;
-    pub const MEMBER_ID_REQUIRED: i16 = 79;
-    pub const OFFSET_OUT_OF_RANGE: i16 = 1;
-    pub const FENCED_LEADER_EPOCH: i16 = 74;
-    pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
-
-    /// Errors after which the coordinator must be looked up again.
-    pub fn coordinator_moved(code: i16) -> bool {
-        matches!(
-            code,
-            COORDINATOR_LOAD_IN_PROGRESS | COORDINATOR_NOT_AVAILABLE | NOT_COORDINATOR
-        )
-    }
+/// Whether `e` means the group coordinator must be looked up again.
+pub(crate) fn coordinator_moved(e: ResponseError) -> bool {
+    use ResponseError::{CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator};
+    matches!(
+        e,
+        CoordinatorLoadInProgress | CoordinatorNotAvailable | NotCoordinator
+    )
 }
 
 /// Partition count and leaders of one topic.
@@ -211,7 +192,9 @@ impl Cluster {
         let mut out = BTreeMap::new();
         for t in resp.topics {
             let Some(name) = t.name else { continue };
-            if t.error_code == codes::UNKNOWN_TOPIC_OR_PARTITION || t.partitions.is_empty() {
+            if t.error_code == ResponseError::UnknownTopicOrPartition.code()
+                || t.partitions.is_empty()
+            {
                 continue;
             }
             let n = t
@@ -361,7 +344,7 @@ impl Cluster {
         self.leader(topic, partition).ok_or_else(|| Error::Broker {
             at: format!("{topic}-{partition}"),
             api: "Metadata".into(),
-            code: codes::LEADER_NOT_AVAILABLE,
+            code: ResponseError::LeaderNotAvailable.code(),
         })
     }
 
@@ -418,7 +401,7 @@ impl Cluster {
             );
         let (resp, _) = self.send_any(&req).await?;
         for t in resp.topics {
-            if t.error_code != 0 && t.error_code != codes::TOPIC_ALREADY_EXISTS {
+            if t.error_code != 0 && t.error_code != ResponseError::TopicAlreadyExists.code() {
                 return Err(Error::protocol(
                     t.name.0.as_str(),
                     "CreateTopics",
@@ -460,16 +443,7 @@ impl Cluster {
                 headers: Default::default(),
             })
             .collect();
-        let mut buf = BytesMut::new();
-        RecordBatchEncoder::encode(
-            &mut buf,
-            &recs,
-            &RecordEncodeOptions {
-                version: 2,
-                compression: Compression::None,
-            },
-        )
-        .map_err(|e| Error::Encode(e.to_string()))?;
+        let batch = partwise_wire::records::encode_batch(&recs)?;
         let addr = self.leader_or_refresh(topic, partition).await?;
         let req = ProduceRequest::default()
             .with_acks(-1)
@@ -478,7 +452,7 @@ impl Cluster {
                 .with_name(TopicName(StrBytes::from_string(topic.to_string())))
                 .with_partition_data(vec![PartitionProduceData::default()
                     .with_index(partition)
-                    .with_records(Some(buf.freeze()))])]);
+                    .with_records(Some(batch))])]);
         let timeout = self.timeouts.request;
         let (resp, _) = self.send_to(&addr, &req, timeout).await?;
         let p = resp
@@ -492,20 +466,4 @@ impl Cluster {
         }
         Ok(p.base_offset)
     }
-}
-
-/// Decodes the whole record batches of a Fetch response's `records`,
-/// keeping records at or after `from`.
-pub fn decode_records(records: Option<Bytes>, from: i64) -> Result<Vec<Record>> {
-    let Some(bytes) = records else {
-        return Ok(Vec::new());
-    };
-    let mut buf = whole_batches(bytes);
-    let sets = RecordBatchDecoder::decode_all(&mut buf)
-        .map_err(|e| Error::Decode(format!("record batch: {e}")))?;
-    Ok(sets
-        .into_iter()
-        .flat_map(|s| s.records)
-        .filter(|r| r.offset >= from && !r.control)
-        .collect())
 }

@@ -1,10 +1,15 @@
-//! The crate's error type: what went wrong, with the broker or group at fault.
+//! The crate's error type: what went wrong, with the broker or group at
+//! fault, and the cause (a wire decode, the core's assignor) kept as its
+//! [`source`](std::error::Error::source).
 
 use kafka_protocol::ResponseError;
 use std::fmt;
 
+/// A cause from another crate, kept typed behind the trait object.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Everything that can fail in this crate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// No TCP connection could be made.
@@ -41,9 +46,10 @@ pub enum Error {
         /// The bootstrap list, and each address's failure.
         tried: Vec<String>,
     },
-    /// A request could not be encoded.
-    Encode(String),
-    /// A response could not be decoded.
+    /// A request could not be encoded, or a response decoded: the wire
+    /// bytes' own error, with kafka-protocol's as its source.
+    Wire(partwise_wire::Error),
+    /// A response decoded but lacks what it must carry.
     Decode(String),
     /// The broker does not speak a version we can use.
     Unsupported {
@@ -68,6 +74,8 @@ pub enum Error {
         group: String,
         /// What happened.
         reason: String,
+        /// The core's error, when the assignor refused the group.
+        source: Option<Cause>,
     },
     /// The member kept failing with retriable errors (no broker reachable,
     /// no coordinator, no leader) for longer than its retry timeout.
@@ -97,12 +105,25 @@ impl Error {
         }
     }
 
+    pub(crate) fn group_protocol(group: &str, reason: impl Into<String>) -> Error {
+        Error::GroupProtocol {
+            group: group.to_string(),
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
     /// The Kafka error code of a broker error.
     pub fn code(&self) -> Option<i16> {
         match self {
             Error::Broker { code, .. } => Some(*code),
             _ => None,
         }
+    }
+
+    /// The Kafka error of a broker error, as kafka-protocol names it.
+    pub fn response_error(&self) -> Option<ResponseError> {
+        self.code().and_then(ResponseError::try_from_code)
     }
 
     /// Whether the error is a lost or unreachable connection, worth retrying
@@ -139,13 +160,16 @@ impl fmt::Display for Error {
             Error::NoBroker { tried } => {
                 write!(f, "no broker reachable: {}", tried.join("; "))
             }
-            Error::Encode(e) => write!(f, "cannot encode request: {e}"),
+            Error::Wire(e @ partwise_wire::Error::Encode { .. }) => {
+                write!(f, "cannot encode request: {e}")
+            }
+            Error::Wire(e) => write!(f, "cannot decode response: {e}"),
             Error::Decode(e) => write!(f, "cannot decode response: {e}"),
             Error::Unsupported { addr, what } => write!(f, "broker {addr}: unsupported: {what}"),
             Error::Broker { at, api, code } => {
                 write!(f, "{api} at {at} failed: {}", code_name(*code))
             }
-            Error::GroupProtocol { group, reason } => write!(f, "group '{group}': {reason}"),
+            Error::GroupProtocol { group, reason, .. } => write!(f, "group '{group}': {reason}"),
             Error::GaveUp { after, last } => write!(
                 f,
                 "gave up after {:.1} s of retrying (retry timeout): {last}",
@@ -158,4 +182,58 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Wire(e) => Some(e),
+            Error::GroupProtocol {
+                source: Some(e), ..
+            } => Some(e.as_ref()),
+            Error::GaveUp { last, .. } => Some(last.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl From<partwise_wire::Error> for Error {
+    fn from(e: partwise_wire::Error) -> Error {
+        Error::Wire(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// A decode that kafka-protocol refuses keeps its message and carries
+    /// the wire error, and under it kafka-protocol's, as causes.
+    #[test]
+    fn decode_errors_keep_their_causes() {
+        // v3 subscription: one topic whose name is not UTF-8, then no user
+        // data, no owned partitions, generation 1, no rack.
+        let bytes = bytes::Bytes::from_static(&[
+            0, 3, 0, 0, 0, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0xff,
+            0xff,
+        ]);
+        let e: Error = crate::protocol::Subscription::decode(bytes)
+            .unwrap_err()
+            .into();
+        let wire = e.source().expect("the wire error");
+        assert!(
+            wire.source().is_some(),
+            "kafka-protocol's error under {wire}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot decode response: subscription v3"),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with(&wire.to_string()), "{e} / {wire}");
+        let gave_up = Error::GaveUp {
+            after: std::time::Duration::from_secs(1),
+            last: Box::new(e),
+        };
+        assert!(gave_up.source().and_then(|s| s.source()).is_some());
+    }
+}

@@ -38,10 +38,12 @@
 //! ```
 //!
 //! Modules: [`wire`] (one broker connection, with TLS and SASL as
-//! [`security`] says; [`sasl`] builds the PLAIN and SCRAM messages),
-//! [`cluster`] (brokers, leaders, admin requests), [`protocol`] (subscription and assignment bytes),
-//! [`units`] (units and the leader's assignment), and the member itself,
-//! re-exported at the top.
+//! [`security`] says; [`sasl`] builds the PLAIN and SCRAM messages; the
+//! bytes on it are [`partwise_wire`]'s), [`cluster`] (brokers, leaders,
+//! admin requests), [`protocol`] (subscription and assignment bytes),
+//! [`units`] (units as the core defines them, and the leader's assignment),
+//! and the member itself, split by job under `consumer` and re-exported at
+//! the top.
 
 pub mod cluster;
 mod consumer;

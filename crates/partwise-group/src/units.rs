@@ -1,56 +1,71 @@
-//! Co-partitioned units and the leader's assignment.
+//! Co-partitioned units as the runtime hands them out, and the leader's
+//! assignment.
 //!
-//! This module owns two pure computations: which units a set of partitions
-//! makes whole (a unit is partition `p` of every subscribed topic with the
-//! same partition count, so a local join of those topics holds both sides of
-//! a key), and the leader's assignment of a generation, computed with
-//! partwise's [`partwise::assign`] module from the members' subscriptions.
+//! What a unit is (partition `p` of every topic of one co-partition group:
+//! equal partition count and equal subscribers) is decided in the core,
+//! [`partwise::assign::units`], for the runtime and the simulated
+//! `copartitioned` assignor alike. This module adapts it to the group
+//! protocol: the leader, which alone sees every member's subscription,
+//! computes the assignment and the groups and sends the groups in each
+//! member's assignment user data; a member that gets no such groups (a
+//! leader that is not partwise) decides from its own subscription.
 
 use crate::error::{Error, Result};
 use crate::protocol::Subscription;
-use partwise::assign::{Assignor, Group, Member, Topic, Tp};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use partwise::assign::units::{named_group, own_unit_groups, unit_groups, whole_units};
+use partwise::assign::{Assignor, Group, Member};
+use std::collections::{BTreeMap, HashMap};
 
 /// A co-partitioned unit: partition `partition` of each of `topics`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Unit {
     /// The partition index.
     pub partition: i32,
-    /// The topics of its co-partition group (equal partition counts), sorted.
+    /// The topics of its co-partition group, sorted.
     pub topics: Vec<String>,
 }
 
-/// The co-partition groups of `counts` (topic to partition count): topics
-/// with equal counts, each group sorted, groups ordered by their first topic.
-pub fn unit_groups(counts: &BTreeMap<String, i32>) -> Vec<Vec<String>> {
-    let mut by_count: BTreeMap<i32, Vec<String>> = BTreeMap::new();
-    for (t, n) in counts {
-        by_count.entry(*n).or_default().push(t.clone());
-    }
-    let mut groups: Vec<Vec<String>> = by_count.into_values().collect();
-    groups.sort();
-    groups
+/// Partition counts as the core takes them; a negative count (never sent by
+/// a broker) is no partitions.
+fn core_counts(counts: &BTreeMap<String, i32>) -> BTreeMap<String, u32> {
+    counts
+        .iter()
+        .map(|(t, n)| (t.clone(), u32::try_from(*n).unwrap_or(0)))
+        .collect()
 }
 
-/// The units that `assigned` holds whole: for each co-partition group of
-/// `counts`, each index `p` whose partition is assigned in every topic of the
-/// group. Partitions of topics not in `counts` are ignored.
+/// The co-partition groups one member tells from its own subscription
+/// (`counts`: topic to partition count): topics with equal counts, each
+/// group sorted, groups ordered by their first topic.
+pub fn unit_groups_of_counts(counts: &BTreeMap<String, i32>) -> Vec<Vec<String>> {
+    own_unit_groups(&core_counts(counts))
+}
+
+/// The units that `assigned` holds whole under `groups` (the leader's, or
+/// [`unit_groups_of_counts`]): each index `p` whose partition is assigned in
+/// every topic of a group. Partitions of topics not in `counts` are ignored.
+pub fn units_in(
+    assigned: &[(String, i32)],
+    groups: &[Vec<String>],
+    counts: &BTreeMap<String, i32>,
+) -> Vec<Unit> {
+    let assigned: Vec<(String, u32)> = assigned
+        .iter()
+        .filter_map(|(t, p)| Some((t.clone(), u32::try_from(*p).ok()?)))
+        .collect();
+    whole_units(groups, &core_counts(counts), &assigned)
+        .into_iter()
+        .map(|(p, topics)| Unit {
+            partition: p as i32,
+            topics,
+        })
+        .collect()
+}
+
+/// The units that `assigned` holds whole when the member knows only its own
+/// subscription: [`units_in`] with [`unit_groups_of_counts`].
 pub fn complete_units(assigned: &[(String, i32)], counts: &BTreeMap<String, i32>) -> Vec<Unit> {
-    let have: BTreeSet<(&str, i32)> = assigned.iter().map(|(t, p)| (t.as_str(), *p)).collect();
-    let mut out = Vec::new();
-    for group in unit_groups(counts) {
-        let n = counts[&group[0]];
-        for p in 0..n {
-            if group.iter().all(|t| have.contains(&(t.as_str(), p))) {
-                out.push(Unit {
-                    partition: p,
-                    topics: group.clone(),
-                });
-            }
-        }
-    }
-    out.sort();
-    out
+    units_in(assigned, &unit_groups_of_counts(counts), counts)
 }
 
 /// One member as the leader sees it in the JoinGroup response.
@@ -64,6 +79,29 @@ pub struct JoinedMember {
     pub subscription: Subscription,
 }
 
+/// The members over the topics of `counts`, as the core's assignors take them.
+fn group_of(members: &[JoinedMember], counts: &BTreeMap<String, i32>) -> Group {
+    named_group(
+        members.iter().map(|m| {
+            let mut member = Member::new(m.member_id.clone(), m.subscription.topics.clone());
+            member.instance_id = m.instance_id.clone();
+            member.generation =
+                (m.subscription.generation >= 0).then_some(m.subscription.generation);
+            (member, m.subscription.owned.clone())
+        }),
+        &core_counts(counts),
+    )
+}
+
+/// The co-partition groups of `members` over the topics in `counts`, by
+/// partition count and subscribers: what the leader sends every member.
+pub fn leader_unit_groups(
+    members: &[JoinedMember],
+    counts: &BTreeMap<String, i32>,
+) -> Vec<Vec<String>> {
+    unit_groups(&group_of(members, counts))
+}
+
 /// The leader's assignment for `protocol` (`copartitioned` or `range`) of
 /// `members` over the topics in `counts`: member id to (topic, partition).
 pub fn leader_assignment(
@@ -75,48 +113,17 @@ pub fn leader_assignment(
         "copartitioned" => Assignor::Copartitioned,
         "range" => Assignor::JavaRange,
         other => {
-            return Err(Error::GroupProtocol {
-                group: String::new(),
-                reason: format!("no assignor for protocol '{other}'"),
-            })
+            return Err(Error::group_protocol(
+                "",
+                format!("no assignor for protocol '{other}'"),
+            ))
         }
     };
-    let topics: Vec<Topic> = counts
-        .iter()
-        .map(|(t, n)| Topic::new(t.clone(), *n as u32))
-        .collect();
-    let index: HashMap<&str, u32> = counts
-        .iter()
-        .enumerate()
-        .map(|(i, (t, _))| (t.as_str(), i as u32))
-        .collect();
-    let group_members: Vec<Member> = members
-        .iter()
-        .map(|m| {
-            let mut member = Member::new(m.member_id.clone(), m.subscription.topics.clone());
-            member.instance_id = m.instance_id.clone();
-            // Owned partitions of topics that vanished or shrank are not claims.
-            member.owned = m
-                .subscription
-                .owned
-                .iter()
-                .filter_map(|(t, p)| {
-                    let ti = *index.get(t.as_str())?;
-                    (*p >= 0 && *p < counts[t]).then_some(Tp {
-                        topic: ti,
-                        partition: *p as u32,
-                    })
-                })
-                .collect();
-            member.generation =
-                (m.subscription.generation >= 0).then_some(m.subscription.generation);
-            member
-        })
-        .collect();
-    let group = Group::new(group_members, topics);
+    let group = group_of(members, counts);
     let assignment = assignor.assign(&group).map_err(|e| Error::GroupProtocol {
         group: String::new(),
         reason: format!("assignor {protocol}: {e}"),
+        source: Some(Box::new(e)),
     })?;
     let mut out = HashMap::new();
     for (m, parts) in assignment.partitions.iter().enumerate() {
@@ -139,6 +146,7 @@ pub fn leader_assignment(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn counts(list: &[(&str, i32)]) -> BTreeMap<String, i32> {
         list.iter().map(|(t, n)| (t.to_string(), *n)).collect()
@@ -152,6 +160,7 @@ mod tests {
                 topics: vec!["a".into(), "b".into()],
                 owned: owned.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
                 generation: if owned.is_empty() { -1 } else { 1 },
+                user_data: None,
             },
         }
     }
@@ -220,6 +229,104 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Where the two rules used to differ: `a` and `b` have 4 partitions
+    /// each, m0 subscribes to both, m1 to `a` only. The core (and so the
+    /// `copartitioned` assignor, as `partwise assign -a copartitioned` runs
+    /// it) makes `a` and `b` separate units, since their subscribers
+    /// differ; counting partitions only, m0 held `b` without `a` and so no
+    /// whole unit at all, and never processed `b`. With the leader's groups
+    /// in the assignment's user data, every member processes exactly the
+    /// units the assignor handed out.
+    #[test]
+    fn the_runtime_agrees_with_the_copartitioned_assignor_on_unequal_subscriptions() {
+        use crate::protocol::Assignment;
+        use partwise::assign::units::{named_group, unit_groups, whole_units};
+        let c = counts(&[("a", 4), ("b", 4)]);
+        let sub = |topics: &[&str]| Subscription {
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            generation: -1,
+            ..Subscription::default()
+        };
+        let members = vec![
+            JoinedMember {
+                member_id: "m0".into(),
+                instance_id: None,
+                subscription: sub(&["a", "b"]),
+            },
+            JoinedMember {
+                member_id: "m1".into(),
+                instance_id: None,
+                subscription: sub(&["a"]),
+            },
+        ];
+        // The core's view: the assignor over the same group.
+        let core_counts: BTreeMap<String, u32> =
+            c.iter().map(|(t, n)| (t.clone(), *n as u32)).collect();
+        let group = named_group(
+            [
+                (Member::new("m0", ["a", "b"]), vec![]),
+                (Member::new("m1", ["a"]), vec![]),
+            ],
+            &core_counts,
+        );
+        let core = Assignor::Copartitioned.assign(&group).unwrap();
+        let core_groups = unit_groups(&group);
+        assert_eq!(
+            core_groups,
+            vec![vec!["a".to_string()], vec!["b".to_string()]]
+        );
+
+        let plan = leader_assignment("copartitioned", &members, &c).unwrap();
+        let groups = leader_unit_groups(&members, &c);
+        assert_eq!(groups, core_groups);
+        let mut differed = false;
+        for (i, m) in members.iter().enumerate() {
+            // The runtime's path: the leader's bytes, decoded by the member.
+            let bytes = Assignment {
+                partitions: plan[&m.member_id].clone(),
+                user_data: Some(partwise_wire::consumer::encode_unit_groups(&groups)),
+            }
+            .encode()
+            .unwrap();
+            let got = Assignment::decode(bytes).unwrap();
+            let told = partwise_wire::consumer::decode_unit_groups(
+                got.user_data.as_deref().unwrap_or_default(),
+            )
+            .unwrap();
+            let own: BTreeMap<String, i32> = m
+                .subscription
+                .topics
+                .iter()
+                .map(|t| (t.clone(), c[t]))
+                .collect();
+            let runtime = units_in(&got.partitions, &told, &own);
+            let named: Vec<(String, u32)> = core.partitions[i]
+                .iter()
+                .map(|tp| (group.topics[tp.topic as usize].name.clone(), tp.partition))
+                .collect();
+            let expected: Vec<Unit> = whole_units(&core_groups, &core_counts, &named)
+                .into_iter()
+                .map(|(p, topics)| Unit {
+                    partition: p as i32,
+                    topics,
+                })
+                .collect();
+            assert_eq!(runtime, expected, "{}", m.member_id);
+            let covered: usize = runtime.iter().map(|u| u.topics.len()).sum();
+            assert_eq!(
+                covered,
+                got.partitions.len(),
+                "{}: a partition left out",
+                m.member_id
+            );
+            differed |= complete_units(&got.partitions, &own) != runtime;
+        }
+        assert!(
+            differed,
+            "the count-only rule agreed here: not the case that used to differ"
+        );
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! One broker connection: 4-byte length framing, correlation ids, and the
-//! API versions agreed with the broker.
+//! One broker connection: the socket, correlation ids, and the API versions
+//! agreed with the broker.
 //!
-//! This module owns the byte stream to a single broker. Every request goes
-//! through [`Connection::send`], which picks the highest version that both
-//! this crate and the broker support (from the ApiVersions exchange made on
-//! connect) and checks that the response answers it.
+//! This module owns the byte stream to a single broker; the bytes on it
+//! (frames, headers, the size limit) are [`partwise_wire::frame`]'s. Every
+//! request goes through [`Connection::send`], which picks the highest
+//! version that both this crate and the broker support (from the
+//! ApiVersions exchange made on connect) and checks that the response
+//! answers it.
 //!
 //! On a secured listener the stream is TLS (rustls) and, before anything
 //! else but ApiVersions, the connection authenticates: SaslHandshake v1 and
@@ -15,12 +17,13 @@
 use crate::error::{Error, Result};
 use crate::sasl::{self, Mechanism, ScramClient, ScramHash};
 use crate::security::{SaslCredentials, Security, Tls};
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
-    SaslAuthenticateRequest, SaslHandshakeRequest,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, SaslAuthenticateRequest, SaslHandshakeRequest,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
+use kafka_protocol::protocol::{Request, StrBytes};
+use partwise_wire::frame;
+pub use partwise_wire::records::whole_batches;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -54,10 +57,6 @@ fn our_max(key: i16) -> i16 {
         _ => 0,
     }
 }
-
-/// Responses larger than this are refused rather than allocated: a corrupt
-/// length prefix must not make us reserve gigabytes.
-const MAX_FRAME: usize = 256 * 1024 * 1024;
 
 /// A connection to one broker.
 pub struct Connection {
@@ -335,20 +334,13 @@ impl Connection {
     fn frame<R: Request>(&mut self, req: &R, version: i16) -> Result<(BytesMut, i32)> {
         let correlation = self.next_correlation;
         self.next_correlation = self.next_correlation.wrapping_add(1);
-        let header = RequestHeader::default()
-            .with_request_api_key(R::KEY)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation)
-            .with_client_id(Some(self.client_id.clone()));
-        let mut buf = BytesMut::with_capacity(256);
-        buf.put_i32(0);
-        header
-            .encode(&mut buf, R::header_version(version))
-            .map_err(|e| Error::Encode(e.to_string()))?;
-        req.encode(&mut buf, version)
-            .map_err(|e| Error::Encode(e.to_string()))?;
-        let len = (buf.len() - 4) as i32;
-        buf[..4].copy_from_slice(&len.to_be_bytes());
+        let buf = frame::encode_request(
+            api_key::<R>()?,
+            version,
+            correlation,
+            Some(self.client_id.clone()),
+            req,
+        )?;
         Ok((buf, correlation))
     }
 
@@ -360,17 +352,15 @@ impl Connection {
         correlation: i32,
     ) -> Result<R::Response> {
         self.in_flight = false;
-        let rh = ResponseHeader::decode(&mut body, R::Response::header_version(version))
-            .map_err(|e| Error::Decode(format!("{} response header: {e}", api_name(R::KEY))))?;
-        if rh.correlation_id != correlation {
-            self.in_flight = true;
-            return Err(self.io_error(&format!(
-                "correlation id {} answered request {correlation}",
-                rh.correlation_id
-            )));
+        match frame::decode_response(&mut body, api_key::<R>()?, version, correlation) {
+            Ok(resp) => Ok(resp),
+            // An answer to another request: the stream is out of step.
+            Err(e) if e.is_stream() => {
+                self.in_flight = true;
+                Err(self.io_error(&e.to_string()))
+            }
+            Err(e) => Err(e.into()),
         }
-        R::Response::decode(&mut body, version)
-            .map_err(|e| Error::Decode(format!("{} v{version} response: {e}", api_name(R::KEY))))
     }
 
     async fn exchange<R: Request>(
@@ -413,18 +403,8 @@ impl Connection {
             .read_exact(&mut len)
             .await
             .map_err(|e| self.io_error(&e.to_string()))?;
-        let len = i32::from_be_bytes(len);
-        if len < 4 || len as usize > MAX_FRAME {
-            // A TLS record (alert 0x15 or handshake 0x16, version 3.x) read
-            // as a Kafka length: the listener speaks TLS and we do not.
-            let hint = if matches!(len.to_be_bytes(), [0x15 | 0x16, 0x03, ..]) {
-                " (the broker answered with TLS: set security.protocol=ssl or sasl_ssl)"
-            } else {
-                ""
-            };
-            return Err(self.io_error(&format!("bad response length {len}{hint}")));
-        }
-        let mut body = vec![0u8; len as usize];
+        let len = frame::body_len(len).map_err(|e| self.io_error(&e.to_string()))?;
+        let mut body = vec![0u8; len];
         self.stream
             .read_exact(&mut body)
             .await
@@ -519,6 +499,14 @@ fn trace() -> bool {
     *ON.get_or_init(|| std::env::var_os("PARTWISE_GROUP_TRACE").is_some())
 }
 
+/// `R`'s API key as kafka-protocol types it.
+fn api_key<R: Request>() -> Result<ApiKey> {
+    ApiKey::try_from(R::KEY).map_err(|()| Error::Unsupported {
+        addr: String::new(),
+        what: format!("api {}", R::KEY),
+    })
+}
+
 /// The API's name, for messages.
 pub fn api_name(key: i16) -> String {
     match ApiKey::try_from(key) {
@@ -527,49 +515,10 @@ pub fn api_name(key: i16) -> String {
     }
 }
 
-/// Splits a Fetch response's `records` into whole record batches: a broker
-/// may cut the last batch short at the size limit, and that tail is fetched
-/// again from its base offset next time.
-pub fn whole_batches(mut records: Bytes) -> Bytes {
-    let mut end = 0usize;
-    let total = records.len();
-    let mut view = &records[..];
-    // Each batch: base offset (8) + batch length (4) + `length` bytes.
-    while view.len() >= 12 {
-        let mut hdr = &view[8..12];
-        let len = hdr.get_i32();
-        if len < 0 {
-            break;
-        }
-        let size = 12 + len as usize;
-        if view.len() < size {
-            break;
-        }
-        end += size;
-        view = &view[size..];
-    }
-    debug_assert!(end <= total);
-    records.truncate(end);
-    records
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rustls::pki_types::pem::PemObject;
-
-    #[test]
-    fn whole_batches_drops_a_cut_tail() {
-        let mut b = BytesMut::new();
-        b.put_i64(0);
-        b.put_i32(3);
-        b.put_slice(&[1, 2, 3]);
-        b.put_i64(1);
-        b.put_i32(10);
-        b.put_slice(&[9, 9]);
-        let out = whole_batches(b.freeze());
-        assert_eq!(out.len(), 15);
-    }
 
     /// Runs the openssl command line in `dir`: the test's certificates come
     /// from OpenSSL, not from the code under test.
@@ -802,13 +751,5 @@ mod tests {
             other => panic!("{:?}", other.map(|_| ())),
         }
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn whole_batches_rejects_negative_lengths() {
-        let mut b = BytesMut::new();
-        b.put_i64(0);
-        b.put_i32(-1);
-        assert_eq!(whole_batches(b.freeze()).len(), 0);
     }
 }

@@ -7,14 +7,8 @@
 use crate::cluster::{read_only_consumer, unreachable};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
-use bytes::Buf;
-use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubscription};
-use kafka_protocol::protocol::Decodable;
+use partwise_wire::consumer::{Assignment, Subscription};
 use rdkafka::consumer::Consumer;
-
-/// Highest consumer-protocol version partwise decodes; newer versions only
-/// append fields, so they are read as this one (as the Java client does).
-const MAX_VERSION: i16 = 3;
 
 /// A member's assignment, as far as the broker told it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,46 +52,37 @@ pub struct GroupDescription {
     pub members: Vec<MemberDescription>,
 }
 
-fn versioned(bytes: &[u8], what: &str) -> Result<(i16, bytes::Bytes)> {
-    let mut buf = bytes::Bytes::copy_from_slice(bytes);
-    if buf.remaining() < 2 {
-        return Err(Error::Decode(format!(
-            "{what}: {} bytes, no version",
-            bytes.len()
-        )));
+/// Partitions by topic, sorted; a negative partition (never sent by a
+/// broker) reads as 0, as the description's `u32` partitions cannot hold it.
+fn by_topic(parts: impl IntoIterator<Item = (String, i32)>) -> Vec<(String, Vec<u32>)> {
+    let mut out: Vec<(String, Vec<u32>)> = Vec::new();
+    for (t, p) in parts {
+        let p = p.max(0) as u32;
+        match out.iter_mut().find(|(n, _)| *n == t) {
+            Some((_, ps)) => ps.push(p),
+            None => out.push((t, vec![p])),
+        }
     }
-    let v = buf.get_i16();
-    if v < 0 {
-        return Err(Error::Decode(format!("{what}: version {v}")));
+    for (_, ps) in &mut out {
+        ps.sort_unstable();
     }
-    Ok((v.min(MAX_VERSION), buf))
+    out.sort();
+    out
 }
 
 /// Decodes consumer-protocol assignment bytes (`i16` version, then the
-/// assignment): topics with their partitions, sorted.
+/// assignment, any version): topics with their partitions, sorted.
 pub fn decode_assignment(bytes: &[u8]) -> Result<Vec<(String, Vec<u32>)>> {
-    let (v, mut buf) = versioned(bytes, "member assignment")?;
-    let a = ConsumerProtocolAssignment::decode(&mut buf, v)
-        .map_err(|e| Error::Decode(format!("member assignment: {e}")))?;
-    let mut out: Vec<(String, Vec<u32>)> = a
-        .assigned_partitions
-        .into_iter()
-        .map(|tp| {
-            let mut ps: Vec<u32> = tp.partitions.iter().map(|&p| p.max(0) as u32).collect();
-            ps.sort_unstable();
-            (tp.topic.0.to_string(), ps)
-        })
-        .collect();
-    out.sort();
-    Ok(out)
+    let a = Assignment::decode(bytes::Bytes::copy_from_slice(bytes))
+        .map_err(|e| Error::Decode(format!("member {e}")))?;
+    Ok(by_topic(a.partitions))
 }
 
 /// Decodes consumer-protocol subscription bytes (member metadata): the topics.
 pub fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>> {
-    let (v, mut buf) = versioned(bytes, "member metadata")?;
-    let s = ConsumerProtocolSubscription::decode(&mut buf, v)
-        .map_err(|e| Error::Decode(format!("member metadata: {e}")))?;
-    Ok(s.topics.into_iter().map(|t| t.to_string()).collect())
+    let s = Subscription::decode(bytes::Bytes::copy_from_slice(bytes))
+        .map_err(|e| Error::Decode(format!("member {e}")))?;
+    Ok(s.topics)
 }
 
 /// Describes group `group`: through librdkafka, or, when its answer leaves
@@ -139,17 +124,10 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
         .members
         .into_iter()
         .map(|m| {
-            let mut a: Vec<(String, Vec<u32>)> = m
-                .assignment
-                .topic_partitions
-                .into_iter()
-                .map(|tp| {
-                    let mut ps: Vec<u32> = tp.partitions.iter().map(|&p| p.max(0) as u32).collect();
-                    ps.sort_unstable();
-                    (tp.topic_name.0.to_string(), ps)
-                })
-                .collect();
-            a.sort();
+            let a = by_topic(m.assignment.topic_partitions.into_iter().flat_map(|tp| {
+                let topic = tp.topic_name.0.to_string();
+                tp.partitions.into_iter().map(move |p| (topic.clone(), p))
+            }));
             MemberDescription {
                 id: m.member_id.to_string(),
                 client_id: m.client_id.to_string(),
@@ -285,7 +263,7 @@ fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescripti
 mod tests {
     use super::*;
     use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition;
-    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::messages::{ConsumerProtocolAssignment, TopicName};
     use kafka_protocol::protocol::{Encodable, StrBytes};
 
     fn encode_assignment(v: i16, tps: &[(&str, &[i32])]) -> Vec<u8> {

@@ -3,16 +3,18 @@
 //! comes back empty (tansu), and ConsumerGroupDescribe (KIP-848 groups, which
 //! DescribeGroups reports as dead). FindCoordinator on a bootstrap broker,
 //! then the request on the coordinator; plaintext only (no TLS, no SASL).
+//! The bytes (frame, headers, size limit) are [`partwise_wire::frame`]'s;
+//! this module owns the blocking socket.
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes};
 use kafka_protocol::messages::{
     ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DescribeGroupsRequest,
     DescribeGroupsResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
-    RequestHeader, ResponseHeader,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use partwise_wire::frame;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -54,40 +56,23 @@ impl Wire {
 
     fn call<Req, Resp>(&mut self, key: ApiKey, version: i16, req: &Req) -> Result<Resp>
     where
-        Req: Encodable + HeaderVersion,
-        Resp: Decodable + HeaderVersion,
+        Req: Encodable,
+        Resp: Decodable,
     {
         let fail = |e: &dyn std::fmt::Display| Error::kafka(format!("{key:?} request"), e);
         self.correlation += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(self.correlation)
-            .with_client_id(Some(StrBytes::from_static_str("partwise")));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, Req::header_version(version))
+        let client_id = Some(StrBytes::from_static_str("partwise"));
+        let request = frame::encode_request(key, version, self.correlation, client_id, req)
             .map_err(|e| fail(&e))?;
-        req.encode(&mut body, version).map_err(|e| fail(&e))?;
-        let mut frame = BytesMut::with_capacity(body.len() + 4);
-        frame.put_i32(body.len() as i32);
-        frame.extend_from_slice(&body);
-        self.stream.write_all(&frame).map_err(|e| fail(&e))?;
+        self.stream.write_all(&request).map_err(|e| fail(&e))?;
         let mut len = [0u8; 4];
         self.stream.read_exact(&mut len).map_err(|e| fail(&e))?;
-        let len = i32::from_be_bytes(len);
-        if !(4..=64 << 20).contains(&len) {
-            return Err(fail(&format!("response of {len} bytes")));
-        }
-        let mut buf = vec![0u8; len as usize];
+        let len = frame::body_len(len).map_err(|e| fail(&e))?;
+        let mut buf = vec![0u8; len];
         self.stream.read_exact(&mut buf).map_err(|e| fail(&e))?;
         let mut buf = Bytes::from(buf);
-        let rh = ResponseHeader::decode(&mut buf, Resp::header_version(version))
+        let resp = frame::decode_response(&mut buf, key, version, self.correlation)
             .map_err(|e| fail(&e))?;
-        if rh.correlation_id != self.correlation {
-            return Err(fail(&"correlation id mismatch"));
-        }
-        let resp = Resp::decode(&mut buf, version).map_err(|e| fail(&e))?;
         if buf.has_remaining() {
             // Trailing bytes mean a version mismatch: do not trust the fields.
             return Err(fail(&format!(

@@ -36,6 +36,7 @@ mod sticky;
 mod sticky_general;
 mod uniform;
 mod uniform_hetero;
+pub mod units;
 
 pub use copartitioned::copartition_groups;
 pub use roundrobin::kafkajs_roundrobin_ordered;

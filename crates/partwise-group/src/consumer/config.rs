@@ -1,0 +1,143 @@
+//! A member's settings, named after the Java client's, and the two choices
+//! they make: the group protocol offered and where a partition without a
+//! committed offset starts.
+
+use crate::error::{Error, Result};
+use crate::security::Security;
+use std::time::Duration;
+
+/// The group protocol a member prefers. It always also offers `range`, which
+/// the broker picks when another member of the group does not speak
+/// `copartitioned`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupAssignor {
+    /// partwise's co-partitioned sticky assignor (protocol name `copartitioned`).
+    Copartitioned,
+    /// Kafka's `range` assignor only.
+    Range,
+}
+
+impl GroupAssignor {
+    /// The protocol names offered in JoinGroup, preferred first.
+    pub fn protocols(self) -> &'static [&'static str] {
+        match self {
+            GroupAssignor::Copartitioned => &["copartitioned", "range"],
+            GroupAssignor::Range => &["range"],
+        }
+    }
+}
+
+/// Where a partition without a committed offset starts (`auto.offset.reset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetReset {
+    /// The oldest record.
+    Earliest,
+    /// After the newest record.
+    Latest,
+}
+
+/// A member's settings, named after the Java client's.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `bootstrap.servers`, `host:port` each.
+    pub bootstrap: Vec<String>,
+    /// `group.id`.
+    pub group_id: String,
+    /// Subscribed topics.
+    pub topics: Vec<String>,
+    /// The preferred group protocol.
+    pub assignor: GroupAssignor,
+    /// `client.id`.
+    pub client_id: String,
+    /// `group.instance.id`: set for a static member.
+    pub group_instance_id: Option<String>,
+    /// `session.timeout.ms` (default 45 s).
+    pub session_timeout: Duration,
+    /// `heartbeat.interval.ms` (default 3 s).
+    pub heartbeat_interval: Duration,
+    /// `max.poll.interval.ms` (default 300 s): a member that does not call
+    /// [`Consumer::poll`](super::Consumer::poll) for this long leaves the group.
+    pub max_poll_interval: Duration,
+    /// The rebalance timeout sent in JoinGroup (default: `max_poll_interval`,
+    /// as the Java client does).
+    pub rebalance_timeout: Duration,
+    /// `request.timeout.ms` (default 30 s).
+    pub request_timeout: Duration,
+    /// `auto.commit.interval.ms` (default 5 s): how often handled offsets are
+    /// committed between rebalances.
+    pub auto_commit_interval: Duration,
+    /// `auto.offset.reset` (default latest).
+    pub auto_offset_reset: OffsetReset,
+    /// `fetch.max.wait.ms` (default 500 ms).
+    pub fetch_max_wait: Duration,
+    /// `max.partition.fetch.bytes` (default 1 MiB).
+    pub max_partition_fetch_bytes: i32,
+    /// How long [`Consumer::poll`](super::Consumer::poll) keeps retrying, after the first join, while
+    /// the cluster is unreachable, the coordinator unavailable or a subscribed
+    /// topic missing (default 120 s). Past it, poll fails with
+    /// [`Error::GaveUp`] rather than wait forever in silence.
+    pub retry_timeout: Duration,
+    /// TLS and SASL (`security.protocol` and friends; default plaintext),
+    /// used by every connection: bootstrap, coordinator, leaders, reconnects.
+    pub security: Security,
+    /// `enable.auto.commit` (default true). Off, nothing is ever committed:
+    /// every assignment starts at `auto_offset_reset`, so an application
+    /// that rebuilds its state from its partitions replays them whole.
+    pub commit_offsets: bool,
+}
+
+impl Config {
+    /// Settings with the usual defaults for `group_id` over `topics`.
+    pub fn new(bootstrap: Vec<String>, group_id: impl Into<String>, topics: Vec<String>) -> Config {
+        let max_poll = Duration::from_secs(300);
+        Config {
+            bootstrap,
+            group_id: group_id.into(),
+            topics,
+            assignor: GroupAssignor::Copartitioned,
+            client_id: "partwise".to_string(),
+            group_instance_id: None,
+            session_timeout: Duration::from_secs(45),
+            heartbeat_interval: Duration::from_secs(3),
+            max_poll_interval: max_poll,
+            rebalance_timeout: max_poll,
+            request_timeout: Duration::from_secs(30),
+            auto_commit_interval: Duration::from_secs(5),
+            auto_offset_reset: OffsetReset::Latest,
+            fetch_max_wait: Duration::from_millis(500),
+            max_partition_fetch_bytes: 1024 * 1024,
+            retry_timeout: Duration::from_secs(120),
+            security: Security::plaintext(),
+            commit_offsets: true,
+        }
+    }
+
+    pub(super) fn validate(&self) -> Result<()> {
+        if self.bootstrap.is_empty() {
+            return Err(Error::Config("no bootstrap broker".into()));
+        }
+        if self.group_id.is_empty() {
+            return Err(Error::Config("empty group id".into()));
+        }
+        if self.topics.is_empty() {
+            return Err(Error::Config("no topic subscribed".into()));
+        }
+        if self.heartbeat_interval >= self.session_timeout {
+            return Err(Error::Config(
+                "heartbeat interval must be below the session timeout".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl OffsetReset {
+    /// The ListOffsets timestamp that finds the reset point: `-2` the log
+    /// start, `-1` its end.
+    pub(super) fn timestamp(self) -> i64 {
+        match self {
+            OffsetReset::Earliest => -2,
+            OffsetReset::Latest => -1,
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! Joining and leaving the group: JoinGroup, the leader's assignment,
+//! SyncGroup, and LeaveGroup.
+//!
+//! A join goes through two steps, each of which may send it back to the
+//! first (a rebalance started meanwhile, the member id was unknown, the
+//! coordinator moved): JoinGroup, then SyncGroup with the assignments when
+//! this member leads. It ends holding a generation ([`State::Stable`]).
+
+use super::{Consumer, Event, Generation, Previous, State, UnitAssignment};
+use crate::error::{Error, Result};
+use crate::protocol::{Assignment, Subscription};
+use crate::units::{
+    leader_assignment, leader_unit_groups, unit_groups_of_counts, units_in, JoinedMember,
+};
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
+use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_protocol::messages::{
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, SyncGroupRequest,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError::{
+    self, IllegalGeneration, InconsistentGroupProtocol, MemberIdRequired, RebalanceInProgress,
+    UnknownMemberId,
+};
+use partwise_wire::consumer::{decode_unit_groups, encode_unit_groups};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// Where a join is.
+enum Join {
+    /// Sending JoinGroup.
+    Joining,
+    /// Joined generation `generation` under `protocol`; sending SyncGroup,
+    /// with every member's assignment when this member leads.
+    Syncing {
+        generation: i32,
+        protocol: String,
+        assignments: Vec<SyncGroupRequestAssignment>,
+    },
+}
+
+impl Consumer {
+    /// Joins the group and takes up the generation it gets.
+    pub(super) async fn join(&mut self) -> Result<()> {
+        let meta = self.cluster.metadata(&self.cfg.topics).await?;
+        let mut counts = BTreeMap::new();
+        for t in &self.cfg.topics {
+            let m = meta.get(t).ok_or_else(|| Error::UnknownTopic(t.clone()))?;
+            counts.insert(t.clone(), m.leaders.len() as i32);
+        }
+        let sub = Subscription {
+            topics: self.cfg.topics.clone(),
+            owned: self.previous.partitions.clone(),
+            generation: self.previous.generation,
+            user_data: None,
+        }
+        .encode()?;
+        let protocols: Vec<JoinGroupRequestProtocol> = self
+            .cfg
+            .assignor
+            .protocols()
+            .iter()
+            .map(|name| {
+                JoinGroupRequestProtocol::default()
+                    .with_name(StrBytes::from_static_str(name))
+                    .with_metadata(sub.clone())
+            })
+            .collect();
+        let mut step = Join::Joining;
+        loop {
+            step = match step {
+                Join::Joining => match self.join_group(&protocols).await? {
+                    Some(s) => s,
+                    None => Join::Joining,
+                },
+                Join::Syncing {
+                    generation,
+                    protocol,
+                    assignments,
+                } => {
+                    if self
+                        .sync_group(generation, &protocol, assignments, &counts)
+                        .await?
+                    {
+                        return Ok(());
+                    }
+                    Join::Joining
+                }
+            };
+        }
+    }
+
+    /// One JoinGroup: the next step, or `None` to send JoinGroup again.
+    async fn join_group(&mut self, protocols: &[JoinGroupRequestProtocol]) -> Result<Option<Join>> {
+        let group = self.cfg.group_id.clone();
+        let coord = self.coordinator().await?;
+        let req = JoinGroupRequest::default()
+            .with_group_id(self.group_id())
+            .with_session_timeout_ms(self.cfg.session_timeout.as_millis() as i32)
+            .with_rebalance_timeout_ms(self.cfg.rebalance_timeout.as_millis() as i32)
+            .with_member_id(self.member())
+            .with_group_instance_id(self.instance_id())
+            .with_protocol_type(StrBytes::from_static_str("consumer"))
+            .with_protocols(protocols.to_vec());
+        let (resp, _) = self
+            .cluster
+            .send_to(&coord, &req, self.join_timeout())
+            .await?;
+        self.joined_once = true;
+        match ResponseError::try_from_code(resp.error_code) {
+            None => {}
+            Some(MemberIdRequired) => {
+                self.member_id = resp.member_id.to_string();
+                return Ok(None);
+            }
+            Some(UnknownMemberId) => {
+                self.member_id.clear();
+                return Ok(None);
+            }
+            Some(RebalanceInProgress) => return Ok(None),
+            Some(_) if self.coordinator_moved(resp.error_code) => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return Ok(None);
+            }
+            Some(InconsistentGroupProtocol) => {
+                let offered = self.cfg.assignor.protocols().join(", ");
+                return Err(Error::group_protocol(
+                    &group,
+                    format!(
+                        "INCONSISTENT_GROUP_PROTOCOL: the group's members run a protocol \
+                         type or protocols this member does not share (this member: type \
+                         'consumer', protocols {offered})"
+                    ),
+                ));
+            }
+            Some(_) => return Err(Error::protocol(&group, "JoinGroup", resp.error_code)),
+        }
+        self.member_id = resp.member_id.to_string();
+        let protocol = resp
+            .protocol_name
+            .as_ref()
+            .map(|p| p.to_string())
+            .unwrap_or_default();
+        if !self.cfg.assignor.protocols().contains(&protocol.as_str()) {
+            return Err(Error::group_protocol(
+                &group,
+                format!(
+                    "the broker chose protocol '{protocol}', not one of {}",
+                    self.cfg.assignor.protocols().join(", ")
+                ),
+            ));
+        }
+        let assignments = if resp.leader.as_str() == self.member_id {
+            self.lead(&resp, &protocol).await?
+        } else {
+            Vec::new()
+        };
+        Ok(Some(Join::Syncing {
+            generation: resp.generation_id,
+            protocol,
+            assignments,
+        }))
+    }
+
+    /// The coordinator holds JoinGroup until every member rejoined or the
+    /// rebalance timeout passed; SyncGroup waits for the leader likewise.
+    fn join_timeout(&self) -> Duration {
+        self.cfg.rebalance_timeout + self.cfg.request_timeout
+    }
+
+    /// The leader's work: every member's assignment under `protocol`, each
+    /// with the co-partition groups in its user data (a member sees only its
+    /// own subscription, the leader sees them all).
+    async fn lead(
+        &mut self,
+        resp: &JoinGroupResponse,
+        protocol: &str,
+    ) -> Result<Vec<SyncGroupRequestAssignment>> {
+        let group = &self.cfg.group_id;
+        let members: Vec<JoinedMember> = resp
+            .members
+            .iter()
+            .map(|m| {
+                Ok(JoinedMember {
+                    member_id: m.member_id.to_string(),
+                    instance_id: m.group_instance_id.as_ref().map(|s| s.to_string()),
+                    subscription: Subscription::decode(m.metadata.clone())?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let all_topics: BTreeSet<String> = members
+            .iter()
+            .flat_map(|m| m.subscription.topics.iter().cloned())
+            .collect();
+        let all: Vec<String> = all_topics.into_iter().collect();
+        let meta = self.cluster.metadata(&all).await?;
+        let counts: BTreeMap<String, i32> = meta
+            .iter()
+            .map(|(t, m)| (t.clone(), m.leaders.len() as i32))
+            .collect();
+        let plan = leader_assignment(protocol, &members, &counts).map_err(|e| match e {
+            Error::GroupProtocol { reason, source, .. } => Error::GroupProtocol {
+                group: group.clone(),
+                reason,
+                source,
+            },
+            e => e,
+        })?;
+        let groups = encode_unit_groups(&leader_unit_groups(&members, &counts));
+        members
+            .iter()
+            .map(|m| {
+                let assignment = Assignment {
+                    partitions: plan.get(&m.member_id).cloned().unwrap_or_default(),
+                    user_data: Some(groups.clone()),
+                };
+                Ok(SyncGroupRequestAssignment::default()
+                    .with_member_id(StrBytes::from_string(m.member_id.clone()))
+                    .with_assignment(assignment.encode()?))
+            })
+            .collect()
+    }
+
+    /// One SyncGroup; `true` when the generation is taken up, `false` to
+    /// join again. `counts`: the subscribed topics' partition counts.
+    async fn sync_group(
+        &mut self,
+        generation: i32,
+        protocol: &str,
+        assignments: Vec<SyncGroupRequestAssignment>,
+        counts: &BTreeMap<String, i32>,
+    ) -> Result<bool> {
+        let group = self.cfg.group_id.clone();
+        let coord = self.coordinator().await?;
+        // v5 names the protocol so the coordinator can check it (KIP-559).
+        let named = self.cluster.version::<SyncGroupRequest>(&coord).await? >= 5;
+        let req = SyncGroupRequest::default()
+            .with_group_id(self.group_id())
+            .with_generation_id(generation)
+            .with_member_id(self.member())
+            .with_group_instance_id(self.instance_id())
+            .with_protocol_type(named.then(|| StrBytes::from_static_str("consumer")))
+            .with_protocol_name(named.then(|| StrBytes::from_string(protocol.to_string())))
+            .with_assignments(assignments);
+        let synced_at = Instant::now();
+        let (resp, _) = self
+            .cluster
+            .send_to(&coord, &req, self.join_timeout())
+            .await?;
+        match ResponseError::try_from_code(resp.error_code) {
+            None => {}
+            Some(UnknownMemberId) => {
+                self.member_id.clear();
+                return Ok(false);
+            }
+            Some(RebalanceInProgress | IllegalGeneration) => return Ok(false),
+            Some(_) if self.coordinator_moved(resp.error_code) => return Ok(false),
+            Some(_) => return Err(Error::protocol(&group, "SyncGroup", resp.error_code)),
+        }
+        // Empty bytes (a member that got nothing, as some brokers send it)
+        // are no partitions.
+        let got = if resp.assignment.is_empty() {
+            Assignment::default()
+        } else {
+            Assignment::decode(resp.assignment.clone())?
+        };
+        self.take_up(generation, got, counts, synced_at).await?;
+        Ok(true)
+    }
+
+    /// Takes up generation `generation` with the assignment `got`: its whole
+    /// units, the heartbeat started, the start positions looked up.
+    async fn take_up(
+        &mut self,
+        generation: i32,
+        got: Assignment,
+        counts: &BTreeMap<String, i32>,
+        synced_at: Instant,
+    ) -> Result<()> {
+        let partitions: Vec<(String, i32)> = got
+            .partitions
+            .into_iter()
+            .filter(|(t, p)| counts.get(t).is_some_and(|n| *p < *n))
+            .collect();
+        // The leader's groups when it sent them (a partwise leader); a
+        // member alone can only group its own topics by partition count.
+        let groups = got
+            .user_data
+            .as_deref()
+            .and_then(decode_unit_groups)
+            .unwrap_or_else(|| unit_groups_of_counts(counts));
+        let units = units_in(&partitions, &groups, counts);
+        self.previous = Previous {
+            generation,
+            partitions: partitions.clone(),
+        };
+        {
+            let mut s = self.shared.lock().expect("poisoned");
+            s.member_id = self.member_id.clone();
+            s.generation = generation;
+            s.active = true;
+            s.rejoin = false;
+            s.beat_at = synced_at;
+        }
+        let assignment = UnitAssignment {
+            generation,
+            member_id: self.member_id.clone(),
+            units,
+            partitions,
+        };
+        let positions = self.start_positions(&assignment).await?;
+        self.state = State::Stable(Box::new(Generation {
+            assignment: assignment.clone(),
+            positions,
+            fetchers: Default::default(),
+        }));
+        self.pending.push_back(Event::Assigned(assignment));
+        Ok(())
+    }
+
+    /// LeaveGroup, so the group rebalances now rather than after a session.
+    pub(super) async fn leave(&mut self) -> Result<()> {
+        let coord = self.coordinator().await?;
+        let v = self.cluster.version::<LeaveGroupRequest>(&coord).await?;
+        let member = StrBytes::from_string(self.member_id.clone());
+        let mut req = LeaveGroupRequest::default().with_group_id(self.group_id());
+        // v3 moved the member into a list (batch leave, KIP-345); v5 added a reason.
+        if v >= 3 {
+            let reason =
+                (v >= 5).then(|| StrBytes::from_static_str("the consumer is being closed"));
+            req = req.with_members(vec![MemberIdentity::default()
+                .with_member_id(member)
+                .with_group_instance_id(self.instance_id())
+                .with_reason(reason)]);
+        } else {
+            req = req.with_member_id(member);
+        }
+        let timeout = self.cfg.request_timeout;
+        let (resp, _) = self.cluster.send_to(&coord, &req, timeout).await?;
+        match ResponseError::try_from_code(resp.error_code) {
+            None | Some(UnknownMemberId) => Ok(()),
+            Some(_) => Err(Error::protocol(
+                &self.cfg.group_id,
+                "LeaveGroup",
+                resp.error_code,
+            )),
+        }
+    }
+}

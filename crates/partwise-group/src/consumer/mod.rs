@@ -1,0 +1,356 @@
+//! The group member and the units API.
+//!
+//! This module owns a member's life in a classic consumer group, one job per
+//! submodule: [`config`] (settings), `coordinator` (finding the group
+//! coordinator, and which errors are worth retrying), `membership`
+//! (JoinGroup / SyncGroup, the leader running the assignor, LeaveGroup),
+//! `heartbeat` (the task that keeps the session alive), `fetch` (start
+//! positions, the fetch loop) and `commit` (what counts as handled, and
+//! OffsetCommit). The application sees it through [`Consumer::poll`], which
+//! returns [`Event`]s: units assigned, units revoked, and records of one unit.
+//!
+//! The member's state is one [`State`]: in no generation, holding one
+//! (its assignment, positions and fetch connections together), or closed.
+//! Rebalancing is eager: before rejoining, the member commits what the
+//! application handled and hands back every unit ([`Event::Revoked`]), so no
+//! two members ever process one unit at once; the `copartitioned` assignor is
+//! sticky, so the next [`Event::Assigned`] usually gives most units back.
+
+mod commit;
+pub(crate) mod config;
+mod coordinator;
+mod fetch;
+mod heartbeat;
+mod membership;
+
+pub use config::{Config, GroupAssignor, OffsetReset};
+
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::units::Unit;
+use bytes::Bytes;
+use commit::Positions;
+use fetch::Fetcher;
+use heartbeat::{heartbeat_loop, Shared};
+use kafka_protocol::messages::GroupId;
+use kafka_protocol::protocol::StrBytes;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The units (and their partitions) of one generation of one member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitAssignment {
+    /// The group generation.
+    pub generation: i32,
+    /// This member's id.
+    pub member_id: String,
+    /// The whole units this member owns; only these are fetched.
+    pub units: Vec<Unit>,
+    /// Every partition assigned, (topic, partition), sorted. Partitions of a
+    /// unit that is not whole (possible only under `range` with unequal
+    /// partition counts) are held but never processed.
+    pub partitions: Vec<(String, i32)>,
+}
+
+/// One record, as handed to the application.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumedRecord {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: i32,
+    /// Offset.
+    pub offset: i64,
+    /// Timestamp, milliseconds since the epoch.
+    pub timestamp: i64,
+    /// Key bytes.
+    pub key: Option<Bytes>,
+    /// Value bytes.
+    pub value: Option<Bytes>,
+}
+
+/// What [`Consumer::poll`] hands the application.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// This member now owns these units; processing may start.
+    Assigned(UnitAssignment),
+    /// This member gives up these units; their handled offsets are already
+    /// committed, and no record of them comes until they are assigned again.
+    Revoked(UnitAssignment),
+    /// Records of one unit, from any of its topics, in offset order per partition.
+    Records {
+        /// The unit.
+        unit: Unit,
+        /// The records.
+        records: Vec<ConsumedRecord>,
+    },
+}
+
+/// Where the member is. Everything that lives only as long as one
+/// generation's assignment is inside [`State::Stable`], so leaving a
+/// generation drops it all at once.
+enum State {
+    /// In no generation: before the first join, after the units were handed
+    /// back, or after a join that did not finish. The next step joins.
+    Unjoined,
+    /// Holding a generation's assignment: fetching and committing.
+    Stable(Box<Generation>),
+    /// Closed by [`Consumer::close`].
+    Closed,
+}
+
+/// One generation as this member holds it.
+struct Generation {
+    /// The units and partitions, with the generation id and member id.
+    assignment: UnitAssignment,
+    /// Where each partition of a whole unit is, for fetching and committing.
+    positions: Positions,
+    /// Fetch connections by leader address, each with its next fetch in flight.
+    fetchers: HashMap<String, Fetcher>,
+}
+
+/// What the next JoinGroup claims as owned, so the leader can be sticky:
+/// the partitions of the last assignment and its generation.
+struct Previous {
+    generation: i32,
+    partitions: Vec<(String, i32)>,
+}
+
+/// A member of a consumer group that hands out co-partitioned units.
+///
+/// Records returned by [`poll`](Consumer::poll) count as handled when the
+/// application calls `poll` again (or [`commit`](Consumer::commit) or
+/// [`close`](Consumer::close)); only handled offsets are committed, so
+/// delivery is at least once.
+pub struct Consumer {
+    cfg: Config,
+    cluster: Cluster,
+    shared: Arc<Mutex<Shared>>,
+    heartbeat: Option<tokio::task::JoinHandle<()>>,
+    coordinator: Option<String>,
+    member_id: String,
+    state: State,
+    previous: Previous,
+    /// What was last committed, per partition; kept across generations, so
+    /// an offset the coordinator already has is not sent again.
+    committed: HashMap<(String, i32), i64>,
+    last_commit: Instant,
+    pending: VecDeque<Event>,
+    /// Whether any JoinGroup was answered: before that, a lost connection or
+    /// a missing topic is a wrong address or name, not a broker restarting.
+    joined_once: bool,
+    /// Since when every step has failed with a retriable error.
+    failing_since: Option<Instant>,
+}
+
+impl Consumer {
+    /// A member with `cfg`; it joins the group on the first
+    /// [`poll`](Consumer::poll). The bootstrap brokers are contacted here, so
+    /// an unreachable cluster fails now.
+    pub async fn new(cfg: Config) -> Result<Consumer> {
+        cfg.validate()?;
+        let mut cluster = Cluster::new(cfg.bootstrap.clone(), &cfg.client_id, cfg.request_timeout)
+            .with_security(cfg.security.clone());
+        let meta = cluster.metadata(&cfg.topics).await?;
+        for t in &cfg.topics {
+            if !meta.contains_key(t) {
+                return Err(Error::UnknownTopic(t.clone()));
+            }
+        }
+        let shared = Arc::new(Mutex::new(Shared::new()));
+        let heartbeat = tokio::spawn(heartbeat_loop(shared.clone(), cfg.clone()));
+        Ok(Consumer {
+            cfg,
+            cluster,
+            shared,
+            heartbeat: Some(heartbeat),
+            coordinator: None,
+            member_id: String::new(),
+            state: State::Unjoined,
+            previous: Previous {
+                generation: -1,
+                partitions: Vec::new(),
+            },
+            committed: HashMap::new(),
+            last_commit: Instant::now(),
+            pending: VecDeque::new(),
+            joined_once: false,
+            failing_since: None,
+        })
+    }
+
+    /// This member's id (empty before the first join).
+    pub fn member_id(&self) -> &str {
+        &self.member_id
+    }
+
+    /// The current generation's assignment, if any.
+    pub fn assignment(&self) -> Option<&UnitAssignment> {
+        match &self.state {
+            State::Stable(g) => Some(&g.assignment),
+            _ => None,
+        }
+    }
+
+    /// The next event. Joins the group when needed, fetches records of owned
+    /// units, commits handled offsets every `auto_commit_interval`, and
+    /// rejoins when the group rebalances.
+    ///
+    /// Errors are those the member cannot recover from: an unreachable
+    /// cluster before the first join, a group protocol it does not share, a
+    /// fenced static member. Lost connections, a moved or unavailable
+    /// coordinator and missing leaders after the first join are retried for
+    /// up to `retry_timeout`, then reported as [`Error::GaveUp`].
+    ///
+    /// Not cancel-safe: dropping the future mid-request makes the member
+    /// reconnect, and a dropped join leaves it to rejoin on the next call.
+    pub async fn poll(&mut self) -> Result<Event> {
+        if matches!(self.state, State::Closed) {
+            return Err(Error::Closed);
+        }
+        self.ack_delivered();
+        self.shared.lock().expect("poisoned").last_poll = Instant::now();
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                if matches!(e, Event::Records { .. }) && self.session_lapsed() {
+                    // No heartbeat got through for a whole session (the
+                    // process was stopped, say): the coordinator may have
+                    // expelled this member and given its units to another,
+                    // so none of these records is handed out, and the units
+                    // are revoked before rejoining.
+                    self.pending.retain(|e| !matches!(e, Event::Records { .. }));
+                    if let State::Stable(g) = &mut self.state {
+                        g.positions.delivered.clear();
+                    }
+                    self.shared.lock().expect("poisoned").rejoin = true;
+                    continue;
+                }
+                return Ok(e);
+            }
+            match self.step().await {
+                Ok(()) => self.failing_since = None,
+                Err(e) if self.retriable(&e) => {
+                    let since = *self.failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.cfg.retry_timeout {
+                        return Err(Error::GaveUp {
+                            after: since.elapsed(),
+                            last: Box::new(e),
+                        });
+                    }
+                    self.coordinator = None;
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The group id, as every group request carries it.
+    fn group_id(&self) -> GroupId {
+        GroupId(StrBytes::from_string(self.cfg.group_id.clone()))
+    }
+
+    /// `group.instance.id`, as every group request carries it.
+    fn instance_id(&self) -> Option<StrBytes> {
+        self.cfg
+            .group_instance_id
+            .clone()
+            .map(StrBytes::from_string)
+    }
+
+    /// This member's id, as every group request carries it.
+    fn member(&self) -> StrBytes {
+        StrBytes::from_string(self.member_id.clone())
+    }
+
+    fn session_lapsed(&self) -> bool {
+        let s = self.shared.lock().expect("poisoned");
+        s.active && s.beat_at.elapsed() > self.cfg.session_timeout
+    }
+
+    async fn step(&mut self) -> Result<()> {
+        let rejoin = {
+            let mut s = self.shared.lock().expect("poisoned");
+            if s.forget_member {
+                s.forget_member = false;
+                self.member_id.clear();
+            }
+            if s.coordinator.is_none() {
+                self.coordinator = None;
+            }
+            std::mem::take(&mut s.rejoin)
+        };
+        match self.state {
+            State::Stable(_) if rejoin => return self.revoke().await,
+            State::Stable(_) => {}
+            _ => return self.join().await,
+        }
+        if self.coordinator.is_none() {
+            // The heartbeat task lost the coordinator and waits for it; the
+            // units are kept and fetching goes on meanwhile.
+            if let Err(e) = self.coordinator().await {
+                if !self.retriable(&e) {
+                    return Err(e);
+                }
+            }
+        }
+        if self.last_commit.elapsed() >= self.cfg.auto_commit_interval {
+            self.commit_handled().await?;
+        }
+        self.fetch().await
+    }
+
+    /// Hands the units back before rejoining: what was handled is committed
+    /// first, so the next owner starts after it, and the generation's
+    /// positions and fetches in flight go with it.
+    async fn revoke(&mut self) -> Result<()> {
+        self.shared.lock().expect("poisoned").active = false;
+        let committed = self.commit_handled().await;
+        let State::Stable(g) = std::mem::replace(&mut self.state, State::Unjoined) else {
+            return Ok(());
+        };
+        if let Err(e) = committed {
+            if !self.retriable(&e) {
+                return Err(e);
+            }
+        }
+        self.pending.push_back(Event::Revoked(g.assignment));
+        Ok(())
+    }
+
+    /// Commits what was handled, leaves the group (a static member stays, as
+    /// the Java client's does, so its restart does not rebalance) and stops
+    /// the heartbeat task.
+    pub async fn close(mut self) -> Result<()> {
+        self.ack_delivered();
+        let commit = if matches!(self.state, State::Stable(_)) {
+            self.commit_handled().await
+        } else {
+            Ok(())
+        };
+        self.state = State::Closed;
+        {
+            let mut s = self.shared.lock().expect("poisoned");
+            s.closed = true;
+            s.active = false;
+        }
+        if let Some(h) = self.heartbeat.take() {
+            h.abort();
+        }
+        let leave = if self.cfg.group_instance_id.is_none() && !self.member_id.is_empty() {
+            self.leave().await
+        } else {
+            Ok(())
+        };
+        commit.and(leave)
+    }
+}
+
+impl Drop for Consumer {
+    fn drop(&mut self) {
+        if let Some(h) = self.heartbeat.take() {
+            h.abort();
+        }
+    }
+}

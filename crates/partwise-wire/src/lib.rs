@@ -1,0 +1,23 @@
+//! Kafka's wire bytes, without sockets: everything partwise reads from or
+//! writes to a Kafka connection that is not a message kafka-protocol already
+//! types, in one place for every adapter (partwise-kafka, partwise-group,
+//! partwise-faults).
+//!
+//! - [`frame`]: the 4-byte length frame with its one size limit
+//!   ([`frame::MAX_FRAME`]), request and response headers, and the
+//!   correlation-id check;
+//! - [`consumer`]: the consumer protocol's embedded bytes, the
+//!   subscription a member sends in JoinGroup and the assignment the leader
+//!   sends in SyncGroup;
+//! - [`records`]: a Fetch response's record batches.
+//!
+//! Everything here is bytes in, typed values or an [`Error`] out, so each
+//! decoder is unit-tested and fuzzed alone (`fuzz/`); the sockets, timeouts
+//! and retries stay in the adapters.
+
+pub mod consumer;
+mod error;
+pub mod frame;
+pub mod records;
+
+pub use error::{Error, Result};
