@@ -684,3 +684,67 @@ fn completions_and_man_page_come_from_the_flags() {
     assert!(fails(&["man", "nope"]).contains("'nope'"));
     fails(&["completions", "tcsh"]);
 }
+
+/// `salt`'s `before` row is the topic as it is now: the unsalted key on the
+/// partition `route` gives it, not on the partition of `KEY_1`.
+#[test]
+fn salt_before_row_puts_the_unsalted_key_where_route_does() {
+    let rows = ndjson(&["route", "ID", "-p", "20"]);
+    let routed = rows[0]["partition"].as_u64().unwrap();
+    assert_eq!(routed, 19, "route ID -p 20");
+    let first_salt = ndjson(&["route", "ID_1", "-p", "20"])[0]["partition"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(first_salt, routed, "the test needs KEY_1 elsewhere");
+    let hottest = |v: &Value| -> usize {
+        let loads: Vec<f64> = v["before"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let max = loads.iter().cloned().fold(0.0, f64::max);
+        loads.iter().position(|&x| x == max).unwrap()
+    };
+    let out = partwise()
+        .args(["salt", "--key", "ID", "--share", "0.6", "-p", "20"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    let before = v["before"][routed as usize].as_f64().unwrap();
+    assert!((before - (0.6 + 0.4 / 20.0)).abs() < 1e-9, "{before}");
+    // The measured distribution: ID at 60% of the lines, the rest spread.
+    let mut lines = String::from("ID,600\n");
+    for i in 0..400 {
+        lines.push_str(&format!("k{i},1\n"));
+    }
+    let f = temp_file(lines.as_bytes());
+    let out = partwise()
+        .args([
+            "salt",
+            "-i",
+            f.path().to_str().unwrap(),
+            "--counts",
+            "-p",
+            "20",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    assert_eq!(v["salted"][0]["partition"], routed, "{v}");
+}
