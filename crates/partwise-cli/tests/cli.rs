@@ -481,6 +481,20 @@ fn bad_input_exits_2_naming_the_problem() {
     assert!(fails(&["route", "x", "-p", "six"]).contains("'six'"));
     assert!(fails(&["route", "x", "-p", "99999999999"]).contains("99999999999"));
     assert!(fails(&["route", "x", "-p", "6", "-P", "java:nope"]).contains("java:nope"));
+    // A known partitioner with a bad argument: the argument is what is wrong.
+    let err = fails(&[
+        "route",
+        "x",
+        "-p",
+        "6",
+        "-P",
+        "priority:prefix=VIP_,reserved=x",
+    ]);
+    assert!(
+        err.contains("invalid priority spec 'priority:prefix=VIP_,reserved=x': reserved partition 'x' is not a partition number"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown partitioner"), "{err}");
     assert!(fails(&["route", "x", "-p", "6", "--key-format", "json"]).contains("json"));
     assert!(fails(&["route", "x", "-p", "6", "--key-format", "int32"]).contains("32-bit integer"));
     assert!(fails(&["route", "-p", "6"]).contains("no keys"));

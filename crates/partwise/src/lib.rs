@@ -44,6 +44,7 @@ mod count;
 pub mod encoding;
 mod error;
 pub mod hash;
+mod landing;
 pub mod partitioner;
 pub mod placement;
 pub mod priority;
