@@ -33,4 +33,4 @@ pub mod routing;
 mod wire;
 
 pub use connect::Connection;
-pub use error::{Error, Result};
+pub use error::{Error, KafkaCause, Result};
