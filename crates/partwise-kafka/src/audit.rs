@@ -1,6 +1,6 @@
 //! The live audit of topics: per-partition record counts from watermarks with
 //! their skew statistics, a read-only sample of each partition's first
-//! records, the partitioner that explains them ([`crate::routing`]), and a
+//! records, the partitioner that explains them ([`partwise::routing`]), and a
 //! co-partitioning verdict over the topics together.
 //!
 //! Reading is read-only by construction: one consumer without a group (not
@@ -16,8 +16,8 @@ use crate::cluster::{groupless_consumer, topic_info, PartitionInfo, TopicInfo};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::fetch::{Event, PartitionReader};
-use crate::keys::KeyEncoding;
-use crate::routing::{Analyzer, Candidate, RecordRef, Routing};
+use partwise::encoding::Detected;
+use partwise::routing::{Analyzer, Candidate, RecordRef, Routing};
 use partwise::skew::SkewStats;
 use partwise::PartitionCount;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -596,7 +596,7 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
         .collect();
     let mixed = found
         .iter()
-        .any(|t| t.routing.as_ref().and_then(|r| r.encoding) == Some(KeyEncoding::Mixed));
+        .any(|t| t.routing.as_ref().and_then(|r| r.encoding) == Some(Detected::Mixed));
     if encodings.len() > 1 || mixed {
         reasons.push(format!(
             "key encodings differ: {}",

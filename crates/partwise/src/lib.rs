@@ -12,7 +12,9 @@
 //! - [`sizing`]: how many partitions a topic needs;
 //! - [`skew`]: load statistics and streaming heavy hitters;
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
-//! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
+//! - [`encoding`]: how a key becomes bytes (raw formats and serializers), and
+//!   which serializer wrote the bytes of a stored key;
+//! - [`routing`]: which partitioner (and key encoding) wrote a sampled topic;
 //! - [`batch`]: routing many keys at once, fast;
 //! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
 //! - [`topology`]: topology files and the co-partitioning check;
@@ -49,6 +51,7 @@ pub mod partitioner;
 pub mod placement;
 pub mod priority;
 pub mod resize;
+pub mod routing;
 pub mod salt;
 pub mod sizing;
 pub mod skew;

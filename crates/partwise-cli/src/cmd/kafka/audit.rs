@@ -7,9 +7,9 @@
 use super::{kerr, stderr_is_terminal, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::routing::{candidates, Routing};
 use partwise::{KeyFormat, Partitioner};
 use partwise_kafka::audit::{audit, summarize, AuditOptions, AuditReport, Progress, TopicAudit};
-use partwise_kafka::routing::{candidates, Routing};
 use serde_json::{json, Value};
 use std::io::Write;
 
