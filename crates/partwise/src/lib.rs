@@ -11,6 +11,8 @@
 //! - [`salt`]: salting hot keys, for producers and for readers;
 //! - [`sizing`]: how many partitions a topic needs;
 //! - [`skew`]: load statistics and streaming heavy hitters;
+//! - [`traffic`]: what a measured key stream does to a topic and its
+//!   consumers (loads, heavy hitters, consumer shares, lag forecast);
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
 //! - [`encoding`]: how a key becomes bytes (raw formats and serializers), and
 //!   which serializer wrote the bytes of a stored key;
@@ -57,6 +59,7 @@ pub mod sizing;
 pub mod skew;
 pub mod slot;
 pub mod topology;
+pub mod traffic;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};
 pub use encoding::KeyFormat;
