@@ -83,27 +83,3 @@ impl Routing {
         Ok((n, p))
     }
 }
-
-/// Partitions of one topic of `n` partitions per member of a group of `m`,
-/// under `assignor`; members are ordered as `partwise assign` names them
-/// (`m00`, `m01`, ...).
-pub fn member_partitions(
-    assignor: partwise::assign::Assignor,
-    n: u32,
-    m: u32,
-) -> Result<Vec<Vec<u32>>> {
-    use partwise::assign::{member_names, Group, Member, Topic};
-    const TOPIC: &str = "topic";
-    let members = member_names(m as usize)
-        .into_iter()
-        .map(|id| Member::new(id, [TOPIC]))
-        .collect();
-    let group = Group::new(members, vec![Topic::new(TOPIC, n)]);
-    let a = assignor
-        .assign(&group)
-        .map_err(|e| CliError::msg(format!("--assignor {}: {e}", assignor.spec())))?;
-    Ok(a.partitions
-        .iter()
-        .map(|tps| tps.iter().map(|tp| tp.partition).collect())
-        .collect())
-}

@@ -4,8 +4,9 @@
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{key_cell, key_json, Format, Table};
-use partwise::assign::{member_names, Assignor};
+use partwise::assign::Assignor;
 use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key};
+use partwise::traffic::consumer_partitions;
 use partwise::{PartitionCount, Partitioner};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -213,10 +214,10 @@ fn read_counts(path: &std::path::Path, with_counts: bool) -> Result<Vec<(Vec<u8>
 }
 
 /// What each consumer carries: the sum of its partitions' loads.
-fn carried(owned: &[Vec<u32>], loads: &[f64]) -> Vec<f64> {
+fn carried(owned: &[(String, Vec<u32>)], loads: &[f64]) -> Vec<f64> {
     owned
         .iter()
-        .map(|ps| ps.iter().map(|&q| loads[q as usize]).sum())
+        .map(|(_, ps)| ps.iter().map(|&q| loads[q as usize]).sum())
         .collect()
 }
 
@@ -290,13 +291,16 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
                 .assignor
                 .parse()
                 .map_err(|e| CliError::msg(format!("--assignor: {e}")))?;
-            let owned = super::member_partitions(assignor, n.get(), m)?;
+            let owned = consumer_partitions(assignor, n, m)
+                .map_err(|e| CliError::msg(format!("--assignor {}: {e}", assignor.spec())))?;
             Some((assignor, owned))
         }
     };
     // With a group, the target is on what a consumer carries: that is what lags.
-    let groups = consumers.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
-    let plan = recommend_counts(p, n, &refs, &salt, groups, a.target_ratio, a.max_range)
+    let groups: Vec<Vec<u32>> = consumers.as_ref().map_or_else(Vec::new, |(_, o)| {
+        o.iter().map(|(_, ps)| ps.clone()).collect()
+    });
+    let plan = recommend_counts(p, n, &refs, &salt, &groups, a.target_ratio, a.max_range)
         .map_err(|e| CliError::msg(e.to_string()))?;
     let what = if consumers.is_some() {
         "busiest consumer"
@@ -338,13 +342,12 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
                 "trade_off": TRADE_OFF,
             });
             if let Some((assignor, owned)) = &consumers {
-                let names = member_names(owned.len());
                 let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
                 let members: Vec<Value> = owned
                     .iter()
                     .enumerate()
-                    .map(|(i, ps)| {
-                        json!({"member": names[i], "partitions": ps, "before": b[i], "after": z[i]})
+                    .map(|(i, (name, ps))| {
+                        json!({"member": name, "partitions": ps, "before": b[i], "after": z[i]})
                     })
                     .collect();
                 v["consumers"] = json!({
@@ -401,14 +404,13 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
             t.row(["after".to_string(), pct(&plan.after).join(" ")]);
             t.write(&mut out)?;
             if let Some((assignor, owned)) = &consumers {
-                let names = member_names(owned.len());
                 let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
                 writeln!(out, "\nconsumers ({}):", assignor.spec())?;
                 let mut t = Table::new(["MEMBER", "PARTITIONS", "BEFORE", "AFTER"]);
-                for (i, ps) in owned.iter().enumerate() {
+                for (i, (name, ps)) in owned.iter().enumerate() {
                     let list: Vec<String> = ps.iter().map(u32::to_string).collect();
                     t.row([
-                        names[i].clone(),
+                        name.clone(),
                         list.join(" "),
                         format!("{:.1}%", b[i] * 100.0),
                         format!("{:.1}%", z[i] * 100.0),
