@@ -107,16 +107,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let topic = ctx.as_ref().and_then(|c| c.topology.topic(&c.topic));
     // The topic's first keyed producer supplies the defaults for -P and --key-format.
-    let producer = topic.and_then(|t| {
-        t.producers
-            .iter()
-            .find_map(|p| p.keyed_partitioner().map(|k| (p, k)))
-    });
+    let producer = topic.and_then(resize::producer_defaults);
     let partitioner: Partitioner = match (&a.partitioner, producer) {
         (Some(s), _) => s
             .parse()
             .map_err(|e| CliError::msg(format!("-P/--partitioner: {e}")))?,
-        (None, Some((_, k))) => k,
+        (None, Some((k, _))) => k,
         (None, None) => "java".parse()?,
     };
     let from = match (&a.from, topic) {
@@ -144,7 +140,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
 
     let key_format = match (&a.key_format, producer) {
         (Some(f), _) => f.clone(),
-        (None, Some((p, _))) => p.key_format.to_string(),
+        (None, Some((_, f))) => f.to_string(),
         (None, None) => KeyFormat::Utf8.to_string(),
     };
     let source = key_source(a.keys, a.input, &key_format)?;
@@ -158,25 +154,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Ok(())
     })?;
-    let expected = expected_moved_fraction(partitioner, from, to);
-    let together: Vec<(String, Vec<(String, u32)>)> = match &ctx {
-        Some(c) => c
-            .topology
-            .groups_of(&c.topic)
-            .map(|g| {
-                let others = g
-                    .topics
-                    .iter()
-                    .filter(|t| **t != c.topic)
-                    .filter_map(|t| c.topology.topic(t))
-                    .map(|t| (t.name.clone(), t.partitions.get()))
-                    .collect();
-                (g.name.clone(), others)
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    let fixes = resize_fixes(partitioner, from, to, expected, &together);
+    let together = ctx
+        .as_ref()
+        .map_or_else(Vec::new, |c| resize::change_together(&c.topology, &c.topic));
+    let plan = resize::plan(partitioner, from, to, together);
+    let expected = plan.expected;
     let serializer = source.format.is_serializer();
     let shown = |input: &[u8], key: &[u8]| {
         if serializer {
@@ -212,12 +194,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "expected_moved_fraction": expected.map(Fraction::value),
                 "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
                 "moved": moved_rows,
-                "change_together": together.iter().map(|(g, ts)| json!({
-                    "group": g,
-                    "topics": ts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
+                "change_together": plan.together.iter().map(|g| json!({
+                    "group": g.group,
+                    "topics": g.topics.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
                 "note": NOTE,
-                "fix": fixes,
+                "fix": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             });
             if a.format == Format::Json {
                 serde_json::to_writer_pretty(&mut out, &v)?;
@@ -258,8 +240,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     t.write(&mut out)?;
                 }
             }
-            for (g, ts) in &together {
-                let list: Vec<String> = ts
+            for resize::Together { group: g, topics } in &plan.together {
+                let list: Vec<String> = topics
                     .iter()
                     .map(|(t, n)| format!("{t} ({n} partitions)"))
                     .collect();
@@ -270,60 +252,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 )?;
             }
             writeln!(out, "note: {NOTE}")?;
-            for f in &fixes {
+            for f in &plan.fixes {
                 writeln!(out, "fix: {f}")?;
             }
         }
     }
     out.flush()?;
     Ok(ExitCode::Ok)
-}
-
-/// How to make a resize safe: a count that moves fewer keys, the order of
-/// operations that keeps each key on one partition at a time, and the topics
-/// that must move with it.
-fn resize_fixes(
-    partitioner: Partitioner,
-    from: PartitionCount,
-    to: PartitionCount,
-    expected: Option<Fraction>,
-    together: &[(String, Vec<(String, u32)>)],
-) -> Vec<String> {
-    let mut out = Vec::new();
-    let (f, t) = (from.get(), to.get());
-    if f == t || expected.is_none_or(|e| e.moved == 0) {
-        return out;
-    }
-    // N -> kN keeps every key of partition p on p or p + N, j*N: the fewest moves.
-    if t > f && !t.is_multiple_of(f) {
-        let k = (t + f / 2) / f;
-        let m = (k.max(2)).saturating_mul(f);
-        if let (Ok(mc), Some(e)) = (PartitionCount::new(m), expected) {
-            if let Some(me) = expected_moved_fraction(partitioner, from, mc) {
-                if me.value() < e.value() {
-                    out.push(format!(
-                        "{m} partitions (a multiple of {f}) would move {}/{} = {:.4} of keys instead of {:.4}",
-                        me.moved,
-                        me.period,
-                        me.value(),
-                        e.value()
-                    ));
-                }
-            }
-        }
-    }
-    out.push(
-        "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers"
-            .to_string(),
-    );
-    for (g, ts) in together {
-        let names: Vec<&str> = ts.iter().map(|(t, _)| t.as_str()).collect();
-        out.push(format!(
-            "resize {} to {t} in the same window (co-partition group {g}), or the join breaks for the moved keys",
-            names.join(", ")
-        ));
-    }
-    out
 }
 
 fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
@@ -341,11 +276,7 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
     };
     // The target itself is only offered when every consumer count divides
     // it; say so rather than drop it silently.
-    let not_dividing: Vec<u32> = consumers
-        .iter()
-        .map(|c| c.get())
-        .filter(|c| !target.get().is_multiple_of(*c))
-        .collect();
+    let not_dividing = resize::not_dividing(target, &consumers);
     let left_out = !list.iter().any(|x| x.partitions == target.get()) && !not_dividing.is_empty();
     let current = |n: u32| from.is_some_and(|f| f.get() == n);
     let mut out = BufWriter::new(std::io::stdout().lock());
