@@ -20,6 +20,8 @@
 //! - [`batch`]: routing many keys at once, fast;
 //! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
 //! - [`topology`]: topology files and the co-partitioning check;
+//! - [`described`]: a live consumer group's described assignment checked
+//!   for co-location, beside an assignor's prediction;
 //! - [`resize`]: which keys move when a partition count changes.
 //!
 //! ```
@@ -45,6 +47,7 @@ pub mod assign;
 pub mod batch;
 pub mod batching;
 mod count;
+pub mod described;
 pub mod encoding;
 mod error;
 pub mod hash;

@@ -22,7 +22,7 @@
 //! assert_eq!(r.stats.max, 3);
 //! assert_eq!(r.heavy[0].hitter.key, b"BBCA".to_vec());
 //! assert_eq!(r.heavy[0].partition, Some(0));
-//! # Ok::<(), partwise::assign::AssignError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use crate::assign::{member_names, AssignError, Assignor, Group, Member, Topic};
