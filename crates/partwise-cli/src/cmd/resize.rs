@@ -5,7 +5,7 @@ use super::check::load_topology;
 use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
-use partwise::resize::{self, expected_moved_fraction, key_move, Fraction};
+use partwise::resize::{self, expected_moved_fraction, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};
@@ -158,107 +158,158 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .as_ref()
         .map_or_else(Vec::new, |c| resize::change_together(&c.topology, &c.topic));
     let plan = resize::plan(partitioner, from, to, together);
-    let expected = plan.expected;
-    let serializer = source.format.is_serializer();
-    let shown = |input: &[u8], key: &[u8]| {
-        if serializer {
+    let r = Outcome {
+        partitioner,
+        format: source.format,
+        from,
+        to,
+        topic: ctx.map(|c| c.topic),
+        total,
+        moved,
+        plan,
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match a.format {
+        Format::Json | Format::Ndjson => write_json(&mut out, a.format, &r)?,
+        Format::Table => write_table(&mut out, &r)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::Ok)
+}
+
+/// A resize analysed: the keys that move and the plan.
+struct Outcome {
+    partitioner: Partitioner,
+    format: KeyFormat,
+    from: PartitionCount,
+    to: PartitionCount,
+    topic: Option<String>,
+    total: u64,
+    /// Each moved key as given and as bytes, with its move.
+    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove)>,
+    plan: resize::Plan,
+}
+
+impl Outcome {
+    /// A key as the user knows it: the logical key for a serializer
+    /// format, else its bytes.
+    fn shown(&self, input: &[u8], key: &[u8]) -> Vec<u8> {
+        if self.format.is_serializer() {
             input.to_vec()
         } else {
             key.to_vec()
         }
-    };
+    }
+}
 
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    match a.format {
-        Format::Json | Format::Ndjson => {
-            let moved_rows: Vec<Value> = moved
-                .iter()
-                .map(|(input, key, m)| {
-                    json!({
-                        "key": key_json(&shown(input, key)),
-                        "key_hex": hex(key),
-                        "from": m.from.partition(),
-                        "to": m.to.partition(),
-                    })
-                })
-                .collect();
-            let v = json!({
-                "partitioner": partitioner.spec(),
-                "key_format": source.format.to_string(),
-                "from": from.get(),
-                "to": to.get(),
-                "topic": ctx.as_ref().map(|c| c.topic.clone()),
-                "keys": total,
-                "moved_count": moved.len(),
-                "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
-                "expected_moved_fraction": expected.map(Fraction::value),
-                "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
-                "moved": moved_rows,
-                "change_together": plan.together.iter().map(|g| json!({
-                    "group": g.group,
-                    "topics": g.topics.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-                "note": NOTE,
-                "fix": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            });
-            if a.format == Format::Json {
-                serde_json::to_writer_pretty(&mut out, &v)?;
-            } else {
-                serde_json::to_writer(&mut out, &v)?;
+fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
+    let Outcome {
+        partitioner,
+        from,
+        to,
+        total,
+        moved,
+        plan,
+        ..
+    } = r;
+    let (from, to, total, expected) = (*from, *to, *total, plan.expected);
+    let moved_rows: Vec<Value> = moved
+        .iter()
+        .map(|(input, key, m)| {
+            json!({
+                "key": key_json(&r.shown(input, key)),
+                "key_hex": hex(key),
+                "from": m.from.partition(),
+                "to": m.to.partition(),
+            })
+        })
+        .collect();
+    let v = json!({
+        "partitioner": partitioner.spec(),
+        "key_format": r.format.to_string(),
+        "from": from.get(),
+        "to": to.get(),
+        "topic": r.topic,
+        "keys": total,
+        "moved_count": moved.len(),
+        "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
+        "expected_moved_fraction": expected.map(Fraction::value),
+        "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
+        "moved": moved_rows,
+        "change_together": plan.together.iter().map(|g| json!({
+            "group": g.group,
+            "topics": g.topics.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "note": NOTE,
+        "fix": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    });
+    if format == Format::Json {
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+    } else {
+        serde_json::to_writer(&mut *out, &v)?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
+    let Outcome {
+        partitioner,
+        from,
+        to,
+        total,
+        moved,
+        plan,
+        ..
+    } = r;
+    let (total, expected) = (*total, plan.expected);
+    writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
+    match expected {
+        Some(f) => writeln!(
+            out,
+            "expected moved fraction (uniformly hashed keys): {}/{} = {:.4}",
+            f.moved,
+            f.period,
+            f.value()
+        )?,
+        None => writeln!(out, "expected moved fraction: none ({partitioner} ignores keys, so no key has a fixed partition)")?,
+    }
+    if total > 0 {
+        writeln!(
+            out,
+            "keys moved: {} of {} ({:.4})",
+            moved.len(),
+            total,
+            moved.len() as f64 / total as f64
+        )?;
+        if !moved.is_empty() {
+            let mut t = Table::new(["KEY", "FROM", "TO"]);
+            let cell = |p: partwise::Placement| {
+                p.partition()
+                    .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
+            };
+            for (input, key, m) in moved {
+                t.row([key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)]);
             }
-            writeln!(out)?;
-        }
-        Format::Table => {
-            writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
-            match expected {
-                Some(f) => writeln!(
-                    out,
-                    "expected moved fraction (uniformly hashed keys): {}/{} = {:.4}",
-                    f.moved,
-                    f.period,
-                    f.value()
-                )?,
-                None => writeln!(out, "expected moved fraction: none ({partitioner} ignores keys, so no key has a fixed partition)")?,
-            }
-            if total > 0 {
-                writeln!(
-                    out,
-                    "keys moved: {} of {} ({:.4})",
-                    moved.len(),
-                    total,
-                    moved.len() as f64 / total as f64
-                )?;
-                if !moved.is_empty() {
-                    let mut t = Table::new(["KEY", "FROM", "TO"]);
-                    let cell = |p: partwise::Placement| {
-                        p.partition()
-                            .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
-                    };
-                    for (input, key, m) in &moved {
-                        t.row([key_cell(&shown(input, key)), cell(m.from), cell(m.to)]);
-                    }
-                    t.write(&mut out)?;
-                }
-            }
-            for resize::Together { group: g, topics } in &plan.together {
-                let list: Vec<String> = topics
-                    .iter()
-                    .map(|(t, n)| format!("{t} ({n} partitions)"))
-                    .collect();
-                writeln!(
-                    out,
-                    "must change together (co-partition group {g}): {}",
-                    list.join(", ")
-                )?;
-            }
-            writeln!(out, "note: {NOTE}")?;
-            for f in &plan.fixes {
-                writeln!(out, "fix: {f}")?;
-            }
+            t.write(&mut *out)?;
         }
     }
-    out.flush()?;
-    Ok(ExitCode::Ok)
+    for resize::Together { group: g, topics } in &plan.together {
+        let list: Vec<String> = topics
+            .iter()
+            .map(|(t, n)| format!("{t} ({n} partitions)"))
+            .collect();
+        writeln!(
+            out,
+            "must change together (co-partition group {g}): {}",
+            list.join(", ")
+        )?;
+    }
+    writeln!(out, "note: {NOTE}")?;
+    for f in &plan.fixes {
+        writeln!(out, "fix: {f}")?;
+    }
+    Ok(())
 }
 
 fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {

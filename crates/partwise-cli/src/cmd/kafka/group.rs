@@ -10,7 +10,9 @@ use super::{kerr, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{colocation_table, Format, Table};
 use partwise::assign::Assignor;
-use partwise::described::{analyze, ClusterTopic, DescribedMember, PredictError, TopicSet, View};
+use partwise::described::{
+    analyze, Analysis, ClusterTopic, DescribedMember, PredictError, TopicSet, View,
+};
 use partwise_kafka::group::{describe_group, AssignmentData, GroupDescription};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -147,135 +149,145 @@ pub fn run(a: Args) -> Result<ExitCode> {
     )
     .map_err(predict_error)?;
     let mut out = std::io::stdout().lock();
-    let table = a.format == Format::Table;
-    if table {
-        writeln!(
-            out,
-            "group {}: state {}, {} protocol, assignor {} ({}), {} members",
-            d.name,
-            d.state,
-            d.group_protocol,
-            if d.protocol.is_empty() {
-                "-"
+    match a.format {
+        Format::Table => write_table(&mut out, &d, &r)?,
+        format => {
+            let doc = to_json(&d, &r);
+            if format == Format::Json {
+                serde_json::to_writer_pretty(&mut out, &doc)?;
             } else {
-                &d.protocol
-            },
-            if d.protocol_type.is_empty() {
-                "-"
-            } else {
-                &d.protocol_type
-            },
-            d.members.len()
-        )?;
-        let mut t = Table::new(["MEMBER", "CLIENT", "HOST", "SUBSCRIPTION", "ASSIGNMENT"]);
-        for m in &d.members {
-            t.row([
-                m.id.clone(),
-                m.client_id.clone(),
-                m.client_host.clone(),
-                m.subscription
-                    .as_ref()
-                    .map_or("(not returned)".into(), |s| s.join(",")),
-                match &m.assignment {
-                    AssignmentData::NotReturned => "(not returned)".to_string(),
-                    AssignmentData::Assigned(a) => a
-                        .iter()
-                        .map(|(t, ps)| {
-                            format!(
-                                "{t}[{}]",
-                                ps.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                },
-            ]);
-        }
-        t.write(&mut out)?;
-        if no_data {
-            let why = if d.state == "Stable" {
-                String::new()
-            } else {
-                format!(
-                    "; the group is in state {}, and the coordinator describes members without them until it is Stable: run again",
-                    d.state
-                )
-            };
-            writeln!(
-                out,
-                "\nbroker returned no assignment data for {} member(s): assignments and co-location cannot be shown \
-                 (ask each member for its own assignment, or predict it with --assignor){why}",
-                d.members.iter().filter(|m| m.assignment == AssignmentData::NotReturned).count()
-            )?;
-        }
-        if let Some(view) = &r.live {
-            write_matrices(&mut out, view, "broker")?;
-        }
-        if let Some((asg, view)) = &r.predicted {
-            write_matrices(&mut out, view, &format!("predicted by {}", asg.spec()))?;
-            match r.matches_live {
-                Some(true) => writeln!(
-                    out,
-                    "\nprediction by {} equals the live assignment",
-                    asg.spec()
-                )?,
-                Some(false) => writeln!(
-                    out,
-                    "\nprediction by {} differs from the live assignment",
-                    asg.spec()
-                )?,
-                None => {}
+                serde_json::to_writer(&mut out, &doc)?;
             }
+            writeln!(out)?;
         }
-    } else {
-        let (colocation, source) = match (&r.live, &r.predicted) {
-            (Some(view), _) => (matrices_json(view), "broker".to_string()),
-            (None, Some((asg, view))) => {
-                (matrices_json(view), format!("predicted by {}", asg.spec()))
-            }
-            (None, None) => (Vec::new(), "broker".to_string()),
-        };
-        let mut doc = json!({
-            "group": d.name,
-            "state": d.state,
-            "protocol_type": d.protocol_type,
-            "group_protocol": d.group_protocol,
-            "protocol": d.protocol,
-            "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
-            "members": d.members.iter().map(|m| json!({
-                "id": m.id,
-                "client_id": m.client_id,
-                "client_host": m.client_host,
-                "subscription": m.subscription,
-                "assignment": match &m.assignment {
-                    AssignmentData::NotReturned => Value::Null,
-                    AssignmentData::Assigned(a) => a.iter().map(|(t, ps)| json!([t, ps])).collect(),
-                },
-            })).collect::<Vec<_>>(),
-            "colocation": colocation,
-            "colocation_source": source,
-            "split_count": r.split_count,
-        });
-        if let Some((asg, view)) = &r.predicted {
-            doc["prediction"] = json!({
-                "assignor": asg.spec(),
-                "assignment": view.owned_by(),
-                "colocation": matrices_json(view),
-                "split_count": view.split_count(),
-                "matches_live": r.matches_live,
-            });
-        }
-        if a.format == Format::Json {
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-        } else {
-            serde_json::to_writer(&mut out, &doc)?;
-        }
-        writeln!(out)?;
     }
     out.flush()?;
-    Ok(if no_data || r.split_count > 0 {
+    Ok(if r.not_returned > 0 || r.split_count > 0 {
         ExitCode::Findings
     } else {
         ExitCode::Ok
     })
+}
+
+fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Result<()> {
+    let no_data = r.not_returned > 0;
+    writeln!(
+        out,
+        "group {}: state {}, {} protocol, assignor {} ({}), {} members",
+        d.name,
+        d.state,
+        d.group_protocol,
+        if d.protocol.is_empty() {
+            "-"
+        } else {
+            &d.protocol
+        },
+        if d.protocol_type.is_empty() {
+            "-"
+        } else {
+            &d.protocol_type
+        },
+        d.members.len()
+    )?;
+    let mut t = Table::new(["MEMBER", "CLIENT", "HOST", "SUBSCRIPTION", "ASSIGNMENT"]);
+    for m in &d.members {
+        t.row([
+            m.id.clone(),
+            m.client_id.clone(),
+            m.client_host.clone(),
+            m.subscription
+                .as_ref()
+                .map_or("(not returned)".into(), |s| s.join(",")),
+            match &m.assignment {
+                AssignmentData::NotReturned => "(not returned)".to_string(),
+                AssignmentData::Assigned(a) => a
+                    .iter()
+                    .map(|(t, ps)| {
+                        format!(
+                            "{t}[{}]",
+                            ps.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            },
+        ]);
+    }
+    t.write(&mut *out)?;
+    if no_data {
+        let why = if d.state == "Stable" {
+            String::new()
+        } else {
+            format!(
+                "; the group is in state {}, and the coordinator describes members without them until it is Stable: run again",
+                d.state
+            )
+        };
+        writeln!(
+            out,
+            "\nbroker returned no assignment data for {} member(s): assignments and co-location cannot be shown \
+             (ask each member for its own assignment, or predict it with --assignor){why}",
+            d.members.iter().filter(|m| m.assignment == AssignmentData::NotReturned).count()
+        )?;
+    }
+    if let Some(view) = &r.live {
+        write_matrices(&mut *out, view, "broker")?;
+    }
+    if let Some((asg, view)) = &r.predicted {
+        write_matrices(&mut *out, view, &format!("predicted by {}", asg.spec()))?;
+        match r.matches_live {
+            Some(true) => writeln!(
+                out,
+                "\nprediction by {} equals the live assignment",
+                asg.spec()
+            )?,
+            Some(false) => writeln!(
+                out,
+                "\nprediction by {} differs from the live assignment",
+                asg.spec()
+            )?,
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
+    let no_data = r.not_returned > 0;
+    let (colocation, source) = match (&r.live, &r.predicted) {
+        (Some(view), _) => (matrices_json(view), "broker".to_string()),
+        (None, Some((asg, view))) => (matrices_json(view), format!("predicted by {}", asg.spec())),
+        (None, None) => (Vec::new(), "broker".to_string()),
+    };
+    let mut doc = json!({
+        "group": d.name,
+        "state": d.state,
+        "protocol_type": d.protocol_type,
+        "group_protocol": d.group_protocol,
+        "protocol": d.protocol,
+        "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
+        "members": d.members.iter().map(|m| json!({
+            "id": m.id,
+            "client_id": m.client_id,
+            "client_host": m.client_host,
+            "subscription": m.subscription,
+            "assignment": match &m.assignment {
+                AssignmentData::NotReturned => Value::Null,
+                AssignmentData::Assigned(a) => a.iter().map(|(t, ps)| json!([t, ps])).collect(),
+            },
+        })).collect::<Vec<_>>(),
+        "colocation": colocation,
+        "colocation_source": source,
+        "split_count": r.split_count,
+    });
+    if let Some((asg, view)) = &r.predicted {
+        doc["prediction"] = json!({
+            "assignor": asg.spec(),
+            "assignment": view.owned_by(),
+            "colocation": matrices_json(view),
+            "split_count": view.split_count(),
+            "matches_live": r.matches_live,
+        });
+    }
+    doc
 }
