@@ -243,7 +243,7 @@ impl Connection {
         let reason = self.scrub(text);
         Error::Kafka {
             doing: self.scrub(&doing.into()),
-            cause: Some(crate::error::KafkaCause::new(e, reason.clone())),
+            cause: Some(Box::new(crate::error::KafkaCause::new(e, reason.clone()))),
             reason,
         }
     }

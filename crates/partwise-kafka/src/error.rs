@@ -23,8 +23,9 @@ pub enum Error {
         doing: String,
         /// librdkafka's account of the failure.
         reason: String,
-        /// librdkafka's error, when the failure came from librdkafka.
-        cause: Option<KafkaCause>,
+        /// librdkafka's error, when the failure came from librdkafka (boxed:
+        /// it is large, and most results are not errors).
+        cause: Option<Box<KafkaCause>>,
     },
     /// A consumer-protocol payload (group member metadata or assignment) that
     /// does not decode.
@@ -103,7 +104,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Kafka { cause: Some(c), .. } => Some(c),
+            Error::Kafka { cause: Some(c), .. } => Some(c.as_ref()),
             Error::Core(e) => Some(e),
             _ => None,
         }
@@ -136,7 +137,7 @@ mod tests {
         let e = Error::Kafka {
             doing: "fetching metadata".into(),
             reason: lib.to_string(),
-            cause: Some(KafkaCause::new(lib.clone(), lib.to_string())),
+            cause: Some(Box::new(KafkaCause::new(lib.clone(), lib.to_string()))),
         };
         assert_eq!(e.to_string(), format!("fetching metadata: {lib}"));
         assert_eq!(
