@@ -374,17 +374,18 @@ fn skew_and_assign_name_150_members_alike() {
     for assignor in ["java:range", "java:roundrobin"] {
         let (code, assign) = json(&["assign", "-a", assignor, "-m", "150", "-t", "t:300"]);
         assert_eq!(code, Some(0), "{assignor}: {assign}");
-        let out = partwise()
-            .args(["skew", "-i", path, "-p", "300", "--consumers", "150"])
-            .args(["--assignor", assignor, "--format", "json"])
-            .output()
-            .unwrap();
-        assert!(
-            matches!(out.status.code(), Some(0 | 1)),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let skew: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (code, skew) = json(&[
+            "skew",
+            "-i",
+            path,
+            "-p",
+            "300",
+            "--consumers",
+            "150",
+            "--assignor",
+            assignor,
+        ]);
+        assert!(matches!(code, Some(0 | 1)), "{assignor}: {skew}");
         let members = skew["consumers"]["members"].as_array().unwrap();
         assert_eq!(members.len(), 150);
         assert_eq!(assign["members"].as_array().unwrap().len(), 150);

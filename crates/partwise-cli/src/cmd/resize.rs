@@ -203,16 +203,8 @@ impl Outcome {
 }
 
 fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
-    let Outcome {
-        partitioner,
-        from,
-        to,
-        total,
-        moved,
-        plan,
-        ..
-    } = r;
-    let (from, to, total, expected) = (*from, *to, *total, plan.expected);
+    let (partitioner, from, to, total, moved) = (r.partitioner, r.from, r.to, r.total, &r.moved);
+    let (expected, plan) = (r.plan.expected, &r.plan);
     let moved_rows: Vec<Value> = moved
         .iter()
         .map(|(input, key, m)| {
@@ -253,16 +245,8 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
 }
 
 fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
-    let Outcome {
-        partitioner,
-        from,
-        to,
-        total,
-        moved,
-        plan,
-        ..
-    } = r;
-    let (total, expected) = (*total, plan.expected);
+    let (partitioner, from, to, total, moved) = (r.partitioner, r.from, r.to, r.total, &r.moved);
+    let (expected, plan) = (r.plan.expected, &r.plan);
     writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
     match expected {
         Some(f) => writeln!(
