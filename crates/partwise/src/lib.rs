@@ -8,6 +8,8 @@
 //!   (`java`, `librdkafka:murmur2_random`, `sarama:reference-hash`, ...), with
 //!   their null-key and empty-key behaviour;
 //! - [`priority`]: a rule-based partitioner that isolates priority traffic;
+//! - [`compare`]: partitioners compared over the same keys (agreement, and
+//!   what a producer migration moves);
 //! - [`salt`]: salting hot keys, for producers and for readers;
 //! - [`sizing`]: how many partitions a topic needs;
 //! - [`skew`]: load statistics and streaming heavy hitters;
@@ -46,6 +48,7 @@
 pub mod assign;
 pub mod batch;
 pub mod batching;
+pub mod compare;
 mod count;
 pub mod described;
 pub mod encoding;
