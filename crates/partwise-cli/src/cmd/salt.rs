@@ -342,18 +342,9 @@ struct Measured<'a> {
 }
 
 fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
-    let Measured {
-        a,
-        p,
-        n,
-        keys,
-        total,
-        threshold,
-        salted,
-        consumers,
-        plan,
-    } = m;
-    let (p, n, total, threshold) = (*p, *n, *total, *threshold);
+    let (a, p, n, total, threshold) = (m.a, m.p, m.n, m.total, m.threshold);
+    let (salted, consumers, plan) = (m.salted, m.consumers, m.plan);
+    let keys = m.keys;
     let reached = plan.range.is_some();
     let salted_json: Vec<Value> = salted
         .iter()
@@ -407,18 +398,8 @@ fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
 }
 
 fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
-    let Measured {
-        a,
-        p,
-        n,
-        keys: _,
-        total,
-        threshold,
-        salted,
-        consumers,
-        plan,
-    } = m;
-    let (p, n, total, threshold) = (*p, *n, *total, *threshold);
+    let (a, p, n, total, threshold) = (m.a, m.p, m.n, m.total, m.threshold);
+    let (salted, consumers, plan) = (m.salted, m.consumers, m.plan);
     let what = if consumers.is_some() {
         "busiest consumer"
     } else {
