@@ -360,3 +360,51 @@ fn assign_reproduces_live_java_groups() {
     }
     assert!(checked >= 28, "{checked} equal-subscription calls");
 }
+
+/// `skew --consumers` and `assign` must name members alike at any count:
+/// past 100 members a fixed two-digit padding would sort `m100` before `m11`
+/// and hand range/roundrobin shares to different names in the two commands.
+#[test]
+fn skew_and_assign_name_150_members_alike() {
+    let mut keys = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..3000 {
+        writeln!(keys, "key-{i}").unwrap();
+    }
+    let path = keys.path().to_str().unwrap();
+    for assignor in ["java:range", "java:roundrobin"] {
+        let (code, assign) = json(&["assign", "-a", assignor, "-m", "150", "-t", "t:300"]);
+        assert_eq!(code, Some(0), "{assignor}: {assign}");
+        let (code, skew) = json(&[
+            "skew",
+            "-i",
+            path,
+            "-p",
+            "300",
+            "--consumers",
+            "150",
+            "--assignor",
+            assignor,
+        ]);
+        assert!(matches!(code, Some(0 | 1)), "{assignor}: {skew}");
+        let members = skew["consumers"]["members"].as_array().unwrap();
+        assert_eq!(members.len(), 150);
+        assert_eq!(assign["members"].as_array().unwrap().len(), 150);
+        for m in members {
+            let name = m["member"].as_str().unwrap();
+            let from_assign: Vec<u64> = assign["assignment"][name]
+                .as_array()
+                .unwrap_or_else(|| panic!("{assignor}: assign has no member {name}"))
+                .iter()
+                .map(|tp| tp[1].as_u64().unwrap())
+                .collect();
+            let from_skew: Vec<u64> = m["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_u64().unwrap())
+                .collect();
+            assert_eq!(from_skew, from_assign, "{assignor}: member {name}");
+        }
+        assert!(members.iter().any(|m| m["member"] == "m149"), "{assignor}");
+    }
+}

@@ -481,6 +481,20 @@ fn bad_input_exits_2_naming_the_problem() {
     assert!(fails(&["route", "x", "-p", "six"]).contains("'six'"));
     assert!(fails(&["route", "x", "-p", "99999999999"]).contains("99999999999"));
     assert!(fails(&["route", "x", "-p", "6", "-P", "java:nope"]).contains("java:nope"));
+    // A known partitioner with a bad argument: the argument is what is wrong.
+    let err = fails(&[
+        "route",
+        "x",
+        "-p",
+        "6",
+        "-P",
+        "priority:prefix=VIP_,reserved=x",
+    ]);
+    assert!(
+        err.contains("invalid priority spec 'priority:prefix=VIP_,reserved=x': reserved partition 'x' is not a partition number"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown partitioner"), "{err}");
     assert!(fails(&["route", "x", "-p", "6", "--key-format", "json"]).contains("json"));
     assert!(fails(&["route", "x", "-p", "6", "--key-format", "int32"]).contains("32-bit integer"));
     assert!(fails(&["route", "-p", "6"]).contains("no keys"));
@@ -683,6 +697,58 @@ fn completions_and_man_page_come_from_the_flags() {
     );
     assert!(fails(&["man", "nope"]).contains("'nope'"));
     fails(&["completions", "tcsh"]);
+}
+
+/// `salt`'s `before` row is the topic as it is now: the unsalted key on the
+/// partition `route` gives it, not on the partition of `KEY_1`.
+#[test]
+fn salt_before_row_puts_the_unsalted_key_where_route_does() {
+    let rows = ndjson(&["route", "ID", "-p", "20"]);
+    let routed = rows[0]["partition"].as_u64().unwrap();
+    assert_eq!(routed, 19, "route ID -p 20");
+    let first_salt = ndjson(&["route", "ID_1", "-p", "20"])[0]["partition"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(first_salt, routed, "the test needs KEY_1 elsewhere");
+    let hottest = |v: &Value| -> usize {
+        let loads: Vec<f64> = v["before"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let max = loads.iter().cloned().fold(0.0, f64::max);
+        loads.iter().position(|&x| x == max).unwrap()
+    };
+    // One JSON document from a run that must exit with one of `codes`.
+    let json = |args: &[&str], codes: &[i32]| -> Value {
+        let out = partwise()
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        assert!(
+            codes.contains(&code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json(&["salt", "--key", "ID", "--share", "0.6", "-p", "20"], &[0]);
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    let before = v["before"][routed as usize].as_f64().unwrap();
+    assert!((before - (0.6 + 0.4 / 20.0)).abs() < 1e-9, "{before}");
+    // The measured distribution: ID at 60% of the lines, the rest spread.
+    let mut lines = String::from("ID,600\n");
+    for i in 0..400 {
+        lines.push_str(&format!("k{i},1\n"));
+    }
+    let f = temp_file(lines.as_bytes());
+    let file = f.path().to_str().unwrap();
+    let v = json(&["salt", "-i", file, "--counts", "-p", "20"], &[0, 1]);
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    assert_eq!(v["salted"][0]["partition"], routed, "{v}");
 }
 
 /// The subcommand paths (`["kafka", "audit"]`) whose help offers `--format`,

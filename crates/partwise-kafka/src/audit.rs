@@ -1,6 +1,6 @@
 //! The live audit of topics: per-partition record counts from watermarks with
 //! their skew statistics, a read-only sample of each partition's first
-//! records, the partitioner that explains them ([`crate::routing`]), and a
+//! records, the partitioner that explains them ([`partwise::routing`]), and a
 //! co-partitioning verdict over the topics together, in the core's findings
 //! ([`partwise::findings::Reason`]) so that it reads as `partwise check` does.
 //!
@@ -17,9 +17,9 @@ use crate::cluster::{groupless_consumer, topic_info, PartitionInfo, TopicInfo};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::fetch::{Event, PartitionReader};
-use crate::keys::KeyEncoding;
-use crate::routing::{Analyzer, Candidate, RecordRef, Routing};
+use partwise::encoding::Detected;
 use partwise::findings::{ObservedWriter, Reason};
+use partwise::routing::{Analyzer, Candidate, RecordRef, Routing};
 use partwise::skew::SkewStats;
 use partwise::PartitionCount;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -577,7 +577,7 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
         .collect();
     let mixed = found
         .iter()
-        .any(|t| t.routing.as_ref().and_then(|r| r.encoding) == Some(KeyEncoding::Mixed));
+        .any(|t| t.routing.as_ref().and_then(|r| r.encoding) == Some(Detected::Mixed));
     if encodings.len() > 1 || mixed {
         findings.push(Reason::ObservedKeyEncodingsDiffer {
             encodings: found
@@ -701,7 +701,7 @@ mod tests {
     /// A topic of `n` partitions whose sampled records were placed by `spec`
     /// with each key written by `format`, analysed as the audit does.
     fn observed(name: &str, n: u32, spec: &str, format: partwise::KeyFormat) -> TopicAudit {
-        use crate::routing::{analyze, candidates, SampledRecord};
+        use partwise::routing::{analyze, candidates, SampledRecord};
         use partwise::{PartitionCount, Partitioner};
         let count = PartitionCount::new(n).unwrap();
         let p: Partitioner = spec.parse().unwrap();

@@ -120,7 +120,7 @@ pub fn list_topics(conn: &Connection) -> Result<Vec<TopicInfo>> {
     Ok(t)
 }
 
-pub(crate) fn unreachable(conn: &Connection, e: impl std::fmt::Display) -> Error {
+pub(crate) fn unreachable(conn: &Connection, e: rdkafka::error::KafkaError) -> Error {
     conn.error(
         format!(
             "no answer from the Kafka cluster at {} within {:.1}s (is the address right, is it up?)",

@@ -213,12 +213,37 @@ impl Connection {
         c
     }
 
-    /// A librdkafka error as an [`Error`], secrets scrubbed.
-    pub(crate) fn error(&self, doing: impl Into<String>, e: impl std::fmt::Display) -> Error {
-        let doing = self.scrub(&doing.into());
-        Error::Kafka {
+    /// A librdkafka error as an [`Error`], secrets scrubbed, kept as its cause.
+    pub(crate) fn error(&self, doing: impl Into<String>, e: rdkafka::error::KafkaError) -> Error {
+        let text = e.to_string();
+        self.error_as(doing, e, &text)
+    }
+
+    /// A librdkafka error code (an admin operation's per-topic result) as an
+    /// [`Error`] with the code's own text, as [`Connection::error`] does.
+    pub(crate) fn error_code(
+        &self,
+        doing: impl Into<String>,
+        code: rdkafka::types::RDKafkaErrorCode,
+    ) -> Error {
+        self.error_as(
             doing,
-            reason: self.scrub(&e.to_string()),
+            rdkafka::error::KafkaError::AdminOp(code),
+            &code.to_string(),
+        )
+    }
+
+    fn error_as(
+        &self,
+        doing: impl Into<String>,
+        e: rdkafka::error::KafkaError,
+        text: &str,
+    ) -> Error {
+        let reason = self.scrub(text);
+        Error::Kafka {
+            doing: self.scrub(&doing.into()),
+            cause: Some(Box::new(crate::error::KafkaCause::new(e, reason.clone()))),
+            reason,
         }
     }
 }

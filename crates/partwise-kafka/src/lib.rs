@@ -6,10 +6,9 @@
 //!   properties files, timeout) and keeping secrets out of output;
 //! - [`cluster`]: topics, partitions, leaders, watermarks, group names;
 //! - [`audit`]: counts and skew per partition, a read-only sample, the
-//!   partitioner that wrote each topic, and the co-partitioning verdict;
-//! - [`routing`]: the pure analysis behind the audit's inference;
+//!   partitioner that wrote each topic (inferred by the core's
+//!   [`partwise::routing`]), and the co-partitioning verdict;
 //! - [`fetch`]: reading partitions in batches without a consumer group;
-//! - [`keys`]: what serializer wrote a key, and the logical key inside;
 //! - [`group`]: consumer groups with decoded subscriptions and assignments
 //!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
 //! - [`produce`]: producing with any partwise partitioner, set explicitly;
@@ -26,11 +25,9 @@ pub mod connect;
 mod error;
 pub mod fetch;
 pub mod group;
-pub mod keys;
 pub mod measure;
 pub mod produce;
-pub mod routing;
 mod wire;
 
 pub use connect::Connection;
-pub use error::{Error, Result};
+pub use error::{Error, KafkaCause, Result};

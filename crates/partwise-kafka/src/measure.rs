@@ -89,7 +89,7 @@ pub fn measure(conn: &Connection, opts: &MeasureOptions) -> Result<Measurement> 
     let created = block_on(admin.create_topics([&new], &admin_opts(conn)))
         .map_err(|e| crate::cluster::unreachable(conn, e))?;
     for r in created {
-        r.map_err(|(t, e)| conn.error(format!("creating temporary topic {t}"), e))?;
+        r.map_err(|(t, e)| conn.error_code(format!("creating temporary topic {t}"), e))?;
     }
     let result = run(conn, &topic, opts);
     let deleted = block_on(admin.delete_topics(&[&topic], &admin_opts(conn)))

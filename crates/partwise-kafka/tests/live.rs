@@ -7,12 +7,12 @@ mod common;
 
 use common::*;
 use partwise::assign::{Assignor, Group, Member, Topic};
+use partwise::routing::candidates;
 use partwise::{PartitionCount, Partitioner};
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, Progress};
 use partwise_kafka::cluster::{list_groups, list_topics, watermarks};
 use partwise_kafka::group::{describe_group, AssignmentData};
 use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::routing::candidates;
 use partwise_kafka::Connection;
 use std::time::{Duration, Instant};
 

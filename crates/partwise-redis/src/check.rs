@@ -125,6 +125,7 @@ pub fn check(map: &SlotMap, family: &Family, keys: &[Vec<u8>], timeout: Duration
         errors.push(Error::ClusterDown {
             node: map.seed.clone(),
             reason: format!("{unowned} member keys are in slots no node serves"),
+            cause: None,
         });
     }
 
@@ -162,6 +163,7 @@ pub fn check(map: &SlotMap, family: &Family, keys: &[Vec<u8>], timeout: Duration
                                     node: node.clone(),
                                     command: "CLUSTER KEYSLOT".to_string(),
                                     reason: format!("unexpected reply {other:?}"),
+                                    cause: None,
                                 });
                                 continue;
                             }
@@ -176,6 +178,7 @@ pub fn check(map: &SlotMap, family: &Family, keys: &[Vec<u8>], timeout: Duration
                                     String::from_utf8_lossy(&m.key),
                                     m.slot
                                 ),
+                                cause: None,
                             });
                         }
                     }

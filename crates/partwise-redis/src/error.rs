@@ -1,10 +1,14 @@
 //! The crate's one error type: every failure names the node, pattern or keys
-//! at fault, so a CLI can print it as is.
+//! at fault, so a CLI can print it as is; a failure redis-rs reported keeps
+//! redis-rs's error as its cause.
 
 use crate::NodeAddr;
 use std::fmt;
 
 /// Why a live Redis Cluster operation failed.
+///
+/// The message already carries its cause's text; [`std::error::Error::source`]
+/// gives redis-rs's error itself ([`RedisCause`]) to callers that need its kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -21,6 +25,8 @@ pub enum Error {
         node: NodeAddr,
         /// The underlying I/O error.
         reason: String,
+        /// redis-rs's error, when it reported the failure.
+        cause: Option<RedisCause>,
     },
     /// The server answers but has cluster support disabled.
     NotACluster {
@@ -34,6 +40,8 @@ pub enum Error {
         node: NodeAddr,
         /// Its explanation.
         reason: String,
+        /// redis-rs's error, when it reported the failure.
+        cause: Option<RedisCause>,
     },
     /// A key family pattern that cannot be used.
     Pattern {
@@ -57,7 +65,41 @@ pub enum Error {
         command: String,
         /// The server's message.
         reason: String,
+        /// redis-rs's error, when it reported the failure.
+        cause: Option<RedisCause>,
     },
+}
+
+/// redis-rs's error behind an [`Error`]. Two causes are equal when they are
+/// of the same kind with the same text (redis-rs's error has no equality).
+#[derive(Clone, Debug)]
+pub struct RedisCause(redis::RedisError);
+
+impl RedisCause {
+    /// redis-rs's error.
+    pub fn error(&self) -> &redis::RedisError {
+        &self.0
+    }
+}
+
+impl PartialEq for RedisCause {
+    fn eq(&self, other: &RedisCause) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for RedisCause {}
+
+impl fmt::Display for RedisCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for RedisCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
 }
 
 impl fmt::Display for Error {
@@ -69,14 +111,14 @@ impl fmt::Display for Error {
                     "bad node address '{input}': {reason} (expected HOST:PORT)"
                 )
             }
-            Error::Unreachable { node, reason } => {
+            Error::Unreachable { node, reason, .. } => {
                 write!(f, "cannot reach Redis node {node}: {reason}")
             }
             Error::NotACluster { node } => write!(
                 f,
                 "{node} is not a Redis Cluster node (cluster support is disabled there)"
             ),
-            Error::ClusterDown { node, reason } => {
+            Error::ClusterDown { node, reason, .. } => {
                 write!(f, "Redis Cluster at {node} is down: {reason}")
             }
             Error::Pattern { pattern, reason } => {
@@ -98,12 +140,22 @@ impl fmt::Display for Error {
                 node,
                 command,
                 reason,
+                ..
             } => write!(f, "{command} on {node} failed: {reason}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Unreachable { cause, .. }
+            | Error::ClusterDown { cause, .. }
+            | Error::Server { cause, .. } => cause.as_ref().map(|c| c as _),
+            _ => None,
+        }
+    }
+}
 
 /// Turns a redis-rs error from `node` into ours: I/O and timeouts become
 /// [`Error::Unreachable`], disabled cluster support [`Error::NotACluster`],
@@ -113,6 +165,7 @@ pub(crate) fn from_redis(node: &NodeAddr, command: &str, e: redis::RedisError) -
         return Error::Unreachable {
             node: node.clone(),
             reason: io_reason(&e),
+            cause: Some(RedisCause(e)),
         };
     }
     let text = e.to_string();
@@ -123,12 +176,14 @@ pub(crate) fn from_redis(node: &NodeAddr, command: &str, e: redis::RedisError) -
         return Error::ClusterDown {
             node: node.clone(),
             reason: text,
+            cause: Some(RedisCause(e)),
         };
     }
     Error::Server {
         node: node.clone(),
         command: command.to_string(),
         reason: text,
+        cause: Some(RedisCause(e)),
     }
 }
 
@@ -139,5 +194,42 @@ fn io_reason(e: &redis::RedisError) -> String {
         "connection refused (is redis-server running there?)".to_string()
     } else {
         e.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn redis_errors_are_kept_as_causes_under_the_same_message() {
+        let node = NodeAddr::new("127.0.0.1", 7100);
+        let refused = redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "refused",
+        ));
+        let e = from_redis(&node, "PING", refused);
+        assert_eq!(
+            e.to_string(),
+            "cannot reach Redis node 127.0.0.1:7100: connection refused (is redis-server running there?)"
+        );
+        let cause = e.source().unwrap().downcast_ref::<RedisCause>().unwrap();
+        assert!(cause.error().is_connection_refusal());
+        assert!(cause.source().unwrap().is::<redis::RedisError>());
+
+        let parse = redis::RedisError::from((redis::ErrorKind::Parse, "bad reply"));
+        let text = parse.to_string();
+        let e = from_redis(&node, "CLUSTER SHARDS", parse);
+        assert_eq!(
+            e.to_string(),
+            format!("CLUSTER SHARDS on 127.0.0.1:7100 failed: {text}")
+        );
+        assert!(matches!(&e, Error::Server { cause: Some(_), .. }));
+        let e = Error::Pattern {
+            pattern: "x".into(),
+            reason: "y".into(),
+        };
+        assert!(e.source().is_none());
     }
 }

@@ -46,7 +46,7 @@ mod slots;
 mod write;
 
 pub use check::{check, CheckReport, KeyPlacement, Member};
-pub use error::Error;
+pub use error::{Error, RedisCause};
 pub use hot::{sample, HotReport, HotRule, NodeSample, SlotLoad, TagLoad};
 pub use node::{NodeAddr, NodeConn};
 pub use partwise::family::{Family, FamilyReason, Pattern};

@@ -204,6 +204,7 @@ fn malformed(seed: &NodeAddr, command: &str, what: &str) -> Error {
         node: seed.clone(),
         command: command.to_string(),
         reason: format!("unexpected reply: {what}"),
+        cause: None,
     }
 }
 

@@ -90,6 +90,7 @@ impl Writer {
                     return Err(Error::ClusterDown {
                         node: self.map.seed.clone(),
                         reason: format!("no node serves slot {slot}"),
+                        cause: None,
                     })
                 }
             };
@@ -104,6 +105,7 @@ impl Writer {
                         node,
                         command: "EXEC".to_string(),
                         reason: format!("unexpected reply {other:?}"),
+                        cause: None,
                     })
                 }
                 Err(e) => {

@@ -1,8 +1,12 @@
-//! Key encodings: how the text a user types becomes the bytes a producer hashes.
+//! Key encodings, both ways: how the text a user types becomes the bytes a
+//! producer hashes ([`KeyFormat::encode`]), and which serializer most
+//! plausibly wrote the bytes of a stored key ([`KeyFormat::detect`]) with
+//! the logical key inside ([`KeyFormat::decode`]).
 //!
 //! Co-partitioning breaks when two producers serialize the same logical key to
-//! different bytes, so partwise is explicit about the bytes. There are two kinds
-//! of format:
+//! different bytes (a string in one topic, an Avro string or an int in the
+//! other), whatever their partitioners, so partwise is explicit about the
+//! bytes. There are two kinds of format:
 //!
 //! - raw formats give the key bytes themselves: `utf8` (the text as is), `hex`,
 //!   `base64`;
@@ -14,12 +18,18 @@
 //!   of a string: zig-zag varint length and UTF-8 bytes).
 //!
 //! ```
-//! use partwise::KeyFormat;
+//! use partwise::encoding::{Detected, KeyFormat};
 //! let int32: KeyFormat = "int32".parse().unwrap();
 //! assert_eq!(int32.encode(b"42").unwrap(), vec![0, 0, 0, 42]);
 //! let avro: KeyFormat = "avro-sr:7".parse().unwrap();
 //! assert_eq!(avro.encode(b"BBCA").unwrap(), b"\x00\x00\x00\x00\x07\x08BBCA".to_vec());
 //! assert!("hex".parse::<KeyFormat>().unwrap().encode(b"4g").is_err());
+//!
+//! // Read back: the serializer that wrote a stored key, and the key inside.
+//! let stored = avro.encode(b"BBCA").unwrap();
+//! assert_eq!(KeyFormat::detect(&stored), Detected::Format(avro));
+//! assert_eq!(avro.decode(&stored).as_deref(), Some("BBCA"));
+//! assert_eq!(KeyFormat::detect(&[0xff, 0, 1]).to_string(), "bytes");
 //! ```
 
 use crate::Error;
@@ -143,6 +153,115 @@ impl KeyFormat {
         }
         Ok(())
     }
+
+    /// The serializer format that most plausibly wrote the stored key bytes
+    /// `key`: Confluent's Avro wire format holding a string, printable UTF-8
+    /// text (`string`), 4 or 8 bytes that are not text (`int32`, `int64`), or
+    /// [`Detected::Bytes`].
+    pub fn detect(key: &[u8]) -> Detected {
+        if let Some((id, _)) = avro_sr(key) {
+            return Detected::Format(KeyFormat::AvroSr(id));
+        }
+        match std::str::from_utf8(key) {
+            Ok(s) if !s.chars().any(char::is_control) => Detected::Format(KeyFormat::String),
+            _ if key.len() == 4 => Detected::Format(KeyFormat::Int32),
+            _ if key.len() == 8 => Detected::Format(KeyFormat::Int64),
+            _ => Detected::Bytes,
+        }
+    }
+
+    /// The input text that [`KeyFormat::encode`] turns into `key`: the
+    /// logical key for a serializer format (a decimal number for the integer
+    /// ones), the digits for `hex` and `base64`; `None` when `key` is not
+    /// what this format writes.
+    pub fn decode(self, key: &[u8]) -> Option<String> {
+        match self {
+            KeyFormat::Utf8 | KeyFormat::String => {
+                std::str::from_utf8(key).ok().map(str::to_string)
+            }
+            KeyFormat::Hex => Some(key.iter().map(|b| format!("{b:02x}")).collect()),
+            KeyFormat::Base64 => Some(base64::engine::general_purpose::STANDARD.encode(key)),
+            KeyFormat::Int32 => <[u8; 4]>::try_from(key)
+                .ok()
+                .map(|b| i32::from_be_bytes(b).to_string()),
+            KeyFormat::Int64 => <[u8; 8]>::try_from(key)
+                .ok()
+                .map(|b| i64::from_be_bytes(b).to_string()),
+            KeyFormat::AvroSr(id) => avro_sr(key)
+                .filter(|&(found, _)| found == id)
+                .map(|(_, s)| s.to_string()),
+        }
+    }
+}
+
+/// What the bytes of stored keys say about the serializer that wrote them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Detected {
+    /// Written by this serializer format: `string`, `int32`, `int64` or
+    /// `avro-sr:ID`.
+    Format(KeyFormat),
+    /// Bytes no serializer format explains.
+    Bytes,
+    /// Keys of one topic that do not share one encoding.
+    Mixed,
+}
+
+impl Detected {
+    /// What a set of keys detected as `self` is, with one more key detected
+    /// as `next`: [`Detected::Mixed`] as soon as two differ.
+    pub fn and(self, next: Detected) -> Detected {
+        if self == next {
+            self
+        } else {
+            Detected::Mixed
+        }
+    }
+}
+
+impl fmt::Display for Detected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Detected::Format(k) => k.fmt(f),
+            Detected::Bytes => f.write_str("bytes"),
+            Detected::Mixed => f.write_str("mixed"),
+        }
+    }
+}
+
+/// The bytes a producer would have hashed had it serialized the logical key
+/// of the stored `key` with `to`; `None` when the key carries no logical key
+/// or `to` cannot encode it (text for `int32`).
+pub fn reencode(key: &[u8], to: KeyFormat) -> Option<Vec<u8>> {
+    let Detected::Format(from) = KeyFormat::detect(key) else {
+        return None;
+    };
+    to.encode(from.decode(key)?.as_bytes()).ok()
+}
+
+/// Reads an Avro `long` (zigzag varint) from the front of `b`.
+fn avro_long(b: &[u8]) -> Option<(i64, usize)> {
+    let mut v: u64 = 0;
+    for (i, &byte) in b.iter().enumerate().take(10) {
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((((v >> 1) as i64) ^ -((v & 1) as i64), i + 1));
+        }
+    }
+    None
+}
+
+/// The Avro string inside a Confluent-framed key, with its schema id.
+fn avro_sr(key: &[u8]) -> Option<(u32, &str)> {
+    if key.len() < 6 || key[0] != 0 {
+        return None;
+    }
+    let id = u32::from_be_bytes([key[1], key[2], key[3], key[4]]);
+    let (len, used) = avro_long(&key[5..])?;
+    let body = &key[5 + used..];
+    if len < 0 || body.len() as u64 != len as u64 {
+        return None;
+    }
+    std::str::from_utf8(body).ok().map(|s| (id, s))
 }
 
 impl fmt::Display for KeyFormat {
@@ -227,6 +346,49 @@ mod tests {
         }
     }
 
+    #[test]
+    fn detects_serializer_output() {
+        let avro: KeyFormat = "avro-sr:7".parse().unwrap();
+        let k = avro.encode(b"BBCA").unwrap();
+        assert_eq!(KeyFormat::detect(&k), Detected::Format(avro));
+        assert_eq!(avro.decode(&k).as_deref(), Some("BBCA"));
+        assert_eq!(
+            KeyFormat::detect(b"BBCA"),
+            Detected::Format(KeyFormat::String)
+        );
+        let i = KeyFormat::Int32.encode(b"42").unwrap();
+        assert_eq!(KeyFormat::detect(&i), Detected::Format(KeyFormat::Int32));
+        assert_eq!(KeyFormat::Int32.decode(&i).as_deref(), Some("42"));
+        let l = KeyFormat::Int64.encode(b"-5").unwrap();
+        assert_eq!(KeyFormat::detect(&l), Detected::Format(KeyFormat::Int64));
+        assert_eq!(KeyFormat::Int64.decode(&l).as_deref(), Some("-5"));
+        assert_eq!(KeyFormat::detect(&[0xff, 0, 1]), Detected::Bytes);
+        assert_eq!(reencode(&k, KeyFormat::String), Some(b"BBCA".to_vec()));
+        assert_eq!(reencode(b"BBCA", avro), Some(k.clone()));
+        assert_eq!(reencode(b"BBCA", KeyFormat::Int32), None);
+        // Another schema id is another writer.
+        assert_eq!(KeyFormat::AvroSr(8).decode(&k), None);
+        for (d, text) in [
+            (Detected::Format(avro), "avro-sr:7"),
+            (Detected::Format(KeyFormat::String), "string"),
+            (Detected::Bytes, "bytes"),
+            (Detected::Mixed, "mixed"),
+        ] {
+            assert_eq!(d.to_string(), text);
+        }
+        assert_eq!(Detected::Bytes.and(Detected::Bytes), Detected::Bytes);
+        assert_eq!(Detected::Bytes.and(Detected::Format(avro)), Detected::Mixed);
+    }
+
+    #[test]
+    fn truncated_avro_is_not_avro() {
+        assert_ne!(
+            KeyFormat::detect(&[0, 0, 0, 0, 7, 8, b'B']),
+            Detected::Format(KeyFormat::AvroSr(7))
+        );
+        assert_eq!(avro_long(&[0x80; 12]), None);
+    }
+
     proptest! {
         #[test]
         fn hex_roundtrip(bytes: Vec<u8>) {
@@ -245,6 +407,19 @@ mod tests {
             for f in [KeyFormat::Hex, KeyFormat::Base64, KeyFormat::String, KeyFormat::Int32, KeyFormat::Int64, KeyFormat::AvroSr(1)] {
                 let _ = f.encode(&input);
             }
+        }
+
+        #[test]
+        fn decode_inverts_encode(bytes: Vec<u8>, text in "[a-zA-Z0-9 _-]{0,80}", v: i64, id: u32) {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            prop_assert_eq!(KeyFormat::Hex.decode(&KeyFormat::Hex.encode(hex.as_bytes()).unwrap()), Some(hex));
+            let b64 = KeyFormat::Base64.decode(&bytes).unwrap();
+            prop_assert_eq!(KeyFormat::Base64.encode(b64.as_bytes()).unwrap(), bytes);
+            for f in [KeyFormat::String, KeyFormat::AvroSr(id)] {
+                prop_assert_eq!(f.decode(&f.encode(text.as_bytes()).unwrap()), Some(text.clone()));
+            }
+            let n = v.to_string();
+            prop_assert_eq!(KeyFormat::Int64.decode(&KeyFormat::Int64.encode(n.as_bytes()).unwrap()), Some(n));
         }
 
         #[test]

@@ -4,6 +4,10 @@
 
 use std::fmt;
 
+/// The grammar of a `priority:` spec, for messages about a bad one.
+const PRIORITY_SYNTAX: &str =
+    "priority:prefix=TEXT|regex=RE|header=NAME:VALUE,reserved=P[-Q|+R...][,hash=mask|java-abs]";
+
 /// Everything that can go wrong in the pure core: bad specs, counts, keys,
 /// key patterns, assignor inputs and topology files.
 ///
@@ -20,6 +24,14 @@ pub enum Error {
         spec: String,
         /// The canonical specs, comma-separated.
         known: String,
+    },
+    /// A `priority:` spec: the partitioner is known, its rules are not
+    /// usable.
+    PrioritySpec {
+        /// The whole spec as given.
+        spec: String,
+        /// What is wrong with its rules.
+        reason: String,
     },
     /// A partition count that is zero, negative, not a number or too large.
     PartitionCount {
@@ -95,6 +107,10 @@ impl fmt::Display for Error {
             Error::UnknownPartitioner { spec, known } => {
                 write!(f, "unknown partitioner '{spec}' (known: {known}; or 'all')")
             }
+            Error::PrioritySpec { spec, reason } => write!(
+                f,
+                "invalid priority spec '{spec}': {reason} (a priority spec is {PRIORITY_SYNTAX})"
+            ),
             Error::PartitionCount { input, reason } => {
                 write!(f, "invalid partition count '{input}': {reason}")
             }

@@ -8,14 +8,22 @@
 //!   (`java`, `librdkafka:murmur2_random`, `sarama:reference-hash`, ...), with
 //!   their null-key and empty-key behaviour;
 //! - [`priority`]: a rule-based partitioner that isolates priority traffic;
+//! - [`compare`]: partitioners compared over the same keys (agreement, and
+//!   what a producer migration moves);
 //! - [`salt`]: salting hot keys, for producers and for readers;
 //! - [`sizing`]: how many partitions a topic needs;
 //! - [`skew`]: load statistics and streaming heavy hitters;
+//! - [`traffic`]: what a measured key stream does to a topic and its
+//!   consumers (loads, heavy hitters, consumer shares, lag forecast);
 //! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
-//! - [`encoding`]: how a key becomes bytes (raw formats and serializers);
+//! - [`encoding`]: how a key becomes bytes (raw formats and serializers), and
+//!   which serializer wrote the bytes of a stored key;
+//! - [`routing`]: which partitioner (and key encoding) wrote a sampled topic;
 //! - [`batch`]: routing many keys at once, fast;
 //! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
 //! - [`topology`]: topology files and the co-partitioning check;
+//! - [`described`]: a live consumer group's described assignment checked
+//!   for co-location, beside an assignor's prediction;
 //! - [`findings`]: what the checks report, declared or observed, with stable ids;
 //! - [`family`]: Redis key families (`market:{%s}`): filling and the pattern lint;
 //! - [`resize`]: which keys move when a partition count changes.
@@ -42,21 +50,26 @@
 pub mod assign;
 pub mod batch;
 pub mod batching;
+pub mod compare;
 mod count;
+pub mod described;
 pub mod encoding;
 mod error;
 pub mod family;
 pub mod findings;
 pub mod hash;
+mod landing;
 pub mod partitioner;
 pub mod placement;
 pub mod priority;
 pub mod resize;
+pub mod routing;
 pub mod salt;
 pub mod sizing;
 pub mod skew;
 pub mod slot;
 pub mod topology;
+pub mod traffic;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};
 pub use encoding::KeyFormat;

@@ -32,7 +32,7 @@
 
 use crate::count::PartitionCount;
 use crate::hash::murmur2;
-use crate::partitioner::Placement;
+use crate::landing::Placement;
 use crate::Error;
 use std::sync::{Mutex, OnceLock};
 
@@ -70,12 +70,9 @@ pub struct Priority {
 }
 
 fn bad(spec: &str, reason: impl Into<String>) -> Error {
-    Error::UnknownPartitioner {
+    Error::PrioritySpec {
         spec: spec.to_string(),
-        known: format!(
-            "{}; a priority spec is priority:prefix=TEXT|regex=RE|header=NAME:VALUE,reserved=P[-Q|+R...][,hash=mask|java-abs]",
-            reason.into()
-        ),
+        reason: reason.into(),
     }
 }
 
@@ -381,6 +378,42 @@ pub(crate) fn intern(full: &str, body: &str) -> Result<&'static Priority, Error>
 mod tests {
     use super::*;
     use crate::Partitioner;
+
+    #[test]
+    fn a_bad_rule_is_named_not_called_an_unknown_partitioner() {
+        let err = |spec: &str| spec.parse::<Partitioner>().unwrap_err();
+        let e = err("priority:prefix=VIP_,reserved=x");
+        assert_eq!(
+            e,
+            Error::PrioritySpec {
+                spec: "priority:prefix=VIP_,reserved=x".into(),
+                reason: "reserved partition 'x' is not a partition number".into(),
+            }
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("invalid priority spec 'priority:prefix=VIP_,reserved=x': reserved partition 'x' is not a partition number ("),
+            "{text}"
+        );
+        assert!(
+            !text.contains("unknown partitioner") && !text.contains("known:"),
+            "{text}"
+        );
+        for (spec, reason) in [
+            (
+                "priority:prefix=VIP_,reserved=0,hash=sha",
+                "hash 'sha' is not mask or java-abs",
+            ),
+            ("priority:prefix=VIP_", "a rule needs reserved="),
+            ("priority:colour=red,reserved=0", "unknown field 'colour'"),
+        ] {
+            let text = err(spec).to_string();
+            assert!(
+                text.contains(reason) && !text.contains("unknown partitioner"),
+                "{text}"
+            );
+        }
+    }
 
     fn n(x: u32) -> PartitionCount {
         PartitionCount::new(x).unwrap()

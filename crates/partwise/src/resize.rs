@@ -2,8 +2,9 @@
 //!
 //! This module owns the resize analysis: which keys move from `N` to `M`
 //! partitions under a partitioner, the exact expected moved fraction for
-//! uniformly hashed keys, and counts to suggest near a target that keep likely
-//! consumer counts dividing evenly.
+//! uniformly hashed keys, the topics of a topology that must change with it
+//! and how to make the change safe ([`plan`]), and counts to suggest near a
+//! target that keep likely consumer counts dividing evenly.
 //!
 //! Kafka never moves existing records: after a resize, old records of a key
 //! stay on the old partition and new ones go to the new, so per-key order and
@@ -24,8 +25,11 @@
 //! ```
 
 use crate::count::PartitionCount;
+use crate::encoding::KeyFormat;
 use crate::partitioner::{KeyRule, Partitioner, Placement};
+use crate::topology::{self, Topology};
 use crate::Error;
+use std::fmt;
 
 /// Where one key goes before and after a resize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +110,164 @@ pub fn expected_moved_fraction(
         moved: moved / g,
         period: period / g,
     })
+}
+
+/// The partitioner and key format of the first producer of `topic` that
+/// writes keys: what a resize of that topic is about, unless told otherwise.
+pub fn producer_defaults(topic: &topology::Topic) -> Option<(Partitioner, KeyFormat)> {
+    topic
+        .producers
+        .iter()
+        .find_map(|p| p.keyed_partitioner().map(|k| (k, p.key_format)))
+}
+
+/// A co-partition group of the resized topic: its other topics must be
+/// resized with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Together {
+    /// The co-partition group.
+    pub group: String,
+    /// Its other topics with their partition counts, in the file's order.
+    pub topics: Vec<(String, u32)>,
+}
+
+/// The co-partition groups of topic `name` in `t`, each with its other topics.
+pub fn change_together(t: &Topology, name: &str) -> Vec<Together> {
+    t.groups_of(name)
+        .map(|g| Together {
+            group: g.name.clone(),
+            topics: g
+                .topics
+                .iter()
+                .filter(|other| *other != name)
+                .filter_map(|other| t.topic(other))
+                .map(|other| (other.name.clone(), other.partitions.get()))
+                .collect(),
+        })
+        .collect()
+}
+
+/// One step that makes a resize safe.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fix {
+    /// A multiple of the current count moves fewer keys than the count asked for.
+    Multiple {
+        /// The multiple.
+        partitions: u32,
+        /// The current count.
+        of: u32,
+        /// What the multiple moves.
+        moves: Fraction,
+        /// What the count asked for moves.
+        instead: Fraction,
+    },
+    /// Drain before resizing, so each key's records stay in order.
+    Drain,
+    /// The other topics of a co-partition group must be resized in the same window.
+    Together {
+        /// The co-partition group.
+        group: String,
+        /// Its other topics.
+        topics: Vec<String>,
+        /// The new count.
+        to: u32,
+    },
+}
+
+impl fmt::Display for Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fix::Multiple {
+                partitions,
+                of,
+                moves,
+                instead,
+            } => write!(
+                f,
+                "{partitions} partitions (a multiple of {of}) would move {}/{} = {:.4} of keys instead of {:.4}",
+                moves.moved,
+                moves.period,
+                moves.value(),
+                instead.value()
+            ),
+            Fix::Drain => f.write_str(
+                "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers",
+            ),
+            Fix::Together { group, topics, to } => write!(
+                f,
+                "resize {} to {to} in the same window (co-partition group {group}), or the join breaks for the moved keys",
+                topics.join(", ")
+            ),
+        }
+    }
+}
+
+/// What a resize from `from` to `to` partitions does under a partitioner,
+/// beyond the keys one gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The fraction of uniformly hashed keys that move (`None`: the
+    /// partitioner ignores keys).
+    pub expected: Option<Fraction>,
+    /// The co-partition groups whose other topics must change with it.
+    pub together: Vec<Together>,
+    /// How to make the resize safe (empty when nothing moves).
+    pub fixes: Vec<Fix>,
+}
+
+/// The plan of a resize of a topic written with `p` from `from` to `to`
+/// partitions, in the co-partition groups `together`.
+pub fn plan(
+    p: Partitioner,
+    from: PartitionCount,
+    to: PartitionCount,
+    together: Vec<Together>,
+) -> Plan {
+    let expected = expected_moved_fraction(p, from, to);
+    let mut fixes = Vec::new();
+    let (f, t) = (from.get(), to.get());
+    if f != t && expected.is_some_and(|e| e.moved != 0) {
+        // N -> kN keeps every key of partition p on p or p + N, j*N: the fewest moves.
+        if t > f && !t.is_multiple_of(f) {
+            let k = (t + f / 2) / f;
+            let m = (k.max(2)).saturating_mul(f);
+            if let (Ok(mc), Some(e)) = (PartitionCount::new(m), expected) {
+                if let Some(me) = expected_moved_fraction(p, from, mc) {
+                    if me.value() < e.value() {
+                        fixes.push(Fix::Multiple {
+                            partitions: m,
+                            of: f,
+                            moves: me,
+                            instead: e,
+                        });
+                    }
+                }
+            }
+        }
+        fixes.push(Fix::Drain);
+        for g in &together {
+            fixes.push(Fix::Together {
+                group: g.group.clone(),
+                topics: g.topics.iter().map(|(t, _)| t.clone()).collect(),
+                to: t,
+            });
+        }
+    }
+    Plan {
+        expected,
+        together,
+        fixes,
+    }
+}
+
+/// The consumer counts among `consumers` that do not divide `target`:
+/// [`suggest`] leaves the target out when there are any, so say why.
+pub fn not_dividing(target: PartitionCount, consumers: &[PartitionCount]) -> Vec<u32> {
+    consumers
+        .iter()
+        .map(|c| c.get())
+        .filter(|c| !target.get().is_multiple_of(*c))
+        .collect()
 }
 
 /// The largest target [`suggest`] accepts: far above any real topic, small
@@ -210,6 +372,61 @@ pub fn suggest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_names_the_topics_to_move_with_and_a_cheaper_count() {
+        let t = Topology::parse(
+            r#"
+[[topic]]
+name = "a"
+partitions = 6
+[[topic.producer]]
+partitioner = "librdkafka"
+key_format = "int32"
+[[topic]]
+name = "b"
+partitions = 6
+[[topic]]
+name = "c"
+partitions = 3
+[[copartition]]
+name = "ab"
+topics = ["a", "b"]
+"#,
+        )
+        .unwrap();
+        let (p, f) = producer_defaults(t.topic("a").unwrap()).unwrap();
+        assert_eq!(
+            (p.spec(), f),
+            ("librdkafka:consistent_random", KeyFormat::Int32)
+        );
+        assert_eq!(producer_defaults(t.topic("b").unwrap()), None);
+        let together = change_together(&t, "a");
+        assert_eq!(
+            together,
+            vec![Together {
+                group: "ab".into(),
+                topics: vec![("b".into(), 6)]
+            }]
+        );
+        assert!(change_together(&t, "c").is_empty());
+        let plan = plan(p, n(6), n(9), together);
+        let fixes: Vec<String> = plan.fixes.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            fixes,
+            [
+                "12 partitions (a multiple of 6) would move 1/2 = 0.5000 of keys instead of 0.6667",
+                "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers",
+                "resize b to 9 in the same window (co-partition group ab), or the join breaks for the moved keys",
+            ]
+        );
+        // Nothing moves: nothing to fix.
+        assert!(super::plan(p, n(6), n(6), Vec::new()).fixes.is_empty());
+        let rr: Partitioner = "java:round-robin".parse().unwrap();
+        let none = super::plan(rr, n(6), n(9), Vec::new());
+        assert_eq!((none.expected, none.fixes.len()), (None, 0));
+        assert_eq!(not_dividing(n(12), &[n(4), n(5), n(7)]), vec![5, 7]);
+    }
 
     fn n(x: u32) -> PartitionCount {
         PartitionCount::new(x).unwrap()

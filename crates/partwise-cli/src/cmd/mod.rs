@@ -18,7 +18,7 @@ pub mod salt;
 pub mod skew;
 pub mod slot;
 
-use crate::exit::{CliError, Result};
+use crate::exit::Result;
 use crate::input::KeySource;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use std::ffi::OsString;
@@ -73,28 +73,4 @@ impl Routing {
     pub fn parse(&self) -> Result<(PartitionCount, Partitioner)> {
         Ok((self.partitions, self.partitioner))
     }
-}
-
-/// Partitions of one topic of `n` partitions per member of a group of `m`,
-/// under `assignor`; members are ordered as `partwise assign` names them
-/// (`m00`, `m01`, ...).
-pub fn member_partitions(
-    assignor: partwise::assign::Assignor,
-    n: u32,
-    m: u32,
-) -> Result<Vec<Vec<u32>>> {
-    use partwise::assign::{member_names, Group, Member, Topic};
-    const TOPIC: &str = "topic";
-    let members = member_names(m as usize)
-        .into_iter()
-        .map(|id| Member::new(id, [TOPIC]))
-        .collect();
-    let group = Group::new(members, vec![Topic::new(TOPIC, n)]);
-    let a = assignor
-        .assign(&group)
-        .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
-    Ok(a.partitions
-        .iter()
-        .map(|tps| tps.iter().map(|tp| tp.partition).collect())
-        .collect())
 }

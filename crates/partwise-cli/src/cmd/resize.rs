@@ -6,7 +6,7 @@ use super::key_source;
 use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
-use partwise::resize::{self, expected_moved_fraction, key_move, Fraction};
+use partwise::resize::{self, expected_moved_fraction, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};
@@ -107,14 +107,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let topic = ctx.as_ref().and_then(|c| c.topology.topic(&c.topic));
     // The topic's first keyed producer supplies the defaults for -P and --key-format.
-    let producer = topic.and_then(|t| {
-        t.producers
-            .iter()
-            .find_map(|p| p.keyed_partitioner().map(|k| (p, k)))
-    });
+    let producer = topic.and_then(resize::producer_defaults);
     let partitioner: Partitioner = match (&a.partitioner, producer) {
         (Some(p), _) => *p,
-        (None, Some((_, k))) => k,
+        (None, Some((k, _))) => k,
         (None, None) => "java".parse()?,
     };
     let from = match (&a.from, topic) {
@@ -143,7 +139,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
 
     let key_format = match (&a.key_format, producer) {
         (Some(f), _) => *f,
-        (None, Some((p, _))) => p.key_format,
+        (None, Some((_, f))) => f,
         (None, None) => KeyFormat::Utf8,
     };
     let source = key_source(a.keys, a.input, key_format);
@@ -157,167 +153,140 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Ok(())
     })?;
-    let expected = expected_moved_fraction(partitioner, from, to);
-    let together: Vec<(String, Vec<(String, u32)>)> = match &ctx {
-        Some(c) => c
-            .topology
-            .groups_of(&c.topic)
-            .map(|g| {
-                let others = g
-                    .topics
-                    .iter()
-                    .filter(|t| **t != c.topic)
-                    .filter_map(|t| c.topology.topic(t))
-                    .map(|t| (t.name.clone(), t.partitions.get()))
-                    .collect();
-                (g.name.clone(), others)
-            })
-            .collect(),
-        None => Vec::new(),
+    let together = ctx
+        .as_ref()
+        .map_or_else(Vec::new, |c| resize::change_together(&c.topology, &c.topic));
+    let plan = resize::plan(partitioner, from, to, together);
+    let r = Outcome {
+        partitioner,
+        format: source.format,
+        from,
+        to,
+        topic: ctx.map(|c| c.topic),
+        total,
+        moved,
+        plan,
     };
-    let fixes = resize_fixes(partitioner, from, to, expected, &together);
-    let serializer = source.format.is_serializer();
-    let shown = |input: &[u8], key: &[u8]| {
-        if serializer {
-            input.to_vec()
-        } else {
-            key.to_vec()
-        }
-    };
-
     let mut out = BufWriter::new(std::io::stdout().lock());
     match a.format {
-        Format::Json | Format::Ndjson => {
-            let moved_rows: Vec<Value> = moved
-                .iter()
-                .map(|(input, key, m)| {
-                    json!({
-                        "key": key_json(&shown(input, key)),
-                        "key_hex": hex(key),
-                        "from": m.from.partition(),
-                        "to": m.to.partition(),
-                    })
-                })
-                .collect();
-            let v = json!({
-                "partitioner": partitioner.spec(),
-                "key_format": source.format.to_string(),
-                "from": from.get(),
-                "to": to.get(),
-                "topic": ctx.as_ref().map(|c| c.topic.clone()),
-                "keys": total,
-                "moved_count": moved.len(),
-                "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
-                "expected_moved_fraction": expected.map(Fraction::value),
-                "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
-                "moved": moved_rows,
-                "change_together": together.iter().map(|(g, ts)| json!({
-                    "group": g,
-                    "topics": ts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-                "note": NOTE,
-                "fix": fixes,
-            });
-            crate::output::write_doc(&mut out, a.format, &v)?;
-        }
-        Format::Table => {
-            writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
-            match expected {
-                Some(f) => writeln!(
-                    out,
-                    "expected moved fraction (uniformly hashed keys): {}/{} = {:.4}",
-                    f.moved,
-                    f.period,
-                    f.value()
-                )?,
-                None => writeln!(out, "expected moved fraction: none ({partitioner} ignores keys, so no key has a fixed partition)")?,
-            }
-            if total > 0 {
-                writeln!(
-                    out,
-                    "keys moved: {} of {} ({:.4})",
-                    moved.len(),
-                    total,
-                    moved.len() as f64 / total as f64
-                )?;
-                if !moved.is_empty() {
-                    let mut t = Table::new(["KEY", "FROM", "TO"]);
-                    let cell = |p: partwise::Placement| {
-                        p.partition()
-                            .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
-                    };
-                    for (input, key, m) in &moved {
-                        t.row([key_cell(&shown(input, key)), cell(m.from), cell(m.to)]);
-                    }
-                    t.write(&mut out)?;
-                }
-            }
-            for (g, ts) in &together {
-                let list: Vec<String> = ts
-                    .iter()
-                    .map(|(t, n)| format!("{t} ({n} partitions)"))
-                    .collect();
-                writeln!(
-                    out,
-                    "must change together (co-partition group {g}): {}",
-                    list.join(", ")
-                )?;
-            }
-            writeln!(out, "note: {NOTE}")?;
-            for f in &fixes {
-                writeln!(out, "fix: {f}")?;
-            }
-        }
+        Format::Json | Format::Ndjson => write_json(&mut out, a.format, &r)?,
+        Format::Table => write_table(&mut out, &r)?,
     }
     out.flush()?;
     Ok(ExitCode::Ok)
 }
 
-/// How to make a resize safe: a count that moves fewer keys, the order of
-/// operations that keeps each key on one partition at a time, and the topics
-/// that must move with it.
-fn resize_fixes(
+/// A resize analysed: the keys that move and the plan.
+struct Outcome {
     partitioner: Partitioner,
+    format: KeyFormat,
     from: PartitionCount,
     to: PartitionCount,
-    expected: Option<Fraction>,
-    together: &[(String, Vec<(String, u32)>)],
-) -> Vec<String> {
-    let mut out = Vec::new();
-    let (f, t) = (from.get(), to.get());
-    if f == t || expected.is_none_or(|e| e.moved == 0) {
-        return out;
-    }
-    // N -> kN keeps every key of partition p on p or p + N, j*N: the fewest moves.
-    if t > f && !t.is_multiple_of(f) {
-        let k = (t + f / 2) / f;
-        let m = (k.max(2)).saturating_mul(f);
-        if let (Ok(mc), Some(e)) = (PartitionCount::new(m), expected) {
-            if let Some(me) = expected_moved_fraction(partitioner, from, mc) {
-                if me.value() < e.value() {
-                    out.push(format!(
-                        "{m} partitions (a multiple of {f}) would move {}/{} = {:.4} of keys instead of {:.4}",
-                        me.moved,
-                        me.period,
-                        me.value(),
-                        e.value()
-                    ));
-                }
-            }
+    topic: Option<String>,
+    total: u64,
+    /// Each moved key as given and as bytes, with its move.
+    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove)>,
+    plan: resize::Plan,
+}
+
+impl Outcome {
+    /// A key as the user knows it: the logical key for a serializer
+    /// format, else its bytes.
+    fn shown(&self, input: &[u8], key: &[u8]) -> Vec<u8> {
+        if self.format.is_serializer() {
+            input.to_vec()
+        } else {
+            key.to_vec()
         }
     }
-    out.push(
-        "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers"
-            .to_string(),
-    );
-    for (g, ts) in together {
-        let names: Vec<&str> = ts.iter().map(|(t, _)| t.as_str()).collect();
-        out.push(format!(
-            "resize {} to {t} in the same window (co-partition group {g}), or the join breaks for the moved keys",
-            names.join(", ")
-        ));
+}
+
+fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
+    let (partitioner, from, to, total, moved) = (r.partitioner, r.from, r.to, r.total, &r.moved);
+    let (expected, plan) = (r.plan.expected, &r.plan);
+    let moved_rows: Vec<Value> = moved
+        .iter()
+        .map(|(input, key, m)| {
+            json!({
+                "key": key_json(&r.shown(input, key)),
+                "key_hex": hex(key),
+                "from": m.from.partition(),
+                "to": m.to.partition(),
+            })
+        })
+        .collect();
+    let v = json!({
+        "partitioner": partitioner.spec(),
+        "key_format": r.format.to_string(),
+        "from": from.get(),
+        "to": to.get(),
+        "topic": r.topic,
+        "keys": total,
+        "moved_count": moved.len(),
+        "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
+        "expected_moved_fraction": expected.map(Fraction::value),
+        "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
+        "moved": moved_rows,
+        "change_together": plan.together.iter().map(|g| json!({
+            "group": g.group,
+            "topics": g.topics.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "note": NOTE,
+        "fix": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    });
+    crate::output::write_doc(out, format, &v)
+}
+
+fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
+    let (partitioner, from, to, total, moved) = (r.partitioner, r.from, r.to, r.total, &r.moved);
+    let (expected, plan) = (r.plan.expected, &r.plan);
+    writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
+    match expected {
+        Some(f) => writeln!(
+            out,
+            "expected moved fraction (uniformly hashed keys): {}/{} = {:.4}",
+            f.moved,
+            f.period,
+            f.value()
+        )?,
+        None => writeln!(out, "expected moved fraction: none ({partitioner} ignores keys, so no key has a fixed partition)")?,
     }
-    out
+    if total > 0 {
+        writeln!(
+            out,
+            "keys moved: {} of {} ({:.4})",
+            moved.len(),
+            total,
+            moved.len() as f64 / total as f64
+        )?;
+        if !moved.is_empty() {
+            let mut t = Table::new(["KEY", "FROM", "TO"]);
+            let cell = |p: partwise::Placement| {
+                p.partition()
+                    .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
+            };
+            for (input, key, m) in moved {
+                t.row([key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)]);
+            }
+            t.write(&mut *out)?;
+        }
+    }
+    for resize::Together { group: g, topics } in &plan.together {
+        let list: Vec<String> = topics
+            .iter()
+            .map(|(t, n)| format!("{t} ({n} partitions)"))
+            .collect();
+        writeln!(
+            out,
+            "must change together (co-partition group {g}): {}",
+            list.join(", ")
+        )?;
+    }
+    writeln!(out, "note: {NOTE}")?;
+    for f in &plan.fixes {
+        writeln!(out, "fix: {f}")?;
+    }
+    Ok(())
 }
 
 fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
@@ -333,11 +302,7 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
     };
     // The target itself is only offered when every consumer count divides
     // it; say so rather than drop it silently.
-    let not_dividing: Vec<u32> = consumers
-        .iter()
-        .map(|c| c.get())
-        .filter(|c| !target.get().is_multiple_of(*c))
-        .collect();
+    let not_dividing = resize::not_dividing(target, &consumers);
     let left_out = !list.iter().any(|x| x.partitions == target.get()) && !not_dividing.is_empty();
     let current = |n: u32| from.is_some_and(|f| f.get() == n);
     let mut out = BufWriter::new(std::io::stdout().lock());

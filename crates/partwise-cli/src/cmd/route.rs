@@ -6,6 +6,7 @@ use super::parse::{self, Partitioners};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{KeySource, BATCH};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use partwise::compare::{agree, Agreement, Migration};
 use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
@@ -177,10 +178,6 @@ fn display_key(format: KeyFormat, input: &[u8], key: &[u8]) -> Value {
 }
 
 /// Whether every placement is the same fixed partition.
-fn agree(ps: &[Placement]) -> bool {
-    ps.iter().all(|p| p.partition().is_some() && *p == ps[0])
-}
-
 /// A key as given and as bytes; `None` is the null key.
 type OwnedKey = Option<(Vec<u8>, Vec<u8>)>;
 
@@ -192,10 +189,6 @@ struct KeyRows<'a> {
 }
 
 /// Two placements that put a key on the same fixed partition.
-fn same(a: Placement, b: Placement) -> bool {
-    a.partition().is_some() && a == b
-}
-
 /// `9,186 of 10,000 keys (91.9%)`.
 fn of_keys(part: u64, whole: u64) -> String {
     let pct = if whole == 0 {
@@ -222,65 +215,14 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// How often partitioners place a key differently, per partition count: the
-/// totals a person asks for after the rows ("do our Java and Sarama
-/// producers agree?").
-struct Agreement {
-    keys: u64,
-    pairs: Vec<(usize, usize)>,
-    /// `differ[c][pair]`: keys that pair places differently at count `c`.
-    differ: Vec<Vec<u64>>,
-    /// `any[c]`: keys placed differently by at least two partitioners.
-    any: Vec<u64>,
+/// The totals a person asks for after the rows ("do our Java and Sarama
+/// producers agree?"), rendered.
+trait Totals {
+    fn json(&self, cfg: &Config) -> Vec<Value>;
+    fn table(&self, cfg: &Config, out: &mut impl Write) -> Result<()>;
 }
 
-impl Agreement {
-    fn new(partitioners: usize, counts: usize) -> Agreement {
-        let pairs: Vec<(usize, usize)> = (0..partitioners)
-            .flat_map(|a| (a + 1..partitioners).map(move |b| (a, b)))
-            .collect();
-        Agreement {
-            keys: 0,
-            differ: vec![vec![0; pairs.len()]; counts],
-            any: vec![0; counts],
-            pairs,
-        }
-    }
-
-    fn add(&mut self, placements: &[Vec<Placement>]) {
-        self.keys += 1;
-        for (c, ps) in placements.iter().enumerate() {
-            if !agree(ps) {
-                self.any[c] += 1;
-            }
-            for (i, &(a, b)) in self.pairs.iter().enumerate() {
-                if !same(ps[a], ps[b]) {
-                    self.differ[c][i] += 1;
-                }
-            }
-        }
-    }
-
-    fn disagree(&self) -> bool {
-        self.any.iter().any(|&n| n > 0)
-    }
-
-    /// Partitioners that place every key alike at count `c`, in `-P` order.
-    fn groups(&self, c: usize, partitioners: usize) -> Vec<Vec<usize>> {
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        'next: for p in 0..partitioners {
-            for g in &mut groups {
-                let pair = self.pairs.iter().position(|&x| x == (g[0], p));
-                if pair.is_some_and(|i| self.differ[c][i] == 0) {
-                    g.push(p);
-                    continue 'next;
-                }
-            }
-            groups.push(vec![p]);
-        }
-        groups
-    }
-
+impl Totals for Agreement {
     fn json(&self, cfg: &Config) -> Vec<Value> {
         let spec = |i: usize| cfg.partitioners[i].spec();
         cfg.counts
@@ -301,7 +243,7 @@ impl Agreement {
                     })
                     .collect();
                 let groups: Vec<Vec<&str>> = self
-                    .groups(c, cfg.partitioners.len())
+                    .groups(c)
                     .into_iter()
                     .map(|g| g.into_iter().map(spec).collect())
                     .collect();
@@ -333,7 +275,7 @@ impl Agreement {
                     )?;
                 }
             } else {
-                let groups = self.groups(c, cfg.partitioners.len());
+                let groups = self.groups(c);
                 writeln!(
                     out,
                     "at n={n}: {} placed differently by at least two of these {} partitioners; {} sets agree on every key:",
@@ -530,12 +472,7 @@ fn migrate(
     to: Partitioner,
     mut out: impl Write,
 ) -> Result<ExitCode> {
-    // Every known partitioner is tried against `from`, so that the answer can
-    // name the ones that keep every key where it is.
-    let candidates: Vec<Partitioner> = Partitioner::all().collect();
-    let mut keeps = vec![true; candidates.len()];
-    let mut keys = 0u64;
-    let mut moved = vec![0u64; cfg.counts.len()];
+    let mut m = Migration::new(from, to, &cfg.counts);
     let mut s = match cfg.format {
         Format::Table => None,
         f => Some(JsonStream::new(&mut out, f)?),
@@ -543,18 +480,8 @@ fn migrate(
     let mut table = Table::new(["KEY", "N", "FROM", "TO", ""]);
     cfg.source.for_each_batch(|b| {
         for (input, key) in b.inputs.iter().zip(b.keys) {
-            keys += 1;
-            for (c, &n) in cfg.counts.iter().enumerate() {
-                let (a, z) = (from.place(Some(key), n), to.place(Some(key), n));
-                let moves = !same(a, z);
-                if moves {
-                    moved[c] += 1;
-                }
-                for (k, p) in candidates.iter().enumerate() {
-                    if keeps[k] && !same(a, p.place(Some(key), n)) {
-                        keeps[k] = false;
-                    }
-                }
+            for step in m.add(key) {
+                let (n, a, z, moves) = (step.partitions, step.from, step.to, step.moved);
                 if cfg.only_differ && !moves {
                     continue;
                 }
@@ -579,44 +506,10 @@ fn migrate(
         }
         Ok(())
     })?;
-    let keep: Vec<&str> = candidates
-        .iter()
-        .zip(&keeps)
-        .filter(|(_, &k)| k && keys > 0)
-        .map(|(p, _)| p.spec())
-        .collect();
-    // The same client's settings first: that is the change a team can make;
-    // among them, the one that also treats null and empty keys as `from`
-    // does (librdkafka's murmur2_random, not murmur2, matches Java there).
-    let n = cfg.counts[0];
-    let edge_mismatch = |p: Partitioner| {
-        let null =
-            from.place(None, n).partition().is_some() != p.place(None, n).partition().is_some();
-        let empty = !same(from.place(Some(b""), n), p.place(Some(b""), n));
-        (null, empty)
-    };
-    let mut same_client: Vec<Partitioner> = candidates
-        .iter()
-        .zip(&keeps)
-        .filter(|(p, &k)| k && keys > 0 && p.client() == to.client())
-        .map(|(p, _)| *p)
-        .collect();
-    same_client.sort_by_key(|&p| edge_mismatch(p));
-    let same_client: Vec<&str> = same_client.iter().map(|p| p.spec()).collect();
-    let fix = match (moved.iter().any(|&m| m > 0), same_client.first()) {
-        (false, _) => None,
-        (true, Some(spec)) => Some(match spec.split_once(':') {
-            Some(("librdkafka", name)) => {
-                format!("set partitioner={name} in the {} producer ({spec}) and no key moves", to.client())
-            }
-            _ => format!("use {spec} in the {} producer and no key moves", to.client()),
-        }),
-        (true, None) => Some(format!(
-            "no {} partitioner keeps these keys where {} puts them: the keys that move lose their order and co-partitioning unless every producer and topic moves at once",
-            to.client(),
-            from.spec()
-        )),
-    };
+    let r = m.finish();
+    let (keys, moved) = (r.keys, &r.moved);
+    let keep: Vec<&str> = r.move_nothing.iter().map(|p| p.spec()).collect();
+    let fix = r.fix.map(|f| f.to_string());
     match s {
         Some(mut s) => {
             for (c, n) in cfg.counts.iter().enumerate() {

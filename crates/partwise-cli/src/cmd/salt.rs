@@ -4,8 +4,9 @@
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{key_cell, key_json, Format, Table};
-use partwise::assign::{member_names, Assignor};
-use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key};
+use partwise::assign::Assignor;
+use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key, CountsPlan};
+use partwise::traffic::consumer_partitions;
 use partwise::{PartitionCount, Partitioner};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -217,10 +218,10 @@ fn read_counts(path: &std::path::Path, with_counts: bool) -> Result<Vec<(Vec<u8>
 }
 
 /// What each consumer carries: the sum of its partitions' loads.
-fn carried(owned: &[Vec<u32>], loads: &[f64]) -> Vec<f64> {
+fn carried(owned: &[(String, Vec<u32>)], loads: &[f64]) -> Vec<f64> {
     owned
         .iter()
-        .map(|ps| ps.iter().map(|&q| loads[q as usize]).sum())
+        .map(|(_, ps)| ps.iter().map(|&q| loads[q as usize]).sum())
         .collect()
 }
 
@@ -290,139 +291,177 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
         None => None,
         Some(m) => {
             let assignor = a.assignor;
-            let owned = super::member_partitions(assignor, n.get(), m)?;
+            let owned = consumer_partitions(assignor, n, m)
+                .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
             Some((assignor, owned))
         }
     };
     // With a group, the target is on what a consumer carries: that is what lags.
-    let groups = consumers.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
-    let plan = recommend_counts(p, n, &refs, &salt, groups, a.target_ratio, a.max_range)
+    let groups: Vec<Vec<u32>> = consumers.as_ref().map_or_else(Vec::new, |(_, o)| {
+        o.iter().map(|(_, ps)| ps.clone()).collect()
+    });
+    let plan = recommend_counts(p, n, &refs, &salt, &groups, a.target_ratio, a.max_range)
         .map_err(|e| CliError::msg(e.to_string()))?;
+    let m = Measured {
+        a,
+        p,
+        n,
+        keys: &keys,
+        total,
+        threshold,
+        salted: &salted,
+        consumers: &consumers,
+        plan: &plan,
+    };
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Json | Format::Ndjson => counts_json(&mut out, &m)?,
+        Format::Table => counts_table(&mut out, &m)?,
+    }
+    Ok(if plan.range.is_some() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+/// The group's assignor and each member's name and partitions.
+type Consumers = (Assignor, Vec<(String, Vec<u32>)>);
+
+/// A measured distribution and its salting plan, for the renderers.
+struct Measured<'a> {
+    a: &'a Args,
+    p: Partitioner,
+    n: PartitionCount,
+    keys: &'a [(Vec<u8>, u64)],
+    total: u64,
+    threshold: f64,
+    salted: &'a [(&'a [u8], u64)],
+    consumers: &'a Option<Consumers>,
+    plan: &'a CountsPlan,
+}
+
+fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
+    let (a, p, n, total, threshold) = (m.a, m.p, m.n, m.total, m.threshold);
+    let (salted, consumers, plan) = (m.salted, m.consumers, m.plan);
+    let keys = m.keys;
+    let reached = plan.range.is_some();
+    let salted_json: Vec<Value> = salted
+        .iter()
+        .map(|(k, c)| {
+            json!({
+                "key": key_json(k),
+                "count": c,
+                "share": *c as f64 / total as f64,
+                "partition": p.place(Some(k), n).partition(),
+                "spans": partitions_spanned(p, k, plan.used, n),
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "partitioner": p.spec(),
+        "partitions": n.get(),
+        "keys": keys.len(),
+        "total": total,
+        "threshold": if a.keys.is_empty() { Some(threshold) } else { None },
+        "salted": salted_json,
+        "target_ratio": a.target_ratio,
+        "target_on": if consumers.is_some() { "consumers" } else { "partitions" },
+        "range": plan.range,
+        "range_used": plan.used,
+        "target_reached": reached,
+        "before_max_over_mean": plan.before_max_over_mean,
+        "after_max_over_mean": plan.after_max_over_mean,
+        "before": plan.before,
+        "after": plan.after,
+        "trade_off": TRADE_OFF,
+    });
+    if let Some((assignor, owned)) = &consumers {
+        let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
+        let members: Vec<Value> = owned
+            .iter()
+            .enumerate()
+            .map(|(i, (name, ps))| {
+                json!({"member": name, "partitions": ps, "before": b[i], "after": z[i]})
+            })
+            .collect();
+        v["consumers"] = json!({
+            "assignor": assignor.spec(),
+            "members": members,
+            "busiest_before": b.iter().cloned().fold(0.0, f64::max),
+            "busiest_after": z.iter().cloned().fold(0.0, f64::max),
+        });
+    }
+    crate::output::write_doc(out, a.format, &v)
+}
+
+fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
+    let (a, p, n, total, threshold) = (m.a, m.p, m.n, m.total, m.threshold);
+    let (salted, consumers, plan) = (m.salted, m.consumers, m.plan);
     let what = if consumers.is_some() {
         "busiest consumer"
     } else {
         "hottest partition"
     };
-    let reached = plan.range.is_some();
-    let mut out = std::io::stdout().lock();
-    match a.format {
-        Format::Json | Format::Ndjson => {
-            let salted_json: Vec<Value> = salted
-                .iter()
-                .map(|(k, c)| {
-                    json!({
-                        "key": key_json(k),
-                        "count": c,
-                        "share": *c as f64 / total as f64,
-                        "partition": p.place(Some(k), n).partition(),
-                        "spans": partitions_spanned(p, k, plan.used, n),
-                    })
-                })
-                .collect();
-            let mut v = json!({
-                "partitioner": p.spec(),
-                "partitions": n.get(),
-                "keys": keys.len(),
-                "total": total,
-                "threshold": if a.keys.is_empty() { Some(threshold) } else { None },
-                "salted": salted_json,
-                "target_ratio": a.target_ratio,
-                "target_on": if consumers.is_some() { "consumers" } else { "partitions" },
-                "range": plan.range,
-                "range_used": plan.used,
-                "target_reached": reached,
-                "before_max_over_mean": plan.before_max_over_mean,
-                "after_max_over_mean": plan.after_max_over_mean,
-                "before": plan.before,
-                "after": plan.after,
-                "trade_off": TRADE_OFF,
-            });
-            if let Some((assignor, owned)) = &consumers {
-                let names = member_names(owned.len());
-                let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
-                let members: Vec<Value> = owned
-                    .iter()
-                    .enumerate()
-                    .map(|(i, ps)| {
-                        json!({"member": names[i], "partitions": ps, "before": b[i], "after": z[i]})
-                    })
-                    .collect();
-                v["consumers"] = json!({
-                    "assignor": assignor.spec(),
-                    "members": members,
-                    "busiest_before": b.iter().cloned().fold(0.0, f64::max),
-                    "busiest_after": z.iter().cloned().fold(0.0, f64::max),
-                });
-            }
-            crate::output::write_doc(&mut out, a.format, &v)?;
+    let names: Vec<String> = salted.iter().map(|(k, _)| key_cell(k)).collect();
+    if salted.is_empty() {
+        writeln!(
+            out,
+            "no key is above {:.1}% of the traffic: nothing to salt ({what} {:.2} x mean)",
+            threshold * 100.0,
+            plan.before_max_over_mean
+        )?;
+    } else {
+        match plan.range {
+            Some(s) => writeln!(
+                out,
+                "salt {} over S = {s} ({}_1 .. {}_{s}): {what} {:.2} x mean -> {:.2} x mean (target {})",
+                names.join(", "),
+                if names.len() == 1 { names[0].as_str() } else { "KEY" },
+                if names.len() == 1 { names[0].as_str() } else { "KEY" },
+                plan.before_max_over_mean, plan.after_max_over_mean, a.target_ratio
+            )?,
+            None => writeln!(
+                out,
+                "no salt range up to {} brings the {what} under {} x mean; the best is S = {} at {:.2} x mean (before {:.2} x): the other keys, or more consumers than partitions, may keep it uneven",
+                a.max_range, a.target_ratio, plan.used, plan.after_max_over_mean, plan.before_max_over_mean
+            )?,
         }
-        Format::Table => {
-            let names: Vec<String> = salted.iter().map(|(k, _)| key_cell(k)).collect();
-            if salted.is_empty() {
-                writeln!(
-                    out,
-                    "no key is above {:.1}% of the traffic: nothing to salt ({what} {:.2} x mean)",
-                    threshold * 100.0,
-                    plan.before_max_over_mean
-                )?;
-            } else {
-                match plan.range {
-                    Some(s) => writeln!(
-                        out,
-                        "salt {} over S = {s} ({}_1 .. {}_{s}): {what} {:.2} x mean -> {:.2} x mean (target {})",
-                        names.join(", "),
-                        if names.len() == 1 { names[0].as_str() } else { "KEY" },
-                        if names.len() == 1 { names[0].as_str() } else { "KEY" },
-                        plan.before_max_over_mean, plan.after_max_over_mean, a.target_ratio
-                    )?,
-                    None => writeln!(
-                        out,
-                        "no salt range up to {} brings the {what} under {} x mean; the best is S = {} at {:.2} x mean (before {:.2} x): the other keys, or more consumers than partitions, may keep it uneven",
-                        a.max_range, a.target_ratio, plan.used, plan.after_max_over_mean, plan.before_max_over_mean
-                    )?,
-                }
-                for (k, c) in &salted {
-                    let spans: Vec<String> = partitions_spanned(p, k, plan.used, n)
-                        .iter()
-                        .map(u32::to_string)
-                        .collect();
-                    writeln!(
-                        out,
-                        "  {} ({:.1}% of {total}) spans partitions {}",
-                        key_cell(k),
-                        100.0 * *c as f64 / total as f64,
-                        spans.join(", ")
-                    )?;
-                }
-            }
-            let mut t = Table::new(["", "LOAD PER PARTITION"]);
-            t.row(["before".to_string(), pct(&plan.before).join(" ")]);
-            t.row(["after".to_string(), pct(&plan.after).join(" ")]);
-            t.write(&mut out)?;
-            if let Some((assignor, owned)) = &consumers {
-                let names = member_names(owned.len());
-                let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
-                writeln!(out, "\nconsumers ({}):", assignor.spec())?;
-                let mut t = Table::new(["MEMBER", "PARTITIONS", "BEFORE", "AFTER"]);
-                for (i, ps) in owned.iter().enumerate() {
-                    let list: Vec<String> = ps.iter().map(u32::to_string).collect();
-                    t.row([
-                        names[i].clone(),
-                        list.join(" "),
-                        format!("{:.1}%", b[i] * 100.0),
-                        format!("{:.1}%", z[i] * 100.0),
-                    ]);
-                }
-                t.write(&mut out)?;
-            }
-            if !salted.is_empty() {
-                writeln!(out, "trade-off: {TRADE_OFF}")?;
-            }
+        for (k, c) in salted.iter() {
+            let spans: Vec<String> = partitions_spanned(p, k, plan.used, n)
+                .iter()
+                .map(u32::to_string)
+                .collect();
+            writeln!(
+                out,
+                "  {} ({:.1}% of {total}) spans partitions {}",
+                key_cell(k),
+                100.0 * *c as f64 / total as f64,
+                spans.join(", ")
+            )?;
         }
     }
-    Ok(if reached {
-        ExitCode::Ok
-    } else {
-        ExitCode::Findings
-    })
+    let mut t = Table::new(["", "LOAD PER PARTITION"]);
+    t.row(["before".to_string(), pct(&plan.before).join(" ")]);
+    t.row(["after".to_string(), pct(&plan.after).join(" ")]);
+    t.write(&mut *out)?;
+    if let Some((assignor, owned)) = &consumers {
+        let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
+        writeln!(out, "\nconsumers ({}):", assignor.spec())?;
+        let mut t = Table::new(["MEMBER", "PARTITIONS", "BEFORE", "AFTER"]);
+        for (i, (name, ps)) in owned.iter().enumerate() {
+            let list: Vec<String> = ps.iter().map(u32::to_string).collect();
+            t.row([
+                name.clone(),
+                list.join(" "),
+                format!("{:.1}%", b[i] * 100.0),
+                format!("{:.1}%", z[i] * 100.0),
+            ]);
+        }
+        t.write(&mut *out)?;
+    }
+    if !salted.is_empty() {
+        writeln!(out, "trade-off: {TRADE_OFF}")?;
+    }
+    Ok(())
 }

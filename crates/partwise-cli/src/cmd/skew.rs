@@ -11,8 +11,9 @@ use crate::input::{
     for_each_line_group, for_each_line_group_mapped, input_name, line_ranges, lines_before,
 };
 use crate::output::{hex, key_cell, key_json, Format, Table};
-use partwise::assign::{member_names, Assignor};
+use partwise::assign::Assignor;
 use partwise::skew::{HeavyHitters, SkewStats};
+use partwise::traffic::{Report, ReportOptions, Tally};
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -138,16 +139,6 @@ impl Config {
     }
 }
 
-/// What one reader thread found.
-struct Partial {
-    loads: Vec<u64>,
-    /// Sum of the weights, checked so no load or total can overflow.
-    weight: u64,
-    not_fixed: u64,
-    lines: u64,
-    hh: HeavyHitters,
-}
-
 const COUNTS_OVERFLOW: &str = "the counts add up to more than 2^64 - 1";
 
 /// A bad line, numbered within the range its thread read.
@@ -175,19 +166,12 @@ enum Source<'a> {
     File(&'a Path, u64, Option<u64>),
 }
 
-/// Reads one stream of lines into a partial result.
-fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Partial, LineError> {
-    let mut p = Partial {
-        loads: vec![0; cfg.n.get() as usize],
-        weight: 0,
-        not_fixed: 0,
-        lines: 0,
-        hh: HeavyHitters::new(cfg.capacity),
-    };
+/// Reads one stream of lines into a tally.
+fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Tally, LineError> {
+    let mut t = Tally::new(cfg.n, cfg.capacity);
     let mut arena = Vec::new();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut weights: Vec<u64> = Vec::new();
-    let mut parts = vec![0u32; crate::input::BATCH];
     let per_group = |first: u64, group: &[&[u8]]| {
         weights.clear();
         let decoded: Vec<&[u8]>;
@@ -204,10 +188,7 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Par
                 } else {
                     (*line, 1)
                 };
-                p.weight = p
-                    .weight
-                    .checked_add(w)
-                    .ok_or_else(|| fail(COUNTS_OVERFLOW.to_string()))?;
+                t.weigh(w).map_err(|_| fail(COUNTS_OVERFLOW.to_string()))?;
                 let s = arena.len();
                 cfg.format
                     .encode_into(key, &mut arena)
@@ -220,33 +201,14 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Par
         } else {
             group
         };
-        let dest = &mut parts[..keys.len()];
-        cfg.partitioner.place_batch(keys, cfg.n, dest);
-        if weights.is_empty() {
-            // One key per line: the common case, without a weight stream.
-            for &part in dest.iter() {
-                match p.loads.get_mut(part as usize) {
-                    Some(l) => *l += 1,
-                    None => p.not_fixed += 1,
-                }
-            }
-            p.hh.add_each(keys);
-        } else {
-            for ((&part, key), &w) in dest.iter().zip(keys).zip(&weights) {
-                match p.loads.get_mut(part as usize) {
-                    Some(l) => *l += w,
-                    None => p.not_fixed += w,
-                }
-                p.hh.add(key, w);
-            }
-        }
+        t.add(cfg.partitioner, cfg.n, keys, &weights);
         Ok::<(), LineError>(())
     };
-    p.lines = match source {
+    t.lines = match source {
         Source::Stdin => for_each_line_group(&mut std::io::stdin().lock(), name, per_group)?,
         Source::File(path, start, end) => for_each_line_group_mapped(path, start, end, per_group)?,
     };
-    Ok(p)
+    Ok(t)
 }
 
 impl From<CliError> for LineError {
@@ -267,7 +229,7 @@ fn line_error(name: &str, base: u64, e: LineError) -> CliError {
 }
 
 /// Reads the whole input, in parallel when it is a large regular file.
-fn scan_file(cfg: &Config) -> Result<Partial> {
+fn scan_file(cfg: &Config) -> Result<Tally> {
     let name = input_name(&cfg.input);
     let path: &Path = &cfg.input;
     let parallel = path.as_os_str() != "-"
@@ -282,7 +244,7 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
         return scan(cfg, source, &name).map_err(|e| line_error(&name, 0, e));
     }
     let ranges = line_ranges(path, cfg.threads)?;
-    let results: Vec<(u64, std::result::Result<Partial, LineError>)> = std::thread::scope(|s| {
+    let results: Vec<(u64, std::result::Result<Tally, LineError>)> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .iter()
             .map(|&(start, end)| {
@@ -295,28 +257,18 @@ fn scan_file(cfg: &Config) -> Result<Partial> {
             .map(|h| h.join().expect("reader thread panicked"))
             .collect()
     });
-    let mut total: Option<Partial> = None;
+    let mut total: Option<Tally> = None;
     for (start, r) in results {
         let part = match r {
             Ok(p) => p,
             Err(e) => return Err(line_error(&name, lines_before(path, start)?, e)),
         };
-        total = Some(match total {
-            None => part,
-            Some(mut t) => {
-                t.weight = t
-                    .weight
-                    .checked_add(part.weight)
-                    .ok_or_else(|| CliError::msg(format!("{name}: {COUNTS_OVERFLOW}")))?;
-                for (a, b) in t.loads.iter_mut().zip(&part.loads) {
-                    *a += b;
-                }
-                t.not_fixed += part.not_fixed;
-                t.lines += part.lines;
-                t.hh.merge(part.hh);
-                t
-            }
-        });
+        match &mut total {
+            None => total = Some(part),
+            Some(t) => t
+                .merge(part)
+                .map_err(|_| CliError::msg(format!("{name}: {COUNTS_OVERFLOW}")))?,
+        }
     }
     total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
 }
@@ -396,52 +348,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.input.display()
         );
     }
-    let part = scan_file(&cfg)?;
+    let tally = scan_file(&cfg)?;
     let name = input_name(&cfg.input);
-    if part.lines == 0 {
+    if tally.lines == 0 {
         return Err(CliError::msg(format!(
             "{name}: no keys (the input is empty)"
         )));
     }
-    let total: u64 = part.loads.iter().sum::<u64>() + part.not_fixed;
-    if total == 0 {
+    if tally.total() == 0 {
         return Err(CliError::msg(format!(
             "{name}: every count is 0, there is no load to analyse"
         )));
     }
-    let stats = SkewStats::of(&part.loads);
-    let heavy: Vec<_> = part.hh.top().into_iter().take(cfg.top).collect();
-    let bound = part.hh.error_bound();
-
-    let consumers = match cfg.consumers {
-        None => None,
-        Some(m) => {
-            let owned = super::member_partitions(cfg.assignor, cfg.n.get(), m)?;
-            let loads: Vec<u64> = owned
-                .iter()
-                .map(|ps| ps.iter().map(|&p| part.loads[p as usize]).sum())
-                .collect();
-            Some((owned, loads))
-        }
+    let opts = ReportOptions {
+        top: cfg.top,
+        consumers: cfg.consumers.map(|m| (cfg.assignor, m)),
+        lag: cfg.lag,
     };
-    // Named as `partwise assign` names them, so that both commands agree.
-    let names = consumers
-        .as_ref()
-        .map_or_else(Vec::new, |(owned, _)| member_names(owned.len()));
-    let lag = cfg.lag.map(|(rate, per_partition)| {
-        let fixed: u64 = part.loads.iter().sum();
-        let inflow: Vec<f64> = part
-            .loads
-            .iter()
-            .map(|&l| rate * l as f64 / fixed.max(1) as f64)
-            .collect();
-        let growth: Vec<f64> = inflow
-            .iter()
-            .map(|&i| (i - per_partition).max(0.0))
-            .collect();
-        (inflow, growth, per_partition)
-    });
-
+    let report = tally
+        .report(cfg.partitioner, cfg.n, &opts)
+        .map_err(|e| CliError::context(format!("--assignor {}", cfg.assignor.spec()), e))?;
     if let Some(path) = &cfg.plot {
         let title = format!(
             "{}: load per partition ({} partitions, {})",
@@ -449,162 +375,167 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.n,
             cfg.partitioner.spec()
         );
-        std::fs::write(path, svg(&part.loads, &stats, &title))
+        std::fs::write(path, svg(&tally.loads, &report.stats, &title))
             .map_err(|e| CliError::msg(format!("--plot {}: {e}", path.display())))?;
     }
-
     let mut out = std::io::stdout().lock();
     match cfg.out {
         Format::Json | Format::Ndjson => {
-            let hh: Vec<Value> = heavy
-                .iter()
-                .map(|h| {
-                    json!({
-                        "key": key_json(&h.key),
-                        "key_hex": hex(&h.key),
-                        "estimate": h.estimate,
-                        "max_error": h.error,
-                        "share": h.estimate as f64 / total as f64,
-                        "partition": cfg.partitioner.place(Some(&h.key), cfg.n).partition(),
-                    })
-                })
-                .collect();
-            let mut v = json!({
-                "partitioner": cfg.partitioner.spec(),
-                "partitions": cfg.n.get(),
-                "keys": part.lines,
-                "total": total,
-                "not_fixed": part.not_fixed,
-                "loads": part.loads,
-                "mean": stats.mean,
-                "max": stats.max,
-                "max_over_mean": stats.max_over_mean,
-                "cv": stats.cv,
-                "gini": stats.gini,
-                "hot_partitions": stats.hot_partitions,
-                "idle_partitions": stats.idle_partitions,
-                "heavy_hitters": hh,
-                "heavy_hitter_error_bound": bound,
-            });
-            if let Some((owned, loads)) = &consumers {
-                let members: Vec<Value> = owned
-                    .iter()
-                    .zip(loads)
-                    .enumerate()
-                    .map(|(i, (ps, &l))| {
-                        json!({"member": names[i].clone(), "partitions": ps, "load": l, "share": l as f64 / total as f64})
-                    })
-                    .collect();
-                let idle: Vec<String> = loads
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &l)| l == 0)
-                    .map(|(i, _)| names[i].clone())
-                    .collect();
-                v["consumers"] =
-                    json!({"assignor": cfg.assignor.spec(), "members": members, "idle": idle});
-            }
-            if let Some((inflow, growth, per)) = &lag {
-                let hot_consumer = consumers.as_ref().map(|(owned, loads)| {
-                    let (i, _) = loads.iter().enumerate().max_by_key(|(_, &l)| l).expect("at least one consumer");
-                    let g: f64 = owned[i].iter().map(|&p| growth[p as usize]).sum();
-                    json!({"member": names[i].clone(), "lag_growth_mbps": g, "lag_growth_mb_per_hour": g * 3600.0})
-                });
-                v["lag"] = json!({
-                    "consume_mbps_per_partition": per,
-                    "inflow_mbps": inflow,
-                    "lag_growth_mbps": growth,
-                    "hot_consumer": hot_consumer,
-                });
-            }
-            crate::output::write_doc(&mut out, cfg.out, &v)?;
+            crate::output::write_doc(&mut out, cfg.out, &report_json(&cfg, &tally, &report))?;
         }
-        Format::Table => {
-            writeln!(
-                out,
-                "{} keys, total load {} over {} partitions ({}): max/mean {:.2}, cv {:.3}, gini {:.3}",
-                part.lines,
-                total,
-                cfg.n,
-                cfg.partitioner.spec(),
-                stats.max_over_mean,
-                stats.cv,
-                stats.gini
-            )?;
-            if part.not_fixed > 0 {
-                writeln!(
-                    out,
-                    "{} of the load has no fixed partition under this partitioner",
-                    part.not_fixed
-                )?;
-            }
-            let mut t = Table::new(["PARTITION", "LOAD", "SHARE", ""]);
-            for (p, &l) in part.loads.iter().enumerate() {
-                let share = l as f64 / total as f64;
-                let mark = if stats.hot_partitions.contains(&(p as u32)) {
-                    "HOT"
-                } else if l == 0 {
-                    "idle"
-                } else {
-                    ""
-                };
-                t.row([
-                    p.to_string(),
-                    l.to_string(),
-                    format!("{:.1}%", share * 100.0),
-                    mark.to_string(),
-                ]);
-            }
-            t.write(&mut out)?;
-            writeln!(
-                out,
-                "\nheavy hitters (estimates are at most {bound} below the true count):"
-            )?;
-            let mut t = Table::new(["KEY", "ESTIMATE", "SHARE", "PARTITION"]);
-            for h in &heavy {
-                let p = cfg.partitioner.place(Some(&h.key), cfg.n).partition();
-                t.row([
-                    key_cell(&h.key),
-                    h.estimate.to_string(),
-                    format!("{:.1}%", h.estimate as f64 * 100.0 / total as f64),
-                    p.map_or("-".into(), |p| p.to_string()),
-                ]);
-            }
-            t.write(&mut out)?;
-            if let Some((owned, loads)) = &consumers {
-                writeln!(out, "\nconsumers ({}):", cfg.assignor.spec())?;
-                let mut t = Table::new(["MEMBER", "PARTITIONS", "SHARE", ""]);
-                for (i, (ps, &l)) in owned.iter().zip(loads).enumerate() {
-                    let list: Vec<String> = ps.iter().map(u32::to_string).collect();
-                    t.row([
-                        names[i].clone(),
-                        list.join(","),
-                        format!("{:.1}%", l as f64 * 100.0 / total as f64),
-                        if l == 0 {
-                            "idle".to_string()
-                        } else {
-                            String::new()
-                        },
-                    ]);
-                }
-                t.write(&mut out)?;
-            }
-            if let Some((_, growth, per)) = &lag {
-                let worst = growth.iter().cloned().fold(0.0, f64::max);
-                writeln!(
-                    out,
-                    "\nlag forecast at {per} MB/s per partition: the hottest partition's lag grows {worst:.2} MB/s ({:.0} MB per hour)",
-                    worst * 3600.0
-                )?;
-            }
-            if let Some(p) = &cfg.plot {
-                writeln!(out, "\nplot written to {}", p.display())?;
-            }
-        }
+        Format::Table => write_table(&mut out, &cfg, &tally, &report)?,
     }
-    Ok(if stats.hot_partitions.is_empty() {
+    Ok(if report.stats.hot_partitions.is_empty() {
         ExitCode::Ok
     } else {
         ExitCode::Findings
     })
+}
+
+fn report_json(cfg: &Config, tally: &Tally, r: &Report) -> Value {
+    let total = r.total;
+    let stats = &r.stats;
+    let hh: Vec<Value> = r
+        .heavy
+        .iter()
+        .map(|h| {
+            json!({
+                "key": key_json(&h.hitter.key),
+                "key_hex": hex(&h.hitter.key),
+                "estimate": h.hitter.estimate,
+                "max_error": h.hitter.error,
+                "share": h.hitter.estimate as f64 / total as f64,
+                "partition": h.partition,
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "partitioner": cfg.partitioner.spec(),
+        "partitions": cfg.n.get(),
+        "keys": tally.lines,
+        "total": total,
+        "not_fixed": tally.not_fixed,
+        "loads": tally.loads,
+        "mean": stats.mean,
+        "max": stats.max,
+        "max_over_mean": stats.max_over_mean,
+        "cv": stats.cv,
+        "gini": stats.gini,
+        "hot_partitions": stats.hot_partitions,
+        "idle_partitions": stats.idle_partitions,
+        "heavy_hitters": hh,
+        "heavy_hitter_error_bound": r.error_bound,
+    });
+    if let Some(cs) = &r.consumers {
+        let members: Vec<Value> = cs
+            .iter()
+            .map(|c| {
+                json!({"member": c.member, "partitions": c.partitions, "load": c.load, "share": c.load as f64 / total as f64})
+            })
+            .collect();
+        let idle: Vec<&str> = cs
+            .iter()
+            .filter(|c| c.load == 0)
+            .map(|c| c.member.as_str())
+            .collect();
+        v["consumers"] = json!({"assignor": cfg.assignor.spec(), "members": members, "idle": idle});
+    }
+    if let Some(lag) = &r.lag {
+        let hot_consumer = lag.hot_consumer.as_ref().map(|(member, g)| {
+            json!({"member": member, "lag_growth_mbps": g, "lag_growth_mb_per_hour": g * 3600.0})
+        });
+        v["lag"] = json!({
+            "consume_mbps_per_partition": lag.consume_mbps_per_partition,
+            "inflow_mbps": lag.inflow_mbps,
+            "lag_growth_mbps": lag.growth_mbps,
+            "hot_consumer": hot_consumer,
+        });
+    }
+    v
+}
+
+fn write_table(out: &mut impl Write, cfg: &Config, tally: &Tally, r: &Report) -> Result<()> {
+    let (total, stats) = (r.total, &r.stats);
+    writeln!(
+        out,
+        "{} keys, total load {} over {} partitions ({}): max/mean {:.2}, cv {:.3}, gini {:.3}",
+        tally.lines,
+        total,
+        cfg.n,
+        cfg.partitioner.spec(),
+        stats.max_over_mean,
+        stats.cv,
+        stats.gini
+    )?;
+    if tally.not_fixed > 0 {
+        writeln!(
+            out,
+            "{} of the load has no fixed partition under this partitioner",
+            tally.not_fixed
+        )?;
+    }
+    let mut t = Table::new(["PARTITION", "LOAD", "SHARE", ""]);
+    for (p, &l) in tally.loads.iter().enumerate() {
+        let share = l as f64 / total as f64;
+        let mark = if stats.hot_partitions.contains(&(p as u32)) {
+            "HOT"
+        } else if l == 0 {
+            "idle"
+        } else {
+            ""
+        };
+        t.row([
+            p.to_string(),
+            l.to_string(),
+            format!("{:.1}%", share * 100.0),
+            mark.to_string(),
+        ]);
+    }
+    t.write(&mut *out)?;
+    writeln!(
+        out,
+        "\nheavy hitters (estimates are at most {} below the true count):",
+        r.error_bound
+    )?;
+    let mut t = Table::new(["KEY", "ESTIMATE", "SHARE", "PARTITION"]);
+    for h in &r.heavy {
+        t.row([
+            key_cell(&h.hitter.key),
+            h.hitter.estimate.to_string(),
+            format!("{:.1}%", h.hitter.estimate as f64 * 100.0 / total as f64),
+            h.partition.map_or("-".into(), |p| p.to_string()),
+        ]);
+    }
+    t.write(&mut *out)?;
+    if let Some(cs) = &r.consumers {
+        writeln!(out, "\nconsumers ({}):", cfg.assignor.spec())?;
+        let mut t = Table::new(["MEMBER", "PARTITIONS", "SHARE", ""]);
+        for c in cs {
+            let list: Vec<String> = c.partitions.iter().map(u32::to_string).collect();
+            t.row([
+                c.member.clone(),
+                list.join(","),
+                format!("{:.1}%", c.load as f64 * 100.0 / total as f64),
+                if c.load == 0 {
+                    "idle".to_string()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+        t.write(&mut *out)?;
+    }
+    if let Some(lag) = &r.lag {
+        let worst = lag.growth_mbps.iter().cloned().fold(0.0, f64::max);
+        writeln!(
+            out,
+            "\nlag forecast at {} MB/s per partition: the hottest partition's lag grows {worst:.2} MB/s ({:.0} MB per hour)",
+            lag.consume_mbps_per_partition,
+            worst * 3600.0
+        )?;
+    }
+    if let Some(p) = &cfg.plot {
+        writeln!(out, "\nplot written to {}", p.display())?;
+    }
+    Ok(())
 }

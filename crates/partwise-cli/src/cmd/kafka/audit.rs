@@ -10,9 +10,9 @@ use crate::cmd::check::reason_json;
 use crate::cmd::parse::{self, Partitioners};
 use crate::exit::{ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::routing::{candidates, Routing};
 use partwise::{KeyFormat, Partitioner};
 use partwise_kafka::audit::{audit, summarize, AuditOptions, AuditReport, Progress, TopicAudit};
-use partwise_kafka::routing::{candidates, Routing};
 use serde_json::{json, Value};
 use std::io::Write;
 

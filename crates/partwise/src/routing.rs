@@ -1,10 +1,11 @@
 //! Which partitioner wrote a topic: every sampled record's partition
 //! recomputed under each candidate partitioner and key encoding. Pure: it
-//! works on records already read, so it is tested without a broker.
+//! works on records an adapter has already read (partwise-kafka's audit), so
+//! it is tested without a broker.
 
-use crate::keys::{classify, reencode, KeyEncoding};
-use partwise::partitioner::{HashFn, KeyRule, Reduce};
-use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
+use crate::encoding::{reencode, Detected, KeyFormat};
+use crate::partitioner::{HashFn, KeyRule, Reduce};
+use crate::{PartitionCount, Partitioner, Placement, NOT_FIXED};
 use std::collections::HashMap;
 
 /// One record as read from the topic.
@@ -89,9 +90,9 @@ pub struct Routing {
     pub empty_keys: u64,
     /// Records with a non-empty key: the ones a partitioner must explain.
     pub keyed: u64,
-    /// The encoding every non-empty key shares ([`KeyEncoding::Mixed`] when
+    /// The encoding every non-empty key shares ([`Detected::Mixed`] when
     /// they differ); `None` when there are none.
-    pub encoding: Option<KeyEncoding>,
+    pub encoding: Option<Detected>,
     /// Every candidate's match rate, best first.
     pub rates: Vec<MatchRate>,
     /// The candidates that explain every keyed record (none when nothing is keyed).
@@ -106,9 +107,9 @@ pub struct Routing {
 /// Whether candidate `c` repeats the stored-bytes candidate of its
 /// partitioner: a logical key re-encoded in the one encoding every key is
 /// stored in has the stored bytes, so its figures are the same.
-pub fn repeats_stored(c: &Candidate, stored: Option<KeyEncoding>) -> bool {
-    let stored = stored.map(|e| e.to_string());
-    c.format.is_some_and(|f| Some(f.to_string()) == stored)
+pub fn repeats_stored(c: &Candidate, stored: Option<Detected>) -> bool {
+    c.format
+        .is_some_and(|f| stored == Some(Detected::Format(f)))
 }
 
 /// The candidates for `partitioners` x (`stored bytes` + `formats`).
@@ -310,14 +311,11 @@ impl Analyzer {
         }
         self.r.keyed += keys.len() as u64;
         for k in &keys {
-            if self.r.encoding == Some(KeyEncoding::Mixed) {
+            if self.r.encoding == Some(Detected::Mixed) {
                 break;
             }
-            let e = classify(k);
-            self.r.encoding = match self.r.encoding {
-                Some(prev) if prev != e => Some(KeyEncoding::Mixed),
-                _ => Some(e),
-            };
+            let e = KeyFormat::detect(k);
+            self.r.encoding = Some(self.r.encoding.map_or(e, |prev| prev.and(e)));
         }
         let mut hashed: Vec<u32> = vec![0; keys.len()];
         let mut expect: Vec<u32> = Vec::with_capacity(keys.len());
@@ -335,7 +333,7 @@ impl Analyzer {
             table.clear();
             for &h in &view.hashes {
                 if h == HashFn::Murmur2 {
-                    partwise::batch::murmur2_many(&view_keys, &mut hashed);
+                    crate::batch::murmur2_many(&view_keys, &mut hashed);
                 } else {
                     for (o, k) in hashed.iter_mut().zip(&view_keys) {
                         *o = h.hash(k);
@@ -462,11 +460,11 @@ mod tests {
             .collect();
         let mut encoding = None;
         for r in &keyed {
-            let e = classify(r.key.as_ref().unwrap());
+            let e = KeyFormat::detect(r.key.as_ref().unwrap());
             encoding = match encoding {
                 None => Some(e),
                 Some(prev) if prev == e => Some(e),
-                Some(_) => Some(KeyEncoding::Mixed),
+                Some(_) => Some(Detected::Mixed),
             };
         }
         let mut rates: Vec<MatchRate> = cands
@@ -662,7 +660,7 @@ mod tests {
         assert!(specs.contains(&"librdkafka:consistent_random"), "{specs:?}");
         assert!(!specs.contains(&"java"), "{specs:?}");
         assert!(r.misrouted.is_empty());
-        assert_eq!(r.encoding, Some(KeyEncoding::String));
+        assert_eq!(r.encoding, Some(Detected::Format(KeyFormat::String)));
     }
 
     #[test]
@@ -701,7 +699,7 @@ mod tests {
         let cands = candidates(&["java".parse().unwrap()], &[KeyFormat::String]);
         let r = analyze(n, &recs, &cands);
         assert_eq!(r.inferred, vec![cands[1]]);
-        assert_eq!(r.encoding, Some(KeyEncoding::AvroSr(3)));
+        assert_eq!(r.encoding, Some(Detected::Format(avro)));
     }
 
     #[test]

@@ -1,0 +1,356 @@
+//! What a measured key stream does to a topic and its consumers: the load
+//! per partition as keys are counted ([`Tally`], one per reader thread,
+//! merged at the end), and the report `partwise skew` renders from it
+//! ([`Tally::report`]): the skew statistics, the heavy hitters with their
+//! partitions, what each consumer of a group carries, and how fast the lag
+//! grows when a partition's inflow exceeds what one consumer processes.
+//!
+//! The consumers are named as `partwise assign` names them
+//! ([`crate::assign::member_names`]), at any group size, so the two commands
+//! agree on who owns what.
+//!
+//! ```
+//! use partwise::traffic::{Report, ReportOptions, Tally};
+//! use partwise::{PartitionCount, Partitioner};
+//! let java: Partitioner = "java".parse()?;
+//! let n = PartitionCount::new(6)?;
+//! let keys: Vec<&[u8]> = vec![b"BBCA", b"BBCA", b"BBCA", b"TLKM"];
+//! let mut t = Tally::new(n, 16);
+//! t.add(java, n, &keys, &[]);
+//! t.lines = keys.len() as u64;
+//! let r: Report = t.report(java, n, &ReportOptions { top: 10, ..Default::default() })?;
+//! assert_eq!(r.stats.max, 3);
+//! assert_eq!(r.heavy[0].hitter.key, b"BBCA".to_vec());
+//! assert_eq!(r.heavy[0].partition, Some(0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::assign::{member_names, Assignor, Group, Member, Topic};
+use crate::skew::{HeavyHitter, HeavyHitters, SkewStats};
+use crate::{Error, PartitionCount, Partitioner};
+
+/// The load of a key stream as counted so far.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    /// Load per partition.
+    pub loads: Vec<u64>,
+    /// Load the partitioner put on no fixed partition.
+    pub not_fixed: u64,
+    /// Lines read (the reader counts them: blank lines are no keys).
+    pub lines: u64,
+    /// The heavy-hitter summary.
+    pub heavy: HeavyHitters,
+    /// Sum of the weights given to [`Tally::weigh`].
+    weight: u64,
+    /// Placements of the batch being added, kept to reuse the allocation.
+    parts: Vec<u32>,
+}
+
+impl Tally {
+    /// An empty tally for a topic of `n` partitions, with a heavy-hitter
+    /// summary of `capacity` counters.
+    pub fn new(n: PartitionCount, capacity: usize) -> Tally {
+        Tally {
+            loads: vec![0; n.get() as usize],
+            not_fixed: 0,
+            lines: 0,
+            heavy: HeavyHitters::new(capacity),
+            weight: 0,
+            parts: Vec::new(),
+        }
+    }
+
+    /// Counts a weight before its key is added, so that no load or total
+    /// can overflow; an error when the weights add up to more than 2^64 - 1.
+    pub fn weigh(&mut self, w: u64) -> Result<(), Error> {
+        self.weight = self.weight.checked_add(w).ok_or_else(overflow)?;
+        Ok(())
+    }
+
+    /// Adds `keys` as `p` places them over `n` partitions, each with weight
+    /// 1 when `weights` is empty, else with its weight.
+    pub fn add(&mut self, p: Partitioner, n: PartitionCount, keys: &[&[u8]], weights: &[u64]) {
+        self.parts.resize(keys.len(), 0);
+        p.place_batch(keys, n, &mut self.parts);
+        if weights.is_empty() {
+            // One key per line: the common case, without a weight stream.
+            for &part in &self.parts {
+                match self.loads.get_mut(part as usize) {
+                    Some(l) => *l += 1,
+                    None => self.not_fixed += 1,
+                }
+            }
+            self.heavy.add_each(keys);
+        } else {
+            for ((&part, key), &w) in self.parts.iter().zip(keys).zip(weights) {
+                match self.loads.get_mut(part as usize) {
+                    Some(l) => *l += w,
+                    None => self.not_fixed += w,
+                }
+                self.heavy.add(key, w);
+            }
+        }
+    }
+
+    /// Adds another reader's tally of the same topic.
+    pub fn merge(&mut self, other: Tally) -> Result<(), Error> {
+        self.weight = self.weight.checked_add(other.weight).ok_or_else(overflow)?;
+        for (a, b) in self.loads.iter_mut().zip(&other.loads) {
+            *a += b;
+        }
+        self.not_fixed += other.not_fixed;
+        self.lines += other.lines;
+        self.heavy.merge(other.heavy);
+        Ok(())
+    }
+
+    /// All the load counted, placed or not.
+    pub fn total(&self) -> u64 {
+        self.loads.iter().sum::<u64>() + self.not_fixed
+    }
+
+    /// What the tally means for the topic and, per `opts`, its consumers.
+    pub fn report(
+        &self,
+        p: Partitioner,
+        n: PartitionCount,
+        opts: &ReportOptions,
+    ) -> Result<Report, Error> {
+        let heavy = self
+            .heavy
+            .top()
+            .into_iter()
+            .take(opts.top)
+            .map(|hitter| HotKey {
+                partition: p.place(Some(&hitter.key), n).partition(),
+                hitter,
+            })
+            .collect();
+        let consumers = match opts.consumers {
+            None => None,
+            Some((assignor, m)) => Some(
+                consumer_partitions(assignor, n, m)?
+                    .into_iter()
+                    .map(|(member, partitions)| ConsumerLoad {
+                        load: partitions.iter().map(|&q| self.loads[q as usize]).sum(),
+                        member,
+                        partitions,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+        };
+        let lag = opts
+            .lag
+            .map(|(rate, per)| lag_forecast(&self.loads, rate, per, consumers.as_deref()));
+        Ok(Report {
+            total: self.total(),
+            stats: SkewStats::of(&self.loads),
+            heavy,
+            error_bound: self.heavy.error_bound(),
+            consumers,
+            lag,
+        })
+    }
+}
+
+fn overflow() -> Error {
+    Error::Invalid {
+        what: "counts".into(),
+        reason: "they add up to more than 2^64 - 1".into(),
+    }
+}
+
+/// What [`Tally::report`] looks at beyond the partitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReportOptions {
+    /// Heavy hitters to report.
+    pub top: usize,
+    /// The consumer group: its assignor and member count.
+    pub consumers: Option<(Assignor, u32)>,
+    /// The lag forecast: total produce rate into the topic and what one
+    /// consumer processes from one partition, both MB/s.
+    pub lag: Option<(f64, f64)>,
+}
+
+/// One heavy hitter and the partition it lands on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HotKey {
+    /// The key with its estimate.
+    pub hitter: HeavyHitter,
+    /// Where the partitioner puts it (`None`: no fixed partition).
+    pub partition: Option<u32>,
+}
+
+/// What one consumer of the group carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerLoad {
+    /// Its name, as `partwise assign` names members.
+    pub member: String,
+    /// The partitions the assignor gives it.
+    pub partitions: Vec<u32>,
+    /// The load of those partitions.
+    pub load: u64,
+}
+
+/// How lag grows when partitions receive more than a consumer processes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LagForecast {
+    /// What one consumer processes from one partition, MB/s.
+    pub consume_mbps_per_partition: f64,
+    /// Inflow per partition, MB/s: the rate split as the keyed load is.
+    pub inflow_mbps: Vec<f64>,
+    /// Lag growth per partition, MB/s (0 where the consumer keeps up).
+    pub growth_mbps: Vec<f64>,
+    /// The busiest consumer and its partitions' lag growth, MB/s.
+    pub hot_consumer: Option<(String, f64)>,
+}
+
+/// The report of a tally.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// All the load, placed or not.
+    pub total: u64,
+    /// Skew statistics of the partition loads.
+    pub stats: SkewStats,
+    /// The heaviest keys, heaviest first.
+    pub heavy: Vec<HotKey>,
+    /// Every estimate is at most this far below the true count.
+    pub error_bound: u64,
+    /// What each consumer carries, when a group was given.
+    pub consumers: Option<Vec<ConsumerLoad>>,
+    /// The lag forecast, when rates were given.
+    pub lag: Option<LagForecast>,
+}
+
+/// The partitions each of `m` members owns when the group reads one topic
+/// of `n` partitions under `assignor`, each member named as `partwise
+/// assign` names it.
+pub fn consumer_partitions(
+    assignor: Assignor,
+    n: PartitionCount,
+    m: u32,
+) -> Result<Vec<(String, Vec<u32>)>, Error> {
+    const TOPIC: &str = "topic";
+    let names = member_names(m as usize);
+    let members = names
+        .iter()
+        .map(|id| Member::new(id.clone(), [TOPIC]))
+        .collect();
+    let group = Group::new(members, vec![Topic::new(TOPIC, n.get())]);
+    let a = assignor.assign(&group)?;
+    Ok(names
+        .into_iter()
+        .zip(&a.partitions)
+        .map(|(name, tps)| (name, tps.iter().map(|tp| tp.partition).collect()))
+        .collect())
+}
+
+/// The lag forecast for `loads` when `rate` MB/s flows into the topic and
+/// one consumer processes `per_partition` MB/s of each partition.
+fn lag_forecast(
+    loads: &[u64],
+    rate: f64,
+    per_partition: f64,
+    consumers: Option<&[ConsumerLoad]>,
+) -> LagForecast {
+    // Records with no fixed partition follow no key: the rate is split as
+    // the placed load is.
+    let fixed: u64 = loads.iter().sum();
+    let inflow: Vec<f64> = loads
+        .iter()
+        .map(|&l| rate * l as f64 / fixed.max(1) as f64)
+        .collect();
+    let growth: Vec<f64> = inflow
+        .iter()
+        .map(|&i| (i - per_partition).max(0.0))
+        .collect();
+    let hot_consumer = consumers.and_then(|cs| {
+        // Among equally busy consumers, the last one (as max_by_key picks).
+        let busiest = cs.iter().max_by_key(|c| c.load)?;
+        let g: f64 = busiest.partitions.iter().map(|&q| growth[q as usize]).sum();
+        Some((busiest.member.clone(), g))
+    });
+    LagForecast {
+        consume_mbps_per_partition: per_partition,
+        inflow_mbps: inflow,
+        growth_mbps: growth,
+        hot_consumer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(x: u32) -> PartitionCount {
+        PartitionCount::new(x).unwrap()
+    }
+
+    #[test]
+    fn tallies_merge_to_the_tally_of_the_whole() {
+        let java: Partitioner = "java".parse().unwrap();
+        let keys: Vec<Vec<u8>> = (0..500)
+            .map(|i| format!("k{}", i % 37).into_bytes())
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let mut whole = Tally::new(n(7), 64);
+        whole.add(java, n(7), &refs, &[]);
+        let mut a = Tally::new(n(7), 64);
+        let mut b = Tally::new(n(7), 64);
+        a.add(java, n(7), &refs[..200], &[]);
+        let w: Vec<u64> = vec![1; 300];
+        for &x in &w {
+            b.weigh(x).unwrap();
+        }
+        b.add(java, n(7), &refs[200..], &w);
+        a.merge(b).unwrap();
+        assert_eq!(a.loads, whole.loads);
+        assert_eq!(a.total(), 500);
+        assert_eq!(a.heavy.top(), whole.heavy.top());
+        let mut big = Tally::new(n(1), 1);
+        big.weigh(u64::MAX).unwrap();
+        assert!(big.weigh(1).is_err());
+        let mut other = Tally::new(n(1), 1);
+        other.weigh(1).unwrap();
+        assert!(big.merge(other).is_err());
+    }
+
+    #[test]
+    fn consumers_and_lag() {
+        let java: Partitioner = "java".parse().unwrap();
+        let mut t = Tally::new(n(4), 8);
+        t.loads = vec![60, 20, 20, 0];
+        let opts = ReportOptions {
+            top: 0,
+            consumers: Some(("java:range".parse().unwrap(), 2)),
+            lag: Some((10.0, 2.0)),
+        };
+        let r = t.report(java, n(4), &opts).unwrap();
+        let cs = r.consumers.unwrap();
+        assert_eq!(
+            cs,
+            vec![
+                ConsumerLoad {
+                    member: "m00".into(),
+                    partitions: vec![0, 1],
+                    load: 80
+                },
+                ConsumerLoad {
+                    member: "m01".into(),
+                    partitions: vec![2, 3],
+                    load: 20
+                },
+            ]
+        );
+        let lag = r.lag.unwrap();
+        assert_eq!(lag.inflow_mbps, vec![6.0, 2.0, 2.0, 0.0]);
+        assert_eq!(lag.growth_mbps, vec![4.0, 0.0, 0.0, 0.0]);
+        assert_eq!(lag.hot_consumer, Some(("m00".to_string(), 4.0)));
+        let names: Vec<String> = consumer_partitions("java:range".parse().unwrap(), n(300), 150)
+            .unwrap()
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        assert_eq!(names, member_names(150));
+    }
+}
