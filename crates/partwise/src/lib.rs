@@ -60,7 +60,7 @@ pub mod findings;
 pub mod hash;
 mod landing;
 pub mod partitioner;
-pub mod placement;
+pub use topology::placement;
 pub mod priority;
 pub mod resize;
 pub mod routing;

@@ -70,6 +70,7 @@
 
 mod copartition;
 mod location;
+pub mod placement;
 mod redis;
 mod schema;
 #[cfg(test)]
@@ -236,7 +237,7 @@ pub struct Report {
     /// One verdict per Redis family, in file order.
     pub families: Vec<FamilyVerdict>,
     /// One verdict per consumer group and co-partition group it reads.
-    pub placements: Vec<crate::placement::PlacementVerdict>,
+    pub placements: Vec<placement::PlacementVerdict>,
     /// The number of sample keys used.
     pub sample_keys: usize,
 }
@@ -269,7 +270,7 @@ pub fn check(topology: &Topology, samples: &[&[u8]]) -> Report {
             .iter()
             .map(|f| redis::check_family(f, samples))
             .collect(),
-        placements: crate::placement::placements(topology),
+        placements: placement::placements(topology),
         sample_keys: samples.len(),
     }
 }

@@ -37,8 +37,8 @@
 //! assert!(fix.member_counts.contains(&3));
 //! ```
 
+use super::{ConsumerGroup, CopartitionGroup, Members, Topology};
 use crate::assign::{colocation_of, member_names, Assignor, Group, Member, Topic};
-use crate::topology::{ConsumerGroup, CopartitionGroup, Members, Topology};
 
 /// The largest member count the fix searches: beyond the largest partition
 /// count, more members only idle.
