@@ -9,10 +9,11 @@ use partwise_faults::{
     ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 };
+use crate::common::process::{wait_exit, Captured};
+use partwise_faults::live::{hex, rt, test_broker as broker};
 use partwise_group::cluster::Cluster;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,36 +22,8 @@ const PARTITIONS: i32 = 6;
 /// `REBALANCE_IN_PROGRESS` (27).
 const REBALANCE_IN_PROGRESS: i16 = 27;
 
-fn broker() -> String {
-    std::env::var("PARTWISE_TEST_BROKER").unwrap_or_else(|_| {
-        panic!(
-            "PARTWISE_TEST_BROKER is not set: these tests need a live broker. \
-             Run `bash scripts/kafka-up` and export its PARTWISE_KAFKA_BOOTSTRAP as \
-             PARTWISE_TEST_BROKER (bash scripts/test does)."
-        )
-    })
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Fresh topic and group names, so tests share one broker without meeting.
 fn names(test: &str) -> (String, String, String) {
-    let n = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-        % 1_000_000_000;
-    let base = format!("pw-{test}-{}-{n}", std::process::id());
-    (
-        format!("{base}-a"),
-        format!("{base}-b"),
-        format!("{base}-g"),
-    )
+    crate::common::names("pw", test)
 }
 
 /// A bootstrap list (`host:port,...`) as the addresses it names.
@@ -150,10 +123,7 @@ async fn produce_retrying(
 /// One `partwise kafka consume` process and everything it printed.
 struct MemberProc {
     child: Child,
-    events: Arc<Mutex<Vec<Value>>>,
-    stderr: Arc<Mutex<String>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-    err_reader: Option<std::thread::JoinHandle<()>>,
+    out: Captured,
 }
 
 impl MemberProc {
@@ -188,41 +158,13 @@ impl MemberProc {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let out = child.stdout.take().unwrap();
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let sink = events.clone();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let v: Value =
-                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
-                sink.lock().unwrap().push(v);
-            }
-        });
-        // Kept for assertions and passed on, so a failing test still shows it.
-        let err = child.stderr.take().unwrap();
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let err_sink = stderr.clone();
-        let err_reader = std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                eprintln!("{line}");
-                let mut s = err_sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        MemberProc {
-            child,
-            events,
-            stderr,
-            reader: Some(reader),
-            err_reader: Some(err_reader),
-        }
+        // stderr is passed on, so a failing test still shows it.
+        let out = Captured::start(&mut child, true);
+        MemberProc { child, out }
     }
 
     fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.out.stderr()
     }
 
     /// Waits up to `limit` for the member to exit by itself; its exit code.
@@ -244,12 +186,7 @@ impl MemberProc {
     }
 
     fn join_readers(&mut self) {
-        if let Some(r) = self.reader.take() {
-            r.join().unwrap();
-        }
-        if let Some(r) = self.err_reader.take() {
-            r.join().unwrap();
-        }
+        self.out.join();
     }
 
     fn running(&mut self) -> bool {
@@ -257,7 +194,7 @@ impl MemberProc {
     }
 
     fn events(&self) -> Vec<Value> {
-        self.events.lock().unwrap().clone()
+        self.out.events()
     }
 
     /// The member's assignment now: its last `assigned` unless revoked since.
@@ -291,20 +228,6 @@ impl Drop for MemberProc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s.code().unwrap_or(-1);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("member did not exit within {limit:?} of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -639,10 +562,6 @@ async fn coordinator_of(c: &mut Cluster, group: &str) -> String {
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 #[test]
 fn churn_loses_nothing_and_commits_never_go_back() {
     let (a, b, g) = names("churn");
@@ -663,7 +582,7 @@ fn churn_loses_nothing_and_commits_never_go_back() {
     let m4 = MemberProc::start(&g, &topics, &[]);
     wait_stable(&[&m1, &m2, &m3, &m4], &topics, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(1));
-    let e1 = m1.events.clone();
+    let e1 = m1.out.events.clone();
     assert_eq!(m1.terminate(), 0, "clean leave");
     finished.push(e1.lock().unwrap().clone());
     wait_stable(&[&m2, &m3, &m4], &topics, Duration::from_secs(60));

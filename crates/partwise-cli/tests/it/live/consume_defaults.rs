@@ -3,15 +3,16 @@
 //! own `group.initial.rebalance.delay.ms` (3 s on Apache Kafka). Every other
 //! consume test shortens timeouts; this one proves the defaults. Topics are
 //! made, written and read back with librdkafka, an independent client. The
-//! broker comes from PARTWISE_TEST_BROKER (bash scripts/test starts one).
+//! broker comes from PARTWISE_TEST_BROKER (`scripts/services` starts one).
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::{ClientContext, DefaultClientContext};
+use rdkafka::client::ClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::TopicPartitionList;
+use crate::common::sh_quote;
+use partwise_faults::live::{create_topics, hex, test_broker as broker};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -22,42 +23,13 @@ use std::time::{Duration, Instant};
 /// Apache Kafka's default group.initial.rebalance.delay.ms.
 const INITIAL_DELAY: Duration = Duration::from_millis(3000);
 
-fn broker() -> String {
-    std::env::var("PARTWISE_TEST_BROKER").unwrap_or_else(|_| {
-        panic!(
-            "PARTWISE_TEST_BROKER is not set: these tests need Apache Kafka. \
-             Run `bash scripts/kafka-up` and export its bootstrap (bash scripts/test does)."
-        )
-    })
-}
-
 fn names(test: &str) -> (String, String, String) {
-    let n = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-        % 1_000_000_000;
-    let base = format!("pwd-{test}-{}-{n}", std::process::id());
-    (
-        format!("{base}-a"),
-        format!("{base}-b"),
-        format!("{base}-g"),
-    )
+    crate::common::names("pwd", test)
 }
 
 fn create(b: &str, topics: &[&str]) {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", b)
-        .create()
-        .unwrap();
-    let new: Vec<NewTopic<'_>> = topics
-        .iter()
-        .map(|t| NewTopic::new(t, 6, TopicReplication::Fixed(1)))
-        .collect();
-    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    for r in futures_executor::block_on(admin.create_topics(&new, &opts)).unwrap() {
-        r.unwrap();
-    }
+    let list: Vec<(&str, i32)> = topics.iter().map(|t| (*t, 6)).collect();
+    create_topics(b, &list);
 }
 
 /// Produces `keys` to every topic with librdkafka's default partitioner;
@@ -100,10 +72,6 @@ fn produce(b: &str, topics: &[&str], keys: &[String]) -> BTreeSet<(String, i32, 
         "not every record was acknowledged"
     );
     got
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// A `consume` process with the defaults, its NDJSON events arriving on a
@@ -289,10 +257,6 @@ fn the_defaults_join_within_the_initial_delay_and_handle_what_comes_after() {
 }
 
 /// Single quotes for sh, for the `script -c` command line.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 #[test]
 fn on_a_terminal_it_says_it_is_waiting_to_join() {
     let b = broker();

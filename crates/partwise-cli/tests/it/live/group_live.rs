@@ -6,26 +6,19 @@
 //! the members themselves report, and the split count what their reports
 //! imply.
 
-#[path = "../../partwise-kafka/tests/common/mod.rs"]
-mod common;
-
 use assert_cmd::Command as Cmd;
-use common::*;
+use crate::common::process::Captured;
+use crate::common::repo;
+use partwise_faults::live::{create_topics, kafka_bootstrap as bootstrap, unique};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 type Owned = BTreeSet<(String, u32)>;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// `partwise kafka group ... --format json`: exit code and document.
 fn describe(b: &str, group: &str, extra: &[&str]) -> (i32, Value) {
@@ -147,8 +140,7 @@ fn wait_described(
 struct Proc {
     child: Child,
     stdin: Option<ChildStdin>,
-    events: Arc<Mutex<Vec<Value>>>,
-    stderr: Arc<Mutex<String>>,
+    out: Captured,
 }
 
 impl Proc {
@@ -159,33 +151,11 @@ impl Proc {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let sink = events.clone();
-        let out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let v: Value =
-                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
-                sink.lock().unwrap().push(v);
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let err_sink = stderr.clone();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                let mut s = err_sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
+        let out = Captured::start(&mut child, false);
         Proc {
             stdin: child.stdin.take(),
             child,
-            events,
-            stderr,
+            out,
         }
     }
 
@@ -195,10 +165,10 @@ impl Proc {
         if let Some(s) = self.child.try_wait().unwrap() {
             panic!(
                 "member exited ({s}) before the test ended; stderr:\n{}",
-                self.stderr.lock().unwrap()
+                self.out.stderr.lock().unwrap()
             );
         }
-        let ev = self.events.lock().unwrap();
+        let ev = self.out.events.lock().unwrap();
         let last = ev
             .iter()
             .rev()

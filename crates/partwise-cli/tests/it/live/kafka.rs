@@ -1,30 +1,13 @@
 //! `partwise kafka ...` from the shell: flags and secrets (no broker needed),
 //! then every subcommand against the broker at PARTWISE_KAFKA_BOOTSTRAP
-//! (`bash scripts/test` starts one; unset is a failure).
+//! (`scripts/services` starts one; unset is a failure).
 
-#[path = "../../partwise-kafka/tests/common/mod.rs"]
-mod common;
-
-use assert_cmd::Command;
-use common::*;
+use crate::common::{partwise as pw, sh_quote, text};
+use partwise_faults::live::{
+    create_topics, free_port as dead_port, kafka_bootstrap as bootstrap, keys, produce_with, unique,
+};
 use serde_json::Value;
 use std::time::{Duration, Instant};
-
-fn pw() -> Command {
-    Command::cargo_bin("partwise").unwrap()
-}
-
-fn dead_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn secrets_are_never_printed_even_verbose() {
@@ -362,11 +345,6 @@ fn a_partition_without_a_leader_is_named_and_the_rest_is_audited() {
     assert!(whole["partial"].is_null(), "{whole}");
     assert_eq!(whole["routing"]["sampled"], 100);
     assert!(proxy.seen(partwise_faults::ApiKey::Metadata) > 0);
-}
-
-/// Single quotes for sh, for paths in a `script -c` command line.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 #[test]

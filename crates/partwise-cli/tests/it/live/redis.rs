@@ -1,41 +1,24 @@
 //! `partwise redis` against real Redis Clusters: the shared one that
-//! `scripts/redis-cluster-up` starts (found through `PARTWISE_REDIS`), and
+//! `scripts/services` starts (found through `PARTWISE_REDIS`), and
 //! throwaway ones on other ports for the tests that stop a node.
 
-use assert_cmd::Command;
+use crate::common::{self, repo, SYMBOLS};
 use partwise::slot::key_slot;
+use partwise_faults::live::{free_port, redis_node, RedisStandalone};
 use partwise_redis::{redis, NodeAddr, NodeConn, SlotMap};
 use serde_json::Value;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-const SYMBOLS: [&str; 10] = [
-    "BBCA", "ANTM", "ASII", "UNVR", "TLKM", "BBRI", "BMRI", "GOTO", "ADRO", "ICBP",
-];
 const TIMEOUT: Duration = Duration::from_secs(2);
+
+fn partwise(args: &[&str]) -> Output {
+    common::partwise().args(args).output().unwrap()
+}
 
 /// The shared cluster. Unset is a failure, not a skip.
 fn cluster() -> String {
-    std::env::var("PARTWISE_REDIS").unwrap_or_else(|_| {
-        panic!(
-            "PARTWISE_REDIS is not set: start a cluster with `bash scripts/redis-cluster-up` \
-             and export PARTWISE_REDIS=127.0.0.1:7100 (`bash scripts/test` does both)"
-        )
-    })
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn partwise(args: &[&str]) -> Output {
-    Command::cargo_bin("partwise")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap()
+    redis_node()
 }
 
 fn code(o: &Output) -> Option<i32> {
@@ -61,14 +44,6 @@ fn check_args<'a>(seed: &'a str, families: &[&'a str], extra: &[&'a str]) -> Vec
     a.extend(extra);
     a.extend(SYMBOLS);
     a
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]
@@ -277,43 +252,10 @@ fn unreachable_node_exits_2_naming_it() {
     }
 }
 
-/// A child process killed on drop.
-struct Reaped(Child);
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_standalone_server_exits_2_not_a_cluster() {
-    let port = free_port();
-    let dir = tempfile::tempdir().unwrap();
-    let _server = Reaped(
-        std::process::Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-            ])
-            .args(["--appendonly", "no", "--dir", dir.path().to_str().unwrap()])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server (apt-get install -y redis-server)"),
-    );
-    let addr = NodeAddr::new("127.0.0.1", port);
-    let start = Instant::now();
-    while NodeConn::open(&addr, TIMEOUT).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "redis-server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let server = RedisStandalone::start();
+    let addr = NodeAddr::new("127.0.0.1", server.port);
     let a = addr.to_string();
     for args in [
         vec!["redis", "slots", "-c", &a],

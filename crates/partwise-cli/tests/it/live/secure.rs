@@ -9,31 +9,17 @@
 //! `group` and `produce` run librdkafka's. Both take the same flags, and no
 //! output of either, with `-v` or in errors, contains a password.
 
-#[path = "../../partwise-kafka/tests/common/mod.rs"]
-mod common;
-
-use common::{bootstrap, create_topics, unique};
+use crate::common::process::Captured;
+use partwise_faults::live::{create_topics, env, kafka_bootstrap as bootstrap, unique};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const PLAIN_USER: &str = "alice";
 const PLAIN_SECRET: &str = "alice-secret";
 const SCRAM_USER: &str = "scram-alice";
 const SCRAM_SECRET: &str = "scram-secret";
-
-fn env(name: &str) -> String {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => v,
-        _ => panic!(
-            "{name} is unset: these tests need the secured listeners of scripts/kafka-up. \
-             Run `bash scripts/kafka-up --dir D --port 0; source D/env` (bash scripts/test does it)"
-        ),
-    }
-}
 
 /// A secured listener: its address, the `-X` properties that reach it, and
 /// the secret among them (None for SSL without client authentication).
@@ -182,9 +168,7 @@ fn run(args: &[String], stdin: &str, secret: Option<&str>) -> Output {
 /// A `partwise kafka consume` process and what it printed.
 struct Member {
     child: Child,
-    events: Arc<Mutex<Vec<Value>>>,
-    stderr: Arc<Mutex<String>>,
-    threads: Vec<std::thread::JoinHandle<()>>,
+    out: Captured,
 }
 
 impl Member {
@@ -200,54 +184,28 @@ impl Member {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let sink = events.clone();
-        let t1 = std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let v: Value =
-                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
-                sink.lock().unwrap().push(v);
-            }
-        });
-        let err_sink = stderr.clone();
-        let t2 = std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                eprintln!("{line}");
-                let mut s = err_sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        Member {
-            child,
-            events,
-            stderr,
-            threads: vec![t1, t2],
-        }
+        let out = Captured::start(&mut child, true);
+        Member { child, out }
     }
 
     /// Waits until `done` holds for the events so far.
     fn wait(&mut self, what: &str, limit: Duration, done: impl Fn(&[Value]) -> bool) {
         let t0 = Instant::now();
         loop {
-            if done(&self.events.lock().unwrap()) {
+            if done(&self.out.events.lock().unwrap()) {
                 return;
             }
             if let Some(status) = self.child.try_wait().unwrap() {
                 std::thread::sleep(Duration::from_millis(200));
                 panic!(
                     "consume exited ({status}) before {what}: {}",
-                    self.stderr.lock().unwrap()
+                    self.out.stderr.lock().unwrap()
                 );
             }
             assert!(
                 t0.elapsed() < limit,
                 "no {what} within {limit:?}: {}",
-                self.stderr.lock().unwrap()
+                self.out.stderr.lock().unwrap()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -268,16 +226,14 @@ impl Member {
             }
             std::thread::sleep(Duration::from_millis(50));
         };
-        for t in std::mem::take(&mut self.threads) {
-            t.join().unwrap();
-        }
-        let events = self.events.lock().unwrap();
+        self.out.join();
+        let events = self.out.events.lock().unwrap();
         let all = events
             .iter()
             .map(|v| v.to_string())
             .collect::<Vec<_>>()
             .join("\n")
-            + &self.stderr.lock().unwrap();
+            + &self.out.stderr.lock().unwrap();
         (status.code(), all)
     }
 }
@@ -380,7 +336,7 @@ fn every_command_on(l: Listener) {
         Duration::from_secs(60),
         move |ev| keys_received(ev).len() >= want.len(),
     );
-    assert_eq!(keys_received(&member.events.lock().unwrap()), produced);
+    assert_eq!(keys_received(&member.out.events.lock().unwrap()), produced);
 
     let mut args: Vec<String> = ["kafka", "topics", "-v", "--format", "json"]
         .iter()
@@ -743,7 +699,7 @@ fn on_three_brokers_every_connection_authenticates_also_after_a_broker_restart()
     // Six partitions over three nodes: the member fetched from every node,
     // and authenticated every connection it opened.
     let handshakes = |m: &Member, node: &str| {
-        m.stderr
+        m.out.stderr
             .lock()
             .unwrap()
             .matches(&format!("SaslAuthenticate v2 to {node}:"))

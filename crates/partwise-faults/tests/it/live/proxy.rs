@@ -1,5 +1,5 @@
 //! The proxy in front of Apache Kafka (PARTWISE_TEST_BROKER, started by
-//! `bash scripts/test`, and a private three-node cluster): what a client
+//! `scripts/services`, and a private three-node cluster): what a client
 //! sees through it.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -11,34 +11,17 @@ use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
 use partwise_faults::{
     ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 };
+use partwise_faults::live::{rt, test_broker, unique};
 use partwise_group::cluster::Cluster;
 use std::io::{Read, Write};
 use std::time::Duration;
 
 fn broker() -> String {
-    std::env::var("PARTWISE_TEST_BROKER").unwrap_or_else(|_| {
-        panic!(
-            "PARTWISE_TEST_BROKER is not set: these tests need a live broker. \
-             Run `bash scripts/kafka-up` and export its PARTWISE_KAFKA_BOOTSTRAP as \
-             PARTWISE_TEST_BROKER (bash scripts/test does)."
-        )
-    })
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
+    test_broker()
 }
 
 fn topic(name: &str) -> String {
-    let n = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-        % 1_000_000_000;
-    format!("pw-faults-{name}-{}-{n}", std::process::id())
+    unique(&format!("pw-faults-{name}"))
 }
 
 #[test]

@@ -1,11 +1,9 @@
 //! partwise-kafka against a real Kafka-API broker (PARTWISE_KAFKA_BOOTSTRAP;
-//! `bash scripts/test` starts one): inference of the partitioner that wrote a
+//! `scripts/services` starts one): inference of the partitioner that wrote a
 //! topic, co-partitioning verdicts, read-only audits, faults, producing with
 //! partwise routing, and a real librdkafka consumer group.
 
-mod common;
-
-use common::*;
+use partwise_faults::live::{create_topics, kafka_bootstrap, keys, produce_with, unique};
 use partwise::assign::{Assignor, Group, Member, Topic};
 use partwise::{PartitionCount, Partitioner};
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, Progress};
@@ -48,7 +46,7 @@ fn inferred(r: &AuditReport, topic: &str) -> Vec<String> {
 
 #[test]
 fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let (java_a, crc, java_b) = (
         unique("pwk-java-a"),
         unique("pwk-crc"),
@@ -114,7 +112,7 @@ fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
 fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
     use partwise_kafka::fetch::{Event, PartitionReader};
     use std::collections::BTreeMap;
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let t = unique("pwk-reader");
     create_topics(&b, &[(&t, 3)]);
     // A null key must come back null and an empty one empty (both are
@@ -181,7 +179,7 @@ fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
 
 #[test]
 fn partition_counts_that_differ_are_a_reason() {
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let (six, eight) = (unique("pwk-six"), unique("pwk-eight"));
     create_topics(&b, &[(&six, 6), (&eight, 8)]);
     produce_with(&b, &six, "murmur2_random", &keys(60, "k"));
@@ -199,7 +197,7 @@ fn partition_counts_that_differ_are_a_reason() {
 
 #[test]
 fn audits_are_read_only() {
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let t = unique("pwk-ro");
     create_topics(&b, &[(&t, 4)]);
     produce_with(&b, &t, "murmur2_random", &keys(100, "ro"));
@@ -273,7 +271,7 @@ fn audits_are_read_only() {
 
 #[test]
 fn a_missing_topic_is_named_and_the_rest_is_audited() {
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let (t, missing) = (unique("pwk-present"), unique("pwk-missing"));
     create_topics(&b, &[(&t, 3)]);
     produce_with(&b, &t, "murmur2_random", &keys(30, "m"));
@@ -356,7 +354,7 @@ fn a_broker_killed_mid_audit_ends_within_the_timeout_marked_partial() {
 
 #[test]
 fn routed_producer_puts_records_where_the_partwise_partitioner_says() {
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let t = unique("pwk-routed");
     create_topics(&b, &[(&t, 12)]);
     let c = conn(&b, 10);
@@ -440,7 +438,7 @@ fn settle(
 fn a_librdkafka_group_gets_the_assignment_partwise_predicts() {
     use rdkafka::config::ClientConfig;
     use rdkafka::consumer::{BaseConsumer, Consumer};
-    let b = bootstrap();
+    let b = kafka_bootstrap();
     let (left, right) = (unique("pwk-left"), unique("pwk-right"));
     create_topics(&b, &[(&left, 3), (&right, 5)]);
     for strategy in ["range", "roundrobin"] {

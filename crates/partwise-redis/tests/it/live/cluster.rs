@@ -1,12 +1,11 @@
 //! Against a real Redis Cluster of three primaries: the one
-//! `scripts/redis-cluster-up` starts, found through `PARTWISE_REDIS`.
+//! `scripts/services` starts, found through `PARTWISE_REDIS`.
 
 use partwise::slot::key_slot;
 use partwise_redis::{
     check, common_slot, sample, Error, Family, NodeAddr, NodeConn, SlotMap, Source, Writer,
 };
-use std::net::TcpListener;
-use std::process::{Child, Command};
+use partwise_faults::live::{free_port, redis_node, RedisStandalone};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -17,12 +16,7 @@ const SYMBOLS: [&str; 10] = [
 /// The cluster under test. Unset is a failure, not a skip: a green run must
 /// mean the live tests ran.
 fn seed() -> NodeAddr {
-    let v = std::env::var("PARTWISE_REDIS").unwrap_or_else(|_| {
-        panic!(
-            "PARTWISE_REDIS is not set: start a cluster with `bash scripts/redis-cluster-up` \
-             and export PARTWISE_REDIS=127.0.0.1:7100 (`bash scripts/test` does both)"
-        )
-    });
+    let v = redis_node();
     v.parse().unwrap_or_else(|e| panic!("PARTWISE_REDIS: {e}"))
 }
 
@@ -55,15 +49,6 @@ fn delete(keys: &[&[u8]]) {
         let mut c = NodeConn::open(&owner(&map, k), TIMEOUT).expect("owner");
         let _: i64 = c.query(redis::cmd("DEL").arg(*k), "DEL").expect("DEL");
     }
-}
-
-/// A port nothing listens on (bound and released).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// xorshift64*: reproducible keys without a dependency.
@@ -293,51 +278,10 @@ fn hot_sampling_names_the_tag_that_crowds_one_node() {
     assert_eq!(report.slots[0].slot, key_slot(b"hot-tag"));
 }
 
-/// A standalone redis-server, killed on drop.
-struct Standalone(Child, u16);
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn standalone() -> Standalone {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .args([
-            "--appendonly",
-            "no",
-            "--dir",
-            &std::env::temp_dir().display().to_string(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("redis-server (apt-get install -y redis-server)");
-    let s = Standalone(child, port);
-    let start = Instant::now();
-    while NodeConn::open(&NodeAddr::new("127.0.0.1", port), TIMEOUT).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "redis-server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    s
-}
-
 #[test]
 fn a_standalone_server_is_not_a_cluster() {
-    let s = standalone();
-    let addr = NodeAddr::new("127.0.0.1", s.1);
+    let s = RedisStandalone::start();
+    let addr = NodeAddr::new("127.0.0.1", s.port);
     let e = SlotMap::fetch(std::slice::from_ref(&addr), TIMEOUT).unwrap_err();
     assert_eq!(e, Error::NotACluster { node: addr.clone() });
     assert!(e.to_string().contains(&addr.to_string()));

@@ -6,6 +6,7 @@
 //! its own, so that no two of them write the same keys.
 
 use partwise::placement::placements;
+use partwise_faults::live::{redis_node, test_broker};
 use partwise::topology::Topology;
 use partwise::{PartitionCount, Partitioner};
 use serde_json::Value;
@@ -14,18 +15,12 @@ use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!("{name} is not set: bash scripts/test starts Apache Kafka and the Redis Cluster and sets it")
-    })
-}
-
 fn broker() -> String {
-    env("PARTWISE_TEST_BROKER")
+    test_broker()
 }
 
 fn redis() -> String {
-    env("PARTWISE_REDIS")
+    redis_node()
 }
 
 fn ticker() -> Command {
