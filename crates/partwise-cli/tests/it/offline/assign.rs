@@ -1,12 +1,8 @@
 //! `partwise assign`: fields, exit codes, co-location matrix, sweep, owned input.
 
-use assert_cmd::Command;
+use crate::common::{fails_with as fails, partwise};
 use serde_json::Value;
 use std::io::Write;
-
-fn partwise() -> Command {
-    Command::cargo_bin("partwise").unwrap()
-}
 
 fn json(args: &[&str]) -> (Option<i32>, Value) {
     let out = partwise()
@@ -17,14 +13,6 @@ fn json(args: &[&str]) -> (Option<i32>, Value) {
     let v = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
     (out.status.code(), v)
-}
-
-fn fails(args: &[&str], needle: &str) {
-    let out = partwise().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains(needle), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]

@@ -1,17 +1,8 @@
 //! The `partwise` command's contract: fields, exit codes and messages.
 
-use assert_cmd::Command;
+use crate::common::{fails, output, partwise, temp_file, SYMBOLS};
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
-
-const SYMBOLS: [&str; 10] = [
-    "BBCA", "ANTM", "ASII", "UNVR", "TLKM", "BBRI", "BMRI", "GOTO", "ADRO", "ICBP",
-];
-
-fn partwise() -> Command {
-    Command::cargo_bin("partwise").unwrap()
-}
 
 fn ndjson(args: &[&str]) -> Vec<Value> {
     ndjson_exit(args, 0)
@@ -19,17 +10,7 @@ fn ndjson(args: &[&str]) -> Vec<Value> {
 
 /// The NDJSON rows of a run that must exit with `code`.
 fn ndjson_exit(args: &[&str], code: i32) -> Vec<Value> {
-    let out = partwise()
-        .args(args)
-        .args(["--format", "ndjson"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = output(&[args, &["--format", "ndjson"]].concat(), code);
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -42,21 +23,6 @@ fn key_rows(rows: Vec<Value>) -> Vec<Value> {
     rows.into_iter()
         .filter(|r| r.get("type").is_none())
         .collect()
-}
-
-/// Runs partwise expecting exit code 2; returns stderr.
-fn fails(args: &[&str]) -> String {
-    let out = partwise().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-fn temp_file(content: &[u8]) -> tempfile::NamedTempFile {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(content).unwrap();
-    f
 }
 
 #[test]

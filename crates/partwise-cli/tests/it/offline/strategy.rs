@@ -1,45 +1,13 @@
 //! Partition strategy commands: plan, skew, salt, batching, priority isolation.
 
-use assert_cmd::Command;
+use crate::common::{fails_with as fails, output, partwise, temp_file as file};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Write;
-
-fn partwise() -> Command {
-    Command::cargo_bin("partwise").unwrap()
-}
 
 /// Runs partwise with `--format json`, expecting exit code `code`.
 fn json(args: &[&str], code: i32) -> Value {
-    let out = partwise()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = output(&[args, &["--format", "json"]].concat(), code);
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn fails(args: &[&str], needle: &str) {
-    let out = partwise().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: '{err}' does not mention '{needle}'"
-    );
-    assert!(!err.contains("panicked"));
-}
-
-fn file(content: &[u8]) -> tempfile::NamedTempFile {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(content).unwrap();
-    f
 }
 
 const SEED_PLAN: [&str; 9] = [

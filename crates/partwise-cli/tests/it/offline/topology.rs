@@ -1,21 +1,8 @@
 //! The contract of `partwise check` and `partwise resize`: verdicts, reasons,
 //! fields and exit codes, on the seeds' ticker and variants of it.
 
-use assert_cmd::Command;
+use crate::common::{example, output, partwise, temp_file};
 use serde_json::Value;
-use std::io::Write;
-use std::path::PathBuf;
-
-fn partwise() -> Command {
-    Command::cargo_bin("partwise").unwrap()
-}
-
-fn example(name: &str) -> String {
-    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "examples", name]
-        .iter()
-        .collect();
-    p.to_str().unwrap().to_string()
-}
 
 fn ticker() -> String {
     std::fs::read_to_string(example("ticker.toml")).unwrap()
@@ -29,12 +16,6 @@ fn variant(from: &str, to: &str, nth: usize) -> String {
         .nth(nth)
         .expect("pattern in ticker.toml");
     format!("{}{}{}", &t[..i], to, &t[i + from.len()..])
-}
-
-fn temp_file(content: &str) -> tempfile::NamedTempFile {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(content.as_bytes()).unwrap();
-    f
 }
 
 /// Runs `check` on `text` with the example symbols: exit code, stdout, stderr.
@@ -60,16 +41,7 @@ fn check(text: &str, format: &str) -> (i32, String, String) {
 }
 
 fn json(args: &[&str]) -> Value {
-    let out = partwise()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = output(&[args, &["--format", "json"]].concat(), 0);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
