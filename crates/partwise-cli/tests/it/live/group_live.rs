@@ -201,6 +201,23 @@ impl Drop for Proc {
     }
 }
 
+/// What each librdkafka consumer reports it holds, named `{prefix}{i}`.
+fn assignments(consumers: &[BaseConsumer], prefix: &str) -> BTreeMap<String, Owned> {
+    consumers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let a = c.assignment().unwrap();
+            let o = a
+                .elements()
+                .iter()
+                .map(|e| (e.topic().to_string(), e.partition() as u32))
+                .collect();
+            (format!("{prefix}{i}"), o)
+        })
+        .collect()
+}
+
 fn reports_of(procs: &mut [Proc]) -> BTreeMap<String, Owned> {
     procs.iter_mut().filter_map(|p| p.holding()).collect()
 }
@@ -303,19 +320,7 @@ fn librdkafka_roundrobin_group_is_decoded_and_splits_every_index() {
         for c in &consumers {
             let _ = c.poll(Duration::from_millis(20));
         }
-        consumers
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let a = c.assignment().unwrap();
-                let o = a
-                    .elements()
-                    .iter()
-                    .map(|e| (e.topic().to_string(), e.partition() as u32))
-                    .collect();
-                (format!("rr{i}"), o)
-            })
-            .collect()
+        assignments(&consumers, "rr")
     });
     assert_eq!(v["protocol"], "roundrobin", "{v}");
     assert_eq!(v["members"].as_array().unwrap().len(), 4);
@@ -480,19 +485,7 @@ fn kip848_groups_are_described_with_consumer_group_describe() {
         for c in &consumers {
             let _ = c.poll(Duration::from_millis(20));
         }
-        let r: BTreeMap<String, Owned> = consumers
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let a = c.assignment().unwrap();
-                let o = a
-                    .elements()
-                    .iter()
-                    .map(|e| (e.topic().to_string(), e.partition() as u32))
-                    .collect();
-                (format!("r{i}"), o)
-            })
-            .collect();
+        let r = assignments(&consumers, "r");
         if r.values().map(|o: &Owned| o.len()).sum::<usize>() == 12 {
             r
         } else {
