@@ -4,13 +4,13 @@
 //! tests fail rather than pass unseen. Tests that kill brokers start private
 //! clusters of their own (`partwise_faults::KafkaCluster`).
 
+use crate::common::process::{wait_exit, Captured};
 use bytes::Bytes;
+use partwise_faults::live::{hex, rt, test_broker as broker};
 use partwise_faults::{
     ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 };
-use crate::common::process::{wait_exit, Captured};
-use partwise_faults::live::{hex, rt, test_broker as broker};
 use partwise_group::cluster::Cluster;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

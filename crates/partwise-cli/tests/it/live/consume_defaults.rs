@@ -5,14 +5,14 @@
 //! made, written and read back with librdkafka, an independent client. The
 //! broker comes from PARTWISE_TEST_BROKER (`scripts/services` starts one).
 
+use crate::common::sh_quote;
+use partwise_faults::live::{create_topics, hex, test_broker as broker};
 use rdkafka::client::ClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::TopicPartitionList;
-use crate::common::sh_quote;
-use partwise_faults::live::{create_topics, hex, test_broker as broker};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

@@ -6,9 +6,9 @@
 //! the members themselves report, and the split count what their reports
 //! imply.
 
-use assert_cmd::Command as Cmd;
 use crate::common::process::Captured;
 use crate::common::repo;
+use assert_cmd::Command as Cmd;
 use partwise_faults::live::{create_topics, kafka_bootstrap as bootstrap, unique};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};

@@ -699,7 +699,8 @@ fn on_three_brokers_every_connection_authenticates_also_after_a_broker_restart()
     // Six partitions over three nodes: the member fetched from every node,
     // and authenticated every connection it opened.
     let handshakes = |m: &Member, node: &str| {
-        m.out.stderr
+        m.out
+            .stderr
             .lock()
             .unwrap()
             .matches(&format!("SaslAuthenticate v2 to {node}:"))

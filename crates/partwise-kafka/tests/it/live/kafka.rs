@@ -3,9 +3,9 @@
 //! topic, co-partitioning verdicts, read-only audits, faults, producing with
 //! partwise routing, and a real librdkafka consumer group.
 
-use partwise_faults::live::{create_topics, kafka_bootstrap, keys, produce_with, unique};
 use partwise::assign::{Assignor, Group, Member, Topic};
 use partwise::{PartitionCount, Partitioner};
+use partwise_faults::live::{create_topics, kafka_bootstrap, keys, produce_with, unique};
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, Progress};
 use partwise_kafka::cluster::{list_groups, list_topics, watermarks};
 use partwise_kafka::group::{describe_group, AssignmentData};

@@ -2,10 +2,10 @@
 //! `scripts/services` starts, found through `PARTWISE_REDIS`.
 
 use partwise::slot::key_slot;
+use partwise_faults::live::{free_port, redis_node, RedisStandalone};
 use partwise_redis::{
     check, common_slot, sample, Error, Family, NodeAddr, NodeConn, SlotMap, Source, Writer,
 };
-use partwise_faults::live::{free_port, redis_node, RedisStandalone};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(2);

@@ -6,9 +6,9 @@
 //! its own, so that no two of them write the same keys.
 
 use partwise::placement::placements;
-use partwise_faults::live::{redis_node, test_broker};
 use partwise::topology::Topology;
 use partwise::{PartitionCount, Partitioner};
+use partwise_faults::live::{redis_node, test_broker};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::Write;
