@@ -147,6 +147,10 @@ fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
         let batch = r.next_batch(Duration::from_millis(100));
         for ev in batch.events() {
             match ev {
+                Event::End { partition } => {
+                    ended.insert(partition);
+                }
+                Event::Error { .. } => {}
                 Event::Record {
                     partition,
                     offset,
@@ -157,10 +161,6 @@ fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
                         .or_default()
                         .push((offset, key.map(<[u8]>::to_vec)));
                 }
-                Event::End { partition } => {
-                    ended.insert(partition);
-                }
-                Event::Error { .. } => {}
             }
         }
     }
