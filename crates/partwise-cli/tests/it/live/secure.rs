@@ -11,6 +11,7 @@
 
 use crate::common::process::Captured;
 use partwise_faults::live::{create_topics, env, kafka_bootstrap as bootstrap, unique};
+use partwise_faults::KafkaCluster;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Output, Stdio};
@@ -574,59 +575,28 @@ fn consume_takes_the_shared_connection_flags() {
     }
 }
 
-/// A three-node cluster of the test's own (scripts/kafka-up), stopped on drop.
+/// A three-node cluster of the test's own (`partwise_faults::KafkaCluster`,
+/// stopped on drop) and the variables of its env file, which name the
+/// secured listeners.
 struct ThreeNodes {
-    dir: tempfile::TempDir,
+    kafka: KafkaCluster,
     env: BTreeMap<String, String>,
 }
 
 impl ThreeNodes {
-    fn script(dir: &std::path::Path, args: &[&str]) {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka-up");
-        let out = Command::new("bash")
-            .arg(script)
-            .arg("--dir")
-            .arg(dir)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kafka-up {args:?}: {}",
-            text(&out.stderr)
-        );
-    }
-
     fn start() -> ThreeNodes {
-        let dir = tempfile::Builder::new()
-            .prefix("pws-3nodes")
-            .tempdir()
-            .unwrap();
-        ThreeNodes::script(dir.path(), &["--port", "0", "--brokers", "3"]);
-        let env = std::fs::read_to_string(dir.path().join("env"))
+        let kafka = KafkaCluster::start(3).expect("a private three-node Apache Kafka");
+        let env = std::fs::read_to_string(kafka.dir().join("env"))
             .unwrap()
             .lines()
             .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        ThreeNodes { dir, env }
+        ThreeNodes { kafka, env }
     }
 
     fn get(&self, k: &str) -> &str {
         &self.env[k]
-    }
-}
-
-impl Drop for ThreeNodes {
-    // No assertion here: a drop during a failing test's unwinding must not panic.
-    fn drop(&mut self) {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/kafka-up");
-        let _ = Command::new("bash")
-            .arg(script)
-            .arg("--dir")
-            .arg(self.dir.path())
-            .arg("--stop")
-            .output();
     }
 }
 
@@ -711,9 +681,9 @@ fn on_three_brokers_every_connection_authenticates_also_after_a_broker_restart()
 
     // Node 3 goes away and comes back: its connections are opened again,
     // and authenticated again, and what is produced after it is received.
-    ThreeNodes::script(cluster.dir.path(), &["--kill", "3"]);
+    cluster.kafka.kill(3).unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    ThreeNodes::script(cluster.dir.path(), &["--restart", "3"]);
+    cluster.kafka.restart(3).unwrap();
     wait_for_leaders(&plain, &topic, 6);
     produce(30);
     member.wait("all 60 records", Duration::from_secs(90), |ev| {
