@@ -11,6 +11,7 @@ mod offline {
     mod assign;
     mod cli;
     mod hostile;
+    mod kafka;
     mod strategy;
     mod topology;
 }
