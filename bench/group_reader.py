@@ -1,6 +1,6 @@
 """Driver of bench/compare-group: produces the records once, then runs each
 consumer RUNS times (alternating), timing assignment and the last record from
-its output, and writes bench/results/group-<UTC date>.json."""
+its output, and writes bench/results/group.json (overwritten; earlier runs are in git history)."""
 import argparse, datetime, json, os, platform, selectors, signal, statistics, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
@@ -174,6 +174,6 @@ out = {"benchmark": "consumer group join and throughput (bench/compare-group)",
        "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()}}
 os.makedirs("bench/results", exist_ok=True)
-path = f"bench/results/group-{out['date']}.json"
+path = "bench/results/group.json"  # one current file: its history is git's
 json.dump(out, open(path, "w"), indent=2)
 print(f"results: {path}")

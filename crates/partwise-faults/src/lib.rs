@@ -1,5 +1,7 @@
 //! Test support for fault tests on Apache Kafka: a fault-injecting proxy
-//! ([`FaultProxy`]) and private clusters to kill brokers of ([`KafkaCluster`]).
+//! ([`FaultProxy`]) and private clusters to kill brokers of ([`KafkaCluster`]);
+//! and, in [`live`], what every crate's live tests share (service addresses,
+//! unique names, librdkafka topics and producers).
 //!
 //! A real cluster moves its group coordinator or a partition's leader only
 //! when a broker dies, and cannot answer one chosen request with one chosen
@@ -38,6 +40,7 @@
 
 mod cluster;
 pub use cluster::KafkaCluster;
+pub mod live;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::find_coordinator_response::Coordinator;

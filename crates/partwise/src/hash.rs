@@ -1,7 +1,7 @@
 //! The 32-bit hash functions that Kafka clients and Redis Cluster apply to key bytes.
 //!
 //! Each function is bit-exact with the client that uses it; the tests in
-//! `tests/vectors.rs` hold them to hashes and partitions produced by the real
+//! `tests/it/offline/vectors.rs` hold them to hashes and partitions produced by the real
 //! clients. Partition arithmetic (masking, `abs`, modulo) is not done here but in
 //! [`crate::partitioner`], because clients that share a hash disagree on it.
 

@@ -1,0 +1,27 @@
+//! The `partwise` command's integration tests, one binary. `offline` needs
+//! no service and runs in every `cargo test`; `live` runs under the `live`
+//! feature (`bash scripts/test`) against the services of `scripts/services`
+//! (Apache Kafka, Redis Cluster) and fails when one is missing. Helpers
+//! shared by both are in `common`; live-test support shared with the other
+//! crates is `partwise_faults::live`.
+
+mod common;
+
+mod offline {
+    mod assign;
+    mod cli;
+    mod hostile;
+    mod kafka;
+    mod strategy;
+    mod topology;
+}
+
+#[cfg(feature = "live")]
+mod live {
+    mod consume;
+    mod consume_defaults;
+    mod group_live;
+    mod kafka;
+    mod redis;
+    mod secure;
+}

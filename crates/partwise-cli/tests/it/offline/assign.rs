@@ -1,0 +1,398 @@
+//! `partwise assign`: fields, exit codes, co-location matrix, sweep, owned input.
+
+use crate::common::{fails_with as fails, partwise};
+use serde_json::Value;
+use std::io::Write;
+
+fn json(args: &[&str]) -> (Option<i32>, Value) {
+    let out = partwise()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+#[test]
+fn roundrobin_splits_four_members_over_six() {
+    let (code, v) = json(&[
+        "assign",
+        "--assignor",
+        "java:roundrobin",
+        "--members",
+        "4",
+        "--topic",
+        "orders:6",
+        "--topic",
+        "payments:6",
+    ]);
+    assert_eq!(code, Some(1), "splits are findings");
+    assert_eq!(v["assignor"], "java:roundrobin");
+    assert_eq!(
+        v["members"],
+        serde_json::json!(["m00", "m01", "m02", "m03"])
+    );
+    assert_eq!(v["split_count"], 6);
+    assert_eq!(v["split_indices"], serde_json::json!([0, 1, 2, 3, 4, 5]));
+    // orders 0..6 then payments 0..6 dealt in turn: m00 gets orders 0, 4 and payments 2.
+    assert_eq!(
+        v["assignment"]["m00"],
+        serde_json::json!([["orders", 0], ["orders", 4], ["payments", 2]])
+    );
+}
+
+#[test]
+fn range_and_copartitioned_colocate() {
+    for spec in [
+        "java:range",
+        "copartitioned",
+        "kip848:range",
+        "librdkafka:range",
+    ] {
+        let (code, v) = json(&[
+            "assign",
+            "-a",
+            spec,
+            "-m",
+            "4",
+            "-t",
+            "orders:6",
+            "-t",
+            "payments:6",
+        ]);
+        assert_eq!(code, Some(0), "{spec}");
+        assert_eq!(v["split_count"], 0, "{spec}");
+        let total: usize = v["assignment"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|l| l.as_array().unwrap().len())
+            .sum();
+        assert_eq!(total, 12, "{spec}");
+    }
+}
+
+#[test]
+fn sweep_shows_roundrobin_splitting_for_some_sizes_only() {
+    let out = partwise()
+        .args([
+            "assign",
+            "-a",
+            "java:roundrobin",
+            "--sweep",
+            "1..6",
+            "-t",
+            "a:6",
+            "-t",
+            "b:6",
+            "--format",
+            "ndjson",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let splits: Vec<u64> = rows
+        .iter()
+        .map(|r| r["split_count"].as_u64().unwrap())
+        .collect();
+    // Co-located exactly when the member count divides 6.
+    assert_eq!(splits, vec![0, 0, 0, 6, 6, 0]);
+}
+
+#[test]
+fn table_has_the_matrix() {
+    let out = partwise()
+        .args([
+            "assign",
+            "-a",
+            "java:range",
+            "--member",
+            "b",
+            "--member",
+            "a",
+            "-t",
+            "x:2",
+            "-t",
+            "y:2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("INDEX  x  y  CO-LOCATED"), "{text}");
+    assert!(text.contains("0      a  a  yes"), "{text}");
+    assert!(text.contains("0 of 2 indices split"), "{text}");
+}
+
+#[test]
+fn owned_file_makes_copartitioned_sticky() {
+    let (_, first) = json(&[
+        "assign",
+        "-a",
+        "copartitioned",
+        "-m",
+        "3",
+        "-t",
+        "a:6",
+        "-t",
+        "b:6",
+    ]);
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(first.to_string().as_bytes()).unwrap();
+    // m02 leaves: only its 4 partitions move.
+    let path = f.path().to_str().unwrap();
+    let (code, second) = json(&[
+        "assign",
+        "-a",
+        "copartitioned",
+        "--member",
+        "m00",
+        "--member",
+        "m01",
+        "-t",
+        "a:6",
+        "-t",
+        "b:6",
+        "--owned",
+        path,
+    ]);
+    assert_eq!(code, Some(0));
+    for m in ["m00", "m01"] {
+        for tp in first["assignment"][m].as_array().unwrap() {
+            assert!(
+                second["assignment"][m].as_array().unwrap().contains(tp),
+                "{m} lost {tp}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_names_the_flag() {
+    fails(
+        &["assign", "-a", "java:nope", "-m", "2", "-t", "a:3"],
+        "--assignor",
+    );
+    fails(
+        &["assign", "-a", "java:range", "-m", "0", "-t", "a:3"],
+        "--members",
+    );
+    fails(
+        &["assign", "-a", "java:range", "-m", "2", "-t", "a"],
+        "--topic",
+    );
+    fails(
+        &["assign", "-a", "java:range", "-m", "2", "-t", "a:0"],
+        "--topic",
+    );
+    fails(&["assign", "-a", "java:range", "-t", "a:3"], "--members");
+    fails(
+        &["assign", "-a", "java:range", "--sweep", "5..2", "-t", "a:3"],
+        "--sweep",
+    );
+    fails(
+        &[
+            "assign",
+            "-a",
+            "java:range",
+            "--member",
+            "x",
+            "--member",
+            "x",
+            "-t",
+            "a:3",
+        ],
+        "given twice",
+    );
+    fails(
+        &[
+            "assign",
+            "-a",
+            "java:range",
+            "-m",
+            "2",
+            "-t",
+            "a:3",
+            "--owned",
+            "/nonexistent/owned.json",
+        ],
+        "--owned",
+    );
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(b"{\"m00\": [[\"a\"]]}").unwrap();
+    fails(
+        &[
+            "assign",
+            "-a",
+            "copartitioned",
+            "-m",
+            "2",
+            "-t",
+            "a:3",
+            "--owned",
+            f.path().to_str().unwrap(),
+        ],
+        "--owned",
+    );
+}
+
+#[test]
+fn a_split_comes_with_the_assignors_and_counts_that_avoid_it() {
+    let args = [
+        "assign",
+        "-a",
+        "kafkajs:roundrobin",
+        "-m",
+        "4",
+        "-t",
+        "market-updates:6",
+        "-t",
+        "notifications:6",
+    ];
+    let (code, v) = json(&args);
+    assert_eq!(code, Some(1));
+    let fix = &v["fix"];
+    assert_eq!(fix["member_counts"], serde_json::json!([1, 2, 3, 6]));
+    let specs: Vec<&str> = fix["assignors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        specs.contains(&"copartitioned") && specs.contains(&"java:range"),
+        "{specs:?}"
+    );
+    // Each named assignor really keeps the indices whole at 4 members.
+    for spec in &specs {
+        let mut a = args.to_vec();
+        a[2] = spec;
+        let (code, v) = json(&a);
+        assert_eq!(
+            (code, v["split_count"].as_u64()),
+            (Some(0), Some(0)),
+            "{spec}"
+        );
+        assert_eq!(v["fix"], Value::Null);
+    }
+    let out = partwise().args(args).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("fix: KafkaJS has only its round-robin assigner"),
+        "{table}"
+    );
+}
+
+/// `partwise assign` on the equal-subscription leader calls of real
+/// kafka-clients groups on Apache Kafka (`tests/vectors/assignors/java_live_*.jsonl`):
+/// the members in the leader's order, the topics, and for the sticky
+/// assignors what each member owned (`--owned`) give the live assignment.
+#[test]
+fn assign_reproduces_live_java_groups() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/assignors");
+    let mut checked = 0;
+    for (file, spec) in [
+        ("java_live_range.jsonl", "java:range"),
+        ("java_live_roundrobin.jsonl", "java:roundrobin"),
+        ("java_live_sticky.jsonl", "java:sticky"),
+        (
+            "java_live_cooperative_sticky.jsonl",
+            "java:cooperative-sticky",
+        ),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let c: Value = serde_json::from_str(line).unwrap();
+            let members = c["members"].as_array().unwrap();
+            let all: Vec<&Value> = members.iter().map(|m| &m["topics"]).collect();
+            if all.iter().any(|t| *t != all[0]) {
+                continue; // `assign` subscribes every member to every topic
+            }
+            let mut args: Vec<String> = vec!["assign".into(), "-a".into(), spec.into()];
+            for m in members {
+                args.push("--member".into());
+                args.push(m["member_id"].as_str().unwrap().into());
+            }
+            for (t, n) in c["topics"].as_object().unwrap() {
+                args.push("-t".into());
+                args.push(format!("{t}:{n}"));
+            }
+            let mut owned = serde_json::Map::new();
+            for m in members {
+                let o = m
+                    .get("member_data")
+                    .map_or(&m["owned_partitions"], |d| &d["partitions"]);
+                owned.insert(m["member_id"].as_str().unwrap().into(), o.clone());
+            }
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            writeln!(f, "{}", Value::Object(owned)).unwrap();
+            args.push("--owned".into());
+            args.push(f.path().display().to_string());
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (_, v) = json(&refs);
+            assert_eq!(
+                v["assignment"], c["assignment"],
+                "{file}: {} event {} call {}",
+                c["scenario"], c["event"], c["call"]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 28, "{checked} equal-subscription calls");
+}
+
+/// `skew --consumers` and `assign` must name members alike at any count:
+/// past 100 members a fixed two-digit padding would sort `m100` before `m11`
+/// and hand range/roundrobin shares to different names in the two commands.
+#[test]
+fn skew_and_assign_name_150_members_alike() {
+    let mut keys = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..3000 {
+        writeln!(keys, "key-{i}").unwrap();
+    }
+    let path = keys.path().to_str().unwrap();
+    for assignor in ["java:range", "java:roundrobin"] {
+        let (code, assign) = json(&["assign", "-a", assignor, "-m", "150", "-t", "t:300"]);
+        assert_eq!(code, Some(0), "{assignor}: {assign}");
+        let (code, skew) = json(&[
+            "skew",
+            "-i",
+            path,
+            "-p",
+            "300",
+            "--consumers",
+            "150",
+            "--assignor",
+            assignor,
+        ]);
+        assert!(matches!(code, Some(0 | 1)), "{assignor}: {skew}");
+        let members = skew["consumers"]["members"].as_array().unwrap();
+        assert_eq!(members.len(), 150);
+        assert_eq!(assign["members"].as_array().unwrap().len(), 150);
+        for m in members {
+            let name = m["member"].as_str().unwrap();
+            let from_assign: Vec<u64> = assign["assignment"][name]
+                .as_array()
+                .unwrap_or_else(|| panic!("{assignor}: assign has no member {name}"))
+                .iter()
+                .map(|tp| tp[1].as_u64().unwrap())
+                .collect();
+            let from_skew: Vec<u64> = m["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_u64().unwrap())
+                .collect();
+            assert_eq!(from_skew, from_assign, "{assignor}: member {name}");
+        }
+        assert!(members.iter().any(|m| m["member"] == "m149"), "{assignor}");
+    }
+}

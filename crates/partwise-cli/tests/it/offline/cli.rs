@@ -1,0 +1,891 @@
+//! The `partwise` command's contract: fields, exit codes and messages.
+
+use crate::common::{fails, output, partwise, temp_file, SYMBOLS};
+use serde_json::Value;
+use std::path::Path;
+
+fn ndjson(args: &[&str]) -> Vec<Value> {
+    ndjson_exit(args, 0)
+}
+
+/// The NDJSON rows of a run that must exit with `code`.
+fn ndjson_exit(args: &[&str], code: i32) -> Vec<Value> {
+    let out = output(&[args, &["--format", "ndjson"]].concat(), code);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Rows about keys, without the summary rows (`type`) that follow them.
+fn key_rows(rows: Vec<Value>) -> Vec<Value> {
+    rows.into_iter()
+        .filter(|r| r.get("type").is_none())
+        .collect()
+}
+
+#[test]
+fn seed_bbca_is_0_of_6_and_2_of_8() {
+    let rows = ndjson(&["route", "BBCA", "-p", "6", "-p", "8"]);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["partitioner"], "java");
+    assert_eq!(
+        (
+            rows[0]["partitions"].as_u64(),
+            rows[0]["partition"].as_u64()
+        ),
+        (Some(6), Some(0))
+    );
+    assert_eq!(
+        (
+            rows[1]["partitions"].as_u64(),
+            rows[1]["partition"].as_u64()
+        ),
+        (Some(8), Some(2))
+    );
+}
+
+#[test]
+fn ndjson_row_fields() {
+    let rows = ndjson(&["route", "BBCA", "-p", "6"]);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        ["key", "key_hex", "partitioner", "partitions", "partition"]
+    );
+    assert_eq!(rows[0]["key"], "BBCA");
+    assert_eq!(rows[0]["key_hex"], "42424341");
+}
+
+#[test]
+fn random_placements_are_null_not_invented() {
+    let rows = ndjson_exit(
+        &[
+            "route",
+            "",
+            "-p",
+            "6",
+            "-P",
+            "librdkafka",
+            "-P",
+            "librdkafka:murmur2_random",
+        ],
+        1,
+    );
+    assert_eq!(rows[0]["partitioner"], "librdkafka:consistent_random");
+    assert_eq!(rows[0]["partition"], Value::Null);
+    assert_eq!(rows[0]["random"], true);
+    assert_eq!(rows[1]["partition"].as_u64(), Some(0x106e_08d9 % 6));
+    assert!(rows[1].get("random").is_none());
+}
+
+#[test]
+fn all_marks_disagreement() {
+    let rows = key_rows(ndjson_exit(&["route", "BBCA", "-p", "6", "-P", "all"], 1));
+    assert!(rows.len() >= 26);
+    assert!(rows.iter().all(|r| r["clients_agree"] == false));
+    // One partition, every murmur2 client agrees.
+    let rows = ndjson(&[
+        "route",
+        "BBCA",
+        "-p",
+        "6",
+        "-P",
+        "java",
+        "-P",
+        "kafkajs",
+        "-P",
+        "sarama:murmur2",
+    ]);
+    let agreement = rows.last().unwrap().clone();
+    assert_eq!(agreement["type"], "agreement");
+    assert_eq!(agreement["differ"], 0);
+    assert_eq!(
+        agreement["groups"],
+        serde_json::json!([["java", "kafkajs", "sarama:murmur2"]])
+    );
+    assert!(key_rows(rows).iter().all(|r| r["clients_agree"] == true));
+    let table = partwise()
+        .args(["route", "BBCA", "-p", "6", "-P", "all"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(table.stdout)
+        .unwrap()
+        .contains("CLIENTS DISAGREE"));
+}
+
+/// The partition each real client put `key` on at `n` partitions, from a
+/// vector file of tests/vectors.
+fn vector(file: &str, key: &str, n: u64) -> u64 {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/vectors")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["key"] == key && v["partitions"] == n)
+        .unwrap_or_else(|| panic!("{key} at {n} not in {file}"))["partition"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn two_clients_get_a_pairwise_total_and_exit_1_when_they_disagree() {
+    let f = temp_file(SYMBOLS.join("\n").as_bytes());
+    let path = f.path().to_str().unwrap();
+    let java = "reference/java_builtin_partitioner_murmur2.jsonl";
+    let sarama = "generated/sarama_hash_partitioner.jsonl";
+    let differ = SYMBOLS
+        .iter()
+        .filter(|k| vector(java, k, 12) != vector(sarama, k, 12))
+        .count();
+    assert!(differ > 0);
+    let out = partwise()
+        .args([
+            "route", "-i", path, "-p", "12", "-P", "java", "-P", "sarama",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let pct = 100.0 * differ as f64 / SYMBOLS.len() as f64;
+    let line =
+        format!("java vs sarama at n=12: {differ} of 10 keys ({pct:.1}%) on different partitions");
+    assert!(text.contains(&line), "want {line:?} in {text}");
+    // --only-differ prints the keys that differ and nothing else.
+    let rows = key_rows(ndjson_exit(
+        &[
+            "route",
+            "-i",
+            path,
+            "-p",
+            "12",
+            "-P",
+            "java",
+            "-P",
+            "sarama",
+            "--only-differ",
+        ],
+        1,
+    ));
+    assert_eq!(rows.len(), 2 * differ);
+    assert!(rows.iter().all(|r| r["clients_agree"] == false));
+    // Clients that agree exit 0, with the same total line.
+    let out = partwise()
+        .args([
+            "route", "-i", path, "-p", "12", "-P", "java", "-P", "kafkajs",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("java vs kafkajs at n=12: 0 of 10 keys (0.0%) on different partitions"));
+}
+
+#[test]
+fn a_migration_names_the_keys_that_move_and_the_setting_that_moves_none() {
+    let f = temp_file(SYMBOLS.join("\n").as_bytes());
+    let path = f.path().to_str().unwrap();
+    let java = "reference/java_builtin_partitioner_murmur2.jsonl";
+    let rdk = "generated/librdkafka_consistent_random.jsonl";
+    let rows = ndjson_exit(
+        &[
+            "route",
+            "-i",
+            path,
+            "-p",
+            "12",
+            "--from",
+            "java",
+            "--to",
+            "librdkafka",
+        ],
+        1,
+    );
+    let (summary, keys): (Vec<Value>, Vec<Value>) =
+        rows.into_iter().partition(|r| r.get("type").is_some());
+    assert_eq!(keys.len(), SYMBOLS.len());
+    for r in &keys {
+        let k = r["key"].as_str().unwrap();
+        assert_eq!(r["from"].as_u64(), Some(vector(java, k, 12)), "{k}");
+        assert_eq!(r["to"].as_u64(), Some(vector(rdk, k, 12)), "{k}");
+        assert_eq!(r["moved"], vector(java, k, 12) != vector(rdk, k, 12), "{k}");
+    }
+    let moved = SYMBOLS
+        .iter()
+        .filter(|k| vector(java, k, 12) != vector(rdk, k, 12))
+        .count();
+    let s = &summary[0];
+    assert_eq!(s["type"], "migration");
+    assert_eq!(s["moved"], moved);
+    let keep: Vec<&str> = s["move_nothing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(keep.contains(&"librdkafka:murmur2_random"), "{keep:?}");
+    assert!(!keep.contains(&"librdkafka:consistent_random"));
+    assert!(
+        s["fix"]
+            .as_str()
+            .unwrap()
+            .contains("partitioner=murmur2_random"),
+        "{s}"
+    );
+    // The partitioner it names moves nothing, exit 0.
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        path,
+        "-p",
+        "12",
+        "--from",
+        "java",
+        "--to",
+        "librdkafka:murmur2_random",
+    ]);
+    let s = rows.last().unwrap();
+    assert_eq!(s["moved"], 0);
+    assert_eq!(s["fix"], Value::Null);
+    assert!(fails(&["route", "x", "-p", "6", "--from", "java"]).contains("--to"));
+    assert!(fails(&["route", "x", "-p", "6", "--from", "java", "--to", "nope"]).contains("--to"));
+}
+
+#[test]
+fn null_key_behaviour() {
+    let rows = key_rows(ndjson_exit(
+        &["route", "--null-key", "-p", "12", "-P", "all"],
+        1,
+    ));
+    let get = |spec: &str| {
+        rows.iter()
+            .find(|r| r["partitioner"] == spec)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(get("java")["behaviour"], "sticky");
+    assert_eq!(get("kafkajs")["behaviour"], "round-robin");
+    assert_eq!(get("kafka-python")["behaviour"], "random");
+    assert_eq!(get("librdkafka:consistent")["partition"].as_u64(), Some(0));
+    assert_eq!(
+        get("librdkafka:murmur2")["partition"].as_u64(),
+        Some(0x106e_08d9 % 12)
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r["null_key"] == true && r["key"].is_null()));
+}
+
+#[test]
+fn summary_counts() {
+    let f = temp_file(SYMBOLS.join("\n").as_bytes());
+    let path = f.path().to_str().unwrap();
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        path,
+        "-p",
+        "6",
+        "--summary",
+        "-P",
+        "java",
+        "-P",
+        "librdkafka",
+    ]);
+    assert_eq!(rows.len(), 2);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert!(keys.starts_with(&["partitioner", "partitions"]) && keys.contains(&"counts"));
+    let counts: Vec<u64> = rows[0]["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 6);
+    assert_eq!(counts.iter().sum::<u64>(), 10);
+    // The summary agrees with routing key by key.
+    let single = ndjson(&["route", "-i", path, "-p", "6"]);
+    for (p, c) in counts.iter().enumerate() {
+        let n = single
+            .iter()
+            .filter(|r| r["partition"].as_u64() == Some(p as u64))
+            .count() as u64;
+        assert_eq!(n, *c);
+    }
+}
+
+#[test]
+fn summary_counts_sticky_keys_apart() {
+    let f = temp_file(b"a\n\nb\n");
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        f.path().to_str().unwrap(),
+        "-p",
+        "3",
+        "--summary",
+        "-P",
+        "librdkafka",
+    ]);
+    assert_eq!(rows[0]["keys"], 3);
+    assert_eq!(rows[0]["not_fixed"], 1);
+}
+
+#[test]
+fn redis_seed_symbols() {
+    let mut args = vec!["slot"];
+    let keys: Vec<String> = SYMBOLS
+        .iter()
+        .flat_map(|s| {
+            [
+                format!("market:{{{s}}}"),
+                format!("notif:{{{s}}}"),
+                format!("market:{s}"),
+                format!("notif:{s}"),
+            ]
+        })
+        .collect();
+    args.extend(keys.iter().map(String::as_str));
+    let rows = ndjson(&args);
+    let (mut tagged, mut plain) = (0, 0);
+    for q in rows.chunks(4) {
+        tagged += usize::from(q[0]["slot"] == q[1]["slot"]);
+        plain += usize::from(q[2]["slot"] == q[3]["slot"]);
+        assert_eq!(q[0]["hashtag"], q[1]["hashtag"]);
+        assert_eq!(q[2]["hashtag"], Value::Null);
+    }
+    assert_eq!((tagged, plain), (10, 0));
+    assert_eq!(rows[0]["slot"], 12355);
+}
+
+#[test]
+fn slot_fields_and_tricky_braces() {
+    let rows = ndjson(&["slot", "{}", "{{a}}", "a{b}{c}", "}{a}"]);
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert!(keys.starts_with(&["key", "key_hex", "hashtag"]) && keys.contains(&"slot"));
+    let tags: Vec<Value> = rows.iter().map(|r| r["hashtag"].clone()).collect();
+    assert_eq!(tags, [Value::Null, "{a".into(), "b".into(), "a".into()]);
+}
+
+#[test]
+fn input_file_crlf_hex_base64() {
+    let f = temp_file(b"BBCA\r\nANTM\r\n");
+    let rows = ndjson(&["route", "-i", f.path().to_str().unwrap(), "-p", "6"]);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["key_hex"], "42424341");
+    let h = temp_file(b"42424341\nff00\n");
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        h.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "hex",
+    ]);
+    assert_eq!(rows[0]["key"], "BBCA");
+    assert_eq!(rows[0]["partition"], 0);
+    assert_eq!(rows[1]["key"], Value::Null);
+    assert_eq!(rows[1]["key_hex"], "ff00");
+    let b = temp_file(b"QkJDQQ==\n");
+    let rows = ndjson(&[
+        "route",
+        "-i",
+        b.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "base64",
+    ]);
+    assert_eq!(rows[0]["key_hex"], "42424341");
+}
+
+#[test]
+fn stdin_input() {
+    let out = partwise()
+        .args(["route", "-i", "-", "-p", "8", "--format", "ndjson"])
+        .write_stdin("BBCA\n")
+        .output()
+        .unwrap();
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row["partition"], 2);
+}
+
+#[test]
+fn serializer_formats() {
+    let rows = ndjson(&["route", "42", "-p", "6", "--key-format", "int32"]);
+    assert_eq!(rows[0]["key"], "42");
+    assert_eq!(rows[0]["key_hex"], "0000002a");
+    let rows = ndjson(&["route", "BBCA", "-p", "6", "--key-format", "avro-sr:7"]);
+    assert_eq!(rows[0]["key_hex"], "000000000708".to_string() + "42424341");
+    let rows = ndjson(&["route", "-1", "-p", "6", "--key-format", "int64"]);
+    assert_eq!(rows[0]["key_hex"], "ffffffffffffffff");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    assert!(fails(&["route", "x", "-p", "0"]).contains("'0'"));
+    assert!(fails(&["route", "x", "-p", "-4"]).contains("negative"));
+    assert!(fails(&["route", "x", "-p", "six"]).contains("'six'"));
+    assert!(fails(&["route", "x", "-p", "99999999999"]).contains("99999999999"));
+    assert!(fails(&["route", "x", "-p", "6", "-P", "java:nope"]).contains("java:nope"));
+    // A known partitioner with a bad argument: the argument is what is wrong.
+    let err = fails(&[
+        "route",
+        "x",
+        "-p",
+        "6",
+        "-P",
+        "priority:prefix=VIP_,reserved=x",
+    ]);
+    assert!(
+        err.contains("invalid priority spec 'priority:prefix=VIP_,reserved=x': reserved partition 'x' is not a partition number"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown partitioner"), "{err}");
+    assert!(fails(&["route", "x", "-p", "6", "--key-format", "json"]).contains("json"));
+    assert!(fails(&["route", "x", "-p", "6", "--key-format", "int32"]).contains("32-bit integer"));
+    assert!(fails(&["route", "-p", "6"]).contains("no keys"));
+    assert!(fails(&["route", "-p", "6", "-i", "/nonexistent/keys.txt"])
+        .contains("/nonexistent/keys.txt"));
+    let f = temp_file(b"4242\n42\nxyz\n");
+    let err = fails(&[
+        "route",
+        "-i",
+        f.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "hex",
+    ]);
+    assert!(err.contains("line 3"), "{err}");
+    let f = temp_file(b"QkJDQQ==\n!!!\n");
+    let err = fails(&[
+        "route",
+        "-i",
+        f.path().to_str().unwrap(),
+        "-p",
+        "6",
+        "--key-format",
+        "base64",
+        "--summary",
+    ]);
+    assert!(err.contains("line 2"), "{err}");
+    let f = temp_file(b"1\n2\nthree\n");
+    let err = fails(&[
+        "slot",
+        "-i",
+        f.path().to_str().unwrap(),
+        "--key-format",
+        "int32",
+    ]);
+    assert!(err.contains("line 3"), "{err}");
+    fails(&["route", "x"]);
+}
+
+#[test]
+fn partitioners_lists_every_spec() {
+    let rows = ndjson(&["partitioners"]);
+    let specs: Vec<&str> = rows.iter().map(|r| r["spec"].as_str().unwrap()).collect();
+    for want in [
+        "java",
+        "java:round-robin",
+        "librdkafka:consistent_random",
+        "librdkafka:consistent",
+        "librdkafka:murmur2",
+        "librdkafka:murmur2_random",
+        "librdkafka:fnv1a",
+        "librdkafka:fnv1a_random",
+        "librdkafka:random",
+        "kafka-python",
+        "kafkajs",
+        "kafkajs:legacy",
+        "sarama",
+        "sarama:reference-hash",
+        "sarama:consistent-crc",
+        "sarama:murmur2",
+        "kafka-go",
+        "kafka-go:hash",
+        "kafka-go:reference-hash",
+        "kafka-go:crc32",
+        "kafka-go:crc32-consistent",
+        "kafka-go:murmur2",
+        "kafka-go:murmur2-consistent",
+        "franz-go",
+        "franz-go:sarama-compat",
+    ] {
+        assert!(specs.contains(&want), "{want} missing");
+    }
+}
+
+/// The CLI end to end against a real client's vectors: keys fed as hex lines.
+#[test]
+fn cli_matches_vectors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/reference");
+    for (file, spec) in [
+        ("java_builtin_partitioner_murmur2", "java"),
+        ("librdkafka_consistent_random", "librdkafka"),
+        ("sarama_hash_partitioner", "sarama"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{file}.jsonl"))).unwrap();
+        let vs: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["partitions"] == 12 && v["key_hex"].is_string())
+            .collect();
+        let input: String = vs
+            .iter()
+            .map(|v| format!("{}\n", v["key_hex"].as_str().unwrap()))
+            .collect();
+        let f = temp_file(input.as_bytes());
+        let rows = ndjson(&[
+            "route",
+            "-i",
+            f.path().to_str().unwrap(),
+            "-p",
+            "12",
+            "-P",
+            spec,
+            "--key-format",
+            "hex",
+        ]);
+        assert_eq!(rows.len(), vs.len());
+        for (r, v) in rows.iter().zip(&vs) {
+            assert_eq!(r["key_hex"], v["key_hex"]);
+            assert_eq!(r["partition"], v["partition"], "{spec} {}", v["key_hex"]);
+        }
+    }
+}
+
+/// Arbitrary bytes in a key file never crash the reader: exit 0 or 2, never a panic.
+#[test]
+fn random_key_files_never_panic() {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for case in 0..48 {
+        let len = (next() % 300) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| match next() % 6 {
+                0 => b'\n',
+                1 => b'\r',
+                2 => b"0123456789abcdefABCDEF+/="[(next() % 25) as usize],
+                _ => next() as u8,
+            })
+            .collect();
+        let f = temp_file(&bytes);
+        let format = [
+            "utf8",
+            "hex",
+            "base64",
+            "string",
+            "int32",
+            "int64",
+            "avro-sr:3",
+        ][case % 7];
+        for cmd in [&["route", "-p", "7", "--summary"][..], &["slot"][..]] {
+            let out = partwise()
+                .args(cmd)
+                .args([
+                    "-i",
+                    f.path().to_str().unwrap(),
+                    "--key-format",
+                    format,
+                    "--format",
+                    "ndjson",
+                ])
+                .output()
+                .unwrap();
+            let code = out.status.code();
+            assert!(
+                code == Some(0) || code == Some(2),
+                "{format}: {code:?} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = partwise().args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        // Generated from clap: the newest flags are in them.
+        assert!(
+            text.contains("only-differ") && text.contains("route"),
+            "{shell}"
+        );
+    }
+    // The bash script is valid bash.
+    let f = temp_file(
+        &partwise()
+            .args(["completions", "bash"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let status = std::process::Command::new("bash")
+        .args(["-n", f.path().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let man = String::from_utf8(partwise().arg("man").output().unwrap().stdout).unwrap();
+    assert!(man.contains(".TH partwise 1"), "{man}");
+    let route =
+        String::from_utf8(partwise().args(["man", "route"]).output().unwrap().stdout).unwrap();
+    assert!(
+        route.contains(".TH partwise-route 1") && route.contains("only\\-differ"),
+        "{route}"
+    );
+    assert!(fails(&["man", "nope"]).contains("'nope'"));
+    fails(&["completions", "tcsh"]);
+}
+
+/// `salt`'s `before` row is the topic as it is now: the unsalted key on the
+/// partition `route` gives it, not on the partition of `KEY_1`.
+#[test]
+fn salt_before_row_puts_the_unsalted_key_where_route_does() {
+    let rows = ndjson(&["route", "ID", "-p", "20"]);
+    let routed = rows[0]["partition"].as_u64().unwrap();
+    assert_eq!(routed, 19, "route ID -p 20");
+    let first_salt = ndjson(&["route", "ID_1", "-p", "20"])[0]["partition"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(first_salt, routed, "the test needs KEY_1 elsewhere");
+    let hottest = |v: &Value| -> usize {
+        let loads: Vec<f64> = v["before"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let max = loads.iter().cloned().fold(0.0, f64::max);
+        loads.iter().position(|&x| x == max).unwrap()
+    };
+    // One JSON document from a run that must exit with one of `codes`.
+    let json = |args: &[&str], codes: &[i32]| -> Value {
+        let out = partwise()
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        assert!(
+            codes.contains(&code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json(&["salt", "--key", "ID", "--share", "0.6", "-p", "20"], &[0]);
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    let before = v["before"][routed as usize].as_f64().unwrap();
+    assert!((before - (0.6 + 0.4 / 20.0)).abs() < 1e-9, "{before}");
+    // The measured distribution: ID at 60% of the lines, the rest spread.
+    let mut lines = String::from("ID,600\n");
+    for i in 0..400 {
+        lines.push_str(&format!("k{i},1\n"));
+    }
+    let f = temp_file(lines.as_bytes());
+    let file = f.path().to_str().unwrap();
+    let v = json(&["salt", "-i", file, "--counts", "-p", "20"], &[0, 1]);
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    assert_eq!(v["salted"][0]["partition"], routed, "{v}");
+}
+
+/// The subcommand paths (`["kafka", "audit"]`) whose help offers `--format`,
+/// found by walking `--help`, so a new command cannot escape the check below.
+fn commands_with_format(path: &[String]) -> Vec<Vec<String>> {
+    let out = partwise()
+        .args(path)
+        .arg("--help")
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let Some(list) = help.split("Commands:\n").nth(1) else {
+        return if help.contains("--format") {
+            vec![path.to_vec()]
+        } else {
+            Vec::new()
+        };
+    };
+    list.lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .flat_map(|name| {
+            let mut sub = path.to_vec();
+            sub.push(name.to_string());
+            commands_with_format(&sub)
+        })
+        .collect()
+}
+
+/// `--format ndjson` is one JSON object per line in every command: run each
+/// offline command (each of its output shapes) and parse every line alone.
+#[test]
+fn ndjson_is_one_object_per_line_everywhere() {
+    let keys = temp_file(b"ID\nID\nID\nID\nID\nID\nID\nID\nID\nA\nB\nC\n");
+    let keys = keys.path().to_str().unwrap();
+    let ticker = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ticker.toml");
+    let ticker = ticker.to_str().unwrap();
+    let plan = [
+        "plan",
+        "--produce-mbps",
+        "50",
+        "--partition-produce-mbps",
+        "10",
+        "--consume-mbps",
+        "50",
+        "--partition-consume-mbps",
+        "2.5",
+    ];
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["route", "a", "b", "-p", "6", "-P", "java", "-P", "sarama"],
+        vec!["route", "a", "b", "-p", "6", "--summary"],
+        vec!["route", "a", "-p", "6", "--null-key"],
+        vec![
+            "route", "a", "b", "-p", "6", "--from", "java", "--to", "sarama",
+        ],
+        vec!["slot", "a", "{a}b"],
+        vec![
+            "assign",
+            "-a",
+            "java:range",
+            "-m",
+            "2",
+            "-t",
+            "a:6",
+            "-t",
+            "b:6",
+        ],
+        vec!["assign", "-a", "java:range", "--sweep", "1..4", "-t", "a:6"],
+        vec!["partitioners"],
+        plan.to_vec(),
+        vec!["skew", "-p", "6", "-i", keys, "--consumers", "2"],
+        vec!["salt", "--key", "ID", "--share", "0.9", "-p", "12"],
+        vec!["salt", "-i", keys, "-p", "12", "--consumers", "3"],
+        vec![
+            "batching",
+            "--messages",
+            "1000",
+            "--size",
+            "100",
+            "--partitions",
+            "6",
+            "--rate",
+            "1000",
+        ],
+        vec!["check", ticker],
+        vec!["resize", "a", "b", "--from", "6", "--to", "12"],
+        vec!["resize", "--suggest", "--target", "12", "--consumers", "4"],
+    ];
+    // Need a live cluster: kafka.rs `live_ndjson_is_one_object_per_line`,
+    // redis.rs `ndjson_is_one_object_per_line` and every consume.rs test
+    // (which reads the member's lines) check those.
+    const LIVE: [&str; 2] = ["kafka", "redis"];
+    for path in commands_with_format(&[]) {
+        let covered = LIVE.contains(&path[0].as_str())
+            || runs.iter().any(|r| r[0] == path[0] && path.len() == 1);
+        assert!(covered, "{path:?} takes --format but is not run here");
+    }
+    for args in &runs {
+        let out = partwise()
+            .args(args)
+            .args(["--format", "ndjson"])
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?} exit {code:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.is_empty(), "{args:?} printed nothing");
+        for line in text.lines() {
+            let v: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{args:?}: line is not one JSON value ({e}): {line}"));
+            assert!(v.is_object(), "{args:?}: line is not an object: {line}");
+        }
+    }
+}
+
+/// A bad flag value is clap's usage error (exit 2) naming the flag by both
+/// spellings and the value, with the error's cause on a line of its own.
+#[test]
+fn a_bad_value_names_the_flag_and_prints_its_cause() {
+    let err = fails(&["assign", "-a", "java:range", "-m", "2", "-t", "a:0"]);
+    let mut lines = err.lines();
+    assert_eq!(
+        lines.next(),
+        Some("error: invalid value 'a:0' for '-t/--topic <NAME:N>': the partition count after the last ':' is not valid")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("  caused by: invalid partition count '0': a topic has at least 1 partition")
+    );
+    // The old `--*-ms` names still work, and a bad value is named as typed.
+    let err = fails(&[
+        "kafka",
+        "consume",
+        "-b",
+        "127.0.0.1:1",
+        "-g",
+        "g",
+        "-t",
+        "t",
+        "--session-timeout-ms",
+        "soon",
+    ]);
+    assert!(
+        err.contains("invalid value 'soon' for '--session-timeout-ms <DURATION>'"),
+        "{err}"
+    );
+    // A key that is not UTF-8 beside the bad value: still the usage error.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = partwise()
+            .arg("route")
+            .arg(std::ffi::OsStr::from_bytes(b"\xff"))
+            .args(["-p", "0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("invalid value '0' for '-p/--partitions <N>'")
+                && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+    // --help is not an error.
+    let out = partwise().args(["route", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}

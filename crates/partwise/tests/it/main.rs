@@ -1,0 +1,9 @@
+//! The core's integration tests, one binary: known-answer vectors from the
+//! real clients, assignor simulations against real assignments, and
+//! property tests of the parsers. All offline.
+
+mod offline {
+    mod assign;
+    mod hostile_parsers;
+    mod vectors;
+}
