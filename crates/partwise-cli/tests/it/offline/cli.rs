@@ -596,15 +596,8 @@ fn random_key_files_never_panic() {
             })
             .collect();
         let f = temp_file(&bytes);
-        let format = [
-            "utf8",
-            "hex",
-            "base64",
-            "string",
-            "int32",
-            "int64",
-            "avro-sr:3",
-        ][case % 7];
+        let formats = "utf8 hex base64 string int32 int64 avro-sr:3";
+        let format = formats.split(' ').nth(case % 7).unwrap();
         for cmd in [&["route", "-p", "7", "--summary"][..], &["slot"][..]] {
             let out = partwise()
                 .args(cmd)
