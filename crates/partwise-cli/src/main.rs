@@ -17,6 +17,11 @@ mod output;
 use clap::{CommandFactory, Parser, Subcommand};
 use exit::{CliError, ExitCode};
 
+// A hostile broker's absurd array count must be an error, not an abort
+// (see partwise_wire::alloc).
+#[global_allocator]
+static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+
 #[derive(Parser)]
 #[command(
     name = "partwise",

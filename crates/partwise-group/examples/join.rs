@@ -10,6 +10,11 @@ use partwise_group::{Config, Consumer, Event, OffsetReset};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+// A hostile broker's absurd array count must be an error, not an abort
+// (see partwise_wire::alloc).
+#[global_allocator]
+static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), partwise_group::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();

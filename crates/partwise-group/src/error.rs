@@ -49,6 +49,14 @@ pub enum Error {
     /// A request could not be encoded, or a response decoded: the wire
     /// bytes' own error, with kafka-protocol's as its source.
     Wire(partwise_wire::Error),
+    /// A broker's response that does not decode (truncated, absurd counts,
+    /// not Kafka), with the wire bytes' error as its source.
+    Response {
+        /// `host:port` of the broker.
+        addr: String,
+        /// What the decoder found.
+        source: partwise_wire::Error,
+    },
     /// A response decoded but lacks what it must carry.
     Decode(String),
     /// The broker does not speak a version we can use.
@@ -164,6 +172,9 @@ impl fmt::Display for Error {
                 write!(f, "cannot encode request: {e}")
             }
             Error::Wire(e) => write!(f, "cannot decode response: {e}"),
+            Error::Response { addr, source } => {
+                write!(f, "broker {addr}: cannot decode response: {source}")
+            }
             Error::Decode(e) => write!(f, "cannot decode response: {e}"),
             Error::Unsupported { addr, what } => write!(f, "broker {addr}: unsupported: {what}"),
             Error::Broker { at, api, code } => {
@@ -185,7 +196,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Wire(e) => Some(e),
+            Error::Wire(e) | Error::Response { source: e, .. } => Some(e),
             Error::GroupProtocol {
                 source: Some(e), ..
             } => Some(e.as_ref()),

@@ -359,7 +359,10 @@ impl Connection {
                 self.in_flight = true;
                 Err(self.io_error(&e.to_string()))
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(Error::Response {
+                addr: self.addr.clone(),
+                source: e,
+            }),
         }
     }
 

@@ -194,4 +194,55 @@ mod tests {
         let mut empty = Bytes::new();
         assert!(decode_response::<HeartbeatResponse>(&mut empty, ApiKey::Heartbeat, 0, 1).is_err());
     }
+
+    /// A well-framed answer with the right correlation id whose first array
+    /// announces 2^31 - 1 elements (with bytes for none of them): an error,
+    /// not an abort, under the allocator the binaries install.
+    #[test]
+    fn an_absurd_array_count_in_a_response_is_an_error_not_an_abort() {
+        use kafka_protocol::messages::{
+            DescribeGroupsResponse, FindCoordinatorResponse, JoinGroupResponse, MetadataResponse,
+            OffsetFetchResponse,
+        };
+        fn body(prefix: &[u8]) -> Bytes {
+            let mut b = BytesMut::new();
+            b.put_i32(9); // correlation id, response header v0
+            b.put_slice(prefix);
+            b.put_i32(i32::MAX);
+            b.put_slice(&[0; 16]);
+            b.freeze()
+        }
+        let metadata = body(&[]);
+        let r = decode_response::<MetadataResponse>(&mut metadata.clone(), ApiKey::Metadata, 1, 9);
+        assert!(r.is_err(), "{r:?}");
+        // JoinGroup v1: error code, generation, protocol name, leader, member id, then members.
+        let join = body(&[0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        let r = decode_response::<JoinGroupResponse>(&mut join.clone(), ApiKey::JoinGroup, 1, 9);
+        assert!(r.is_err(), "{r:?}");
+        let describe = body(&[]);
+        let r = decode_response::<DescribeGroupsResponse>(
+            &mut describe.clone(),
+            ApiKey::DescribeGroups,
+            0,
+            9,
+        );
+        assert!(r.is_err(), "{r:?}");
+        let offsets = body(&[]);
+        let r =
+            decode_response::<OffsetFetchResponse>(&mut offsets.clone(), ApiKey::OffsetFetch, 1, 9);
+        assert!(r.is_err(), "{r:?}");
+        // A flexible version: the count is an unsigned varint (2^32 - 2 elements).
+        let mut flexible = BytesMut::new();
+        flexible.put_i32(9);
+        flexible.put_u8(0); // header tagged fields
+        flexible.put_i32(0); // throttle
+        flexible.put_slice(&[0xfe, 0xff, 0xff, 0xff, 0x0f]); // coordinators count + 1
+        let r = decode_response::<FindCoordinatorResponse>(
+            &mut flexible.freeze(),
+            ApiKey::FindCoordinator,
+            4,
+            9,
+        );
+        assert!(r.is_err(), "{r:?}");
+    }
 }

@@ -9,15 +9,25 @@
 //! - [`consumer`]: the consumer protocol's embedded bytes, the
 //!   subscription a member sends in JoinGroup and the assignment the leader
 //!   sends in SyncGroup;
-//! - [`records`]: a Fetch response's record batches.
+//! - [`records`]: a Fetch response's record batches;
+//! - [`alloc`]: the global allocator that keeps an absurd array count in a
+//!   response from aborting the process (kafka-protocol reserves counts
+//!   before it decodes).
 //!
 //! Everything here is bytes in, typed values or an [`Error`] out, so each
 //! decoder is unit-tested and fuzzed alone (`fuzz/`); the sockets, timeouts
 //! and retries stay in the adapters.
 
+pub mod alloc;
 pub mod consumer;
 mod error;
 pub mod frame;
 pub mod records;
 
 pub use error::{Error, Result};
+
+// The unit tests decode hostile responses, so they run under the allocator
+// the binaries install.
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: alloc::ReserveHuge = alloc::ReserveHuge;

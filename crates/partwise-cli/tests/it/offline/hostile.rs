@@ -18,6 +18,13 @@ use std::time::{Duration, Instant};
 /// below the 16 GiB a dense counter of 2^31 partitions takes.
 const MEMORY_LIMIT: u64 = 3 << 30;
 
+/// Address space for a run against [`Peer::AbsurdCount`]: kafka-protocol
+/// reserves an array's announced count before decoding it, and
+/// `partwise_wire::alloc` answers such a request with reserved, unbacked
+/// address space (its unit test shows the pages stay unbacked), which an
+/// address-space limit counts; so this limit bounds the reservation only.
+const RESERVE_LIMIT: u64 = 1 << 40;
+
 struct Outcome {
     code: Option<i32>,
     stderr: String,
@@ -27,12 +34,23 @@ struct Outcome {
 /// Runs partwise with `args` (`{dir}` replaced by the fixture directory),
 /// killed after `limit`.
 fn run(dir: &Path, args: &[&str], stdin: Option<&[u8]>, limit: Duration) -> Outcome {
+    run_in(dir, args, stdin, limit, MEMORY_LIMIT)
+}
+
+/// [`run`] with its own address-space limit.
+fn run_in(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    limit: Duration,
+    address_space: u64,
+) -> Outcome {
     let args: Vec<String> = args
         .iter()
         .map(|a| a.replace("{dir}", &dir.display().to_string()))
         .collect();
     let mut cmd = Command::new("prlimit");
-    cmd.arg(format!("--as={MEMORY_LIMIT}"))
+    cmd.arg(format!("--as={address_space}"))
         .arg(env!("CARGO_BIN_EXE_partwise"))
         .args(&args)
         .env("RUST_BACKTRACE", "0")
@@ -866,6 +884,10 @@ enum Peer {
     HugeFrame,
     /// What a TLS server says to a plaintext request: an alert, then close.
     TlsAlert,
+    /// Answers each request well framed, with its correlation id, as an
+    /// ApiVersions response whose array announces 2^31 - 1 elements (a
+    /// decoder that reserves the count first asks for hundreds of GiB).
+    AbsurdCount,
 }
 
 fn listener(peer: Peer) -> String {
@@ -893,6 +915,30 @@ fn serve(peer: Peer, c: &mut TcpStream) {
             let _ = c.read(&mut buf);
             let _ = c.write_all(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1]);
         }
+        Peer::AbsurdCount => loop {
+            let mut len = [0u8; 4];
+            if c.read_exact(&mut len).is_err() {
+                return;
+            }
+            let mut req = vec![0u8; (u32::from_be_bytes(len) as usize).min(1 << 20)];
+            if req.len() < 8 || c.read_exact(&mut req).is_err() {
+                return;
+            }
+            let version = i16::from_be_bytes([req[2], req[3]]);
+            let mut body = req[4..8].to_vec(); // the correlation id
+            body.extend([0, 0]); // error code
+            if version >= 3 {
+                body.extend([0xfe, 0xff, 0xff, 0xff, 0x0f]); // compact count
+            } else {
+                body.extend(i32::MAX.to_be_bytes());
+            }
+            body.extend([0; 16]);
+            let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+            frame.extend(body);
+            if c.write_all(&frame).is_err() {
+                return;
+            }
+        },
         Peer::TlsAlert => {
             let _ = c.read(&mut buf);
             // Alert record, TLS 1.2, fatal (2), unexpected_message (10).
@@ -950,6 +996,7 @@ fn live_commands_exit_2_within_their_timeout_against_hostile_peers() {
         Peer::Close,
         Peer::HugeFrame,
         Peer::TlsAlert,
+        Peer::AbsurdCount,
     ];
     let runs: Vec<(Peer, String, Vec<String>)> = peers
         .iter()
@@ -969,7 +1016,11 @@ fn live_commands_exit_2_within_their_timeout_against_hostile_peers() {
             s.spawn(move || {
                 for (peer, addr, args) in chunk {
                     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-                    let o = run(dir, &refs, None, limit + Duration::from_secs(5));
+                    let space = match peer {
+                        Peer::AbsurdCount => RESERVE_LIMIT,
+                        _ => MEMORY_LIMIT,
+                    };
+                    let o = run_in(dir, &refs, None, limit + Duration::from_secs(5), space);
                     assert_eq!(
                         o.code,
                         Some(2),

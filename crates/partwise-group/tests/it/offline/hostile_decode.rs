@@ -79,13 +79,13 @@ fn absurd_lengths_and_counts_are_errors() {
     assert!(decode_assignment(sub.freeze()).is_err());
 }
 
-// Not covered here: a response whose array count is 2^31 - 1. kafka-protocol
-// 0.18 reserves `count` elements before decoding one (`Vec::with_capacity`
-// in `Array`/`CompactArray::decode`), so such a response, framed with the
-// right correlation id, aborts the process on a failed allocation: a known
-// upstream defect (kafka-protocol-rs pull requests 152, 161 and 200 bound the
-// capacity by the bytes remaining; not released). A test of it would abort
-// the test binary; it comes back with the kafka-protocol upgrade.
+// A response whose array count is 2^31 - 1: kafka-protocol 0.18 reserves
+// the count before decoding one element, which aborts on a failed
+// allocation. partwise_wire::alloc::ReserveHuge (the global allocator of the
+// partwise and ticker binaries) answers it with unbacked address space, so
+// the decoder fails as it should: partwise-wire's unit test
+// `an_absurd_array_count_in_a_response_is_an_error_not_an_abort` and the CLI's
+// hostile-peer test (Peer::AbsurdCount) cover it.
 
 proptest! {
     #[test]
