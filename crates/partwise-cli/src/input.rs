@@ -422,11 +422,20 @@ impl KeySource {
                     keys: &keys,
                 })
             };
-            total += if path.as_os_str() == "-" {
+            let read = if path.as_os_str() == "-" {
                 for_each_line_group(&mut io::stdin().lock(), &name, per_group)?
             } else {
                 for_each_line_group_mapped(path, 0, None, per_group)?
             };
+            // A named input with no keys is a wrong path or a failed
+            // upstream step far more often than a question with no keys,
+            // and an empty table would pass for an answer.
+            if read == 0 {
+                return Err(CliError::msg(format!(
+                    "{name}: no keys (the input is empty)"
+                )));
+            }
+            total += read;
         }
         Ok(total)
     }

@@ -116,6 +116,7 @@ fn fixtures() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let w = |name: &str, content: &[u8]| std::fs::write(dir.path().join(name), content).unwrap();
     w("keys.txt", b"BBCA\nANTM\nASII\n");
+    w("no-keys.txt", b"");
     w("counts.csv", b"BBCA,5\nANTM,3\n");
     w("overflow.csv", b"BBCA,18446744073709551615\nANTM,1\n");
     w("long.txt", format!("{}\n", "k".repeat(70_000)).as_bytes());
@@ -430,6 +431,28 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     (&["check", "{dir}/deep.toml"], "deep.toml: line 1"),
     (&["check", "{dir}/empty.toml"], "empty.toml"),
+    // A named key file with no keys would print an empty table as an answer.
+    (
+        &["route", "-i", "{dir}/no-keys.txt", "-p", "6"],
+        "no-keys.txt: no keys",
+    ),
+    (
+        &["route", "-i", "{dir}/no-keys.txt", "-p", "6", "--summary"],
+        "no-keys.txt: no keys",
+    ),
+    (&["slot", "-i", "{dir}/no-keys.txt"], "no-keys.txt: no keys"),
+    (
+        &[
+            "resize",
+            "-i",
+            "{dir}/no-keys.txt",
+            "--from",
+            "6",
+            "--to",
+            "8",
+        ],
+        "no-keys.txt: no keys",
+    ),
     (
         &["check", "{dir}/many-topics.toml"],
         "10001 topics; at most 10000",
