@@ -66,3 +66,62 @@ proptest! {
         }
     }
 }
+
+/// A group as a hostile `assign --owned` file or topology can make it: any
+/// subscriptions (unknown topics included), owned partitions that are out of
+/// range, owned twice, of unsubscribed or missing topics, any generation.
+fn hostile_group() -> impl Strategy<Value = partwise::assign::Group> {
+    use partwise::assign::{Group, Member, Topic, Tp};
+    let topics = proptest::collection::vec(0u32..7, 1..4);
+    (topics, 1usize..6).prop_flat_map(|(counts, members)| {
+        let t = counts.len() as u32;
+        let member = (
+            proptest::collection::vec(0..t + 1, 0..4),
+            proptest::collection::vec((0..t + 1, 0u32..9), 0..8),
+            proptest::option::of(-2i32..3),
+            any::<bool>(),
+        );
+        proptest::collection::vec(member, members).prop_map(move |ms| {
+            let topics: Vec<Topic> = counts
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| Topic::new(format!("t{i}"), n))
+                .collect();
+            let members = ms
+                .into_iter()
+                .enumerate()
+                .map(|(i, (subs, owned, generation, fixed))| {
+                    let mut m = Member::new(
+                        format!("m{i}"),
+                        subs.iter().map(|s| format!("t{s}")).collect::<Vec<_>>(),
+                    );
+                    m.instance_id = fixed.then(|| format!("i{}", i % 2));
+                    m.owned = owned
+                        .into_iter()
+                        .map(|(topic, partition)| Tp { topic, partition })
+                        .collect();
+                    m.generation = generation;
+                    m
+                })
+                .collect();
+            Group::new(members, topics)
+        })
+    })
+}
+
+proptest! {
+    #[test]
+    fn every_assignor_answers_any_group_without_panicking(group in hostile_group()) {
+        for a in Assignor::ALL {
+            if let Ok(out) = a.assign(&group) {
+                // What is assigned exists.
+                for tps in &out.partitions {
+                    for tp in tps {
+                        let t = &group.topics[tp.topic as usize];
+                        prop_assert!(tp.partition < t.partitions, "{a:?}: {tp:?} of {t:?}");
+                    }
+                }
+            }
+        }
+    }
+}
