@@ -44,3 +44,19 @@ crc = crc32c(after_crc)
 inner = struct.pack(">ibI", 0, 2, crc) + after_crc  # partition leader epoch, magic, crc
 batch = struct.pack(">qi", 0, len(inner)) + inner
 open("corpus/record_batches/seed-batch", "wb").write(batch)
+
+# Broker responses (fuzz_targets/responses.rs: byte 0 picks the API, byte 1
+# the version): per API a near-empty body, and bodies whose first array
+# announces 2^31 - 1 elements (i32 count) or 2^32 - 2 (compact, flexible
+# versions) with bytes for none; the allocator guard must make them errors.
+import os
+os.makedirs("corpus/responses", exist_ok=True)
+cid = struct.pack(">i", 9)
+for api in range(15):
+    seeds = {
+        "empty": bytes([api, 0]) + cid + b"\0" * 12,
+        "absurd": bytes([api, 0]) + cid + b"\0\0" + struct.pack(">i", 2**31 - 1) + b"\0" * 16,
+        "absurd-flex": bytes([api, 255]) + cid + b"\0" * 5 + b"\xfe\xff\xff\xff\x0f" + b"\0" * 16,
+    }
+    for name, data in seeds.items():
+        open(f"corpus/responses/seed-{name}-{api}", "wb").write(data)
