@@ -10,7 +10,7 @@
 use crate::exit::{CliError, Result};
 use partwise::KeyFormat;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, IsTerminal, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// Keys per batch: large enough to amortize per-batch work, small enough to
@@ -423,6 +423,13 @@ impl KeySource {
                 })
             };
             let read = if path.as_os_str() == "-" {
+                if io::stdin().is_terminal() {
+                    // A prompt-less wait looks like a hang to someone who
+                    // typed `-i -` by mistake.
+                    eprintln!(
+                        "partwise: reading keys from the terminal, one per line; Ctrl-D ends"
+                    );
+                }
                 for_each_line_group(&mut io::stdin().lock(), &name, per_group)?
             } else {
                 for_each_line_group_mapped(path, 0, None, per_group)?

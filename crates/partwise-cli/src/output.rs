@@ -61,6 +61,15 @@ impl<W: Write> JsonStream<W> {
         Ok(())
     }
 
+    /// Hands what is written so far to the reader: called once per batch of
+    /// input keys, so `tail -f keys | partwise route -i - --format ndjson`
+    /// answers each key as it arrives (a batch of a file is thousands of
+    /// lines, so the cost is nothing there).
+    pub fn flush(&mut self) -> Result<()> {
+        self.out.flush()?;
+        Ok(())
+    }
+
     pub fn finish(mut self) -> Result<W> {
         if self.array {
             self.out

@@ -315,7 +315,7 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
     match cfg.format {
         Format::Json | Format::Ndjson => {
             let mut s = JsonStream::new(&mut out, cfg.format)?;
-            let mut emit = |r: KeyRows<'_>| -> Result<()> {
+            let mut emit = |s: &mut JsonStream<_>, r: KeyRows<'_>| -> Result<()> {
                 agreement.add(&r.placements);
                 for (c, ps) in cfg.counts.iter().zip(&r.placements) {
                     if !shown(ps) {
@@ -351,19 +351,25 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
                 Ok(())
             };
             if cfg.null_key {
-                emit(KeyRows {
-                    key: None,
-                    placements: place_all(None),
-                })?;
+                emit(
+                    &mut s,
+                    KeyRows {
+                        key: None,
+                        placements: place_all(None),
+                    },
+                )?;
             }
             cfg.source.for_each_batch(|b| {
                 for (input, key) in b.inputs.iter().zip(b.keys) {
-                    emit(KeyRows {
-                        key: Some((input, key)),
-                        placements: place_all(Some(key)),
-                    })?;
+                    emit(
+                        &mut s,
+                        KeyRows {
+                            key: Some((input, key)),
+                            placements: place_all(Some(key)),
+                        },
+                    )?;
                 }
-                Ok(())
+                s.flush()
             })?;
             if multi {
                 for v in agreement.json(cfg) {

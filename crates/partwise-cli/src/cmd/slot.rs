@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         "slot": key_slot(key),
                     }))?;
                 }
-                Ok(())
+                s.flush()
             })?;
             s.finish()?;
         }

@@ -894,6 +894,45 @@ fn stdin_input_ends_when_stdin_closes() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
 
+/// A stdin that stays open is answered as it arrives: each key's line
+/// comes out before the next is written (`tail -f keys | partwise route -i -
+/// --format ndjson`), and closing stdin ends the run.
+#[test]
+fn ndjson_from_an_open_stdin_answers_each_key_as_it_arrives() {
+    use std::io::BufRead;
+    for cmd in [
+        &["route", "-i", "-", "-p", "6", "--format", "ndjson"][..],
+        &["slot", "-i", "-", "--format", "ndjson"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_partwise"))
+            .args(cmd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let _ = tx.send(line.unwrap());
+            }
+        });
+        for key in ["BBCA", "ANTM"] {
+            stdin.write_all(format!("{key}\n").as_bytes()).unwrap();
+            stdin.flush().unwrap();
+            let line = rx
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("{cmd:?}: no answer for {key} while stdin is open"));
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["key"], key, "{cmd:?}: {line}");
+        }
+        drop(stdin);
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{cmd:?}");
+    }
+}
+
 /// How a hostile listener treats each connection.
 #[derive(Clone, Copy, Debug)]
 enum Peer {
