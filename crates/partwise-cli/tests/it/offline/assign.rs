@@ -1,6 +1,6 @@
 //! `partwise assign`: fields, exit codes, co-location matrix, sweep, owned input.
 
-use crate::common::{fails_with as fails, partwise};
+use crate::common::{fails_with as fails, partwise, repo};
 use serde_json::Value;
 use std::io::Write;
 
@@ -296,8 +296,7 @@ fn a_split_comes_with_the_assignors_and_counts_that_avoid_it() {
 /// assignors what each member owned (`--owned`) give the live assignment.
 #[test]
 fn assign_reproduces_live_java_groups() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/assignors");
+    let dir = repo().join("tests/vectors/assignors");
     let mut checked = 0;
     for (file, spec) in [
         ("java_live_range.jsonl", "java:range"),

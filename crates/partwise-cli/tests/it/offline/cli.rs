@@ -1,8 +1,7 @@
 //! The `partwise` command's contract: fields, exit codes and messages.
 
-use crate::common::{fails, output, partwise, temp_file, SYMBOLS};
+use crate::common::{example, fails, output, partwise, repo, temp_file, SYMBOLS};
 use serde_json::Value;
-use std::path::Path;
 
 fn ndjson(args: &[&str]) -> Vec<Value> {
     ndjson_exit(args, 0)
@@ -123,9 +122,7 @@ fn all_marks_disagreement() {
 /// The partition each real client put `key` on at `n` partitions, from a
 /// vector file of tests/vectors.
 fn vector(file: &str, key: &str, n: u64) -> u64 {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/vectors")
-        .join(file);
+    let path = repo().join("tests/vectors").join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -539,7 +536,7 @@ fn partitioners_lists_every_spec() {
 /// The CLI end to end against a real client's vectors: keys fed as hex lines.
 #[test]
 fn cli_matches_vectors() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/reference");
+    let dir = repo().join("tests/vectors/reference");
     for (file, spec) in [
         ("java_builtin_partitioner_murmur2", "java"),
         ("librdkafka_consistent_random", "librdkafka"),
@@ -745,8 +742,8 @@ fn commands_with_format(path: &[String]) -> Vec<Vec<String>> {
 fn ndjson_is_one_object_per_line_everywhere() {
     let keys = temp_file(b"ID\nID\nID\nID\nID\nID\nID\nID\nID\nA\nB\nC\n");
     let keys = keys.path().to_str().unwrap();
-    let ticker = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ticker.toml");
-    let ticker = ticker.to_str().unwrap();
+    let ticker = example("ticker.toml");
+    let ticker = ticker.as_str();
     let plan = [
         "plan",
         "--produce-mbps",
