@@ -247,9 +247,11 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     let err = |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
     let mut file = File::open(path).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
-    if !meta.is_file() && start == 0 && end.is_none() {
-        // A device or a pipe (`/dev/stdin`, `<(cmd)`): its length (0) says
-        // nothing about its lines, so read it as a stream.
+    if (!meta.is_file() || meta.len() == 0) && start == 0 && end.is_none() {
+        // A device or a pipe (`/dev/stdin`, `<(cmd)`), or a regular file that
+        // reports no length (`/proc/cpuinfo`): its length says nothing about
+        // its lines, so read it as a stream (a truly empty file reads the
+        // same either way).
         return for_each_line_group(&mut file, &path.display().to_string(), f);
     }
     let len = meta.len();
@@ -258,9 +260,12 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     if start >= end {
         return Ok(0);
     }
-    // SAFETY: the map is read-only and private to this call; if another
-    // process truncates the file meanwhile, reads past its end fault, the
-    // same trade-off ripgrep makes for large files.
+    // If another process truncates the file meanwhile, reads past its new
+    // end raise SIGBUS; the guard turns that into exit 2 naming the file,
+    // since an answer from part of a file would pass for the whole.
+    let _guard = truncation::Guard::new(path);
+    // SAFETY: the map is read-only and private to this call; a fault from a
+    // truncation is handled by the guard above (the process exits).
     let map = unsafe {
         memmap2::MmapOptions::new()
             .offset(start)
@@ -445,6 +450,76 @@ impl KeySource {
             total += read;
         }
         Ok(total)
+    }
+}
+
+/// SIGBUS from a mapped key file that shrank under us, as an error.
+///
+/// The handler may only do async-signal-safe work: it writes a message
+/// prepared before the mapping and exits 2. Only faults while a mapping is
+/// live are ours; any other SIGBUS keeps its default action.
+mod truncation {
+    use std::ffi::CString;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+    use std::sync::Once;
+
+    /// The message for the file being read (leaked: one per file read).
+    static MESSAGE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+    static INSTALL: Once = Once::new();
+
+    extern "C" fn on_sigbus(sig: libc::c_int) {
+        let msg = MESSAGE.load(Ordering::SeqCst);
+        if LIVE.load(Ordering::SeqCst) == 0 || msg.is_null() {
+            // Not ours: default action, raised again.
+            // SAFETY: signal and raise are async-signal-safe.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+            return;
+        }
+        // SAFETY: `msg` is a leaked NUL-terminated string; strlen, write and
+        // _exit are async-signal-safe.
+        unsafe {
+            libc::write(2, msg.cast(), libc::strlen(msg));
+            libc::_exit(2);
+        }
+    }
+
+    /// Marks a mapping of `path` live for its lifetime.
+    pub struct Guard;
+
+    impl Guard {
+        pub fn new(path: &Path) -> Guard {
+            INSTALL.call_once(|| {
+                // SAFETY: installs a handler that only touches atomics and
+                // async-signal-safe calls.
+                unsafe {
+                    libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
+                }
+            });
+            let text = format!(
+                "partwise: error: {}: the file changed size while it was read (truncated by another process?); nothing was answered from it\n",
+                path.display()
+            );
+            let c = CString::new(text.replace('\0', "?")).unwrap_or_default();
+            let old = MESSAGE.swap(c.into_raw(), Ordering::SeqCst);
+            if !old.is_null() && LIVE.load(Ordering::SeqCst) == 0 {
+                // SAFETY: `old` came from CString::into_raw and no live
+                // mapping can fault with it any more.
+                drop(unsafe { CString::from_raw(old) });
+            }
+            LIVE.fetch_add(1, Ordering::SeqCst);
+            Guard
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 

@@ -894,6 +894,82 @@ fn stdin_input_ends_when_stdin_closes() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
 
+/// A regular file that reports no length (procfs) is read for what it holds,
+/// not taken as empty.
+#[test]
+fn a_file_that_reports_no_length_is_read() {
+    let path = "/proc/self/mountinfo";
+    assert_eq!(
+        std::fs::metadata(path).unwrap().len(),
+        0,
+        "procfs reports 0"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args([
+            "route",
+            "-p",
+            "6",
+            "--summary",
+            "--format",
+            "json",
+            "-i",
+            path,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v[0]["keys"].as_u64().is_some_and(|k| k > 0), "{v}");
+}
+
+/// A key file truncated by another process while it is read (memory-mapped)
+/// is exit 2 naming the file, not SIGBUS and not an answer from part of it.
+#[test]
+fn a_key_file_truncated_while_read_is_exit_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.txt");
+    let keys: String = (0..2_000_000).map(|i| format!("k{i:08}\n")).collect();
+    let mut seen_mid_read = false;
+    for attempt in 0..4 {
+        std::fs::write(&path, &keys).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_partwise"))
+            .args(["route", "-p", "6", "--summary", "-P", "all", "-i"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200 + 100 * attempt));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            // Finished before the truncation: a whole answer, fine.
+            Some(0) => continue,
+            Some(2) => {
+                assert!(
+                    err.contains("shrinking.txt") && err.contains("changed size while it was read"),
+                    "{err}"
+                );
+                seen_mid_read = true;
+                break;
+            }
+            other => panic!("exit {other:?} (a signal?): {err}"),
+        }
+    }
+    assert!(seen_mid_read, "no attempt truncated the file mid-read");
+}
+
 /// A stdin that stays open is answered as it arrives: each key's line
 /// comes out before the next is written (`tail -f keys | partwise route -i -
 /// --format ndjson`), and closing stdin ends the run.
