@@ -138,6 +138,15 @@ pub fn size_range(s: &str, max: usize) -> Result<(usize, usize), String> {
     Ok((lo, hi))
 }
 
+/// A rate (MB/s and the like): a finite number above 0.
+pub fn positive_rate(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|f: &f64| f.is_finite() && *f > 0.0)
+        .ok_or_else(|| "expected a finite number above 0".to_string())
+}
+
 /// A fraction above 0 and at most 1.
 pub fn fraction(s: &str) -> Result<f64, String> {
     s.trim()

@@ -28,10 +28,10 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = parse::positive::<i32>)]
     replication_factor: Option<i32>,
     /// Total produce rate the topic must take, MB/s: prints a partition plan
-    #[arg(long, value_name = "MBPS")]
+    #[arg(long, value_name = "MBPS", value_parser = parse::positive_rate)]
     target_produce_mbps: Option<f64>,
     /// Total consume rate the group must reach, MB/s (default: the produce target)
-    #[arg(long, value_name = "MBPS")]
+    #[arg(long, value_name = "MBPS", value_parser = parse::positive_rate)]
     target_consume_mbps: Option<f64>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]

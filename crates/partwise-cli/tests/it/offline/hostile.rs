@@ -612,6 +612,32 @@ const CASES: &[(&[&str], &str)] = &[
         ],
         "--records 18446744073709551615",
     ),
+    // A target it could only use after measuring is checked before the
+    // temporary topic is made (issue 19, item 3).
+    (
+        &[
+            "kafka",
+            "measure",
+            "-b",
+            "127.0.0.1:1",
+            "--allow-write",
+            "--target-produce-mbps",
+            "NaN",
+        ],
+        "'NaN' for '--target-produce-mbps",
+    ),
+    (
+        &[
+            "kafka",
+            "measure",
+            "-b",
+            "127.0.0.1:1",
+            "--allow-write",
+            "--target-produce-mbps",
+            "0",
+        ],
+        "'0' for '--target-produce-mbps",
+    ),
     // Inputs that never end, or are not files at all.
     (
         &["route", "-i", "/dev/zero", "-p", "6"],
