@@ -10,20 +10,104 @@ use std::time::Duration;
 /// The placeholder printed instead of a secret property's value.
 pub const REDACTED: &str = "[redacted]";
 
-/// Whether the value of librdkafka property `key` is a secret: passwords,
-/// client secrets, private keys and JAAS-style configs that embed either.
+/// Properties whose values are printed: settings that are never secret
+/// (addresses, names, paths, modes, sizes and times). Every other value is
+/// treated as a secret, so that a misspelt `sasl.passwrd` or a vendor's
+/// `my.api.key` is never shown.
+const PUBLIC: &[&str] = &[
+    "acks",
+    "api.version.request",
+    "auto.commit.interval.ms",
+    "auto.offset.reset",
+    "batch.num.messages",
+    "batch.size",
+    "bootstrap.servers",
+    "broker.address.family",
+    "broker.version.fallback",
+    "client.dns.lookup",
+    "client.id",
+    "client.rack",
+    "compression.codec",
+    "compression.type",
+    "connections.max.idle.ms",
+    "debug",
+    "delivery.timeout.ms",
+    "enable.auto.commit",
+    "enable.idempotence",
+    "enable.ssl.certificate.verification",
+    "fetch.max.bytes",
+    "fetch.min.bytes",
+    "fetch.wait.max.ms",
+    "group.id",
+    "group.instance.id",
+    "group.protocol",
+    "heartbeat.interval.ms",
+    "isolation.level",
+    "linger.ms",
+    "log.connection.close",
+    "log_level",
+    "max.in.flight.requests.per.connection",
+    "max.poll.interval.ms",
+    "message.max.bytes",
+    "message.timeout.ms",
+    "metadata.broker.list",
+    "partition.assignment.strategy",
+    "partitioner",
+    "queue.buffering.max.ms",
+    "queued.min.messages",
+    "receive.message.max.bytes",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "request.required.acks",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.ms",
+    "sasl.kerberos.principal",
+    "sasl.kerberos.service.name",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.method",
+    "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.token.endpoint.url",
+    "sasl.username",
+    "security.protocol",
+    "session.timeout.ms",
+    "socket.keepalive.enable",
+    "socket.timeout.ms",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.cipher.suites",
+    "ssl.enabled.protocols",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.key.location",
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.protocol",
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "statistics.interval.ms",
+    "topic.metadata.refresh.interval.ms",
+    "transactional.id",
+];
+
+/// Whether the value of property `key` is printed as given: only the
+/// [`PUBLIC`] settings, and never one whose name says it holds a secret.
 pub fn is_secret(key: &str) -> bool {
     let k = key.trim().to_ascii_lowercase();
-    k.contains("password")
+    let named_secret = k.contains("password")
         || k.contains("secret")
         || k.ends_with(".key.pem")
-        || k == "ssl_key"
         || k.contains("private")
         || k.ends_with("jaas.config")
-        || k == "sasl.oauthbearer.config"
         || k.ends_with(".token")
-        || k.contains("credential")
+        || k.contains("credential");
+    named_secret || !PUBLIC.contains(&k.as_str())
 }
+
+/// Values this short are numbers and switches, not secrets; scrubbing them
+/// out of librdkafka's messages would garble every digit in them.
+const MIN_SCRUBBED: usize = 4;
 
 /// How to reach a cluster: librdkafka properties in the order they were
 /// given (a later value for a key replaces an earlier one) and the time any
@@ -178,7 +262,7 @@ impl Connection {
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (k, v) in &self.props {
-            if is_secret(k) && !v.is_empty() {
+            if is_secret(k) && v.len() >= MIN_SCRUBBED {
                 out = out.replace(v.as_str(), REDACTED);
             }
         }
@@ -270,8 +354,13 @@ mod tests {
             "sasl.username",
             "security.protocol",
             "ssl.ca.location",
+            "SASL.Mechanism",
         ] {
             assert!(!is_secret(k), "{k}");
+        }
+        // Misspelt or unknown keys may hold anything: their values are not shown.
+        for k in ["sasl.passwrd", "my.api.key", "sasl.usrname", "x"] {
+            assert!(is_secret(k), "{k}");
         }
     }
 
@@ -337,8 +426,12 @@ mod tests {
     #[test]
     fn later_values_win() {
         let mut c = Connection::new(Duration::from_secs(1));
-        c.set("k", "1").unwrap();
-        c.set("k", "2").unwrap();
-        assert_eq!(c.redacted(), vec![("k".to_string(), "2".to_string())]);
+        // A public key, so the value is shown (any other is redacted).
+        c.set("client.id", "1").unwrap();
+        c.set("client.id", "2").unwrap();
+        assert_eq!(
+            c.redacted(),
+            vec![("client.id".to_string(), "2".to_string())]
+        );
     }
 }

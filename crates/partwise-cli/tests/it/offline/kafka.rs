@@ -6,6 +6,33 @@ use crate::common::{partwise as pw, text};
 use partwise_faults::live::{free_port as dead_port, unique};
 use std::time::{Duration, Instant};
 
+/// A misspelt or unknown key may hold a secret: its value is shown nowhere,
+/// neither in the verbose dump nor in librdkafka's "no such property" error,
+/// in any command that takes `-X` (issue 19, item 4).
+#[test]
+fn values_of_unknown_or_misspelt_keys_are_never_printed() {
+    let bootstrap = format!("127.0.0.1:{}", dead_port());
+    for x in ["sasl.passwrd=SECRET123", "my.api.key=SECRET123"] {
+        for cmd in [
+            &["kafka", "topics", "-v"][..],
+            &["kafka", "audit", "-t", "t"],
+            &["kafka", "group", "-g", "g"],
+            &["kafka", "consume", "-g", "g", "-t", "t"],
+        ] {
+            let out = pw()
+                .args(cmd)
+                .args(["-b", &bootstrap, "--timeout", "1s", "-X", x])
+                .output()
+                .unwrap();
+            let all = text(&out.stdout) + &text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd:?} {x}: {all}");
+            assert!(!all.contains("SECRET123"), "{cmd:?} {x} leaked: {all}");
+            let key = x.split('=').next().unwrap();
+            assert!(all.contains(key), "{cmd:?}: the error should name {key}: {all}");
+        }
+    }
+}
+
 #[test]
 fn secrets_are_never_printed_even_verbose() {
     let secret_file = std::env::temp_dir().join(unique("pwk-secret.properties"));
