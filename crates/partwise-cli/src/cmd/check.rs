@@ -207,6 +207,18 @@ pub fn reason_json(r: &Reason) -> Value {
         Reason::NoProducers { topic } => {
             m.insert("topic".into(), topic.clone().into());
         }
+        Reason::SampleKeysUnplaced {
+            producer,
+            unplaced,
+            example,
+            why,
+            ..
+        } => {
+            m.insert("producer".into(), producer_json(producer));
+            m.insert("unplaced".into(), (*unplaced).into());
+            m.insert("example".into(), example.clone().into());
+            m.insert("why".into(), (*why).into());
+        }
         Reason::KeylessProducer {
             producer,
             declared,

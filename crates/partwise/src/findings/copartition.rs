@@ -107,6 +107,24 @@ pub enum Reason {
         /// `round-robin`, `random`, `sticky`, or `keyless` when declared.
         behaviour: &'static str,
     },
+    /// Sample keys a producer cannot place by key: its partitioner rejects
+    /// them (a priority rule's reserved partitions outside the count) or its
+    /// key format cannot encode them, so a join on them cannot hold.
+    SampleKeysUnplaced {
+        /// The producer.
+        producer: ProducerRef,
+        /// Sample keys it cannot place.
+        unplaced: usize,
+        /// Sample keys in all.
+        keys: usize,
+        /// The first such key, as text (escaped where it is not UTF-8).
+        example: String,
+        /// Why, for the first such key: `unencodable` (by the key format),
+        /// `rejected` (by the partitioner), or how the partitioner places it
+        /// instead of by key (`random`, `sticky`, `round-robin`: librdkafka's
+        /// `consistent_random` on an empty key, for one).
+        why: &'static str,
+    },
     /// Two producers hash keys differently.
     PartitionersDisagree {
         /// One producer.
@@ -195,7 +213,7 @@ pub fn summarize<S: AsRef<str>>(names: &[S]) -> String {
 
 impl Reason {
     /// A stable identifier for scripts: `partition_counts_differ`,
-    /// `keys_differ`, `no_producers`, `keyless_producer`,
+    /// `keys_differ`, `no_producers`, `keyless_producer`, `sample_keys_unplaced`,
     /// `partitioners_disagree`, `key_encodings_differ`, and for live topics
     /// only `topic_unreadable`, `no_keyed_records`, `records_unexplained`.
     /// A finding seen both ways has one id.
@@ -205,6 +223,7 @@ impl Reason {
             Reason::KeysDiffer { .. } => "keys_differ",
             Reason::NoProducers { .. } => "no_producers",
             Reason::KeylessProducer { .. } => "keyless_producer",
+            Reason::SampleKeysUnplaced { .. } => "sample_keys_unplaced",
             Reason::PartitionersDisagree { .. } | Reason::ObservedPartitionersDisagree { .. } => {
                 "partitioners_disagree"
             }
@@ -237,6 +256,17 @@ impl Reason {
                 "key every topic by the same field ({}), so one entity has one key everywhere",
                 keys.first().map_or("", |(_, k)| k.as_str())
             ),
+            Reason::SampleKeysUnplaced { producer, why, .. } => match *why {
+                "rejected" => format!(
+                    "give {producer} a partitioner that places every key (a priority spec's reserved partitions must exist in the topic: partwise route KEY -p N -P SPEC shows where each key goes)"
+                ),
+                "unencodable" => format!(
+                    "make {producer}'s key_format match what its keys are (partwise route KEY --key-format F shows the bytes), or keep such keys out of the join"
+                ),
+                _ => format!(
+                    "give such records a key {producer}'s partitioner hashes (an empty key is placed without hashing by some clients), or a partitioner that hashes every key"
+                ),
+            },
             Reason::NoProducers { topic } => format!(
                 "declare the producers of {topic} ([[topic.producer]] with partitioner and key_format) so that the layout can be proven"
             ),
@@ -342,6 +372,23 @@ impl fmt::Display for Reason {
                     f,
                     "keys differ: {}; the same entity lands on unrelated partitions",
                     list.join(", ")
+                )
+            }
+            Reason::SampleKeysUnplaced {
+                producer,
+                unplaced,
+                keys,
+                example,
+                why,
+            } => {
+                let how = match *why {
+                    "rejected" => "its partitioner rejects them".to_string(),
+                    "unencodable" => "its key format cannot encode them".to_string(),
+                    other => format!("its partitioner places them {other}, not by key"),
+                };
+                write!(
+                    f,
+                    "sample keys unplaced: {producer} cannot place {unplaced} of {keys} sample keys ({how}; e.g. '{example}')"
                 )
             }
             Reason::NoProducers { topic } => {

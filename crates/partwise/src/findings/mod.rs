@@ -83,6 +83,13 @@ mod tests {
             },
             Reason::KeysDiffer { keys: vec![] },
             Reason::NoProducers { topic: "t".into() },
+            Reason::SampleKeysUnplaced {
+                producer: p.clone(),
+                unplaced: 1,
+                keys: 2,
+                example: "VIP_1".into(),
+                why: "rejected",
+            },
             Reason::KeylessProducer {
                 producer: p.clone(),
                 declared: true,
@@ -120,6 +127,7 @@ mod tests {
                 "partition_counts_differ",
                 "keys_differ",
                 "no_producers",
+                "sample_keys_unplaced",
                 "keyless_producer",
                 "partitioners_disagree",
                 "partitioners_disagree",

@@ -7,6 +7,7 @@ use crate::count::PartitionCount;
 use crate::encoding::KeyFormat;
 use crate::findings::{ProducerRef, Reason, SampleDiff};
 use crate::partitioner::{KeyRule, Partitioner};
+use crate::Placement;
 
 /// Whether two key formats write the same bytes for the same logical key:
 /// `utf8` and `string` both write the text's UTF-8 bytes.
@@ -216,6 +217,43 @@ pub(super) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]])
                     sample: compare(samples, (*pa, fa, n), (*pa, fb, n)),
                 });
             }
+        }
+    }
+
+    // A key a producer cannot place at all breaks the join for that key
+    // whatever the other producers do. Keys its format cannot encode are
+    // already counted by a key-encodings finding on it, when there is one.
+    for (w, p) in &keyed {
+        let encodings_told = reasons.iter().any(|r| match r {
+            Reason::KeyEncodingsDiffer {
+                a,
+                b,
+                sample: Some(d),
+            } => d.unencodable > 0 && [a, b].iter().any(|x| **x == w.reference()),
+            _ => false,
+        });
+        let mut unplaced = samples.iter().filter_map(|k| {
+            let why = match w.producer.key_format.encode(k) {
+                Err(_) if encodings_told => return None,
+                Err(_) => "unencodable",
+                Ok(bytes) => match p.place(Some(&bytes), w.topic.partitions) {
+                    Placement::Partition(_) => return None,
+                    other => other.behaviour(),
+                },
+            };
+            Some((k, why))
+        });
+        if let Some((first, why)) = unplaced.next() {
+            reasons.push(Reason::SampleKeysUnplaced {
+                producer: w.reference(),
+                unplaced: 1 + unplaced.count(),
+                keys: samples.len(),
+                example: match std::str::from_utf8(first) {
+                    Ok(text) => text.to_string(),
+                    Err(_) => first.escape_ascii().to_string(),
+                },
+                why,
+            });
         }
     }
 

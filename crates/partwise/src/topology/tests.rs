@@ -448,3 +448,44 @@ fn messages_the_schema_makes() {
         "{e}"
     );
 }
+
+/// Two topics written by one producer spec and key format each.
+fn pair(partitioner: &str, key_format: &str) -> Topology {
+    format!(
+        "[[topic]]\nname = \"a\"\npartitions = 6\n[[topic.producer]]\npartitioner = \"{partitioner}\"\nkey_format = \"{key_format}\"\n\
+         [[topic]]\nname = \"b\"\npartitions = 6\n[[topic.producer]]\npartitioner = \"{partitioner}\"\nkey_format = \"{key_format}\"\n\
+         [[copartition]]\nname = \"x\"\ntopics = [\"a\", \"b\"]\n"
+    )
+    .parse()
+    .unwrap()
+}
+
+#[test]
+fn sample_keys_a_producer_cannot_place_are_a_finding() {
+    // Reserved partition 9 does not exist in 6: the VIP key is rejected.
+    let t = pair("priority:prefix=VIP_,reserved=9", "string");
+    let r = check(&t, &[b"VIP_1", b"BBCA"]);
+    assert!(!r.ok());
+    assert_eq!(kinds(&r), ["sample_keys_unplaced", "sample_keys_unplaced"]);
+    assert!(matches!(
+        &r.groups[0].reasons[0],
+        Reason::SampleKeysUnplaced { unplaced: 1, keys: 2, why: "rejected", example, .. } if example == "VIP_1"
+    ));
+    // A key that is not UTF-8 cannot be written as a string.
+    let t = pair("java", "string");
+    let r = check(&t, &[b"BBCA", b"\xff\xfe"]);
+    assert!(!r.ok());
+    assert!(matches!(
+        &r.groups[0].reasons[0],
+        Reason::SampleKeysUnplaced { why: "unencodable", example, .. } if example == "\\xff\\xfe"
+    ));
+    // librdkafka's default places an empty key sticky (random), not by key.
+    let t = pair("librdkafka", "string");
+    let r = check(&t, &[b"BBCA", b""]);
+    assert!(matches!(
+        &r.groups[0].reasons[0],
+        Reason::SampleKeysUnplaced { why: "sticky", .. }
+    ));
+    // Keys every producer places: no finding.
+    assert!(check(&pair("java", "string"), &[b"BBCA", b"VIP_1"]).ok());
+}

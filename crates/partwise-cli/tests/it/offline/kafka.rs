@@ -28,7 +28,10 @@ fn values_of_unknown_or_misspelt_keys_are_never_printed() {
             assert_eq!(out.status.code(), Some(2), "{cmd:?} {x}: {all}");
             assert!(!all.contains("SECRET123"), "{cmd:?} {x} leaked: {all}");
             let key = x.split('=').next().unwrap();
-            assert!(all.contains(key), "{cmd:?}: the error should name {key}: {all}");
+            assert!(
+                all.contains(key),
+                "{cmd:?}: the error should name {key}: {all}"
+            );
         }
     }
 }

@@ -620,3 +620,34 @@ fn resize_suggest() {
         .assert()
         .code(2);
 }
+
+/// A sample key a producer cannot place (its priority rule reserves a
+/// partition the topic lacks; a key that is not UTF-8 under `string`) is a
+/// finding, exit 1, not "co-partitioned" (issue 19, item 5).
+#[test]
+fn sample_keys_a_producer_cannot_place_fail_the_check() {
+    let ticker = ticker();
+    let priority = ticker.replace(
+        "partitioner = \"kafkajs\"",
+        "partitioner = \"priority:prefix=VIP_,reserved=9\"",
+    );
+    assert_ne!(priority, ticker, "the ticker names kafkajs producers");
+    for (text, keys, why) in [
+        (priority, &b"VIP_1\nBBCA\n"[..], "rejected"),
+        (ticker.clone(), &b"BBCA\n\xff\xfe\n"[..], "unencodable"),
+    ] {
+        let f = temp_file(text.as_bytes());
+        let k = temp_file(keys);
+        let out = partwise()
+            .args(["check", f.path().to_str().unwrap(), "-i"])
+            .arg(k.path())
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{why}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let found = v.to_string();
+        assert!(found.contains("\"kind\":\"sample_keys_unplaced\""), "{why}: {found}");
+        assert!(found.contains(&format!("\"why\":\"{why}\"")), "{why}: {found}");
+    }
+}
