@@ -17,6 +17,20 @@ pub fn partitioner(s: &str) -> Result<Partitioner, partwise::Error> {
     s.parse()
 }
 
+/// Refuses a partitioner that ignores keys, for the answers that are where
+/// keys land (`salt`, `resize` with keys): under one no key has a
+/// partition, and the figures would be noise.
+pub fn keyed(p: Partitioner) -> Result<Partitioner, String> {
+    match p.key_rule() {
+        partwise::partitioner::KeyRule::Ignore(pl) => Err(format!(
+            "{} ignores keys ({}), so no key has a partition to salt or move; name the producer's key-hashing partitioner (partwise partitioners lists them)",
+            p.spec(),
+            pl.behaviour()
+        )),
+        partwise::partitioner::KeyRule::Hash(..) => Ok(p),
+    }
+}
+
 /// `-P` of `route`, which also takes `all`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Partitioners {

@@ -143,6 +143,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, None) => KeyFormat::Utf8,
     };
     let source = key_source(a.keys, a.input, key_format);
+    if !source.is_empty() {
+        // Without a key's partition there is no move to count: every key
+        // would be reported moved.
+        super::parse::keyed(partitioner).map_err(|e| {
+            CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec()))
+        })?;
+    }
     let mut moved = Vec::new();
     let total = source.for_each_batch(|b| {
         for (input, key) in b.inputs.iter().zip(b.keys) {

@@ -82,6 +82,8 @@ fn pct(v: &[f64]) -> Vec<String> {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let (n, p) = a.routing.parse()?;
+    let p = super::parse::keyed(p)
+        .map_err(|e| CliError::msg(format!("-P/--partitioner '{}': {e}", p.spec())))?;
     crate::limits::counted_partitions("-p", n.get())?;
     // Every range tried recomputes every partition's load.
     let loads = u64::from(n.get()) * u64::from(a.max_range);

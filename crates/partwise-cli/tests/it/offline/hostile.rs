@@ -431,6 +431,20 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     (&["check", "{dir}/deep.toml"], "deep.toml: line 1"),
     (&["check", "{dir}/empty.toml"], "empty.toml"),
+    // A partitioner that ignores keys gives salt and resize nothing to answer
+    // (issue 19, item 6).
+    (
+        &[
+            "salt", "--key", "ID", "--share", "0.95", "-p", "20", "-P", "kafka-go",
+        ],
+        "kafka-go ignores keys (round-robin)",
+    ),
+    (
+        &[
+            "resize", "--from", "6", "--to", "8", "-P", "kafka-go", "BBCA",
+        ],
+        "-P/--partitioner 'kafka-go': kafka-go ignores keys",
+    ),
     // A named key file with no keys would print an empty table as an answer.
     (
         &["route", "-i", "{dir}/no-keys.txt", "-p", "6"],

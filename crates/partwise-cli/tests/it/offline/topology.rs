@@ -647,7 +647,13 @@ fn sample_keys_a_producer_cannot_place_fail_the_check() {
         assert_eq!(out.status.code(), Some(1), "{why}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         let found = v.to_string();
-        assert!(found.contains("\"kind\":\"sample_keys_unplaced\""), "{why}: {found}");
-        assert!(found.contains(&format!("\"why\":\"{why}\"")), "{why}: {found}");
+        assert!(
+            found.contains("\"kind\":\"sample_keys_unplaced\""),
+            "{why}: {found}"
+        );
+        assert!(
+            found.contains(&format!("\"why\":\"{why}\"")),
+            "{why}: {found}"
+        );
     }
 }
