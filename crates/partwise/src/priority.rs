@@ -246,6 +246,13 @@ impl Priority {
         &self.spec
     }
 
+    /// Whether the reserved partitions cover every partition of `n`: then
+    /// every key no rule matches goes to partition 0 (as the seed's class
+    /// does), which is legal but almost surely a mistake.
+    pub fn reserves_all(&self, n: PartitionCount) -> bool {
+        self.reserved.iter().filter(|&&p| p < n.get()).count() as u32 == n.get()
+    }
+
     /// How the rest is hashed.
     pub fn rest_hash(&self) -> RestHash {
         self.hash

@@ -202,6 +202,16 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
     if f64::from(with_headroom) > 4.0 * f64::from(required) {
         warnings.push("headroom more than quadruples the requirement".into());
     }
+    for (rate, what) in [
+        (input.produce_mbps, "produce"),
+        (input.consume_mbps, "consume"),
+    ] {
+        if rate == 0.0 {
+            warnings.push(format!(
+                "the {what} rate is 0, so the plan is sized by the other side alone; give the real {what} rate if the topic has one"
+            ));
+        }
+    }
     Ok(Plan {
         produce_partitions: produce,
         consume_partitions: consume,
@@ -272,5 +282,17 @@ mod tests {
         let p = plan(&input(5000.0, 1.0, 10.0, 1.0, 0.2)).unwrap();
         assert!(p.warnings.iter().any(|w| w.contains("buffer.memory")));
         assert!(p.warnings.iter().any(|w| w.contains("leader election")));
+        let zero = plan(&PlanInput {
+            produce_mbps: 0.0,
+            partition_produce_mbps: 10.0,
+            consume_mbps: 50.0,
+            partition_consume_mbps: 2.0,
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(zero
+            .warnings
+            .iter()
+            .any(|w| w.contains("produce rate is 0")));
     }
 }

@@ -119,6 +119,9 @@ impl Config {
                         p.display()
                     )));
                 }
+                for w in owned_warnings(&v, &topics) {
+                    eprintln!("partwise: warning: --owned {}: {w}", p.display());
+                }
                 Some(v)
             }
         };
@@ -170,6 +173,43 @@ impl Config {
         }
         Ok(group)
     }
+}
+
+/// What an `--owned` file claims that the group cannot have: partitions of
+/// unknown topics or past a topic's count, and partitions claimed twice.
+/// The assignors drop the first two and give a doubly owned partition to
+/// one member, as the real ones do with a stale generation, so these are
+/// warnings, not errors; but a typo would otherwise pass unseen.
+fn owned_warnings(owned: &Value, topics: &[Topic]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut owner: std::collections::HashMap<(&str, u64), &str> = Default::default();
+    for (id, list) in owned.as_object().into_iter().flatten() {
+        for item in list.as_array().into_iter().flatten() {
+            let Some([t, p]) = item.as_array().map(Vec::as_slice) else {
+                continue; // malformed items are errors, reported when the group is built
+            };
+            let (Some(t), Some(p)) = (t.as_str(), p.as_u64()) else {
+                continue;
+            };
+            match topics.iter().find(|x| x.name == t) {
+                None => warnings.push(format!(
+                    "member '{id}' owns {t}:{p}, but there is no topic '{t}' (dropped)"
+                )),
+                Some(x) if p >= u64::from(x.partitions) => warnings.push(format!(
+                    "member '{id}' owns {t}:{p}, but {t} has {} partitions (dropped)",
+                    x.partitions
+                )),
+                Some(_) => {
+                    if let Some(first) = owner.insert((t, p), id.as_str()) {
+                        warnings.push(format!(
+                            "{t}:{p} is owned by both '{first}' and '{id}' (a partition has one owner per generation)"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    warnings
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {

@@ -151,6 +151,14 @@ impl Config {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let cfg = Config::new(args)?;
+    for p in cfg.partitioners.iter().filter_map(|p| p.priority()) {
+        for &n in cfg.counts.iter().filter(|&&n| p.reserves_all(n)) {
+            eprintln!(
+                "partwise: warning: {} reserves all {n} partitions, so every key no rule matches goes to partition 0; leave partitions for the rest (or route with more partitions)",
+                p.spec()
+            );
+        }
+    }
     let out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if cfg.summary {
         summary(&cfg, out)

@@ -395,3 +395,36 @@ fn skew_and_assign_name_150_members_alike() {
         assert!(members.iter().any(|m| m["member"] == "m149"), "{assignor}");
     }
 }
+
+/// `--owned` claims the group cannot have are dropped, as the real
+/// assignors drop a stale generation's, but never silently (issue 19, item 7).
+#[test]
+fn owned_partitions_the_group_cannot_have_are_warned_about() {
+    let f =
+        crate::common::temp_file(r#"{"m00": [["a", 7], ["zz", 1], ["a", 1]], "m01": [["a", 1]]}"#);
+    let out = partwise()
+        .args([
+            "assign",
+            "-t",
+            "a:6",
+            "-t",
+            "b:6",
+            "-m",
+            "2",
+            "-a",
+            "java:sticky",
+        ])
+        .arg("--owned")
+        .arg(f.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8(out.stderr).unwrap();
+    for w in [
+        "'m00' owns a:7, but a has 6 partitions",
+        "'m00' owns zz:1, but there is no topic 'zz'",
+        "a:1 is owned by both 'm00' and 'm01'",
+    ] {
+        assert!(err.contains(w), "{w}: {err}");
+    }
+}

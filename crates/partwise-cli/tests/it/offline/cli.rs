@@ -879,3 +879,19 @@ fn a_bad_value_names_the_flag_and_prints_its_cause() {
     let out = partwise().args(["route", "--help"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// A priority spec that reserves every partition is legal (the seed's class
+/// sends every other key to partition 0) but almost surely a mistake: route
+/// answers and warns (issue 19, item 7).
+#[test]
+fn a_priority_spec_reserving_every_partition_warns() {
+    let spec = "priority:prefix=VIP_,reserved=0-5";
+    let out = partwise()
+        .args(["route", "BBCA", "-p", "6", "-p", "8", "-P", spec])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("reserves all 6 partitions"), "{err}");
+    assert!(!err.contains("reserves all 8"), "{err}");
+}
