@@ -431,9 +431,7 @@ impl KeySource {
                 if io::stdin().is_terminal() {
                     // A prompt-less wait looks like a hang to someone who
                     // typed `-i -` by mistake.
-                    eprintln!(
-                        "partwise: reading keys from the terminal, one per line; Ctrl-D ends"
-                    );
+                    say!("partwise: reading keys from the terminal, one per line; Ctrl-D ends");
                 }
                 for_each_line_group(&mut io::stdin().lock(), &name, per_group)?
             } else {

@@ -8,6 +8,15 @@
 //! at fault. This file owns the one place errors are printed and exit codes
 //! are chosen.
 
+/// `eprintln!` that never panics: a full or closed stderr loses the message
+/// but must not turn an answer, or an error's exit 2, into a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cmd;
 mod exit;
 mod input;
@@ -141,16 +150,37 @@ fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
-            // --help, --version: clap's text, exit 0.
-            let _ = e.print();
-            return ExitCode::Ok.into();
+            // --help, --version: clap's text, exit 0 only when it was written.
+            use std::io::{IsTerminal, Write};
+            let mut out = std::io::stdout().lock();
+            let written = if out.is_terminal() {
+                e.print()
+            } else {
+                write!(out, "{}", e.render()).and_then(|()| out.flush())
+            };
+            return match written {
+                Ok(()) => ExitCode::Ok.into(),
+                // `partwise --help | head`: the reader has what it wanted.
+                Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::Ok.into(),
+                Err(err) => {
+                    say!("partwise: error: writing the help to stdout: {err}");
+                    ExitCode::Error.into()
+                }
+            };
         }
         Err(e) => {
             // A usage error: clap's message naming the flag, exit 2.
-            eprint!("{}", usage_error(&e));
+            use std::io::Write;
+            let _ = write!(std::io::stderr(), "{}", usage_error(&e));
             return ExitCode::Error.into();
         }
     };
+    if stdout_is_closed() {
+        // Rust's stdout quietly drops writes to a closed descriptor, which
+        // would make `partwise ... >&-` an exit 0 with no answer.
+        say!("partwise: error: stdout is closed, so no answer can be written (give it a file or a pipe)");
+        return ExitCode::Error.into();
+    }
     let result = match cli.command {
         Command::Route(a) => cmd::route::run(a),
         Command::Slot(a) => cmd::slot::run(a),
@@ -171,8 +201,39 @@ fn main() -> std::process::ExitCode {
         Ok(code) => code.into(),
         Err(CliError::BrokenPipe) => ExitCode::Ok.into(),
         Err(e) => {
-            eprintln!("{}", e.report());
+            say!("{}", e.report());
             ExitCode::Error.into()
         }
     }
+}
+
+/// Whether fd 1 was closed when the process started. Rust's runtime opens
+/// /dev/null on a closed standard descriptor before `main`, so it is looked
+/// at earlier, from the ELF initializers (which run before the runtime).
+#[cfg(target_os = "linux")]
+mod closed_stdout {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn record() {
+        // SAFETY: F_GETFD only reads the descriptor's flags.
+        let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+        CLOSED.store(closed, Ordering::Relaxed);
+    }
+
+    #[used]
+    #[unsafe(link_section = ".init_array")]
+    static RECORD: extern "C" fn() = record;
+
+    pub fn get() -> bool {
+        CLOSED.load(Ordering::Relaxed)
+    }
+}
+
+fn stdout_is_closed() -> bool {
+    #[cfg(target_os = "linux")]
+    return closed_stdout::get();
+    #[cfg(not(target_os = "linux"))]
+    false
 }

@@ -120,7 +120,7 @@ impl Config {
                     )));
                 }
                 for w in owned_warnings(&v, &topics) {
-                    eprintln!("partwise: warning: --owned {}: {w}", p.display());
+                    say!("partwise: warning: --owned {}: {w}", p.display());
                 }
                 Some(v)
             }

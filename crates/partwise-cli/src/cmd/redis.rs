@@ -179,7 +179,7 @@ fn fail_partial(errors: &[Error], what: &str) -> Result<ExitCode> {
     lines.dedup();
     let last = lines.pop().unwrap_or_default();
     for l in &lines {
-        eprintln!("partwise: error: {l}");
+        say!("partwise: error: {l}");
     }
     Err(CliError::msg(format!("{last} ({what})")))
 }

@@ -153,7 +153,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let cfg = Config::new(args)?;
     for p in cfg.partitioners.iter().filter_map(|p| p.priority()) {
         for &n in cfg.counts.iter().filter(|&&n| p.reserves_all(n)) {
-            eprintln!(
+            say!(
                 "partwise: warning: {} reserves all {n} partitions, so every key no rule matches goes to partition 0; leave partitions for the rest (or route with more partitions)",
                 p.spec()
             );

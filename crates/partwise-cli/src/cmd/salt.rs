@@ -229,7 +229,7 @@ fn carried(owned: &[(String, Vec<u32>)], loads: &[f64]) -> Vec<f64> {
 
 fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
     if !a.counts && path.as_os_str() != "-" && super::skew::looks_like_counts(path) {
-        eprintln!(
+        say!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
             path.display()
         );

@@ -343,7 +343,7 @@ pub fn looks_like_counts(path: &Path) -> bool {
 pub fn run(a: Args) -> Result<ExitCode> {
     let cfg = Config::new(a)?;
     if !cfg.counts && cfg.input.as_os_str() != "-" && looks_like_counts(&cfg.input) {
-        eprintln!(
+        say!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is hashed as a key (add --counts to weigh keys by their counts)",
             cfg.input.display()
         );

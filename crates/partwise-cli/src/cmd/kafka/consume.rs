@@ -89,7 +89,7 @@ fn config(args: &Args) -> Result<Config> {
         e => CliError::msg(format!("consume: {}", conn.scrub(&e.to_string()))),
     })?;
     if args.conn.verbose() && !unused.is_empty() {
-        eprintln!(
+        say!(
             "partwise: consume does not use {} (accepted, as librdkafka would)",
             unused.join(", ")
         );
@@ -305,12 +305,12 @@ impl JoinNotice {
         }
         self.since = Some(std::time::Instant::now());
         if self.joined {
-            eprintln!(
+            say!(
                 "partwise: the group is rebalancing: rejoining '{}' ...",
                 self.group
             );
         } else {
-            eprintln!(
+            say!(
                 "partwise: joining group '{}' (a new group's first join waits for more members: \
                  group.initial.rebalance.delay.ms, 3 s on Apache Kafka) ...",
                 self.group
@@ -321,7 +321,7 @@ impl JoinNotice {
 
     fn still_waiting(&self) {
         if let (true, Some(t)) = (self.on, self.since) {
-            eprintln!(
+            say!(
                 "partwise: still waiting to join group '{}' ({} s); other members may be \
                  rebalancing (their rebalance timeout bounds it)",
                 self.group,
@@ -335,7 +335,7 @@ impl JoinNotice {
         if let (true, Some(t)) = (self.on, self.since.take()) {
             let mut units: Vec<i32> = a.units.iter().map(|u| u.partition).collect();
             units.dedup();
-            eprintln!(
+            say!(
                 "partwise: joined group '{}' after {:.1} s: generation {}, units {:?}",
                 self.group,
                 t.elapsed().as_secs_f64(),

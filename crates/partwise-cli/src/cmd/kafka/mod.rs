@@ -104,12 +104,12 @@ impl ConnArgs {
             ));
         }
         if self.verbose {
-            eprintln!(
+            say!(
                 "partwise: connection (timeout {}s):",
                 self.timeout.as_secs_f64()
             );
             for (k, v) in c.redacted() {
-                eprintln!("  {k}={v}");
+                say!("  {k}={v}");
             }
         }
         Ok(c)

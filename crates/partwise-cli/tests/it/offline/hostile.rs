@@ -934,6 +934,42 @@ fn stdin_input_ends_when_stdin_closes() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
 
+/// Nowhere to write is exit 2, never 0 with nothing written nor a panic:
+/// a closed stdout, help into a full device, an error or a warning into a
+/// full stderr (issue 19, item 8).
+#[test]
+fn nowhere_to_write_is_exit_2_not_0_or_a_panic() {
+    let bin = env!("CARGO_BIN_EXE_partwise");
+    for (script, want) in [
+        ("\"$0\" route BBCA -p 6 >&-", 2),
+        ("\"$0\" --help >/dev/full", 2),
+        ("\"$0\" --version >/dev/full", 2),
+        ("\"$0\" route BBCA -p 0 2>/dev/full", 2),
+        (
+            "\"$0\" salt --key ID --share 0.95 -p 20 -P kafka-go 2>/dev/full",
+            2,
+        ),
+        // A warning lost to a full stderr does not change the answer.
+        (
+            "\"$0\" route VIP -p 6 -P priority:prefix=V,reserved=0-5 2>/dev/full >/dev/null",
+            0,
+        ),
+        // A reader that stops early is not an error.
+        (
+            "\"$0\" --help | head -c 10 >/dev/null; exit \"${PIPESTATUS[0]}\"",
+            0,
+        ),
+    ] {
+        let out = Command::new("bash")
+            .args(["-c", script, bin])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(want), "{script}: {err}");
+        assert!(!err.contains("panicked"), "{script}: {err}");
+    }
+}
+
 /// A regular file that reports no length (procfs) is read for what it holds,
 /// not taken as empty.
 #[test]
