@@ -12,6 +12,14 @@ pub fn partitions(s: &str) -> Result<PartitionCount, partwise::Error> {
     s.parse()
 }
 
+/// A consumer count that a partition count should divide (`resize
+/// --consumers`): a whole number from 1, worded as consumers.
+pub fn consumer_count(s: &str) -> Result<PartitionCount, String> {
+    let n: u32 = positive(s).map_err(|e| format!("{e} (a number of consumers)"))?;
+    PartitionCount::new(n)
+        .map_err(|_| format!("{n} consumers: more than a topic can have partitions"))
+}
+
 /// `-P SPEC`: one partitioner.
 pub fn partitioner(s: &str) -> Result<Partitioner, partwise::Error> {
     s.parse()
@@ -29,6 +37,37 @@ pub fn keyed(p: Partitioner) -> Result<Partitioner, String> {
         )),
         partwise::partitioner::KeyRule::Hash(..) => Ok(p),
     }
+}
+
+/// One bootstrap entry as librdkafka reads it, so `-b` means the same in
+/// every `kafka` command (partwise-group's member and librdkafka's clients):
+/// `[PROTO://]HOST[:PORT]`, port 9092 when none is given; an IPv6 host is
+/// bracketed. A port outside 1..=65535 is refused here rather than left to
+/// time out.
+pub fn broker_address(b: &str) -> Result<String, String> {
+    let bad = || format!("'{b}' is not [PROTO://]HOST[:PORT] (a port is 1 to 65535)");
+    let rest = b.split_once("://").map_or(b, |(_, r)| r);
+    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or_else(bad)?;
+        match after.strip_prefix(':') {
+            Some(p) => (format!("[{h}]"), Some(p)),
+            None if after.is_empty() => (format!("[{h}]"), None),
+            None => return Err(bad()),
+        }
+    } else {
+        match rest.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (rest.to_string(), None),
+        }
+    };
+    if host.is_empty() || host == "[]" || host.contains(['/', ' ']) {
+        return Err(bad());
+    }
+    let port = match port {
+        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(bad)?,
+        None => 9092,
+    };
+    Ok(format!("{host}:{port}"))
 }
 
 /// `-P` of `route`, which also takes `all`.
@@ -244,5 +283,30 @@ mod tests {
         assert!(key_format("avro-sr:").is_err());
         assert!(not_blank(" ").is_err());
         assert_eq!(not_blank("t").as_deref(), Ok("t"));
+    }
+
+    #[test]
+    fn bootstrap_entries_read_as_librdkafka_reads_them() {
+        for (given, want) in [
+            ("localhost:9093", "localhost:9093"),
+            ("kafka-1", "kafka-1:9092"),
+            ("PLAINTEXT://kafka-1:19092", "kafka-1:19092"),
+            ("[::1]:9093", "[::1]:9093"),
+            ("[::1]", "[::1]:9092"),
+        ] {
+            assert_eq!(broker_address(given).unwrap(), want, "{given}");
+        }
+        for bad in [
+            ":9092",
+            "host:",
+            "host:0",
+            "host:99999",
+            "[::1",
+            "[::1]x",
+            "a b:1",
+        ] {
+            let e = broker_address(bad).unwrap_err();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
     }
 }

@@ -71,7 +71,7 @@ pub struct Args {
         value_delimiter = ',',
         requires = "suggest",
         allow_negative_numbers = true,
-        value_parser = parse::partitions
+        value_parser = parse::consumer_count
     )]
     consumers: Vec<PartitionCount>,
     /// Number of suggestions

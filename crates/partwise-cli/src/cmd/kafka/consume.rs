@@ -99,7 +99,10 @@ fn config(args: &Args) -> Result<Config> {
         .split(',')
         .map(str::trim)
         .filter(|b| !b.is_empty())
-        .map(broker_address)
+        .map(|b| {
+            crate::cmd::parse::broker_address(b)
+                .map_err(|e| CliError::msg(format!("-b/--bootstrap: {e}")))
+        })
         .collect::<Result<Vec<_>>>()?;
     let mut topics = Vec::new();
     for t in &args.topics {
@@ -401,70 +404,4 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         printer.assignment("revoked", &a)?;
     }
     consumer.close().await.map_err(fail)
-}
-
-/// One bootstrap entry as librdkafka reads it (so `-b` means the same here as
-/// in the other `kafka` commands): `[PROTO://]HOST[:PORT]`, port 9092 when
-/// none is given; an IPv6 host is bracketed.
-fn broker_address(b: &str) -> Result<String> {
-    let bad = || {
-        CliError::msg(format!(
-            "-b/--bootstrap: '{b}' is not [PROTO://]HOST[:PORT]"
-        ))
-    };
-    let rest = b.split_once("://").map_or(b, |(_, r)| r);
-    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(bad)?;
-        match after.strip_prefix(':') {
-            Some(p) => (format!("[{h}]"), Some(p)),
-            None if after.is_empty() => (format!("[{h}]"), None),
-            None => return Err(bad()),
-        }
-    } else {
-        match rest.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), Some(p)),
-            None => (rest.to_string(), None),
-        }
-    };
-    if host.is_empty() || host == "[]" || host.contains(['/', ' ']) {
-        return Err(bad());
-    }
-    let port = match port {
-        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(bad)?,
-        None => 9092,
-    };
-    Ok(format!("{host}:{port}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::broker_address;
-
-    #[test]
-    fn bootstrap_entries_read_as_librdkafka_reads_them() {
-        for (given, want) in [
-            ("localhost:9093", "localhost:9093"),
-            ("kafka-1", "kafka-1:9092"),
-            ("PLAINTEXT://kafka-1:19092", "kafka-1:19092"),
-            ("[::1]:9093", "[::1]:9093"),
-            ("[::1]", "[::1]:9092"),
-        ] {
-            assert_eq!(broker_address(given).unwrap(), want, "{given}");
-        }
-        for bad in [
-            ":9092",
-            "host:",
-            "host:0",
-            "host:99999",
-            "[::1",
-            "[::1]x",
-            "a b:1",
-        ] {
-            let e = broker_address(bad).unwrap_err().to_string();
-            assert!(
-                e.contains(bad) && e.contains("-b/--bootstrap"),
-                "{bad}: {e}"
-            );
-        }
-    }
 }

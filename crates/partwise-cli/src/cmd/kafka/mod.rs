@@ -92,6 +92,12 @@ impl ConnArgs {
         for p in &self.props {
             c.set_pair(p).map_err(|e| CliError::context("-X", e))?;
         }
+        for entry in self.bootstrap.iter().flat_map(|b| b.split(',')) {
+            if !entry.trim().is_empty() {
+                crate::cmd::parse::broker_address(entry.trim())
+                    .map_err(|e| CliError::msg(format!("-b/--bootstrap: {e}")))?;
+            }
+        }
         if !self.bootstrap.is_empty() {
             c.bootstrap(&self.bootstrap.join(","))
                 .map_err(|e| CliError::context("-b/--bootstrap", e))?;

@@ -54,7 +54,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let reader = BufReader::new(open(&a.input)?);
     let mut lines: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {
-        let mut line = line?;
+        let mut line = line.map_err(|e| CliError::context(format!("reading {name}"), e))?;
         if line.last() == Some(&b'\r') {
             line.pop();
         }

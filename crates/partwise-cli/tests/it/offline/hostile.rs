@@ -431,6 +431,44 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     (&["check", "{dir}/deep.toml"], "deep.toml: line 1"),
     (&["check", "{dir}/empty.toml"], "empty.toml"),
+    // Messages that name the input at fault (issue 19, item 9).
+    (
+        &[
+            "kafka",
+            "topics",
+            "-b",
+            "127.0.0.1:99999",
+            "--timeout",
+            "30s",
+        ],
+        "'127.0.0.1:99999' is not [PROTO://]HOST[:PORT]",
+    ),
+    (
+        &[
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "-i",
+            "{dir}",
+        ],
+        "reading {dir}: Is a directory",
+    ),
+    (
+        &[
+            "resize",
+            "--suggest",
+            "--target",
+            "20",
+            "--consumers",
+            "0",
+            "--from",
+            "6",
+        ],
+        "(a number of consumers)",
+    ),
     // A partitioner that ignores keys gives salt and resize nothing to answer
     // (issue 19, item 6).
     (
