@@ -103,11 +103,15 @@ fn fresh_member(rng: &mut Rng, serial: usize, topics: &[String]) -> JoinedMember
     }
 }
 
-fn shape(rng: &mut Rng, serial: &mut usize) -> Shape {
+fn shape(rng: &mut Rng, serial: &mut usize, big: bool) -> Shape {
     let n_topics = 1 + rng.below(5);
     let mut counts = BTreeMap::new();
     // Few distinct counts, so that topics share units.
-    let sizes = [1, 2, 3, 4, 6, 6, 8, 12, 16];
+    let sizes: &[i32] = if big {
+        &[60, 64, 100, 100, 256]
+    } else {
+        &[1, 2, 3, 4, 6, 6, 8, 12, 16]
+    };
     while counts.len() < n_topics {
         counts.insert(
             TOPICS[rng.below(TOPICS.len())].to_string(),
@@ -115,7 +119,11 @@ fn shape(rng: &mut Rng, serial: &mut usize) -> Shape {
         );
     }
     let topics: Vec<String> = counts.keys().cloned().collect();
-    let n_members = 1 + rng.below(9);
+    let n_members = if big {
+        20 + rng.below(120)
+    } else {
+        1 + rng.below(9)
+    };
     let mut members = Vec::new();
     for _ in 0..n_members {
         *serial += 1;
@@ -227,8 +235,9 @@ fn main() {
     let mut rng = Rng(16);
     let mut out = String::new();
     let mut serial = 0;
-    for c in 0..200 {
-        let mut s = shape(&mut rng, &mut serial);
+    // 200 small groups, then 12 large ones (up to 139 members, 256 partitions a topic).
+    for c in 0..212 {
+        let mut s = shape(&mut rng, &mut serial, c >= 200);
         let mut prev = case(&mut out, &format!("shape-{c}-gen-0"), &s);
         if c % 2 == 0 {
             for g in 1..=6 {
