@@ -58,6 +58,12 @@ public final class LiveTest {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
+                    if (line.startsWith("{")) {
+                        line = fromNdjson(line);
+                        if (line == null) {
+                            continue;
+                        }
+                    }
                     String[] w = line.split(" ");
                     if (w[0].equals("record")) {
                         handled.add(w[1] + ":" + w[2] + ":" + w[3]);
@@ -77,6 +83,30 @@ public final class LiveTest {
         }
     }
 
+    static final java.util.regex.Pattern FIELD = java.util.regex.Pattern.compile("\"(event|member|topic)\":\"([^\"]*)\"|\"(generation|partition|offset)\":(-?\\d+)");
+    static final java.util.regex.Pattern TP = java.util.regex.Pattern.compile("\\[\"([^\"]+)\",(\\d+)\\]");
+
+    /** A partwise kafka consume NDJSON line as LiveMember's text line; null for other events. */
+    static String fromNdjson(String line) {
+        Map<String, String> f = new HashMap<>();
+        java.util.regex.Matcher m = FIELD.matcher(line);
+        while (m.find()) {
+            f.putIfAbsent(m.group(1) != null ? m.group(1) : m.group(3), m.group(1) != null ? m.group(2) : m.group(4));
+        }
+        if ("record".equals(f.get("event"))) {
+            return "record " + f.get("topic") + " " + f.get("partition") + " " + f.get("offset");
+        }
+        if ("assigned".equals(f.get("event"))) {
+            List<String> parts = new ArrayList<>();
+            java.util.regex.Matcher t = TP.matcher(line);
+            while (t.find()) {
+                parts.add(t.group(1) + ":" + t.group(2));
+            }
+            return "assigned " + f.get("member") + " " + f.get("generation") + " " + (parts.isEmpty() ? "-" : String.join(",", parts));
+        }
+        return null;
+    }
+
     static void check(String member, int gen, Set<String> got) {
         for (int p = 0; p < PARTITIONS; p++) {
             if (got.contains(a + ":" + p) != got.contains(b + ":" + p)) {
@@ -92,9 +122,22 @@ public final class LiveTest {
         }
     }
 
-    static Member start(List<String> cmd, int serial) throws Exception {
+    static Member start(List<String> cmd, String name) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        return new Member("java-" + serial, p);
+        return new Member(name, p);
+    }
+
+    /** Ends a member: SIGKILL, or a clean leave (stdin closed for Java, SIGTERM for partwise). */
+    static void end(Member m, boolean kill) throws Exception {
+        m.alive = false;
+        if (kill) {
+            m.proc.destroyForcibly();
+        } else if (m.name.startsWith("rust")) {
+            m.proc.destroy();
+        } else {
+            m.proc.getOutputStream().close();
+        }
+        m.proc.waitFor();
     }
 
     /** Waits until every live member is in one generation that owns each partition once. */
@@ -172,40 +215,46 @@ public final class LiveTest {
         pp.put("value.serializer", StringSerializer.class.getName());
         List<String> cmd = List.of(System.getProperty("java.home") + "/bin/java", "-Xmx128m", "-XX:TieredStopAtLevel=1",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath, "dev.partwise.LiveMember", bootstrap, group, a + "," + b);
+        // --mixed PARTWISE_BIN: partwise's Rust members (partwise kafka consume) alternate with Java ones.
+        String rust = args.length > 3 && args[2].equals("--mixed") ? args[3] : null;
+        List<String> rustCmd = rust == null ? null : List.of(rust, "kafka", "consume", "-b", bootstrap, "-g", group, "-t", a, "-t", b,
+                "--assignor", "copartitioned", "--offset-reset", "earliest", "--format", "ndjson",
+                "--session-timeout", "6s", "--heartbeat-interval", "500ms", "--commit-interval", "1s");
         List<Member> members = new ArrayList<>();
-        int serial = 0;
+        int[] serial = {0};
+        java.util.function.IntFunction<Member> spawn = k -> {
+            try {
+                boolean r = rustCmd != null && k % 2 == 1;
+                return start(r ? rustCmd : cmd, (r ? "rust-" : "java-") + serial[0]++);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
         try (KafkaProducer<String, String> prod = new KafkaProducer<>(pp)) {
             produce(prod, 60);
             for (int k = 1; k <= 6; k++) {
-                members.add(start(cmd, serial++));
+                members.add(spawn.apply(k - 1));
                 settle(members, "join to " + k);
                 produce(prod, 12);
             }
-            Map<Member, Set<String>> before = snapshot(members);
-            Member killed = members.get(0);
-            killed.proc.destroyForcibly();
-            killed.alive = false;
-            settle(members, "SIGKILL one");
-            onlyTheirUnitsMoved(before, "SIGKILL one");
-            produce(prod, 12);
-            members.add(start(cmd, serial++));
-            settle(members, "join one");
-            produce(prod, 12);
-            before = snapshot(members);
-            Member leaving = members.get(2);
-            leaving.alive = false;
-            leaving.proc.getOutputStream().close();
-            leaving.proc.waitFor();
-            settle(members, "leave one");
-            onlyTheirUnitsMoved(before, "leave one");
-            produce(prod, 12);
-            before = snapshot(members);
-            Member second = members.get(3);
-            second.proc.destroyForcibly();
-            second.alive = false;
-            settle(members, "SIGKILL another");
-            onlyTheirUnitsMoved(before, "SIGKILL another");
-            produce(prod, 12);
+            // Churn in each runtime: a SIGKILL, a join, a clean leave, another SIGKILL.
+            String[] steps = rustCmd == null
+                    ? new String[] {"kill java", "join java", "leave java", "kill java"}
+                    : new String[] {"kill java", "kill rust", "join java", "join rust", "leave java", "leave rust"};
+            for (String step : steps) {
+                String[] w = step.split(" ");
+                if (w[0].equals("join")) {
+                    members.add(spawn.apply(w[1].equals("rust") ? 1 : 0));
+                    settle(members, step);
+                } else {
+                    Member victim = members.stream().filter(m -> m.alive && m.name.startsWith(w[1])).findFirst().orElseThrow();
+                    Map<Member, Set<String>> before = snapshot(members);
+                    end(victim, w[0].equals("kill"));
+                    settle(members, step + " (" + victim.name + ")");
+                    onlyTheirUnitsMoved(before, step);
+                }
+                produce(prod, 12);
+            }
             long deadline = System.currentTimeMillis() + 60_000;
             while (!handled.containsAll(produced) && System.currentTimeMillis() < deadline) {
                 Thread.sleep(200);
@@ -213,7 +262,11 @@ public final class LiveTest {
         } finally {
             for (Member m : members) {
                 if (m.alive) {
-                    m.proc.getOutputStream().close();
+                    if (m.name.startsWith("rust")) {
+                        m.proc.destroy();
+                    } else {
+                        m.proc.getOutputStream().close();
+                    }
                 }
             }
             for (Member m : members) {
