@@ -79,6 +79,20 @@ pub struct JoinedMember {
     pub subscription: Subscription,
 }
 
+/// What a member owned: the standard field, or when that is empty (an eager
+/// Java member revokes before it joins) what it wrote in its user data, as
+/// Java's `CopartitionedAssignor` leader reads it too.
+fn owned_of(s: &Subscription) -> Vec<(String, i32)> {
+    if !s.owned.is_empty() {
+        return s.owned.clone();
+    }
+    s.user_data
+        .as_deref()
+        .and_then(partwise_wire::consumer::decode_owned)
+        .map(|(owned, _)| owned)
+        .unwrap_or_default()
+}
+
 /// The members over the topics of `counts`, as the core's assignors take them.
 fn group_of(members: &[JoinedMember], counts: &BTreeMap<String, i32>) -> Group {
     named_group(
@@ -87,7 +101,7 @@ fn group_of(members: &[JoinedMember], counts: &BTreeMap<String, i32>) -> Group {
             member.instance_id = m.instance_id.clone();
             member.generation =
                 (m.subscription.generation >= 0).then_some(m.subscription.generation);
-            (member, m.subscription.owned.clone())
+            (member, owned_of(&m.subscription))
         }),
         &core_counts(counts),
     )
@@ -327,6 +341,46 @@ mod tests {
             differed,
             "the count-only rule agreed here: not the case that used to differ"
         );
+    }
+
+    /// A Java member's owned partitions in its user data keep it sticky
+    /// exactly as the standard field does.
+    #[test]
+    fn owned_partitions_in_user_data_count_as_owned() {
+        let c = counts(&[("a", 6), ("b", 6)]);
+        let members: Vec<JoinedMember> = (0..3).map(|i| member(&format!("m{i}"), &[])).collect();
+        let first = leader_assignment("copartitioned", &members, &c).unwrap();
+        let via = |in_field: bool| -> Vec<JoinedMember> {
+            // m0 leaves, m3 joins: m1 and m2 keep what they had only if it is read.
+            (1..4)
+                .map(|i| {
+                    let id = format!("m{i}");
+                    let mut m = member(&id, &[]);
+                    let owned = first.get(&id).cloned().unwrap_or_default();
+                    if in_field {
+                        m.subscription.owned = owned;
+                    } else {
+                        m.subscription.user_data =
+                            Some(partwise_wire::consumer::encode_owned(&owned, 1));
+                    }
+                    m
+                })
+                .collect()
+        };
+        let field = leader_assignment("copartitioned", &via(true), &c).unwrap();
+        let data = leader_assignment("copartitioned", &via(false), &c).unwrap();
+        assert_eq!(field, data);
+        let mut forgotten = via(false);
+        for m in &mut forgotten {
+            m.subscription.user_data = None;
+        }
+        let fresh = leader_assignment("copartitioned", &forgotten, &c).unwrap();
+        assert_ne!(field, fresh, "stickiness made no difference here");
+        for id in ["m1", "m2"] {
+            for tp in &first[id] {
+                assert!(data[id].contains(tp), "{tp:?} moved off {id}");
+            }
+        }
     }
 
     #[test]

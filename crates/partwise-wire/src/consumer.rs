@@ -284,6 +284,50 @@ pub fn decode_unit_groups(data: &[u8]) -> Option<Vec<Vec<String>>> {
     w.0.is_empty().then_some(groups)
 }
 
+/// Marks what a member owned in its subscription user data.
+const OWNED_MAGIC: &[u8; 4] = b"pwo\x00";
+
+/// What a member owned, as subscription user data: an eager member (Java's
+/// `CopartitionedAssignor`) revokes everything before it joins, so its
+/// standard owned partitions are empty and it says here what it held. After
+/// the marker: an `i32` generation, an `i32` topic count, then per topic the
+/// name as an `i16` length and UTF-8 bytes, an `i32` partition count and the
+/// partitions as `i32`.
+pub fn encode_owned(owned: &[(String, i32)], generation: i32) -> Bytes {
+    let topics = by_topic(owned);
+    let mut buf = BytesMut::new();
+    buf.put_slice(OWNED_MAGIC);
+    buf.put_i32(generation);
+    buf.put_i32(topics.len() as i32);
+    for (t, ps) in topics {
+        buf.put_i16(t.len() as i16);
+        buf.put_slice(t.as_bytes());
+        buf.put_i32(ps.len() as i32);
+        for p in ps {
+            buf.put_i32(p);
+        }
+    }
+    buf.freeze()
+}
+
+/// The owned partitions and generation in user data written by
+/// [`encode_owned`]; `None` for anything else (no marker, another assignor's
+/// bytes, truncated or trailing bytes, names that are not UTF-8).
+pub fn decode_owned(data: &[u8]) -> Option<(Vec<(String, i32)>, i32)> {
+    let mut w = Walk(data.strip_prefix(OWNED_MAGIC.as_slice())?);
+    let generation = i32::try_from(w.int(4)?).ok()?;
+    let mut owned = Vec::new();
+    for _ in 0..w.count()? {
+        let len = usize::try_from(w.int(2)?).ok()?;
+        let name = std::str::from_utf8(w.0.get(..len)?).ok()?.to_string();
+        w.skip(len)?;
+        for _ in 0..w.count()? {
+            owned.push((name.clone(), i32::try_from(w.int(4)?).ok()?));
+        }
+    }
+    w.0.is_empty().then_some((owned, generation))
+}
+
 /// Encodes an assignment of `parts` without user data.
 pub fn encode_assignment(parts: &[(String, i32)]) -> Result<Bytes> {
     Assignment {
@@ -395,6 +439,22 @@ mod tests {
             assert_eq!(d.owned.len(), usize::from(v >= 1), "v{v}");
             assert_eq!(d.generation, if v >= 2 { 5 } else { -1 }, "v{v}");
         }
+    }
+
+    #[test]
+    fn owned_round_trips_and_foreign_user_data_is_not_taken_for_it() {
+        let owned = vec![
+            ("a".to_string(), 0),
+            ("a".to_string(), 3),
+            ("b".to_string(), 1),
+        ];
+        let b = encode_owned(&owned, 7);
+        assert_eq!(decode_owned(&b), Some((owned, 7)));
+        for cut in 0..b.len() {
+            assert_eq!(decode_owned(&b[..cut]), None, "cut {cut}");
+        }
+        assert_eq!(decode_owned(&encode_unit_groups(&[vec!["a".into()]])), None);
+        assert_eq!(decode_owned(b"sticky user data"), None);
     }
 
     #[test]

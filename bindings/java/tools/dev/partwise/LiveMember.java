@@ -1,0 +1,99 @@
+// One KafkaConsumer group member with CopartitionedAssignor, for the live test: prints
+// `assigned MEMBER GENERATION T:P,...` on every assignment and `record T P OFFSET` for
+// every record it handles (committed after printing: at least once), and leaves the group
+// when its standard input closes.
+package dev.partwise;
+
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+public final class LiveMember {
+    private static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    public static void main(String[] args) {
+        String bootstrap = args[0], group = args[1];
+        List<String> topics = Arrays.asList(args[2].split(","));
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        p.put("group.protocol", "classic");
+        p.put("partition.assignment.strategy", CopartitionedAssignor.class.getName());
+        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        p.put("enable.auto.commit", "false");
+        p.put("auto.offset.reset", "earliest");
+        p.put("heartbeat.interval.ms", "500");
+        p.put("session.timeout.ms", "6000");
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread stdin = new Thread(() -> {
+            try (InputStream in = System.in) {
+                while (in.read() >= 0) {
+                    // only EOF matters
+                }
+            } catch (Exception ignored) {
+                // a closed stdin ends the member the same way
+            }
+            stop.set(true);
+            c.wakeup();
+        });
+        stdin.setDaemon(true);
+        stdin.start();
+        c.subscribe(topics, new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> parts) {}
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> parts) {
+                List<String> names = new ArrayList<>();
+                for (TopicPartition tp : parts) {
+                    names.add(tp.topic() + ":" + tp.partition());
+                }
+                say("assigned " + c.groupMetadata().memberId() + " " + c.groupMetadata().generationId() + " "
+                        + (names.isEmpty() ? "-" : String.join(",", names)));
+            }
+        });
+        try {
+            while (!stop.get()) {
+                ConsumerRecords<byte[], byte[]> rs;
+                try {
+                    rs = c.poll(Duration.ofMillis(100));
+                } catch (WakeupException e) {
+                    break;
+                }
+                for (ConsumerRecord<byte[], byte[]> r : rs) {
+                    say("record " + r.topic() + " " + r.partition() + " " + r.offset());
+                }
+                if (!rs.isEmpty()) {
+                    try {
+                        c.commitSync();
+                    } catch (WakeupException e) {
+                        break;
+                    } catch (RuntimeException e) {
+                        // A rebalance took the partitions: their records come again to the next owner.
+                        System.err.println("commit: " + e);
+                    }
+                }
+            }
+        } finally {
+            c.close();
+        }
+        Runtime.getRuntime().halt(0);
+    }
+}
