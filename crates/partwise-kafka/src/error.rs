@@ -35,6 +35,20 @@ pub enum Error {
     Invalid(String),
     /// Input the core refused (a key that does not encode, a bad spec).
     Core(partwise::Error),
+    /// Stopped by the caller (a signal) before the work was done.
+    Interrupted,
+    /// A measurement that failed after making its temporary topic: whether
+    /// the topic is gone, with the failure as the cause.
+    Measure {
+        /// The temporary topic.
+        topic: String,
+        /// The bootstrap brokers, for the command that deletes it.
+        brokers: String,
+        /// Whether it was deleted.
+        deleted: bool,
+        /// Why the measurement failed.
+        cause: Box<Error>,
+    },
 }
 
 /// librdkafka's error behind an [`Error::Kafka`]. Its text is librdkafka's
@@ -97,6 +111,22 @@ impl fmt::Display for Error {
             Error::Config(m) | Error::Decode(m) | Error::Invalid(m) => f.write_str(m),
             Error::Kafka { doing, reason, .. } => write!(f, "{doing}: {reason}"),
             Error::Core(e) => e.fmt(f),
+            Error::Interrupted => f.write_str("interrupted"),
+            Error::Measure {
+                topic,
+                brokers,
+                deleted,
+                cause,
+            } => {
+                if *deleted {
+                    write!(f, "{cause}; the temporary topic {topic} was deleted")
+                } else {
+                    write!(
+                        f,
+                        "{cause}; the temporary topic {topic} was NOT deleted: kafka-topics --bootstrap-server {brokers} --delete --topic {topic}"
+                    )
+                }
+            }
         }
     }
 }
@@ -106,6 +136,7 @@ impl std::error::Error for Error {
         match self {
             Error::Kafka { cause: Some(c), .. } => Some(c.as_ref()),
             Error::Core(e) => Some(e),
+            Error::Measure { cause, .. } => Some(cause.as_ref()),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, Producer};
 use rdkafka::{Offset, TopicPartitionList};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What to measure with.
@@ -24,6 +25,9 @@ pub struct MeasureOptions {
     pub record_bytes: usize,
     /// Replication factor of the temporary topic (`None`: the broker's default).
     pub replication: Option<i32>,
+    /// Set (by a signal handler, say) to stop early: the measurement ends
+    /// with [`Error::Interrupted`] and the topic is still deleted.
+    pub stop: Option<&'static AtomicBool>,
 }
 
 /// The figures.
@@ -95,12 +99,27 @@ pub fn measure(conn: &Connection, opts: &MeasureOptions) -> Result<Measurement> 
     let deleted = block_on(admin.delete_topics(&[&topic], &admin_opts(conn)))
         .ok()
         .is_some_and(|rs| rs.iter().all(|r| r.is_ok()));
-    let mut m = result?;
+    // A failure says whether the topic it made is gone, and how to remove
+    // it when it is not: a write the user allowed must not leave litter
+    // behind unannounced.
+    let mut m = result.map_err(|e| Error::Measure {
+        topic: topic.clone(),
+        brokers: conn.brokers().to_string(),
+        deleted,
+        cause: Box::new(e),
+    })?;
     m.deleted = deleted;
     Ok(m)
 }
 
 fn run(conn: &Connection, topic: &str, opts: &MeasureOptions) -> Result<Measurement> {
+    let stopped = || {
+        if opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            Err(Error::Interrupted)
+        } else {
+            Ok(())
+        }
+    };
     let producer = crate::produce::producer(conn)?;
     // Wait for the new topic's leader: the first sends would otherwise
     // measure metadata propagation.
@@ -112,6 +131,7 @@ fn run(conn: &Connection, topic: &str, opts: &MeasureOptions) -> Result<Measurem
         if ok {
             break;
         }
+        stopped()?;
         if Instant::now() > ready_by {
             return Err(Error::kafka(
                 format!("temporary topic {topic}"),
@@ -125,6 +145,9 @@ fn run(conn: &Connection, topic: &str, opts: &MeasureOptions) -> Result<Measurem
         .collect();
     let start = Instant::now();
     for i in 0..opts.records {
+        if i % 1024 == 0 {
+            stopped()?;
+        }
         let key = i.to_be_bytes();
         loop {
             let rec: BaseRecord<'_, [u8], [u8], usize> =
@@ -172,6 +195,7 @@ fn run(conn: &Connection, topic: &str, opts: &MeasureOptions) -> Result<Measurem
     let mut consumed = 0u64;
     let mut last = Instant::now();
     while consumed < opts.records && last.elapsed() < conn.timeout() {
+        stopped()?;
         // Errors (transport hiccups) are retried by librdkafka; the idle
         // limit ends the loop.
         if let Some(Ok(m)) = c.poll(Duration::from_millis(100)) {

@@ -69,6 +69,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             records: a.records,
             record_bytes: a.record_bytes,
             replication: a.replication_factor,
+            stop: Some(interrupt::flag()),
         },
     )
     .map_err(kerr)?;
@@ -148,4 +149,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
+}
+
+/// Ctrl-C and SIGTERM during a measurement stop it, so the temporary topic
+/// is still deleted (the default action would kill the process with the
+/// topic left on the cluster).
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static STOP: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        STOP.store(true, Ordering::Relaxed);
+    }
+
+    pub fn flag() -> &'static AtomicBool {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        }
+        &STOP
+    }
 }

@@ -7,7 +7,7 @@ use partwise_faults::live::{
     create_topics, kafka_bootstrap as bootstrap, keys, produce_with, unique,
 };
 use serde_json::Value;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[test]
 fn topics_groups_by_partition_count() {
@@ -336,6 +336,60 @@ fn measure_creates_and_deletes_its_topic() {
     assert!(v["plan"]["required"].as_u64().unwrap() >= 1);
     let out = pw().args(["kafka", "topics", "-b", &b]).output().unwrap();
     assert!(!text(&out.stdout).contains(v["topic"].as_str().unwrap()));
+}
+
+/// Ctrl-C in the middle of a measurement stops it and still deletes the
+/// temporary topic, and says so (issue 19, item 3).
+#[test]
+fn measure_interrupted_mid_run_deletes_its_topic() {
+    let b = bootstrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args(["kafka", "measure", "--allow-write", "-b", &b])
+        .args(["--records", "2000000", "--record-bytes", "500"])
+        .args(["--replication-factor", "1", "--timeout", "30s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let prefix = format!("partwise-measure-{}-", child.id());
+    let topics = || {
+        text(
+            &pw()
+                .args(["kafka", "topics", "-b", &b])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+    };
+    let made = Instant::now();
+    while !topics().contains(&prefix) {
+        assert!(
+            made.elapsed() < Duration::from_secs(30),
+            "{prefix} never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("was deleted"),
+        "{err}"
+    );
+    // Deletion is asynchronous on the broker: the topic goes within seconds.
+    let asked = Instant::now();
+    while topics().contains(&prefix) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(30),
+            "{prefix} is still listed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// Every line of `stdout` is one whole JSON object; returns them.
