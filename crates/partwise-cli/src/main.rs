@@ -175,6 +175,8 @@ fn main() -> std::process::ExitCode {
             return ExitCode::Error.into();
         }
     };
+    // librdkafka's account of a refused login or handshake, for messages.
+    partwise_kafka::diag::install();
     if stdout_is_closed() {
         // Rust's stdout quietly drops writes to a closed descriptor, which
         // would make `partwise ... >&-` an exit 0 with no answer.

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::metadata::Metadata;
 use rdkafka::types::RDKafkaErrorCode;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Properties that keep a partwise consumer read-only, whatever the user
 /// passed: it never commits, never creates topics, and is told about the end
@@ -114,28 +114,53 @@ pub fn list_topics(conn: &Connection) -> Result<Vec<TopicInfo>> {
     let c = read_only_consumer(conn)?;
     let md = c
         .fetch_metadata(None, conn.timeout())
-        .map_err(|e| unreachable(conn, e))?;
+        .map_err(|e| unreachable_via(&c, conn, e))?;
     let mut t = convert(&md);
     t.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(t)
 }
 
+/// [`unreachable`] after serving `c`'s queued events, which is where
+/// librdkafka puts the errors and logs that say why (a refused login).
+pub(crate) fn unreachable_via(
+    c: &BaseConsumer,
+    conn: &Connection,
+    e: rdkafka::error::KafkaError,
+) -> Error {
+    for _ in 0..16 {
+        // Errors and logs are delivered to the context (and so to diag)
+        // while polling; the poll itself returns nothing useful here.
+        if c.poll(Duration::ZERO).is_none() {
+            break;
+        }
+    }
+    unreachable(conn, e)
+}
+
 pub(crate) fn unreachable(conn: &Connection, e: rdkafka::error::KafkaError) -> Error {
-    conn.error(
-        format!(
-            "no answer from the Kafka cluster at {} within {:.1}s (is the address right, is it up?)",
+    let waited = format!(
+        "no answer from the Kafka cluster at {} within {:.1}s",
+        conn.brokers(),
+        conn.timeout().as_secs_f64()
+    );
+    // librdkafka tells a refused login or TLS handshake only to its error
+    // callback; the request itself just times out.
+    let doing = match crate::diag::last_error() {
+        Some(said) if crate::diag::is_security_refusal(&said) => format!(
+            "the Kafka cluster at {} refused the connection's security settings (check security.protocol, sasl.mechanism and the credentials): {}",
             conn.brokers(),
-            conn.timeout().as_secs_f64()
+            conn.scrub(&said)
         ),
-        e,
-    )
+        _ => format!("{waited} (is the address right, is it up?)"),
+    };
+    conn.error(doing, e)
 }
 
 /// One topic's metadata, from a consumer the caller already has.
 pub(crate) fn topic_info(c: &BaseConsumer, conn: &Connection, topic: &str) -> Result<TopicInfo> {
     let md = c
         .fetch_metadata(Some(topic), conn.timeout())
-        .map_err(|e| unreachable(conn, e))?;
+        .map_err(|e| unreachable_via(&c, conn, e))?;
     convert(&md)
         .into_iter()
         .find(|t| t.name == topic)
@@ -164,7 +189,7 @@ pub fn list_groups(conn: &Connection) -> Result<Vec<String>> {
     let c = read_only_consumer(conn)?;
     let gl = c
         .fetch_group_list(None, conn.timeout())
-        .map_err(|e| unreachable(conn, e))?;
+        .map_err(|e| unreachable_via(&c, conn, e))?;
     let mut names: Vec<String> = gl.groups().iter().map(|g| g.name().to_string()).collect();
     names.sort();
     Ok(names)

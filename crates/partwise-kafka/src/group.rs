@@ -4,7 +4,7 @@
 //! does); that is reported as [`AssignmentData::NotReturned`], never as an
 //! empty assignment.
 
-use crate::cluster::{read_only_consumer, unreachable};
+use crate::cluster::{read_only_consumer, unreachable_via};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use partwise_wire::consumer::{Assignment, Subscription};
@@ -156,7 +156,7 @@ fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> 
     let c = read_only_consumer(conn)?;
     let list = c
         .fetch_group_list(Some(group), conn.timeout())
-        .map_err(|e| unreachable(conn, e))?;
+        .map_err(|e| unreachable_via(&c, conn, e))?;
     let Some(g) = list.groups().iter().find(|g| g.name() == group) else {
         if !crate::wire::plaintext(conn) {
             return Err(Error::kafka(

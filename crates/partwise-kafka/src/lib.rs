@@ -12,7 +12,8 @@
 //! - [`group`]: consumer groups with decoded subscriptions and assignments
 //!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
 //! - [`produce`]: producing with any partwise partitioner, set explicitly;
-//! - [`measure`]: produce and consume throughput on a temporary topic.
+//! - [`measure`]: produce and consume throughput on a temporary topic;
+//! - [`diag`]: librdkafka's own account of a failure that only timed out.
 //!
 //! Everything here reads only, except [`produce`] (to the topic named) and
 //! [`measure`] (a temporary topic it creates and deletes).
@@ -22,6 +23,7 @@
 pub mod audit;
 pub mod cluster;
 pub mod connect;
+pub mod diag;
 mod error;
 pub mod fetch;
 pub mod group;

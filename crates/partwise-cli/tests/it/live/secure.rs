@@ -439,7 +439,33 @@ fn a_wrong_password_is_exit_2_naming_the_broker_and_never_the_password() {
         args.extend(["--timeout".to_string(), "5".to_string()]);
         let out = run(&args, "", Some(wrong));
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        // A refusal, not a timeout: librdkafka's reason is named (issue 19, item 9).
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("refused the connection's security settings")
+                && err.contains("Authentication failed"),
+            "{}: {err}",
+            l.name
+        );
     }
+}
+
+/// A SASL mechanism the listener does not enable is named as such, not
+/// reported as a cluster that does not answer (issue 19, item 9).
+#[test]
+fn a_mechanism_the_broker_lacks_is_named_not_a_timeout() {
+    let l = sasl_plain().with("sasl.mechanism", "SCRAM-SHA-256");
+    let mut args: Vec<String> = vec!["kafka".into(), "topics".into()];
+    args.extend(l.args());
+    args.extend(["--timeout".to_string(), "5".to_string()]);
+    let out = run(&args, "", l.secret);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("refused the connection's security settings")
+            && err.contains("Unsupported SASL mechanism"),
+        "{err}"
+    );
 }
 
 #[test]
