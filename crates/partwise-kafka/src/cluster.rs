@@ -160,7 +160,7 @@ pub(crate) fn unreachable(conn: &Connection, e: rdkafka::error::KafkaError) -> E
 pub(crate) fn topic_info(c: &BaseConsumer, conn: &Connection, topic: &str) -> Result<TopicInfo> {
     let md = c
         .fetch_metadata(Some(topic), conn.timeout())
-        .map_err(|e| unreachable_via(&c, conn, e))?;
+        .map_err(|e| unreachable_via(c, conn, e))?;
     convert(&md)
         .into_iter()
         .find(|t| t.name == topic)
