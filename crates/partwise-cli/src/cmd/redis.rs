@@ -203,6 +203,12 @@ fn ranges_text(ranges: &[(u16, u16)]) -> String {
         .join(",")
 }
 
+/// `answered`: whether the node itself answered (see [`slots`]).
+fn answered_json(mut v: Value, answered: bool) -> Value {
+    v["answered"] = json!(answered);
+    v
+}
+
 fn node_json(n: &Node, keys: Option<&std::result::Result<u64, Error>>) -> Value {
     let mut v = json!({
         "id": n.id,
@@ -224,11 +230,18 @@ fn node_json(n: &Node, keys: Option<&std::result::Result<u64, Error>>) -> Value 
 fn slots(args: SlotsArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
     let map = cluster.slot_map()?;
-    let counts = args.counts.then(|| map.key_counts(cluster.timeout));
-    let count_of = |n: &Node| {
-        counts
-            .as_ref()
-            .and_then(|c| c.iter().find(|(m, _)| m.addr == n.addr).map(|(_, r)| r))
+    // Every node is asked (DBSIZE: O(1), read-only), keys shown or not: the
+    // health column is the cluster's opinion, which lags a node that froze
+    // by up to cluster-node-timeout; an answer is the node's own word.
+    let probes = map.key_counts(cluster.timeout);
+    let counts = args.counts.then_some(&probes);
+    let count_of =
+        |n: &Node| counts.and_then(|c| c.iter().find(|(m, _)| m.addr == n.addr).map(|(_, r)| r));
+    let answered = |n: &Node| {
+        probes
+            .iter()
+            .find(|(m, _)| m.addr == n.addr)
+            .is_some_and(|(_, r)| r.is_ok())
     };
     let unassigned = map.unassigned();
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -242,8 +255,8 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
                 json!({
                     "slots": s.ranges.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
                     "slot_count": s.slot_count(),
-                    "primary": node_json(&s.primary, count_of(&s.primary)),
-                    "replicas": s.replicas.iter().map(|r| node_json(r, count_of(r))).collect::<Vec<_>>(),
+                    "primary": answered_json(node_json(&s.primary, count_of(&s.primary)), answered(&s.primary)),
+                    "replicas": s.replicas.iter().map(|r| answered_json(node_json(r, count_of(r)), answered(r))).collect::<Vec<_>>(),
                 })
             };
             let doc = json!({
@@ -260,7 +273,7 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
             let mut s = JsonStream::new(&mut out, Format::Ndjson)?;
             for shard in &map.shards {
                 for n in std::iter::once(&shard.primary).chain(&shard.replicas) {
-                    let mut v = node_json(n, count_of(n));
+                    let mut v = answered_json(node_json(n, count_of(n)), answered(n));
                     v["slots"] = json!(shard
                         .ranges
                         .iter()
@@ -284,7 +297,11 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
                     let mut row = vec![
                         n.addr.to_string(),
                         n.role.as_str().to_string(),
-                        n.health.clone(),
+                        if answered(n) {
+                            n.health.clone()
+                        } else {
+                            format!("{} but no answer", n.health)
+                        },
                         ranges_text(&shard.ranges),
                         shard.slot_count().to_string(),
                     ];
@@ -311,19 +328,25 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     drop(out);
-    let errors: Vec<Error> = counts
-        .into_iter()
-        .flatten()
-        .filter_map(|(_, r)| r.err())
+    let errors: Vec<&Error> = probes
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().err())
         .collect();
-    if !errors.is_empty() {
+    if args.counts && !errors.is_empty() {
+        let errors: Vec<Error> = errors.into_iter().cloned().collect();
         return fail_partial(&errors, "key counts missing for that node");
     }
-    Ok(if map.state == "ok" && unassigned.is_empty() {
-        ExitCode::Ok
-    } else {
-        ExitCode::Findings
-    })
+    for e in &errors {
+        say!("partwise: {e}");
+        say!("  fix: the cluster still lists that node; check it (a frozen or overloaded node fails over after cluster-node-timeout)");
+    }
+    Ok(
+        if map.state == "ok" && unassigned.is_empty() && errors.is_empty() {
+            ExitCode::Ok
+        } else {
+            ExitCode::Findings
+        },
+    )
 }
 
 // ---- check
@@ -500,6 +523,15 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
             &report.errors,
             "partial report: that node's keys are not counted",
         );
+    }
+    if map.state != "ok" {
+        // The sample may look fine while the cluster serves no keys at all.
+        say!(
+            "partwise: cluster_state:{} (from {}): the cluster is not serving every slot, so clients fail whatever the tags",
+            map.state, map.seed
+        );
+        say!("  fix: partwise redis slots -c {} shows the unassigned slots and the nodes that do not answer", map.seed);
+        return Ok(ExitCode::Findings);
     }
     Ok(if report.hot_tags(min_share).next().is_some() {
         ExitCode::Findings

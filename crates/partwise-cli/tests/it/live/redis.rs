@@ -441,3 +441,131 @@ fn ndjson_is_one_object_per_line() {
         }
     }
 }
+
+/// A Redis Cluster of this test's own (it stops a node), on three free
+/// ports whose cluster-bus ports (+10000) are free too; torn down on drop.
+struct PrivateCluster {
+    base: u16,
+    dir: tempfile::TempDir,
+}
+
+impl PrivateCluster {
+    fn start() -> PrivateCluster {
+        let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+        let base = (0..200)
+            .map(|i| 21000 + (std::process::id() as u16 % 300) * 10 + i * 37)
+            .find(|&b| (0..3).all(|k| free(b + k) && free(b + k + 10000)))
+            .expect("three free ports with free bus ports");
+        let dir = tempfile::tempdir().unwrap();
+        let up = std::process::Command::new("bash")
+            .arg(repo().join("scripts/redis-cluster-up"))
+            .arg(base.to_string())
+            .env("PARTWISE_REDIS_DIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            up.status.success(),
+            "{}",
+            String::from_utf8_lossy(&up.stderr)
+        );
+        PrivateCluster { base, dir }
+    }
+
+    fn node(&self, k: u16) -> String {
+        format!("127.0.0.1:{}", self.base + k)
+    }
+
+    fn pid(&self, k: u16) -> String {
+        let f = self
+            .dir
+            .path()
+            .join((self.base + k).to_string())
+            .join("redis.pid");
+        std::fs::read_to_string(f).unwrap().trim().to_string()
+    }
+
+    fn signal(&self, k: u16, sig: &str) {
+        let s = std::process::Command::new("kill")
+            .args([sig, &self.pid(k)])
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let _ = self.signal_all_cont();
+        let _ = std::process::Command::new("bash")
+            .arg(repo().join("scripts/redis-cluster-down"))
+            .arg(self.base.to_string())
+            .env("PARTWISE_REDIS_DIR", self.dir.path())
+            .output();
+    }
+}
+
+impl PrivateCluster {
+    fn signal_all_cont(&self) -> Option<()> {
+        for k in 0..3 {
+            std::process::Command::new("kill")
+                .args(["-CONT", &self.pid(k)])
+                .status()
+                .ok()?;
+        }
+        Some(())
+    }
+}
+
+/// A node that froze is still "online" in the cluster's view for a while:
+/// `redis slots` asks every node itself and reports the silent one (exit 1,
+/// not 0). A cluster that serves not every slot (cluster_state:fail) makes
+/// `redis hot` exit 1 even when every sampled node answers, not 0 (issue 19,
+/// item 8).
+#[test]
+fn a_frozen_node_and_a_failed_cluster_are_findings() {
+    let c = PrivateCluster::start();
+    c.signal(1, "-STOP");
+    let o = partwise(&[
+        "redis",
+        "slots",
+        "-c",
+        &c.node(0),
+        "--timeout",
+        "1s",
+        "--format",
+        "json",
+    ]);
+    c.signal(1, "-CONT");
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&c.node(1)), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let silent: Vec<&Value> = v["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["primary"])
+        .filter(|p| p["answered"] == false)
+        .collect();
+    assert_eq!(silent.len(), 1, "{v}");
+    assert_eq!(silent[0]["addr"], c.node(1));
+    // Slot 0 unserved: the cluster says fail while every node answers.
+    let del = std::process::Command::new("redis-cli")
+        .args(["-p", &c.base.to_string(), "cluster", "delslots", "0"])
+        .output()
+        .unwrap();
+    assert!(del.status.success());
+    let asked = Instant::now();
+    loop {
+        let o = partwise(&["redis", "hot", "-c", &c.node(0), "--timeout", "1s"]);
+        if stderr(&o).contains("cluster_state:fail") {
+            assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+            break;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(20),
+            "never cluster_state:fail: {}",
+            stderr(&o)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
