@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "PROTOCOL", default_value = "copartitioned", value_parser = group_assignor)]
     assignor: GroupAssignor,
     /// group.instance.id: makes this a static member
-    #[arg(long = "group-instance-id", value_name = "ID")]
+    #[arg(long = "group-instance-id", value_name = "ID", value_parser = crate::cmd::parse::not_blank)]
     group_instance_id: Option<String>,
     /// client.id
     #[arg(long = "client-id", value_name = "ID", default_value = "partwise")]

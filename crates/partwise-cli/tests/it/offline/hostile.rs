@@ -431,6 +431,45 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     (&["check", "{dir}/deep.toml"], "deep.toml: line 1"),
     (&["check", "{dir}/empty.toml"], "empty.toml"),
+    // A blank static-member id would join as a dynamic member unnoticed
+    // (issue 19, item 7); duplicate and mixed priority rules are refused.
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--group-instance-id",
+            "",
+        ],
+        "'--group-instance-id <ID>'",
+    ),
+    (
+        &[
+            "route",
+            "BBCA",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=VIP_,reserved=1,reserved=2",
+        ],
+        "gives reserved= twice",
+    ),
+    (
+        &[
+            "route",
+            "BBCA",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=VIP_,regex=^X,reserved=1",
+        ],
+        "has two of prefix=, regex=, header=",
+    ),
     // Messages that name the input at fault (issue 19, item 9).
     (
         &[
