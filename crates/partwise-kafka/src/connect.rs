@@ -92,7 +92,7 @@ const PUBLIC: &[&str] = &[
 ];
 
 /// Whether the value of property `key` is printed as given: only the
-/// [`PUBLIC`] settings, and never one whose name says it holds a secret.
+/// `PUBLIC` settings, and never one whose name says it holds a secret.
 pub fn is_secret(key: &str) -> bool {
     let k = key.trim().to_ascii_lowercase();
     let named_secret = k.contains("password")
