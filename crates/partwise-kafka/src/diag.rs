@@ -48,17 +48,25 @@ pub(crate) fn last_error() -> Option<String> {
 /// Whether librdkafka's `message` says the broker refused the connection's
 /// security settings (credentials, mechanism, TLS) rather than not answering.
 pub(crate) fn is_security_refusal(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
+    // Broker names carry the protocol (`sasl_plaintext://h:1/bootstrap`,
+    // `[thrd:ssl://...]`): only the words around them say what happened.
+    let words: String = message
+        .split_whitespace()
+        .filter(|w| !w.contains("://"))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
     [
-        "sasl",
         "authentication",
+        "sasl",
+        "mechanism",
         "ssl",
         "tls",
         "certificate",
         "handshake",
     ]
     .iter()
-    .any(|w| m.contains(w))
+    .any(|w| words.contains(w))
 }
 
 #[cfg(test)]
@@ -75,6 +83,11 @@ mod tests {
         ));
         assert!(!is_security_refusal(
             "librdkafka: Global error: BrokerTransportFailure (Local: Broker transport failure): 127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused"
+        ));
+        // A secured listener that is not there: its name says SASL, the
+        // failure is a refused connection.
+        assert!(!is_security_refusal(
+            "librdkafka: FAIL [thrd:sasl_plaintext://127.0.0.1:45095/bootstrap]: sasl_plaintext://127.0.0.1:45095/bootstrap: Connect to ipv4#127.0.0.1:45095 failed: Connection refused (after 0ms in state CONNECT)"
         ));
     }
 }
