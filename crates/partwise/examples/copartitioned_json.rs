@@ -25,7 +25,10 @@ fn group(v: &Value) -> Result<partwise::assign::Group, String> {
         .iter()
         .map(|(t, n)| {
             let n = n.as_u64().ok_or(format!("topics: {t}: not a count"))?;
-            Ok((t.clone(), u32::try_from(n).map_err(|e| format!("{t}: {e}"))?))
+            Ok((
+                t.clone(),
+                u32::try_from(n).map_err(|e| format!("{t}: {e}"))?,
+            ))
         })
         .collect::<Result<_, String>>()?;
     let members = v["members"]

@@ -57,10 +57,9 @@ fn decode_members(members: &[GroupMember]) -> Result<Vec<JoinedMember>> {
     members
         .iter()
         .map(|m| {
-            let subscription = Subscription::decode(bytes::Bytes::copy_from_slice(
-                &m.member_metadata,
-            ))
-            .map_err(|e| invalid(format!("member '{}': subscription: {e}", m.member_id)))?;
+            let subscription =
+                Subscription::decode(bytes::Bytes::copy_from_slice(&m.member_metadata))
+                    .map_err(|e| invalid(format!("member '{}': subscription: {e}", m.member_id)))?;
             Ok(JoinedMember {
                 member_id: m.member_id.clone(),
                 instance_id: m.group_instance_id.clone(),
