@@ -12,8 +12,8 @@ use napi::{Error, Result, Status};
 use napi_derive::napi;
 use partwise::{PartitionCount, Partitioner, Placement};
 use partwise_group::protocol::{Assignment, Subscription};
-use partwise_group::units::{leader_assignment, leader_unit_groups, JoinedMember};
-use partwise_wire::consumer::{decode_unit_groups, encode_unit_groups};
+use partwise_group::units::{leader_sync_assignments, JoinedMember};
+use partwise_wire::consumer::decode_unit_groups;
 use std::collections::{BTreeMap, HashMap};
 
 fn invalid(what: impl std::fmt::Display) -> Error {
@@ -94,24 +94,15 @@ pub fn assign(
 ) -> Result<Vec<MemberAssignment>> {
     let joined = decode_members(&members)?;
     let counts: BTreeMap<String, i32> = counts.into_iter().collect();
-    let plan = leader_assignment("copartitioned", &joined, &counts)
+    let assignments = leader_sync_assignments("copartitioned", &joined, &counts)
         .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
-    let groups = encode_unit_groups(&leader_unit_groups(&joined, &counts));
-    joined
-        .iter()
-        .map(|m| {
-            let bytes = Assignment {
-                partitions: plan.get(&m.member_id).cloned().unwrap_or_default(),
-                user_data: Some(groups.clone()),
-            }
-            .encode()
-            .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
-            Ok(MemberAssignment {
-                member_id: m.member_id.clone(),
-                member_assignment: bytes.to_vec().into(),
-            })
+    Ok(assignments
+        .into_iter()
+        .map(|(member_id, bytes)| MemberAssignment {
+            member_id,
+            member_assignment: bytes.to_vec().into(),
         })
-        .collect()
+        .collect())
 }
 
 /// A member's subscription bytes (consumer protocol v3, as the Rust runtime
