@@ -5,7 +5,9 @@
 // ({"event":"assigned","partitions":[[topic,p],...]}) and per record handled
 // ({"event":"record","value":...}); SIGTERM leaves the group cleanly.
 // Usage: node member.js BOOTSTRAP GROUP CLIENT_ID TOPIC...
-const { Kafka, logLevel } = require('kafkajs')
+// PARTWISE_ASSIGNER=roundrobin runs KafkaJS's own RoundRobinAssigner instead
+// (the seed's counter-example).
+const { Kafka, logLevel, PartitionAssigners } = require('kafkajs')
 const { copartitionedAssigner } = require('../..')
 
 const [bootstrap, groupId, clientId, ...topics] = process.argv.slice(2)
@@ -20,7 +22,7 @@ async function main() {
   const assigner = copartitionedAssigner()
   const consumer = kafka.consumer({
     groupId,
-    partitionAssigners: [assigner],
+    partitionAssigners: [process.env.PARTWISE_ASSIGNER === 'roundrobin' ? PartitionAssigners.roundRobin : assigner],
     sessionTimeout: 6000,
     heartbeatInterval: 500,
     rebalanceTimeout: 20000,
