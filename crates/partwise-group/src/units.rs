@@ -11,9 +11,11 @@
 //! leader that is not partwise) decides from its own subscription.
 
 use crate::error::{Error, Result};
-use crate::protocol::Subscription;
+use crate::protocol::{Assignment, Subscription};
+use bytes::Bytes;
 use partwise::assign::units::{named_group, own_unit_groups, unit_groups, whole_units};
 use partwise::assign::{Assignor, Group, Member};
+use partwise_wire::consumer::encode_unit_groups;
 use std::collections::{BTreeMap, HashMap};
 
 /// A co-partitioned unit: partition `partition` of each of `topics`.
@@ -155,6 +157,30 @@ pub fn leader_assignment(
         );
     }
     Ok(out)
+}
+
+/// What the leader sends in SyncGroup under `protocol`: each member's
+/// encoded assignment, with the co-partition groups in its user data, in
+/// the order of `members` (a member with nothing gets an empty assignment,
+/// so it still learns the groups). Every partwise leader, in this runtime or
+/// in a binding, writes these bytes.
+pub fn leader_sync_assignments(
+    protocol: &str,
+    members: &[JoinedMember],
+    counts: &BTreeMap<String, i32>,
+) -> Result<Vec<(String, Bytes)>> {
+    let plan = leader_assignment(protocol, members, counts)?;
+    let groups = encode_unit_groups(&leader_unit_groups(members, counts));
+    members
+        .iter()
+        .map(|m| {
+            let assignment = Assignment {
+                partitions: plan.get(&m.member_id).cloned().unwrap_or_default(),
+                user_data: Some(groups.clone()),
+            };
+            Ok((m.member_id.clone(), assignment.encode()?))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,9 +9,7 @@
 use super::{Consumer, Event, Generation, Previous, State, UnitAssignment};
 use crate::error::{Error, Result};
 use crate::protocol::{Assignment, Subscription};
-use crate::units::{
-    leader_assignment, leader_unit_groups, unit_groups_of_counts, units_in, JoinedMember,
-};
+use crate::units::{leader_sync_assignments, unit_groups_of_counts, units_in, JoinedMember};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
@@ -23,7 +21,7 @@ use kafka_protocol::ResponseError::{
     self, IllegalGeneration, InconsistentGroupProtocol, MemberIdRequired, RebalanceInProgress,
     UnknownMemberId,
 };
-use partwise_wire::consumer::{decode_unit_groups, encode_unit_groups};
+use partwise_wire::consumer::decode_unit_groups;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -199,27 +197,23 @@ impl Consumer {
             .iter()
             .map(|(t, m)| (t.clone(), m.leaders.len() as i32))
             .collect();
-        let plan = leader_assignment(protocol, &members, &counts).map_err(|e| match e {
-            Error::GroupProtocol { reason, source, .. } => Error::GroupProtocol {
-                group: group.clone(),
-                reason,
-                source,
-            },
-            e => e,
-        })?;
-        let groups = encode_unit_groups(&leader_unit_groups(&members, &counts));
-        members
-            .iter()
-            .map(|m| {
-                let assignment = Assignment {
-                    partitions: plan.get(&m.member_id).cloned().unwrap_or_default(),
-                    user_data: Some(groups.clone()),
-                };
-                Ok(SyncGroupRequestAssignment::default()
-                    .with_member_id(StrBytes::from_string(m.member_id.clone()))
-                    .with_assignment(assignment.encode()?))
+        let assignments =
+            leader_sync_assignments(protocol, &members, &counts).map_err(|e| match e {
+                Error::GroupProtocol { reason, source, .. } => Error::GroupProtocol {
+                    group: group.clone(),
+                    reason,
+                    source,
+                },
+                e => e,
+            })?;
+        Ok(assignments
+            .into_iter()
+            .map(|(member, bytes)| {
+                SyncGroupRequestAssignment::default()
+                    .with_member_id(StrBytes::from_string(member))
+                    .with_assignment(bytes)
             })
-            .collect()
+            .collect())
     }
 
     /// One SyncGroup; `true` when the generation is taken up, `false` to
