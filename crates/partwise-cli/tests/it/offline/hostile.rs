@@ -960,6 +960,63 @@ fn a_pipe_given_as_a_file_is_read() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
+/// Every command that reads keys reads a process substitution, a FIFO and
+/// `/dev/stdin` from a pipe for what they hold (their length is 0), not as
+/// empty (issue 19, item 1).
+#[test]
+fn streams_given_as_files_are_read_by_every_key_reader() {
+    let bin = env!("CARGO_BIN_EXE_partwise");
+    let ticker = crate::common::example("ticker.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("keys.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let cmds = [
+        "route -p 6 --format ndjson".to_string(),
+        "slot --format ndjson".to_string(),
+        "resize --from 6 --to 8 --format json".to_string(),
+        format!("check {ticker} --format json"),
+    ];
+    for cmd in &cmds {
+        for (how, script) in [
+            (
+                "<(...)",
+                format!("{bin} {cmd} -i <(printf 'BBCA\\nANTM\\n')"),
+            ),
+            (
+                "/dev/stdin",
+                format!("printf 'BBCA\\nANTM\\n' | {bin} {cmd} -i /dev/stdin"),
+            ),
+            (
+                "fifo",
+                format!(
+                    "(printf 'BBCA\\nANTM\\n' > {f}) & {bin} {cmd} -i {f}",
+                    f = fifo.display()
+                ),
+            ),
+        ] {
+            let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{cmd} {how}: {err}"
+            );
+            let saw = if cmd.starts_with("check") {
+                stdout.contains("\"sample_keys\": 2")
+            } else if cmd.starts_with("resize") {
+                stdout.contains("\"keys\": 2")
+            } else {
+                stdout.lines().count() == 2
+            };
+            assert!(saw, "{cmd} {how}: read as if empty:\n{stdout}\n{err}");
+        }
+    }
+}
+
 /// A full disk on stdout is exit 2 with the I/O error, for every command
 /// that prints (`completions` panicked inside clap_complete).
 #[test]
