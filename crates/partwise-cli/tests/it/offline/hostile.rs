@@ -129,6 +129,12 @@ fn fixtures() -> tempfile::TempDir {
         )
     };
     w("huge-topics.toml", group(2_147_483_647, "3").as_bytes());
+    w(
+        "nosuch-assignor.toml",
+        group(6, "3")
+            .replace("assignor = \"java:range\"", "assignor = \"nosuch\"")
+            .as_bytes(),
+    );
     w("range-work.toml", group(15_000, "\"1..1000\"").as_bytes());
     w("many-members.toml", group(6, "4000000000").as_bytes());
     w(
@@ -469,6 +475,71 @@ const CASES: &[(&[&str], &str)] = &[
             "priority:prefix=VIP_,regex=^X,reserved=1",
         ],
         "has two of prefix=, regex=, header=",
+    ),
+    // Accepted and ignored before (issue 19, item 7).
+    (
+        &["check", "{dir}/nosuch-assignor.toml"],
+        "consumer_group[0].assignor': unknown assignor 'nosuch'",
+    ),
+    (
+        &[
+            "plan",
+            "--produce-mbps",
+            "50",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2",
+            "--replication-factor",
+            "0",
+        ],
+        "'0' for '--replication-factor",
+    ),
+    (
+        &[
+            "plan",
+            "--produce-mbps",
+            "50",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2",
+            "--batch-size",
+            "0",
+        ],
+        "'0' for '--batch-size",
+    ),
+    (
+        &[
+            "kafka",
+            "consume",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "-t",
+            "t",
+            "--session-timeout-ms",
+            "3000000000",
+        ],
+        "at most 2147483647 ms",
+    ),
+    (
+        &[
+            "kafka",
+            "group",
+            "-b",
+            "127.0.0.1:1",
+            "-g",
+            "g",
+            "--assignor",
+            "nosuch",
+        ],
+        "'nosuch' for '--assignor <SPEC>'",
     ),
     // Messages that name the input at fault (issue 19, item 9).
     (
