@@ -491,6 +491,16 @@ impl PrivateCluster {
             .unwrap();
         assert!(s.success());
     }
+
+    fn signal_all_cont(&self) -> Option<()> {
+        for k in 0..3 {
+            std::process::Command::new("kill")
+                .args(["-CONT", &self.pid(k)])
+                .status()
+                .ok()?;
+        }
+        Some(())
+    }
 }
 
 impl Drop for PrivateCluster {
@@ -501,18 +511,6 @@ impl Drop for PrivateCluster {
             .arg(self.base.to_string())
             .env("PARTWISE_REDIS_DIR", self.dir.path())
             .output();
-    }
-}
-
-impl PrivateCluster {
-    fn signal_all_cont(&self) -> Option<()> {
-        for k in 0..3 {
-            std::process::Command::new("kill")
-                .args(["-CONT", &self.pid(k)])
-                .status()
-                .ok()?;
-        }
-        Some(())
     }
 }
 
