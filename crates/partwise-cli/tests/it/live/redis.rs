@@ -424,13 +424,37 @@ fn a_stopped_node_gives_a_partial_report_and_exit_2_within_the_timeout() {
 #[test]
 fn ndjson_is_one_object_per_line() {
     let seed = cluster();
-    for args in [
+    // `hot` prints one line per sampled tag, so the test writes its own
+    // keys rather than rely on what other tests have left in the cluster.
+    let map = SlotMap::fetch(&[seed.parse().unwrap()], TIMEOUT).unwrap();
+    let keys: Vec<String> = (0..20)
+        .map(|i| format!("partwise-cli-test:{{cli-ndjson}}:{i}"))
+        .collect();
+    let home = map
+        .owner(key_slot(b"cli-ndjson"))
+        .unwrap()
+        .primary
+        .addr
+        .clone();
+    let mut conn = NodeConn::open(&home, TIMEOUT).unwrap();
+    let mut pipe = redis::pipe();
+    for k in &keys {
+        pipe.cmd("SET").arg(k).arg("1").ignore();
+    }
+    let _: () = conn.query_pipe(&pipe, "SET").unwrap();
+    let outputs: Vec<(Vec<&str>, Output)> = [
         vec!["redis", "slots", "-c", &seed, "--key-counts"],
         vec!["redis", "hot", "-c", &seed, "--sample", "100"],
-    ] {
-        let mut args = args.clone();
+    ]
+    .into_iter()
+    .map(|mut args| {
         args.extend(["--format", "ndjson"]);
         let o = partwise(&args);
+        (args, o)
+    })
+    .collect();
+    let _: i64 = conn.query(redis::cmd("DEL").arg(&keys), "DEL").unwrap();
+    for (args, o) in outputs {
         assert!(matches!(code(&o), Some(0 | 1)), "{args:?}: {}", stderr(&o));
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(!out.is_empty(), "{args:?} printed nothing");
