@@ -1,7 +1,8 @@
 'use strict'
-// What the live group tests share: member processes (KafkaJS, or partwise's
-// Rust runtime through `partwise kafka consume`), and the check of a settled
-// generation read back with describeGroups.
+// What the live group tests share: member processes (KafkaJS, partwise's
+// Rust runtime through `partwise kafka consume`, or a Java KafkaConsumer with
+// dev.partwise.CopartitionedAssignor through bindings/java's LiveMember), and
+// the check of a settled generation read back with describeGroups.
 const assert = require('node:assert')
 const path = require('path')
 const { spawn } = require('child_process')
@@ -12,24 +13,30 @@ const N = 6
 const sleep = ms => new Promise(r => setTimeout(r, ms))
 
 class Member {
-  // kind 'kafkajs' (tests/live/member.js) or 'rust' (partwise kafka consume).
+  // kind 'kafkajs' (tests/live/member.js), 'rust' (partwise kafka consume) or
+  // 'java' (LiveMember on PARTWISE_JAVA_CP; it leaves when its stdin closes).
+  // Every kind's output becomes the same events: {event:'assigned', leader,
+  // partitions:[[topic,p],...]} and {event:'record', value | key_hex}.
   constructor(group, clientId, topics, kind = 'kafkajs', env = {}) {
     this.clientId = clientId
     this.kind = kind
     this.events = []
-    const [cmd, args] =
-      kind === 'rust'
-        ? [rustBinary(), ['kafka', 'consume', '-b', bootstrap, '-g', group, ...topics.flatMap(t => ['-t', t]),
-            '--assignor', 'copartitioned', '--offset-reset', 'earliest', '--heartbeat-interval', '500ms',
-            '--session-timeout', '6s', '--rebalance-timeout', '20s', '--commit-interval', '300ms', '--format', 'ndjson']]
-        : [process.execPath, [path.join(__dirname, 'member.js'), bootstrap, group, clientId, ...topics]]
-    this.proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+    const [cmd, args] = {
+      rust: () => [rustBinary(), ['kafka', 'consume', '-b', bootstrap, '-g', group, ...topics.flatMap(t => ['-t', t]),
+        '--assignor', 'copartitioned', '--offset-reset', 'earliest', '--heartbeat-interval', '500ms',
+        '--session-timeout', '6s', '--rebalance-timeout', '20s', '--commit-interval', '300ms', '--format', 'ndjson']],
+      java: () => ['java', ['-cp', javaClasspath(), 'dev.partwise.LiveMember', bootstrap, group, topics.join(',')]],
+      kafkajs: () => [process.execPath, [path.join(__dirname, 'member.js'), bootstrap, group, clientId, ...topics]],
+    }[kind]()
+    this.proc = spawn(cmd, args, { stdio: [kind === 'java' ? 'pipe' : 'ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+    const parse = kind === 'java' ? javaEvent() : line => JSON.parse(line)
     let buf = ''
     this.proc.stdout.on('data', d => {
       buf += d
       let i
       while ((i = buf.indexOf('\n')) >= 0) {
-        this.events.push(JSON.parse(buf.slice(0, i)))
+        const e = parse(buf.slice(0, i))
+        if (e) this.events.push(e)
         buf = buf.slice(i + 1)
       }
     })
@@ -38,12 +45,17 @@ class Member {
   alive() {
     return this.proc.exitCode === null && this.proc.signalCode === null
   }
+  // SIGTERM is a clean leave; a Java member leaves when its stdin closes
+  // (a JVM on SIGTERM exits without leaving the group).
   kill(signal) {
-    if (this.alive()) this.proc.kill(signal)
+    if (this.alive()) {
+      if (this.kind === 'java' && signal === 'SIGTERM') this.proc.stdin.end()
+      else this.proc.kill(signal)
+    }
     return this.exited
   }
-  // Record ids handled: KafkaJS members print the value, Rust ones the key
-  // (the test writes the id as both).
+  // Record ids handled: KafkaJS members print the value, Rust and Java ones
+  // the key (the test writes the id as both).
   handled() {
     return this.events
       .filter(e => e.event === 'record')
@@ -51,6 +63,29 @@ class Member {
   }
   assignments() {
     return this.events.filter(e => e.event === 'assigned').map(e => e.partitions)
+  }
+}
+
+function javaClasspath() {
+  const cp = process.env.PARTWISE_JAVA_CP
+  if (!cp) throw new Error('PARTWISE_JAVA_CP unset: bash bindings/java/test --classpath prints it (bindings/kafkajs/test sets it)')
+  return cp
+}
+
+// LiveMember's lines (`led`, `assigned MEMBER GEN T:P,...|-`, `record T P
+// OFFSET KEY_HEX`) as events; `led` marks the next assignment as the leader's.
+function javaEvent() {
+  let led = false
+  return line => {
+    const w = line.split(' ')
+    if (w[0] === 'led') led = true
+    else if (w[0] === 'assigned') {
+      const partitions = w[3] === '-' ? [] : w[3].split(',').map(tp => [tp.slice(0, tp.lastIndexOf(':')), Number(tp.slice(tp.lastIndexOf(':') + 1))])
+      const e = { event: 'assigned', memberId: w[1], generation: Number(w[2]), leader: led, partitions }
+      led = false
+      return e
+    } else if (w[0] === 'record') return { event: 'record', topic: w[1], partition: Number(w[2]), offset: Number(w[3]), key_hex: w[4] === '-' ? '' : w[4] }
+    return null
   }
 }
 
@@ -155,4 +190,4 @@ async function setup(kafka, prefix) {
   }
 }
 
-module.exports = { bootstrap, N, Member, rustBinary, unitsWhole, settled, onlyLeaverMoved, setup }
+module.exports = { bootstrap, N, Member, rustBinary, javaClasspath, unitsWhole, settled, onlyLeaverMoved, setup }

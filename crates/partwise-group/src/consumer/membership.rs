@@ -227,6 +227,9 @@ impl Consumer {
     ) -> Result<bool> {
         let group = self.cfg.group_id.clone();
         let coord = self.coordinator().await?;
+        // A leader sends every member's assignment, its own included; the
+        // others send none.
+        let led = !assignments.is_empty();
         // v5 names the protocol so the coordinator can check it (KIP-559).
         let named = self.cluster.version::<SyncGroupRequest>(&coord).await? >= 5;
         let req = SyncGroupRequest::default()
@@ -259,15 +262,18 @@ impl Consumer {
         } else {
             Assignment::decode(resp.assignment.clone())?
         };
-        self.take_up(generation, got, counts, synced_at).await?;
+        self.take_up(generation, led, got, counts, synced_at)
+            .await?;
         Ok(true)
     }
 
     /// Takes up generation `generation` with the assignment `got`: its whole
-    /// units, the heartbeat started, the start positions looked up.
+    /// units, the heartbeat started, the start positions looked up. `led`:
+    /// this member computed the generation's assignment.
     async fn take_up(
         &mut self,
         generation: i32,
+        led: bool,
         got: Assignment,
         counts: &BTreeMap<String, i32>,
         synced_at: Instant,
@@ -299,6 +305,7 @@ impl Consumer {
         }
         let assignment = UnitAssignment {
             generation,
+            leader: led,
             member_id: self.member_id.clone(),
             units,
             partitions,

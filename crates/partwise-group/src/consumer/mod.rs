@@ -43,6 +43,9 @@ use std::time::{Duration, Instant};
 pub struct UnitAssignment {
     /// The group generation.
     pub generation: i32,
+    /// This member led the generation: it computed every member's
+    /// assignment (whatever runtime the others run).
+    pub leader: bool,
     /// This member's id.
     pub member_id: String,
     /// The whole units this member owns; only these are fetched.

@@ -1,7 +1,8 @@
-// One KafkaConsumer group member with CopartitionedAssignor, for the live test: prints
-// `assigned MEMBER GENERATION T:P,...` on every assignment and `record T P OFFSET` for
-// every record it handles (committed after printing: at least once), and leaves the group
-// when its standard input closes.
+// One KafkaConsumer group member with CopartitionedAssignor, for the live tests (LiveTest
+// here, and the three-runtime group of bindings/kafkajs/tests/live): prints `led` when it
+// computes a generation's assignment as the leader, `assigned MEMBER GENERATION T:P,...` on
+// every assignment and `record T P OFFSET KEY_HEX` for every record it handles (committed
+// after printing: at least once), and leaves the group when its standard input closes.
 package dev.partwise;
 
 import java.io.InputStream;
@@ -26,6 +27,27 @@ public final class LiveMember {
         System.out.flush();
     }
 
+    /** CopartitionedAssignor, saying when this member leads (only the leader assigns). */
+    public static final class Leading extends CopartitionedAssignor {
+        @Override
+        public GroupAssignment assign(org.apache.kafka.common.Cluster metadata, GroupSubscription subscription) {
+            GroupAssignment a = super.assign(metadata, subscription);
+            say("led");
+            return a;
+        }
+    }
+
+    private static String hex(byte[] b) {
+        if (b == null) {
+            return "-";
+        }
+        StringBuilder s = new StringBuilder(2 * b.length);
+        for (byte x : b) {
+            s.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
+        }
+        return s.length() == 0 ? "-" : s.toString();
+    }
+
     public static void main(String[] args) {
         String bootstrap = args[0], group = args[1];
         List<String> topics = Arrays.asList(args[2].split(","));
@@ -33,7 +55,7 @@ public final class LiveMember {
         p.put("bootstrap.servers", bootstrap);
         p.put("group.id", group);
         p.put("group.protocol", "classic");
-        p.put("partition.assignment.strategy", CopartitionedAssignor.class.getName());
+        p.put("partition.assignment.strategy", Leading.class.getName());
         p.put("key.deserializer", ByteArrayDeserializer.class.getName());
         p.put("value.deserializer", ByteArrayDeserializer.class.getName());
         p.put("enable.auto.commit", "false");
@@ -78,7 +100,7 @@ public final class LiveMember {
                     break;
                 }
                 for (ConsumerRecord<byte[], byte[]> r : rs) {
-                    say("record " + r.topic() + " " + r.partition() + " " + r.offset());
+                    say("record " + r.topic() + " " + r.partition() + " " + r.offset() + " " + hex(r.key()));
                 }
                 if (!rs.isEmpty()) {
                     try {

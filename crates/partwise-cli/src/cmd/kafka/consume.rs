@@ -138,6 +138,7 @@ fn assignment_json(event: &str, a: &UnitAssignment) -> Value {
         "event": event,
         "generation": a.generation,
         "member": a.member_id,
+        "leader": a.leader,
         "units": units,
         "partitions": a.partitions.iter().map(|(t, p)| json!([t, p])).collect::<Vec<_>>(),
     })

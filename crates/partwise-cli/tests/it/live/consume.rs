@@ -286,9 +286,11 @@ fn wait_stable(members: &[&MemberProc], topics: &[&str], limit: Duration) -> Vec
 
 /// In every generation any member printed: each member's partitions are
 /// whole units (partition p of both topics), no partition has two owners,
-/// and every record a member printed was of a unit it held at that moment.
+/// every record a member printed was of a unit it held at that moment, and
+/// no generation has two leaders.
 fn check_generations(all_events: &[Vec<Value>], topics: &[&str]) {
     let mut by_gen: BTreeMap<i64, Vec<BTreeSet<(String, i64)>>> = BTreeMap::new();
+    let mut leaders: BTreeMap<i64, usize> = BTreeMap::new();
     for events in all_events {
         let mut holding: Option<BTreeSet<(String, i64)>> = None;
         for e in events {
@@ -305,10 +307,9 @@ fn check_generations(all_events: &[Vec<Value>], topics: &[&str]) {
                             );
                         }
                     }
-                    by_gen
-                        .entry(e["generation"].as_i64().unwrap())
-                        .or_default()
-                        .push(parts.clone());
+                    let g = e["generation"].as_i64().unwrap();
+                    by_gen.entry(g).or_default().push(parts.clone());
+                    *leaders.entry(g).or_default() += usize::from(e["leader"] == true);
                     holding = Some(parts);
                 }
                 "revoked" => holding = None,
@@ -325,6 +326,9 @@ fn check_generations(all_events: &[Vec<Value>], topics: &[&str]) {
                 other => panic!("unknown event {other}"),
             }
         }
+    }
+    for (g, n) in leaders {
+        assert!(n <= 1, "generation {g} has {n} leaders");
     }
     for (g, owners) in by_gen {
         let mut seen = BTreeSet::new();
@@ -358,6 +362,9 @@ fn one_to_six_members_own_whole_units_and_leave_cleanly() {
         );
     }
     let events: Vec<Vec<Value>> = members.iter().map(|m| m.events()).collect();
+    // Alone in the group, the first member led its first generation.
+    let first = events[0].iter().find(|e| e["event"] == "assigned").unwrap();
+    assert_eq!(first["leader"], true, "{first}");
     check_generations(&events, &topics);
     for m in members {
         assert_eq!(m.terminate(), 0);
