@@ -436,7 +436,11 @@ impl Cluster {
                 producer_epoch: -1,
                 timestamp_type: TimestampType::Creation,
                 offset: i as i64,
-                sequence: -1,
+                // kafka-protocol starts a new batch wherever offset minus
+                // sequence changes, and a broker takes one batch per
+                // partition: this keeps them in one, with the batch's base
+                // sequence -1 (no producer id, no sequence).
+                sequence: i as i32 - 1,
                 timestamp: now,
                 key: k.clone(),
                 value: v.clone(),

@@ -40,6 +40,8 @@ impl Consumer {
         let State::Stable(g) = &mut self.state else {
             return;
         };
+        // Records fetched by a round that was dropped before queuing them
+        // count as queued too.
         let queued: HashSet<(&str, i32)> = self
             .pending
             .iter()
@@ -47,6 +49,7 @@ impl Consumer {
                 Event::Records { records, .. } => records.as_slice(),
                 _ => &[],
             })
+            .chain(g.fetched.values().flatten())
             .map(|r| (r.topic.as_str(), r.partition))
             .collect();
         let p = &mut g.positions;

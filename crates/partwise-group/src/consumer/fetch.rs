@@ -107,6 +107,7 @@ impl Consumer {
             assignment,
             positions,
             fetchers,
+            fetched,
         } = g.as_mut();
         if assignment.units.is_empty() {
             // Nothing to fetch: wait like an empty fetch would, so rebalances
@@ -129,13 +130,21 @@ impl Consumer {
             positions,
             fetchers,
             unit_of,
-            per_unit: BTreeMap::new(),
+            per_unit: fetched,
         };
         let result = round.run().await;
-        for (unit, records) in std::mem::take(&mut round.per_unit) {
+        self.queue_fetched();
+        result
+    }
+
+    /// Queues the records fetched so far as events, one per unit.
+    pub(super) fn queue_fetched(&mut self) {
+        let State::Stable(g) = &mut self.state else {
+            return;
+        };
+        for (unit, records) in std::mem::take(&mut g.fetched) {
             self.pending.push_back(Event::Records { unit, records });
         }
-        result
     }
 }
 
@@ -146,8 +155,9 @@ struct Round<'a> {
     positions: &'a mut Positions,
     fetchers: &'a mut HashMap<String, Fetcher>,
     unit_of: HashMap<Tp, Unit>,
-    /// Records read, by unit: queued as events even when the round fails.
-    per_unit: BTreeMap<Unit, Vec<ConsumedRecord>>,
+    /// Records read, by unit (the generation's `fetched`): queued as events
+    /// even when the round fails or is dropped.
+    per_unit: &'a mut BTreeMap<Unit, Vec<ConsumedRecord>>,
 }
 
 impl Round<'_> {

@@ -315,6 +315,7 @@ impl Consumer {
             assignment: assignment.clone(),
             positions,
             fetchers: Default::default(),
+            fetched: Default::default(),
         }));
         self.pending.push_back(Event::Assigned(assignment));
         Ok(())

@@ -111,6 +111,12 @@ struct Generation {
     positions: Positions,
     /// Fetch connections by leader address, each with its next fetch in flight.
     fetchers: HashMap<String, Fetcher>,
+    /// Records a fetch round read, by unit, not yet queued as events. They
+    /// live here rather than in the round so that a poll dropped mid-round
+    /// (a signal, a `select!`) keeps them: their positions have moved on,
+    /// so losing them would skip records, and committing them (close()
+    /// after the drop) would skip them for the next owner too.
+    fetched: std::collections::BTreeMap<Unit, Vec<ConsumedRecord>>,
 }
 
 /// What the next JoinGroup claims as owned, so the leader can be sticky:
@@ -213,6 +219,7 @@ impl Consumer {
             return Err(Error::Closed);
         }
         self.ack_delivered();
+        self.queue_fetched();
         self.shared.lock().expect("poisoned").last_poll = Instant::now();
         loop {
             if let Some(e) = self.pending.pop_front() {

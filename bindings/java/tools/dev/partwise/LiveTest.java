@@ -277,7 +277,16 @@ public final class LiveTest {
         Set<String> missing = new HashSet<>(produced);
         missing.removeAll(handled);
         if (!missing.isEmpty()) {
-            fail(missing.size() + " of " + produced.size() + " produced records never handled, e.g. " + missing.iterator().next());
+            // Which records, and who last held their partitions: what a reader of a failed run needs.
+            List<String> sorted = new ArrayList<>(missing);
+            java.util.Collections.sort(sorted);
+            StringBuilder holders = new StringBuilder();
+            for (Member m : members) {
+                holders.append("\n  ").append(m.name).append(m.alive ? "" : " (gone)").append(": generation ")
+                        .append(m.generation).append(' ').append(new java.util.TreeSet<>(m.parts));
+            }
+            fail(missing.size() + " of " + produced.size() + " produced records never handled: "
+                    + sorted.subList(0, Math.min(20, sorted.size())) + "; last assignments:" + holders);
         }
         System.out.println("live-test: " + owners.size() + " generations checked (whole units, each partition to one member; after each leave only the leaver's units moved), "
                 + produced.size() + " records produced, all handled at least once: " + missing.isEmpty());

@@ -1391,3 +1391,121 @@ fn a_group_of_another_protocol_type_refuses_ours() {
     });
     refused_as_inconsistent(&g, &topics);
 }
+
+/// A poll dropped mid-round loses nothing. One fetch round reads each
+/// leader in turn; records only on the first leader's partitions make the
+/// round read them and then wait on the second leader's long poll, where a
+/// short `timeout` drops it. Those records must still be handed out by a
+/// later poll, and close() must not commit past them before (the bug: they
+/// were lost with the round while their positions had moved, and a SIGTERM
+/// there made `partwise kafka consume` commit past records it never printed).
+#[test]
+fn a_poll_dropped_mid_round_loses_no_records() {
+    use partwise_group::{Config, Consumer, Event, OffsetReset};
+    let kafka = KafkaCluster::start(2).unwrap();
+    let bk = kafka.bootstrap().to_string();
+    let (a, b, g) = names("dropped-poll");
+    create_at(&bk, &[&a, &b]);
+    rt().block_on(async {
+        let mut c = Cluster::new(split(&bk), "partwise-test", Duration::from_secs(10));
+        let mut leaders: BTreeMap<String, Vec<(String, i32)>> = BTreeMap::new();
+        for t in [&a, &b] {
+            for p in 0..PARTITIONS {
+                let l = c.leader_or_refresh(t, p).await.unwrap();
+                leaders.entry(l).or_default().push((t.to_string(), p));
+            }
+        }
+        assert_eq!(leaders.len(), 2, "partitions on both nodes: {leaders:?}");
+        // A round reads leaders in address order: records on the first only.
+        let (first, parts) = leaders.iter().next().unwrap();
+        let mut cfg = Config::new(split(&bk), g.clone(), vec![a.clone(), b.clone()]);
+        cfg.auto_offset_reset = OffsetReset::Earliest;
+        cfg.fetch_max_wait = Duration::from_millis(2000);
+        let mut consumer = Consumer::new(cfg.clone()).await.unwrap();
+        let start = Instant::now();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(30), consumer.poll()).await {
+                Ok(Ok(Event::Assigned(_))) => break,
+                Ok(Ok(_)) => {}
+                other => panic!("no assignment: {other:?}"),
+            }
+            assert!(start.elapsed() < Duration::from_secs(60));
+        }
+        let mut want = BTreeSet::new();
+        for (t, p) in parts {
+            let recs: Vec<(Option<Bytes>, Option<Bytes>)> = (0..5)
+                .map(|i| {
+                    let id = format!("{t}/{p}/{i}");
+                    want.insert(id.clone());
+                    (Some(Bytes::from(id.clone())), Some(Bytes::from(id)))
+                })
+                .collect();
+            produce_retrying(&mut c, t, *p, &recs, Duration::from_secs(20)).await;
+        }
+        // Polls of 300 ms: each one that reads the first leader's records is
+        // dropped on the second's 2 s long poll.
+        let mut got = BTreeSet::new();
+        let mut dropped = 0;
+        let end = Instant::now() + Duration::from_secs(20);
+        while got != want && Instant::now() < end {
+            match tokio::time::timeout(Duration::from_millis(300), consumer.poll()).await {
+                Err(_) => dropped += 1,
+                Ok(Ok(Event::Records { records, .. })) => {
+                    for r in records {
+                        got.insert(String::from_utf8(r.key.unwrap().to_vec()).unwrap());
+                    }
+                }
+                Ok(Ok(e)) => panic!("{first}: unexpected {e:?}"),
+                Ok(Err(e)) => panic!("poll: {e}"),
+            }
+        }
+        assert!(dropped > 0, "no poll was dropped");
+        let missing: Vec<&String> = want.difference(&got).collect();
+        assert!(
+            missing.is_empty(),
+            "records never handed out after {dropped} dropped polls: {missing:?}"
+        );
+
+        // Dropped again with records fetched but not handed out, close()
+        // commits only what was: a new member gets the rest.
+        let mut more = BTreeSet::new();
+        for (t, p) in parts {
+            let id = format!("{t}/{p}/late");
+            more.insert(id.clone());
+            produce_retrying(
+                &mut c,
+                t,
+                *p,
+                &[(Some(Bytes::from(id.clone())), Some(Bytes::from(id)))],
+                Duration::from_secs(20),
+            )
+            .await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Whatever this poll hands out counts as handled at close().
+        if let Ok(Ok(Event::Records { records, .. })) =
+            tokio::time::timeout(Duration::from_millis(300), consumer.poll()).await
+        {
+            for r in records {
+                more.remove(&String::from_utf8(r.key.unwrap().to_vec()).unwrap());
+            }
+        }
+        consumer.close().await.unwrap();
+        let mut next = Consumer::new(cfg).await.unwrap();
+        let end = Instant::now() + Duration::from_secs(60);
+        while !more.is_empty() && Instant::now() < end {
+            if let Ok(Ok(Event::Records { records, .. })) =
+                tokio::time::timeout(Duration::from_secs(5), next.poll()).await
+            {
+                for r in records {
+                    more.remove(&String::from_utf8(r.key.unwrap().to_vec()).unwrap());
+                }
+            }
+        }
+        assert!(
+            more.is_empty(),
+            "committed past records never handed out: {more:?}"
+        );
+        next.close().await.unwrap();
+    });
+}
