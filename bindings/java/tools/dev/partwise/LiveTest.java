@@ -57,7 +57,14 @@ public final class LiveTest {
         void read() {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
+                // PARTWISE_LIVE_LOG=DIR keeps every member's raw output (DIR/NAME.log), to read a failed run.
+                String logDir = System.getenv("PARTWISE_LIVE_LOG");
+                java.io.PrintStream log = logDir == null ? null
+                        : new java.io.PrintStream(new java.io.FileOutputStream(logDir + "/" + name + ".log"), true, StandardCharsets.UTF_8);
                 while ((line = r.readLine()) != null) {
+                    if (log != null) {
+                        log.println(line);
+                    }
                     if (line.startsWith("{")) {
                         line = fromNdjson(line);
                         if (line == null) {
