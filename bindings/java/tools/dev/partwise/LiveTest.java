@@ -203,6 +203,9 @@ public final class LiveTest {
                 continue;
             }
             described = d;
+            if (!d.members().isEmpty() && d.type() != org.apache.kafka.common.GroupType.CONSUMER) {
+                fail("the group is a " + d.type() + " group, not a consumer-protocol one");
+            }
             if (!d.members().isEmpty() && !BrokerCopartitionedAssignor.NAME.equals(d.partitionAssignor())) {
                 fail("the broker assigns the group with '" + d.partitionAssignor() + "', not " + BrokerCopartitionedAssignor.NAME);
             }
