@@ -8,9 +8,6 @@
 // user data, so only partitions are compared.
 package dev.partwise;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -21,7 +18,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -33,11 +29,6 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 public final class BrokerVectorCheck {
-    private record Member(String id, String instanceId, List<String> topics, List<TopicPartition> owned) {}
-
-    private record Case(String name, Map<String, Integer> topics, List<Member> members,
-            Map<String, List<TopicPartition>> expect) {}
-
     private record Subscription(Optional<String> rackId, Optional<String> instanceId, Set<Uuid> subscribedTopicIds)
             implements MemberSubscription {}
 
@@ -90,7 +81,7 @@ public final class BrokerVectorCheck {
      * (code points, as the Rust leader orders them); names no topic has ("missing") get ids
      * the describer does not know.
      */
-    static Map<String, Uuid> topicIds(Case c, Random rng) {
+    static Map<String, Uuid> topicIds(VectorCheck.Case c, Random rng) {
         List<String> names = new ArrayList<>(c.topics().keySet());
         names.sort(Copartitioned::codePointCompare);
         TreeSet<Uuid> ids = new TreeSet<>();
@@ -105,7 +96,7 @@ public final class BrokerVectorCheck {
         for (Uuid u : ids) {
             out.put(names.get(i++), u);
         }
-        for (Member m : c.members()) {
+        for (VectorCheck.Member m : c.members()) {
             for (String t : m.topics()) {
                 out.computeIfAbsent(t, k -> new Uuid(rng.nextLong(), rng.nextLong()));
             }
@@ -116,12 +107,12 @@ public final class BrokerVectorCheck {
         return out;
     }
 
-    static String check(Case c, Random rng) {
+    static String check(VectorCheck.Case c, Random rng) {
         Map<String, Uuid> ids = topicIds(c, rng);
         Map<Uuid, String> names = new HashMap<>();
         ids.forEach((n, u) -> names.put(u, n));
         Spec spec = new Spec();
-        for (Member m : c.members()) {
+        for (VectorCheck.Member m : c.members()) {
             Set<Uuid> subscribed = new HashSet<>();
             for (String t : m.topics()) {
                 subscribed.add(ids.get(t));
@@ -174,30 +165,12 @@ public final class BrokerVectorCheck {
     }
 
     public static void main(String[] args) throws Exception {
-        List<Case> cases = new ArrayList<>();
-        Case cur = null;
-        for (String line : Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8)) {
-            String[] w = line.split(" ");
-            switch (w[0]) {
-                case "case" -> cur = new Case(w[1], new TreeMap<>(), new ArrayList<>(), new LinkedHashMap<>());
-                case "topic" -> cur.topics().put(w[1], Integer.parseInt(w[2]));
-                case "member" -> cur.members().add(new Member(w[1], w[2].equals("-") ? null : w[2],
-                        w[3].equals("-") ? List.of() : List.of(w[3].split(",")), VectorCheck.parts(w[4])));
-                case "expect" -> cur.expect().put(w[1], VectorCheck.parts(w[2]));
-                case "userdata" -> {
-                    // the consumer protocol has no user data
-                }
-                case "end" -> cases.add(cur);
-                default -> throw new IllegalArgumentException(args[0] + ": unexpected line: " + line);
-            }
-        }
-        if (cases.isEmpty()) {
-            throw new IllegalArgumentException(args[0] + ": no cases");
-        }
+        // The cases' user data is not compared: the consumer protocol has none.
+        List<VectorCheck.Case> cases = VectorCheck.read(args[0]);
         // A fixed seed: a failure replays with the same ids.
         Random rng = new Random(848);
         int failed = 0;
-        for (Case c : cases) {
+        for (VectorCheck.Case c : cases) {
             String why = check(c, rng);
             if (why != null) {
                 failed++;
