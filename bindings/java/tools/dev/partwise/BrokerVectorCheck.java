@@ -5,7 +5,8 @@
 // case's topics get random ids that sort (Uuid.compareTo) as their names sort in the Rust
 // leader's order, the one arrangement in which the two must agree exactly. A case's owned
 // partitions are the members' current target assignment. The consumer protocol carries no
-// user data, so only partitions are compared.
+// user data, so only partitions are compared. Each case runs again with the ids in a shuffled
+// order, where ties may break otherwise: units must still go whole, each partition once.
 package dev.partwise;
 
 import java.util.ArrayList;
@@ -81,9 +82,12 @@ public final class BrokerVectorCheck {
      * (code points, as the Rust leader orders them); names no topic has ("missing") get ids
      * the describer does not know.
      */
-    static Map<String, Uuid> topicIds(VectorCheck.Case c, Random rng) {
+    static Map<String, Uuid> topicIds(VectorCheck.Case c, Random rng, boolean shuffled) {
         List<String> names = new ArrayList<>(c.topics().keySet());
         names.sort(Copartitioned::codePointCompare);
+        if (shuffled) {
+            java.util.Collections.shuffle(names, rng);
+        }
         TreeSet<Uuid> ids = new TreeSet<>();
         while (ids.size() < names.size()) {
             Uuid u = new Uuid(rng.nextLong(), rng.nextLong());
@@ -107,8 +111,8 @@ public final class BrokerVectorCheck {
         return out;
     }
 
-    static String check(VectorCheck.Case c, Random rng) {
-        Map<String, Uuid> ids = topicIds(c, rng);
+    static String check(VectorCheck.Case c, Random rng, boolean shuffled) {
+        Map<String, Uuid> ids = topicIds(c, rng, shuffled);
         Map<Uuid, String> names = new HashMap<>();
         ids.forEach((n, u) -> names.put(u, n));
         Spec spec = new Spec();
@@ -137,6 +141,10 @@ public final class BrokerVectorCheck {
             }
         };
         GroupAssignment got = new BrokerCopartitionedAssignor().assign(spec, describer);
+        if (got.members().size() != c.expect().size()) {
+            return "broker assigned " + got.members().size() + " members, rust " + c.expect().size();
+        }
+        Map<String, Set<String>> assigned = new HashMap<>();
         for (Map.Entry<String, List<TopicPartition>> e : c.expect().entrySet()) {
             MemberAssignment a = got.members().get(e.getKey());
             if (a == null) {
@@ -154,14 +162,65 @@ public final class BrokerVectorCheck {
             for (TopicPartition tp : e.getValue()) {
                 want.add(tp.topic() + ":" + tp.partition());
             }
-            if (!mine.equals(want) || n != e.getValue().size()) {
+            if (n != mine.size()) {
+                return e.getKey() + ": a partition given twice: " + a.partitions();
+            }
+            if (!shuffled && !mine.equals(want)) {
                 return e.getKey() + ": broker " + mine + ", rust " + want;
             }
+            assigned.put(e.getKey(), mine);
         }
-        if (got.members().size() != c.expect().size()) {
-            return "broker assigned " + got.members().size() + " members, rust " + c.expect().size();
+        return shuffled ? wholeUnitsOnce(c, assigned) : null;
+    }
+
+    /**
+     * What no topic order changes (which member gets which unit, and with unequal
+     * subscriptions how many, can): each member holds whole units (topics of one partition
+     * count and one subscriber set, partition p of each), and every partition of a subscribed
+     * topic is held once, by a subscriber.
+     */
+    static String wholeUnitsOnce(VectorCheck.Case c, Map<String, Set<String>> assigned) {
+        Map<String, List<String>> groups = new HashMap<>();
+        Map<String, Set<String>> subscribers = new HashMap<>();
+        for (String t : c.topics().keySet()) {
+            Set<String> subs = new TreeSet<>();
+            for (VectorCheck.Member m : c.members()) {
+                if (m.topics().contains(t)) {
+                    subs.add(m.id());
+                }
+            }
+            if (!subs.isEmpty()) {
+                groups.computeIfAbsent(c.topics().get(t) + " " + subs, k -> new ArrayList<>()).add(t);
+                subscribers.put(t, subs);
+            }
         }
-        return null;
+        Map<String, String> holder = new HashMap<>();
+        for (Map.Entry<String, Set<String>> e : assigned.entrySet()) {
+            for (String tp : e.getValue()) {
+                if (holder.put(tp, e.getKey()) != null) {
+                    return tp + " held twice";
+                }
+            }
+        }
+        for (List<String> g : groups.values()) {
+            for (int p = 0; p < c.topics().get(g.get(0)); p++) {
+                String first = holder.get(g.get(0) + ":" + p);
+                for (String t : g) {
+                    String h = holder.get(t + ":" + p);
+                    if (h == null || !subscribers.get(t).contains(h)) {
+                        return t + ":" + p + " held by " + h + ", not a subscriber";
+                    }
+                    if (!h.equals(first)) {
+                        return "unit " + g + ":" + p + " split between " + first + " and " + h;
+                    }
+                }
+            }
+        }
+        int total = 0;
+        for (List<String> g : groups.values()) {
+            total += g.size() * c.topics().get(g.get(0));
+        }
+        return holder.size() == total ? null : holder.size() + " partitions held, " + total + " subscribed";
     }
 
     public static void main(String[] args) throws Exception {
@@ -169,18 +228,27 @@ public final class BrokerVectorCheck {
         List<VectorCheck.Case> cases = VectorCheck.read(args[0]);
         // A fixed seed: a failure replays with the same ids.
         Random rng = new Random(848);
-        int failed = 0;
+        int failed = 0, shuffledFailed = 0;
         for (VectorCheck.Case c : cases) {
-            String why = check(c, rng);
+            String why = check(c, rng, false);
             if (why != null) {
                 failed++;
                 if (failed <= 10) {
                     System.err.println("MISMATCH " + c.name() + " (broker assignor): " + why);
                 }
             }
+            why = check(c, rng, true);
+            if (why != null) {
+                shuffledFailed++;
+                if (shuffledFailed <= 10) {
+                    System.err.println("MISMATCH " + c.name() + " (broker assignor, topic ids in another order): " + why);
+                }
+            }
         }
-        System.out.println("copartitioned vectors through the broker assignor: " + cases.size() + " cases, "
-                + (cases.size() - failed) + " equal to the Rust leader, " + failed + " differ");
-        System.exit(failed == 0 ? 0 : 1);
+        System.out.println("copartitioned vectors through the broker assignor: " + cases.size() + " cases; topic ids ordered as the names: "
+                + (cases.size() - failed) + " equal to the Rust leader, " + failed + " differ; in a shuffled order: "
+                + (cases.size() - shuffledFailed) + " with whole units and each partition once, to a subscriber, "
+                + shuffledFailed + " not");
+        System.exit(failed + shuffledFailed == 0 ? 0 : 1);
     }
 }

@@ -38,7 +38,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  *       the co-partition groups, hence the order in which unowned units are handed out and
  *       which group's unit a rebalancing move takes first: with several co-partition groups,
  *       ties between equally loaded members can break differently from a classic group of the
- *       same members. Units, their wholeness and the loads are the same.
+ *       same members, and with unequal subscriptions that can change how many units a member
+ *       ends with. Which topics form a unit, and that units go whole, do not change; with the
+ *       topic ids in the names' order the result is the Rust leader's exactly (the vectors).
  *   <li>The previous generation is the coordinator's current target assignment
  *       ({@link GroupSpec#memberAssignment}), not what members report owning; a target
  *       assignment never gives a partition twice, so the "claimed twice" tie-break of the
