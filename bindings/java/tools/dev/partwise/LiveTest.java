@@ -188,8 +188,9 @@ public final class LiveTest {
     }
 
     /**
-     * Consumer protocol: reads the group's target assignment every 100 ms while the test runs (an epoch replaced sooner goes unread)
-     * and checks each: every member's target whole units, no partition targeted twice.
+     * Consumer protocol: reads the group's target assignment every 100 ms while the test runs
+     * (an epoch replaced sooner goes unread) and checks each: every member's target whole
+     * units, no partition targeted twice.
      */
     static void watchTargets(Admin admin, String group) {
         Integer lastEpoch = null;
