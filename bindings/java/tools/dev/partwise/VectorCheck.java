@@ -24,7 +24,11 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
 public final class VectorCheck {
-    private record Case(String name, Map<String, Integer> topics, Map<String, Subscription> members,
+    /** A member line of the vectors file: instance id null for none. */
+    record Member(String id, String instanceId, List<String> topics, List<TopicPartition> owned) {}
+
+    /** One case of the vectors file; BrokerVectorCheck reads the same. */
+    record Case(String name, Map<String, Integer> topics, List<Member> members,
             Map<String, List<TopicPartition>> expect, String userData) {}
 
     static List<TopicPartition> parts(String s) {
@@ -62,13 +66,12 @@ public final class VectorCheck {
     /** Java's Cluster has no topics with zero partitions; those cases are checked with counts directly. */
     static String check(Case c, boolean ownedInUserData) {
         Map<String, Subscription> subs = new HashMap<>();
-        for (Map.Entry<String, Subscription> e : c.members().entrySet()) {
-            Subscription s = e.getValue();
+        for (Member m : c.members()) {
             Subscription t = ownedInUserData
-                    ? new Subscription(s.topics(), CopartitionedAssignor.encodeOwned(s.ownedPartitions(), 1), List.of(), 1, Optional.empty())
-                    : s;
-            t.setGroupInstanceId(s.groupInstanceId());
-            subs.put(e.getKey(), t);
+                    ? new Subscription(m.topics(), CopartitionedAssignor.encodeOwned(m.owned(), 1), List.of(), 1, Optional.empty())
+                    : new Subscription(m.topics(), null, m.owned(), 1, Optional.empty());
+            t.setGroupInstanceId(Optional.ofNullable(m.instanceId()));
+            subs.put(m.id(), t);
         }
         Map<String, Assignment> got = new CopartitionedAssignor()
                 .assign(cluster(c.topics()), new GroupSubscription(subs)).groupAssignment();
@@ -94,29 +97,31 @@ public final class VectorCheck {
         return null;
     }
 
-    public static void main(String[] args) throws Exception {
+    /** Every case of the vectors file at {@code path}. */
+    static List<Case> read(String path) throws java.io.IOException {
         List<Case> cases = new ArrayList<>();
         Case cur = null;
-        for (String line : Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8)) {
+        for (String line : Files.readAllLines(Path.of(path), StandardCharsets.UTF_8)) {
             String[] w = line.split(" ");
             switch (w[0]) {
-                case "case" -> cur = new Case(w[1], new LinkedHashMap<>(), new LinkedHashMap<>(), new LinkedHashMap<>(), null);
+                case "case" -> cur = new Case(w[1], new LinkedHashMap<>(), new ArrayList<>(), new LinkedHashMap<>(), null);
                 case "topic" -> cur.topics().put(w[1], Integer.parseInt(w[2]));
-                case "member" -> {
-                    List<String> topics = w[3].equals("-") ? List.of() : List.of(w[3].split(","));
-                    Subscription s = new Subscription(topics, null, parts(w[4]), 1, Optional.empty());
-                    s.setGroupInstanceId(w[2].equals("-") ? Optional.empty() : Optional.of(w[2]));
-                    cur.members().put(w[1], s);
-                }
+                case "member" -> cur.members().add(new Member(w[1], w[2].equals("-") ? null : w[2],
+                        w[3].equals("-") ? List.of() : List.of(w[3].split(",")), parts(w[4])));
                 case "expect" -> cur.expect().put(w[1], parts(w[2]));
                 case "userdata" -> cur = new Case(cur.name(), cur.topics(), cur.members(), cur.expect(), w[1]);
                 case "end" -> cases.add(cur);
-                default -> throw new IllegalArgumentException(args[0] + ": unexpected line: " + line);
+                default -> throw new IllegalArgumentException(path + ": unexpected line: " + line);
             }
         }
         if (cases.isEmpty()) {
-            throw new IllegalArgumentException(args[0] + ": no cases");
+            throw new IllegalArgumentException(path + ": no cases");
         }
+        return cases;
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<Case> cases = read(args[0]);
         int failed = 0;
         for (Case c : cases) {
             for (boolean viaUserData : new boolean[] {false, true}) {
