@@ -81,10 +81,11 @@ pub fn decode_assignment(bytes: &[u8]) -> Result<Vec<(String, Vec<u32>)>> {
     Ok(decode_assignment_and_user_data(bytes)?.0)
 }
 
+/// Topics with their partitions, sorted.
+type ByTopic = Vec<(String, Vec<u32>)>;
+
 /// As [`decode_assignment`], with the assignment's user data when it has any.
-fn decode_assignment_and_user_data(
-    bytes: &[u8],
-) -> Result<(Vec<(String, Vec<u32>)>, Option<Vec<u8>>)> {
+fn decode_assignment_and_user_data(bytes: &[u8]) -> Result<(ByTopic, Option<Vec<u8>>)> {
     let a = Assignment::decode(bytes::Bytes::copy_from_slice(bytes))
         .map_err(|e| Error::Decode(format!("member {e}")))?;
     let data = a.user_data.filter(|d| !d.is_empty()).map(|d| d.to_vec());

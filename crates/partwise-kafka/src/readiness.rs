@@ -26,7 +26,7 @@ pub enum Verdict {
     Consumer(ConsumerGroupCheck),
 }
 
-/// The report of [`readiness`].
+/// The report of [`readiness()`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadinessReport {
     /// The group as its coordinator describes it.

@@ -259,12 +259,17 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
         })
         .collect();
     if !custom.is_empty() {
+        // A large group would make the message a member list: three name it.
+        let more = match custom.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
         return Upgrade::Refused {
             error: not_found,
             message: format!(
                 "Cannot upgrade classic group to consumer group because an unsupported custom assignor is in use \
-                 (assignment user data of {} would be lost)",
-                custom.join(", ")
+                 (assignment user data of {}{more} would be lost)",
+                custom[..custom.len().min(3)].join(", ")
             ),
         };
     }
