@@ -225,3 +225,68 @@ fn online_upgrade_is_what_readiness_predicts_both_ways() {
         std::thread::sleep(Duration::from_millis(300));
     }
 }
+
+/// A private broker with `group.consumer.max.size=2` (a static setting, so
+/// not on the shared broker): `--readiness` reads it with DescribeConfigs and
+/// predicts both size rules of the coordinator, and a joining Java
+/// consumer-protocol member gets exactly those answers. Three classic members
+/// exceed the maximum ("the group size exceeds the consumer group maximum
+/// size"); two pass the upgrade check, and the joining member is then one too
+/// many (GROUP_MAX_SIZE_REACHED); both groups stay classic.
+#[test]
+fn the_consumer_group_size_limit_is_predicted_both_ways() {
+    let kafka = partwise_faults::KafkaCluster::start_with(1, &["group.consumer.max.size=2"])
+        .expect("a private Apache Kafka");
+    let b = kafka.bootstrap().to_string();
+    let (x, y) = (unique("pwrd-sx"), unique("pwrd-sy"));
+    create_topics(&b, &[(&x, 6), (&y, 6)]);
+    let names = [x.as_str(), y.as_str()];
+    for (size, error, said) in [
+        (
+            3,
+            "GROUP_ID_NOT_FOUND",
+            "because the group size exceeds the consumer group maximum size",
+        ),
+        (2, "GROUP_MAX_SIZE_REACHED", "GroupMaxSizeReachedException"),
+    ] {
+        let group = unique("pwrd-size");
+        let mut procs: Vec<Proc> = (0..size)
+            .map(|i| java_member(&b, &group, &names, "range", &format!("s{i}")))
+            .collect();
+        // A fresh broker has no coordinator until its offsets topic exists:
+        // the members' first assignments say it does.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while reports_of(&mut procs).len() < size {
+            assert!(Instant::now() < deadline, "the members never joined");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        wait_described(&b, &group, "id", || {
+            let r = reports_of(&mut procs);
+            if r.len() == size {
+                r
+            } else {
+                BTreeMap::new()
+            }
+        });
+        let (code, v) = readiness(&b, &group);
+        assert_eq!(v["brokers"][0]["consumer_max_size"], 2, "{v}");
+        let upgrade = &v["readiness"]["upgrade"];
+        assert_eq!(upgrade["verdict"], "refused", "{v}");
+        assert_eq!(upgrade["error"], error, "{v}");
+        assert_eq!(kinds(&v), ["upgrade-refused-size"], "{v}");
+        assert_eq!(code, 1);
+        let mut joining = java_member_with(&b, &group, &names, "range", "up", "consumer");
+        let stderr = exited(&mut joining, Duration::from_secs(60)).unwrap_or_else(|| {
+            panic!(
+                "the consumer-protocol member was not refused: {:?}",
+                joining.out.events()
+            )
+        });
+        assert!(
+            stderr.contains(said),
+            "the broker's answer is not the predicted {error}:\n{stderr}"
+        );
+        let (_, v) = try_describe(&b, &group, &[]).unwrap();
+        assert_eq!(v["group_protocol"], "classic", "{v}");
+    }
+}
