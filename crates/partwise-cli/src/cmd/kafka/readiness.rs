@@ -4,7 +4,7 @@
 
 use super::group::{matrices_json, members_json, not_found, write_matrices, write_members};
 use super::kerr;
-use crate::exit::{ExitCode, Result};
+use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
 use partwise::readiness::{
     BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, Readiness, RemoteAssignor, Upgrade,
@@ -16,7 +16,19 @@ use std::io::Write;
 
 pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     let r = readiness(conn, group).map_err(kerr)?;
-    not_found(&r.description, group)?;
+    let secured = conn
+        .get("security.protocol")
+        .is_some_and(|p| !p.eq_ignore_ascii_case("plaintext"));
+    not_found(&r.description, group).map_err(|e| {
+        if secured {
+            // ConsumerGroupDescribe goes over partwise's plaintext client only.
+            CliError::msg(format!(
+                "{e}; a consumer-protocol (KIP-848) group is described only over a PLAINTEXT listener"
+            ))
+        } else {
+            e
+        }
+    })?;
     let findings = match &r.verdict {
         Verdict::Classic(c) => &c.findings,
         Verdict::Consumer(c) => &c.findings,

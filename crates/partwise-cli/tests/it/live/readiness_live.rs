@@ -2,7 +2,8 @@
 //! does (the broker at PARTWISE_KAFKA_BOOTSTRAP): the predicted online
 //! upgrade of a classic group is the coordinator's answer when a
 //! `group.protocol=consumer` Java member joins it, both ways (a
-//! `copartitioned` group refused, a `range` group upgraded), and the split
+//! `copartitioned` group refused, a `range` group upgraded; on private
+//! brokers, the migration policy and both size rules), and the split
 //! predicted for server `range` from a classic group's subscriptions is the
 //! split the broker's `range` gives consumer-protocol members subscribed the
 //! same way.
@@ -289,4 +290,38 @@ fn the_consumer_group_size_limit_is_predicted_both_ways() {
         let (_, v) = try_describe(&b, &group, &[]).unwrap();
         assert_eq!(v["group_protocol"], "classic", "{v}");
     }
+}
+
+/// A private broker with `group.consumer.migration.policy=downgrade`: the
+/// coordinator's first check. `--readiness` reads the policy and predicts the
+/// refusal, and the joining consumer-protocol member gets it.
+#[test]
+fn a_migration_policy_without_upgrade_is_predicted() {
+    let kafka = partwise_faults::KafkaCluster::start_with(
+        1,
+        &["group.consumer.migration.policy=downgrade"],
+    )
+    .expect("a private Apache Kafka");
+    let b = kafka.bootstrap().to_string();
+    let x = unique("pwrd-px");
+    create_topics(&b, &[(&x, 2)]);
+    let group = unique("pwrd-policy");
+    let mut procs = vec![java_member(&b, &group, &[&x], "range", "p0")];
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while reports_of(&mut procs).is_empty() {
+        assert!(Instant::now() < deadline, "the member never joined");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    wait_described(&b, &group, "id", || reports_of(&mut procs));
+    let (code, v) = readiness(&b, &group);
+    assert_eq!(v["brokers"][0]["migration_policy"], "downgrade", "{v}");
+    assert_eq!(kinds(&v), ["upgrade-refused-policy"], "{v}");
+    assert_eq!(code, 1);
+    let mut joining = java_member_with(&b, &group, &[&x], "range", "up", "consumer");
+    let stderr = exited(&mut joining, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("the member was not refused: {:?}", joining.out.events()));
+    assert!(
+        stderr.contains("because online upgrade is disabled"),
+        "the broker's answer is not the predicted refusal:\n{stderr}"
+    );
 }
