@@ -21,9 +21,9 @@ const ASSIGNORS: &str = "group.consumer.assignors";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// A classic group: the upgrade, server range and the accepted assignors.
-    Classic(Readiness),
+    Classic(Box<Readiness>),
     /// A consumer-protocol group: its target and current co-location.
-    Consumer(ConsumerGroupCheck),
+    Consumer(Box<ConsumerGroupCheck>),
 }
 
 /// The report of [`readiness()`].
@@ -115,13 +115,13 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
         })
         .collect();
     let verdict = if d.group_protocol == "consumer" {
-        Verdict::Consumer(readiness::consumer(
+        Verdict::Consumer(Box::new(readiness::consumer(
             &d.protocol,
             &members(&d, false),
             &members(&d, true),
             &configs,
             &topics,
-        ))
+        )))
     } else {
         let g = ClassicGroup {
             state: d.state.clone(),
@@ -134,7 +134,7 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
                 .map(|m| m.assignment_user_data.clone())
                 .collect(),
         };
-        Verdict::Classic(readiness::classic(&g, &configs, &topics))
+        Verdict::Classic(Box::new(readiness::classic(&g, &configs, &topics)))
     };
     Ok(ReadinessReport {
         description: d,

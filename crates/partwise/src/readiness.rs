@@ -550,6 +550,8 @@ pub struct ConsumerGroupCheck {
     pub current: Option<View>,
     /// Whether the members own their targets (reconciliation done).
     pub reconciled: bool,
+    /// Server `range` on the members' subscriptions (`None`: not known).
+    pub range: Option<RangeCheck>,
     /// The accepted assignors.
     pub assignors: Vec<RemoteAssignor>,
     /// Everything to fix; empty when every unit is whole in both.
@@ -612,13 +614,18 @@ pub fn consumer(
             ));
         }
     }
-    let whole = tgt.as_ref().map(|t| t.split_count() == 0);
+    // Whether range would do: its own verdict on these subscriptions, not the
+    // target of whichever assignor the group uses now. Its findings would
+    // repeat target-splits for a range group and are noise for the others.
+    let range = range_check(target, topics, &mut Vec::new());
+    let whole = range.as_ref().map(|r| r.split_count == 0);
     let assignors = remote_assignors(configs, whole, &mut Vec::new());
     ConsumerGroupCheck {
         assignor: assignor.to_string(),
         target: tgt,
         current: cur,
         reconciled,
+        range,
         assignors,
         findings,
     }
@@ -863,6 +870,9 @@ mod tests {
         ];
         let c = consumer("uniform", &split, &split, &[BrokerConfig::default()], &t);
         assert_eq!(c.findings[0].kind, "target-splits");
+        // Range would keep them: same subscriptions, equal counts.
+        assert_eq!(c.range.as_ref().unwrap().split_count, 0);
+        assert_eq!(c.assignors[1].keeps_units, KeepsUnits::Holds);
         assert!(
             c.findings[0].message.contains("uniform splits 2"),
             "{}",

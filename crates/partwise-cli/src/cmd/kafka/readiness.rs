@@ -7,7 +7,8 @@ use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
 use partwise::readiness::{
-    BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, Readiness, RemoteAssignor, Upgrade,
+    BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness, RemoteAssignor,
+    Upgrade,
 };
 use partwise_kafka::readiness::{readiness, ReadinessReport, Verdict};
 use partwise_kafka::Connection;
@@ -95,6 +96,41 @@ fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
     Ok(())
 }
 
+/// Server range's verdict; with `matrix`, its predicted co-location too.
+fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()> {
+    if r.split_count == 0 {
+        writeln!(
+            out,
+            "\nserver range: keeps every co-partitioned index together (same subscriptions, equal counts)"
+        )?;
+    } else {
+        writeln!(out, "\nserver range: would split {} indices", r.split_count)?;
+    }
+    for (topics, members) in &r.subscriptions {
+        writeln!(
+            out,
+            "  {} subscribe to {}",
+            members.join(", "),
+            topics.join(", ")
+        )?;
+    }
+    if !r.counts.is_empty() {
+        writeln!(
+            out,
+            "  partition counts differ, and topics of different counts are never co-partitioned: {}",
+            r.counts
+                .iter()
+                .map(|(t, n)| format!("{t} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    if matrix {
+        write_matrices(&mut *out, &r.view, "predicted by server range")?;
+    }
+    Ok(())
+}
+
 fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
     match &c.upgrade {
         Upgrade::Allowed { how } => {
@@ -109,34 +145,7 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
         }
     }
     if let Some(r) = &c.range {
-        if r.split_count == 0 {
-            writeln!(
-                out,
-                "\nserver range: keeps every co-partitioned index together (same subscriptions, equal counts)"
-            )?;
-        } else {
-            writeln!(out, "\nserver range: would split {} indices", r.split_count)?;
-        }
-        for (topics, members) in &r.subscriptions {
-            writeln!(
-                out,
-                "  {} subscribe to {}",
-                members.join(", "),
-                topics.join(", ")
-            )?;
-        }
-        if !r.counts.is_empty() {
-            writeln!(
-                out,
-                "  partition counts differ, and topics of different counts are never co-partitioned: {}",
-                r.counts
-                    .iter()
-                    .map(|(t, n)| format!("{t} ({n})"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )?;
-        }
-        write_matrices(&mut *out, &r.view, "predicted by server range")?;
+        write_range(&mut *out, r, true)?;
     }
     write_assignors(&mut *out, &c.assignors)
 }
@@ -161,6 +170,9 @@ fn write_consumer(out: &mut impl Write, c: &ConsumerGroupCheck) -> Result<()> {
     }
     if let (Some(v), false) = (&c.current, c.reconciled) {
         write_matrices(&mut *out, v, "current assignment")?;
+    }
+    if let (Some(r), false) = (&c.range, c.assignor == "range") {
+        write_range(&mut *out, r, false)?;
     }
     write_assignors(&mut *out, &c.assignors)
 }
@@ -215,6 +227,17 @@ fn view_json(v: &partwise::described::View) -> Value {
     })
 }
 
+fn range_json(rc: &RangeCheck) -> Value {
+    let mut v = view_json(&rc.view);
+    v["subscriptions"] = rc
+        .subscriptions
+        .iter()
+        .map(|(t, m)| json!({"topics": t, "members": m}))
+        .collect();
+    v["partition_counts"] = rc.counts.iter().map(|(t, n)| json!([t, n])).collect();
+    v
+}
+
 fn to_json(r: &ReadinessReport) -> Value {
     let d = &r.description;
     let brokers: Vec<Value> = r
@@ -238,16 +261,7 @@ fn to_json(r: &ReadinessReport) -> Value {
                 }
                 Upgrade::Unknown { why } => json!({"verdict": "unknown", "why": why}),
             };
-            let range = c.range.as_ref().map(|rc| {
-                let mut v = view_json(&rc.view);
-                v["subscriptions"] = rc
-                    .subscriptions
-                    .iter()
-                    .map(|(t, m)| json!({"topics": t, "members": m}))
-                    .collect();
-                v["partition_counts"] = rc.counts.iter().map(|(t, n)| json!([t, n])).collect();
-                v
-            });
+            let range = c.range.as_ref().map(range_json);
             (
                 json!({
                     "upgrade": upgrade,
@@ -263,6 +277,7 @@ fn to_json(r: &ReadinessReport) -> Value {
                 "target": c.target.as_ref().map(view_json),
                 "current": c.current.as_ref().map(view_json),
                 "reconciled": c.reconciled,
+                "server_range": c.range.as_ref().map(range_json),
                 "remote_assignors": assignors_json(&c.assignors),
             }),
             &c.findings,
