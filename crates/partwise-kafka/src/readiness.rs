@@ -124,6 +124,7 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
         )))
     } else {
         let g = ClassicGroup {
+            name: d.name.clone(),
             state: d.state.clone(),
             protocol_type: d.protocol_type.clone(),
             protocol: d.protocol.clone(),

@@ -26,6 +26,7 @@
 //!     assignment: Some(vec![]),
 //! };
 //! let g = ClassicGroup {
+//!     name: "joins".into(),
 //!     state: "Stable".into(),
 //!     protocol_type: "consumer".into(),
 //!     protocol: "copartitioned".into(),
@@ -88,6 +89,8 @@ impl BrokerConfig {
 /// A classic group as DescribeGroups returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassicGroup {
+    /// The group id.
+    pub name: String,
     /// `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Dead`.
     pub state: String,
     /// The protocol type (`consumer` for the embedded consumer protocol).
@@ -111,16 +114,67 @@ pub enum Upgrade {
     },
     /// The join would fail with the broker's words.
     Refused {
+        /// Which of the coordinator's checks refuses it.
+        reason: Refusal,
         /// The error the joining member gets (`GROUP_ID_NOT_FOUND`, ...).
         error: &'static str,
-        /// The broker's message.
+        /// The broker's message, word for word.
         message: String,
+        /// What in this group trips the check.
+        detail: String,
     },
     /// It cannot be told from this description.
     Unknown {
         /// Why.
         why: String,
     },
+}
+
+/// The coordinator's check that refuses an online upgrade.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `group.consumer.migration.policy` is `disabled` or `downgrade`.
+    Policy,
+    /// The protocol type is not `consumer` (Kafka Connect, say).
+    ProtocolType,
+    /// More members than `group.consumer.max.size`.
+    TooLarge,
+    /// A member's assignment carries user data.
+    CustomAssignor,
+    /// Exactly `group.consumer.max.size` members: the joining one is refused.
+    Full,
+}
+
+impl Refusal {
+    /// The finding's stable id.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Refusal::Policy => "upgrade-refused-policy",
+            Refusal::ProtocolType => "upgrade-refused-protocol-type",
+            Refusal::TooLarge | Refusal::Full => "upgrade-refused-size",
+            Refusal::CustomAssignor => "upgrade-refused-custom-assignor",
+        }
+    }
+
+    fn fix(self) -> &'static str {
+        match self {
+            Refusal::Policy => {
+                "set group.consumer.migration.policy=bidirectional (or upgrade) on every broker, \
+                 or stop all members and start them with group.protocol=consumer (an empty group is replaced)"
+            }
+            Refusal::ProtocolType => {
+                "only consumer groups (protocol type consumer) can move; Kafka Connect and other protocol types stay classic"
+            }
+            Refusal::CustomAssignor => {
+                "roll the classic members to a built-in assignor first (range or cooperative-sticky, which write no \
+                 assignment user data), then to group.protocol=consumer with group.remote.assignor=copartitioned; \
+                 or stop every member and start them all on the consumer protocol (an empty group is replaced)"
+            }
+            Refusal::TooLarge | Refusal::Full => {
+                "raise group.consumer.max.size above the group's size, or stop the group and start it on the consumer protocol"
+            }
+        }
+    }
 }
 
 /// One thing to fix before (or after) moving to the consumer protocol.
@@ -216,10 +270,14 @@ fn user_data_kind(data: &[u8]) -> String {
 
 /// The coordinator's decision, in its order of checks.
 fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
-    let not_found = "GROUP_ID_NOT_FOUND";
-    let refuse = |error, why: &str| Upgrade::Refused {
-        error,
-        message: format!("Cannot upgrade classic group to consumer group because {why}."),
+    let refuse = |reason, why: &str, detail: String| Upgrade::Refused {
+        reason,
+        error: "GROUP_ID_NOT_FOUND",
+        message: format!(
+            "Cannot upgrade classic group {} to consumer group because {why}.",
+            g.name
+        ),
+        detail,
     };
     if g.state.is_empty() || g.state == "Dead" {
         return Upgrade::Allowed {
@@ -233,19 +291,25 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
     }
     let policy = cfg.policy();
     if policy != "upgrade" && policy != "bidirectional" {
-        return refuse(not_found, "online upgrade is disabled");
+        return refuse(
+            Refusal::Policy,
+            "online upgrade is disabled",
+            format!("group.consumer.migration.policy is {policy}"),
+        );
     }
     if g.protocol_type != "consumer" {
         return refuse(
-            not_found,
+            Refusal::ProtocolType,
             "the group does not use the consumer embedded protocol",
+            format!("its protocol type is '{}'", g.protocol_type),
         );
     }
     let n = g.members.len() as u64;
     if n > cfg.max_size() {
         return refuse(
-            not_found,
+            Refusal::TooLarge,
             "the group size exceeds the consumer group maximum size",
+            format!("{n} members, group.consumer.max.size is {}", cfg.max_size()),
         );
     }
     let custom: Vec<String> = g
@@ -259,19 +323,21 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
         })
         .collect();
     if !custom.is_empty() {
-        // A large group would make the message a member list: three name it.
+        // A large group would make the detail a member list: three name it.
         let more = match custom.len() {
             n if n > 3 => format!(" and {} more", n - 3),
             _ => String::new(),
         };
-        return Upgrade::Refused {
-            error: not_found,
-            message: format!(
-                "Cannot upgrade classic group to consumer group because an unsupported custom assignor is in use \
-                 (assignment user data of {}{more} would be lost)",
+        return refuse(
+            Refusal::CustomAssignor,
+            "an unsupported custom assignor is in use. Please refer to the documentation or switch to a default \
+             assignor before re-attempting the upgrade",
+            format!(
+                "assignor {}: the assignment user data of {}{more} would be lost",
+                g.protocol,
                 custom[..custom.len().min(3)].join(", ")
             ),
-        };
+        );
     }
     let missing: Vec<&str> = g
         .members
@@ -293,9 +359,14 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
         // The conversion passes, then the joining member finds the group full
         // and the heartbeat fails, so nothing is written: still classic.
         return Upgrade::Refused {
+            reason: Refusal::Full,
             error: "GROUP_MAX_SIZE_REACHED",
             message: format!(
-                "the group has {n} members, group.consumer.max.size is {}: the joining member makes one too many",
+                "The consumer group has reached its maximum capacity of {} members.",
+                cfg.max_size()
+            ),
+            detail: format!(
+                "{n} members, group.consumer.max.size is {}: the joining member makes one too many",
                 cfg.max_size()
             ),
         };
@@ -305,21 +376,6 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
             "the group is converted to a consumer group at the first consumer-protocol heartbeat; \
              its {n} classic members stay until each rejoins with the consumer protocol"
         ),
-    }
-}
-
-fn upgrade_fix(message: &str) -> &'static str {
-    if message.contains("disabled") {
-        "set group.consumer.migration.policy=bidirectional (or upgrade) on every broker, \
-         or stop all members and start them with group.protocol=consumer (an empty group is replaced)"
-    } else if message.contains("embedded protocol") {
-        "only consumer groups (protocol type consumer) can move; Kafka Connect and other protocol types stay classic"
-    } else if message.contains("custom assignor") {
-        "roll the classic members to a built-in assignor first (range or cooperative-sticky, which write no assignment \
-         user data), then to group.protocol=consumer with group.remote.assignor=copartitioned; \
-         or stop every member and start them all on the consumer protocol (an empty group is replaced)"
-    } else {
-        "raise group.consumer.max.size above the group's size, or stop the group and start it on the consumer protocol"
     }
 }
 
@@ -497,22 +553,16 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
     let mut findings = Vec::new();
     let upgrade = upgrade(g, cfg);
     match &upgrade {
-        Upgrade::Refused { message, .. } => {
-            let kind = if message.contains("disabled") {
-                "upgrade-refused-policy"
-            } else if message.contains("embedded protocol") {
-                "upgrade-refused-protocol-type"
-            } else if message.contains("custom assignor") {
-                "upgrade-refused-custom-assignor"
-            } else {
-                "upgrade-refused-size"
-            };
-            findings.push(finding(
-                kind,
-                format!("an online upgrade would be refused: {message}"),
-                upgrade_fix(message),
-            ));
-        }
+        Upgrade::Refused {
+            reason,
+            error,
+            message,
+            detail,
+        } => findings.push(finding(
+            reason.kind(),
+            format!("an online upgrade would be refused ({detail}): the joining member gets {error}: {message}"),
+            reason.fix(),
+        )),
         Upgrade::Unknown { why } => findings.push(finding(
             "upgrade-unknown",
             format!("whether an online upgrade would be refused cannot be told: {why}"),
@@ -657,6 +707,7 @@ mod tests {
 
     fn group(state: &str, members: Vec<DescribedMember>, data: Vec<Option<&[u8]>>) -> ClassicGroup {
         ClassicGroup {
+            name: "g".into(),
             state: state.into(),
             protocol_type: "consumer".into(),
             protocol: "range".into(),
@@ -713,15 +764,27 @@ mod tests {
         assert_eq!(kinds(&r), ["upgrade-refused-size"]);
         let r = classic(&custom, &[cfg("BIDIRECTIONAL", 10)], &t);
         assert_eq!(kinds(&r), ["upgrade-refused-custom-assignor"]);
-        let Upgrade::Refused { message, error } = &r.upgrade else {
+        let Upgrade::Refused {
+            message,
+            error,
+            detail,
+            ..
+        } = &r.upgrade
+        else {
             panic!("{r:?}")
         };
         assert_eq!(*error, "GROUP_ID_NOT_FOUND");
         assert!(
-            message.contains("m1 (partwise co-partition groups)"),
+            message.starts_with(
+                "Cannot upgrade classic group g to consumer group because an unsupported custom assignor is in use. "
+            ),
             "{message}"
         );
-        assert!(!message.contains("m2"), "{message}");
+        assert!(
+            detail.contains("m1 (partwise co-partition groups)"),
+            "{detail}"
+        );
+        assert!(!detail.contains("m2"), "{detail}");
         // Exactly full: the conversion passes, the joining member does not.
         let plain = group("Stable", whole_pair(), vec![None, None]);
         let r = classic(&plain, &[cfg("upgrade", 2)], &t);

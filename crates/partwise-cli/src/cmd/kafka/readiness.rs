@@ -136,9 +136,14 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
         Upgrade::Allowed { how } => {
             writeln!(out, "\nonline upgrade to the consumer protocol: allowed ({how})")?
         }
-        Upgrade::Refused { error, message } => writeln!(
+        Upgrade::Refused {
+            error,
+            message,
+            detail,
+            ..
+        } => writeln!(
             out,
-            "\nonline upgrade to the consumer protocol: REFUSED, the joining member gets {error}: {message}"
+            "\nonline upgrade to the consumer protocol: REFUSED ({detail}); the joining member gets {error}: {message}"
         )?,
         Upgrade::Unknown { why } => {
             writeln!(out, "\nonline upgrade to the consumer protocol: unknown ({why})")?
@@ -256,9 +261,18 @@ fn to_json(r: &ReadinessReport) -> Value {
         Verdict::Classic(c) => {
             let upgrade = match &c.upgrade {
                 Upgrade::Allowed { how } => json!({"verdict": "allowed", "how": how}),
-                Upgrade::Refused { error, message } => {
-                    json!({"verdict": "refused", "error": error, "message": message})
-                }
+                Upgrade::Refused {
+                    reason,
+                    error,
+                    message,
+                    detail,
+                } => json!({
+                    "verdict": "refused",
+                    "kind": reason.kind(),
+                    "error": error,
+                    "message": message,
+                    "detail": detail,
+                }),
                 Upgrade::Unknown { why } => json!({"verdict": "unknown", "why": why}),
             };
             let range = c.range.as_ref().map(range_json);

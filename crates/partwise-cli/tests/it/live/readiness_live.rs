@@ -187,9 +187,14 @@ fn online_upgrade_is_what_readiness_predicts_both_ways() {
             joining.out.events()
         )
     });
+    let predicted = upgrade["message"].as_str().unwrap();
     assert!(
-        said.contains("because an unsupported custom assignor is in use"),
-        "the broker's answer is not the predicted refusal:\n{said}"
+        predicted.contains("because an unsupported custom assignor is in use"),
+        "{v}"
+    );
+    assert!(
+        said.contains(predicted),
+        "the broker's answer is not the predicted {predicted:?}:\n{said}"
     );
     let (_, v) = try_describe(&b, &group, &[]).unwrap();
     assert_eq!(v["group_protocol"], "classic", "{v}");
@@ -283,9 +288,11 @@ fn the_consumer_group_size_limit_is_predicted_both_ways() {
                 joining.out.events()
             )
         });
+        assert!(stderr.contains(said), "{error}:\n{stderr}");
+        let predicted = upgrade["message"].as_str().unwrap();
         assert!(
-            stderr.contains(said),
-            "the broker's answer is not the predicted {error}:\n{stderr}"
+            stderr.contains(predicted),
+            "the broker's answer is not the predicted {predicted:?}:\n{stderr}"
         );
         let (_, v) = try_describe(&b, &group, &[]).unwrap();
         assert_eq!(v["group_protocol"], "classic", "{v}");
@@ -320,8 +327,13 @@ fn a_migration_policy_without_upgrade_is_predicted() {
     let mut joining = java_member_with(&b, &group, &[&x], "range", "up", "consumer");
     let stderr = exited(&mut joining, Duration::from_secs(60))
         .unwrap_or_else(|| panic!("the member was not refused: {:?}", joining.out.events()));
+    let predicted = v["readiness"]["upgrade"]["message"].as_str().unwrap();
     assert!(
-        stderr.contains("because online upgrade is disabled"),
-        "the broker's answer is not the predicted refusal:\n{stderr}"
+        predicted.contains("because online upgrade is disabled"),
+        "{v}"
+    );
+    assert!(
+        stderr.contains(predicted),
+        "the broker's answer is not the predicted {predicted:?}:\n{stderr}"
     );
 }
