@@ -16,6 +16,7 @@ use rdkafka::consumer::Consumer;
 const MIGRATION_POLICY: &str = "group.consumer.migration.policy";
 const MAX_SIZE: &str = "group.consumer.max.size";
 const ASSIGNORS: &str = "group.consumer.assignors";
+const PROTOCOLS: &str = "group.coordinator.rebalance.protocols";
 
 /// What the readiness check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,16 +69,20 @@ pub fn broker_configs(conn: &Connection) -> Result<Vec<BrokerConfig>> {
                 })?),
                 None => None,
             };
-            Ok(BrokerConfig {
-                broker,
-                migration_policy: value(MIGRATION_POLICY),
-                consumer_max_size: max,
-                assignors: value(ASSIGNORS).map(|v| {
+            let list = |name: &str| {
+                value(name).map(|v| {
                     v.split(',')
                         .map(|s| s.trim().to_string())
                         .filter(|s| !s.is_empty())
                         .collect()
-                }),
+                })
+            };
+            Ok(BrokerConfig {
+                broker,
+                migration_policy: value(MIGRATION_POLICY),
+                consumer_max_size: max,
+                assignors: list(ASSIGNORS),
+                rebalance_protocols: list(PROTOCOLS),
             })
         })
         .collect()

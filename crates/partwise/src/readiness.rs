@@ -57,6 +57,10 @@ pub struct BrokerConfig {
     pub consumer_max_size: Option<u64>,
     /// `group.consumer.assignors`, as listed (names or class names).
     pub assignors: Option<Vec<String>>,
+    /// `group.coordinator.rebalance.protocols` (`classic,consumer,streams` by
+    /// default in 4.1): without `consumer` the broker serves no
+    /// ConsumerGroupHeartbeat at all.
+    pub rebalance_protocols: Option<Vec<String>>,
 }
 
 const DEFAULT_POLICY: &str = "bidirectional";
@@ -482,10 +486,32 @@ fn remote_assignors(
     let Some(first) = configs.first() else {
         return Vec::new();
     };
+    let off: Vec<String> = configs
+        .iter()
+        .filter(|c| {
+            c.rebalance_protocols
+                .as_ref()
+                .is_some_and(|p| !p.iter().any(|p| p.trim().eq_ignore_ascii_case("consumer")))
+        })
+        .map(|c| c.broker.to_string())
+        .collect();
+    if !off.is_empty() {
+        findings.push(finding(
+            "consumer-protocol-disabled",
+            format!(
+                "broker(s) {} do not list consumer in group.coordinator.rebalance.protocols: \
+                 a group.protocol=consumer member cannot join at all",
+                off.join(", ")
+            ),
+            "add consumer to group.coordinator.rebalance.protocols on every broker (and check that the \
+             cluster's group.version feature is 1 or more)",
+        ));
+    }
     for c in &configs[1..] {
         if c.assignor_entries() != first.assignor_entries()
             || c.policy() != first.policy()
             || c.max_size() != first.max_size()
+            || c.rebalance_protocols != first.rebalance_protocols
         {
             findings.push(finding(
                 "broker-configs-differ",
@@ -754,6 +780,7 @@ mod tests {
             migration_policy: Some(policy.into()),
             consumer_max_size: Some(max),
             assignors: None,
+            rebalance_protocols: None,
         };
         let t = [topic("a", 6), topic("b", 6)];
         let custom = group("Stable", whole_pair(), vec![Some(pw), None]);
@@ -905,6 +932,12 @@ mod tests {
             kinds(&r),
             ["broker-configs-differ", "no-remote-assignor-keeps-units"]
         );
+        let classic_only = BrokerConfig {
+            rebalance_protocols: Some(vec!["classic".into()]),
+            ..BrokerConfig::default()
+        };
+        let r = classic(&g, &[classic_only], &[topic("a", 2), topic("c", 3)]);
+        assert_eq!(kinds(&r), ["consumer-protocol-disabled"]);
     }
 
     #[test]

@@ -254,6 +254,7 @@ fn to_json(r: &ReadinessReport) -> Value {
                 "migration_policy": c.migration_policy,
                 "consumer_max_size": c.consumer_max_size,
                 "assignors": c.assignors,
+                "rebalance_protocols": c.rebalance_protocols,
             })
         })
         .collect();
