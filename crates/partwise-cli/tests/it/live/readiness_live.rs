@@ -122,6 +122,11 @@ fn server_range_splits_what_readiness_predicts() {
         assert_eq!(v["group_protocol"], "consumer", "{v}");
         assert_eq!(v["readiness"]["assignor"], "range", "{v}");
         assert_eq!(v["readiness"]["target"]["split_count"], split, "{v}");
+        // On the group's own members, partwise's server range is the broker's, partition for partition.
+        assert_eq!(
+            v["readiness"]["server_range"]["assignment"], v["readiness"]["target"]["assignment"],
+            "{v}"
+        );
         if split > 0 {
             assert_eq!(kinds(&v), ["target-splits"], "{v}");
             assert_eq!(code, 1);
