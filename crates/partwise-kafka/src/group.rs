@@ -32,6 +32,11 @@ pub struct MemberDescription {
     pub subscription: Option<Vec<String>>,
     /// The assignment.
     pub assignment: AssignmentData,
+    /// The user data of the assignment (classic groups), when it has any:
+    /// Apache Kafka refuses to upgrade a group online whose members have it.
+    pub assignment_user_data: Option<Vec<u8>>,
+    /// The broker's target assignment (consumer-protocol groups only).
+    pub target: Option<Vec<(String, Vec<u32>)>>,
 }
 
 /// A group as described by its coordinator.
@@ -73,9 +78,18 @@ fn by_topic(parts: impl IntoIterator<Item = (String, i32)>) -> Vec<(String, Vec<
 /// Decodes consumer-protocol assignment bytes (`i16` version, then the
 /// assignment, any version): topics with their partitions, sorted.
 pub fn decode_assignment(bytes: &[u8]) -> Result<Vec<(String, Vec<u32>)>> {
+    Ok(decode_assignment_and_user_data(bytes)?.0)
+}
+
+/// Topics with their partitions, sorted.
+type ByTopic = Vec<(String, Vec<u32>)>;
+
+/// As [`decode_assignment`], with the assignment's user data when it has any.
+fn decode_assignment_and_user_data(bytes: &[u8]) -> Result<(ByTopic, Option<Vec<u8>>)> {
     let a = Assignment::decode(bytes::Bytes::copy_from_slice(bytes))
         .map_err(|e| Error::Decode(format!("member {e}")))?;
-    Ok(by_topic(a.partitions))
+    let data = a.user_data.filter(|d| !d.is_empty()).map(|d| d.to_vec());
+    Ok((by_topic(a.partitions), data))
 }
 
 /// Decodes consumer-protocol subscription bytes (member metadata): the topics.
@@ -120,14 +134,17 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
     if g.error_code != 0 {
         return Ok(None);
     }
+    let parts = |a: kafka_protocol::messages::consumer_group_describe_response::Assignment| {
+        by_topic(a.topic_partitions.into_iter().flat_map(|tp| {
+            let topic = tp.topic_name.0.to_string();
+            tp.partitions.into_iter().map(move |p| (topic.clone(), p))
+        }))
+    };
     let members = g
         .members
         .into_iter()
         .map(|m| {
-            let a = by_topic(m.assignment.topic_partitions.into_iter().flat_map(|tp| {
-                let topic = tp.topic_name.0.to_string();
-                tp.partitions.into_iter().map(move |p| (topic.clone(), p))
-            }));
+            let a = parts(m.assignment);
             MemberDescription {
                 id: m.member_id.to_string(),
                 client_id: m.client_id.to_string(),
@@ -139,6 +156,8 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
                         .collect(),
                 ),
                 assignment: AssignmentData::Assigned(a),
+                assignment_user_data: None,
+                target: Some(parts(m.target_assignment)),
             }
         })
         .collect();
@@ -203,9 +222,12 @@ fn member(
         Some(b) if !b.is_empty() && consumer => Some(decode_subscription(b)?),
         _ => None,
     };
-    let assignment = match assignment {
-        Some(b) if !b.is_empty() && consumer => AssignmentData::Assigned(decode_assignment(b)?),
-        _ => AssignmentData::NotReturned,
+    let (assignment, assignment_user_data) = match assignment {
+        Some(b) if !b.is_empty() && consumer => {
+            let (a, data) = decode_assignment_and_user_data(b)?;
+            (AssignmentData::Assigned(a), data)
+        }
+        _ => (AssignmentData::NotReturned, None),
     };
     Ok(MemberDescription {
         id: id.to_string(),
@@ -213,6 +235,8 @@ fn member(
         client_host: client_host.to_string(),
         subscription,
         assignment,
+        assignment_user_data,
+        target: None,
     })
 }
 

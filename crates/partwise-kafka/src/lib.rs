@@ -13,6 +13,8 @@
 //!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
 //! - [`produce`]: producing with any partwise partitioner, set explicitly;
 //! - [`measure`]: produce and consume throughput on a temporary topic;
+//! - [`readiness`]: whether a group can move to the consumer protocol
+//!   (KIP-848), from its description and the brokers' group settings;
 //! - [`diag`]: librdkafka's own account of a failure that only timed out.
 //!
 //! Everything here reads only, except [`produce`] (to the topic named) and
@@ -29,6 +31,7 @@ pub mod fetch;
 pub mod group;
 pub mod measure;
 pub mod produce;
+pub mod readiness;
 mod wire;
 
 pub use connect::Connection;

@@ -62,14 +62,14 @@ impl Measurement {
     }
 }
 
-fn admin(conn: &Connection) -> Result<AdminClient<DefaultClientContext>> {
+pub(crate) fn admin(conn: &Connection) -> Result<AdminClient<DefaultClientContext>> {
     let mut cfg = conn.client_config(&[]);
     cfg.remove("group.id");
     cfg.create()
         .map_err(|e| conn.error("configuring the Kafka admin client", e))
 }
 
-fn admin_opts(conn: &Connection) -> AdminOptions {
+pub(crate) fn admin_opts(conn: &Connection) -> AdminOptions {
     AdminOptions::new()
         .request_timeout(Some(conn.timeout()))
         .operation_timeout(Some(conn.timeout()))

@@ -24,6 +24,8 @@
 //! - [`topology`]: topology files and the co-partitioning check;
 //! - [`described`]: a live consumer group's described assignment checked
 //!   for co-location, beside an assignor's prediction;
+//! - [`readiness`]: whether a live group can move to the consumer protocol
+//!   (KIP-848) online, and which broker-side assignor keeps its units whole;
 //! - [`findings`]: what the checks report, declared or observed, with stable ids;
 //! - [`family`]: Redis key families (`market:{%s}`): filling and the pattern lint;
 //! - [`resize`]: which keys move when a partition count changes.
@@ -62,6 +64,7 @@ mod landing;
 pub mod partitioner;
 pub use topology::placement;
 pub mod priority;
+pub mod readiness;
 pub mod resize;
 pub mod routing;
 pub mod salt;

@@ -22,6 +22,7 @@ mod live {
     mod consume_defaults;
     mod group_live;
     mod kafka;
+    mod readiness_live;
     mod redis;
     mod secure;
 }

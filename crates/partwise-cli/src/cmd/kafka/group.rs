@@ -39,6 +39,13 @@ pub struct Args {
         value_parser = parse::not_blank
     )]
     topics: Vec<String>,
+    /// Whether the group is ready for the consumer protocol (KIP-848): for a
+    /// classic group, would an online upgrade be refused, would server range
+    /// keep its co-partitioned indices together, which group.remote.assignor
+    /// names the brokers accept; for a consumer-protocol group, the co-location
+    /// of the broker's target and of the current assignment. Read-only
+    #[arg(long, conflicts_with = "assignor")]
+    readiness: bool,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -72,7 +79,7 @@ fn predict_error(e: PredictError) -> CliError {
     })
 }
 
-fn write_matrices(out: &mut impl Write, view: &View, source: &str) -> Result<()> {
+pub(super) fn write_matrices(out: &mut impl Write, view: &View, source: &str) -> Result<()> {
     let g = &view.group;
     for TopicSet {
         topics: names,
@@ -95,7 +102,7 @@ fn write_matrices(out: &mut impl Write, view: &View, source: &str) -> Result<()>
     Ok(())
 }
 
-fn matrices_json(view: &View) -> Vec<Value> {
+pub(super) fn matrices_json(view: &View) -> Vec<Value> {
     let g = &view.group;
     view.sets
         .iter()
@@ -109,15 +116,24 @@ fn matrices_json(view: &View) -> Vec<Value> {
         .collect()
 }
 
-pub fn run(a: Args) -> Result<ExitCode> {
-    let conn = a.conn.connection()?;
-    let d = describe_group(&conn, &a.group).map_err(kerr)?;
+/// A group the coordinator does not know is an error naming it.
+pub(super) fn not_found(d: &GroupDescription, group: &str) -> Result<()> {
     if d.members.is_empty() && (d.state == "Dead" || d.state.is_empty()) {
         return Err(CliError::msg(format!(
-            "group {}: not found (the coordinator reports state '{}' and no members)",
-            a.group, d.state
+            "group {group}: not found (the coordinator reports state '{}' and no members)",
+            d.state
         )));
     }
+    Ok(())
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let conn = a.conn.connection()?;
+    if a.readiness {
+        return super::readiness::run(&conn, &a.group, a.format);
+    }
+    let d = describe_group(&conn, &a.group).map_err(kerr)?;
+    not_found(&d, &a.group)?;
     let no_data = d
         .members
         .iter()
@@ -156,8 +172,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     })
 }
 
-fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Result<()> {
-    let no_data = r.not_returned > 0;
+/// The group's header line and its members' table.
+pub(super) fn write_members(out: &mut impl Write, d: &GroupDescription) -> Result<()> {
     writeln!(
         out,
         "group {}: state {}, {} protocol, assignor {} ({}), {} members",
@@ -201,6 +217,12 @@ fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Resu
         ]);
     }
     t.write(&mut *out)?;
+    Ok(())
+}
+
+fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Result<()> {
+    let no_data = r.not_returned > 0;
+    write_members(&mut *out, d)?;
     if no_data {
         let why = if d.state == "Stable" {
             String::new()
@@ -239,6 +261,33 @@ fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Resu
     Ok(())
 }
 
+/// Topics with their partitions, as `[topic, [partitions]]` pairs.
+fn parts_json(a: &[(String, Vec<u32>)]) -> Value {
+    a.iter().map(|(t, ps)| json!([t, ps])).collect()
+}
+
+pub(super) fn members_json(d: &GroupDescription) -> Vec<Value> {
+    d.members
+        .iter()
+        .map(|m| {
+            let mut v = json!({
+                "id": m.id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "subscription": m.subscription,
+                "assignment": match &m.assignment {
+                    AssignmentData::NotReturned => Value::Null,
+                    AssignmentData::Assigned(a) => parts_json(a),
+                },
+            });
+            if let Some(t) = &m.target {
+                v["target_assignment"] = parts_json(t);
+            }
+            v
+        })
+        .collect()
+}
+
 fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
     let no_data = r.not_returned > 0;
     let (colocation, source) = match (&r.live, &r.predicted) {
@@ -253,16 +302,7 @@ fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
         "group_protocol": d.group_protocol,
         "protocol": d.protocol,
         "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
-        "members": d.members.iter().map(|m| json!({
-            "id": m.id,
-            "client_id": m.client_id,
-            "client_host": m.client_host,
-            "subscription": m.subscription,
-            "assignment": match &m.assignment {
-                AssignmentData::NotReturned => Value::Null,
-                AssignmentData::Assigned(a) => a.iter().map(|(t, ps)| json!([t, ps])).collect(),
-            },
-        })).collect::<Vec<_>>(),
+        "members": members_json(d),
         "colocation": colocation,
         "colocation_source": source,
         "split_count": r.split_count,

@@ -8,6 +8,7 @@ pub mod consume;
 pub mod group;
 pub mod measure;
 pub mod produce;
+pub mod readiness;
 pub mod topics;
 
 use crate::exit::{CliError, ExitCode, Result};

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-type Owned = BTreeSet<(String, u32)>;
+pub(super) type Owned = BTreeSet<(String, u32)>;
 
 /// `partwise kafka group ... --format json`: exit code and document.
 fn describe(b: &str, group: &str, extra: &[&str]) -> (i32, Value) {
@@ -27,7 +27,7 @@ fn describe(b: &str, group: &str, extra: &[&str]) -> (i32, Value) {
 
 /// As [`describe`]; a group the coordinator does not know yet (members still
 /// starting) is `Err`.
-fn try_describe(b: &str, group: &str, extra: &[&str]) -> Result<(i32, Value), String> {
+pub(super) fn try_describe(b: &str, group: &str, extra: &[&str]) -> Result<(i32, Value), String> {
     let out = Cmd::cargo_bin("partwise")
         .unwrap()
         .args(["kafka", "group", "-b", b, "-g", group, "--format", "json"])
@@ -45,7 +45,7 @@ fn try_describe(b: &str, group: &str, extra: &[&str]) -> Result<(i32, Value), St
     }
 }
 
-fn owned(list: &Value) -> Owned {
+pub(super) fn owned(list: &Value) -> Owned {
     list.as_array()
         .unwrap()
         .iter()
@@ -83,7 +83,11 @@ fn decoded(v: &Value, key: &str) -> BTreeMap<String, Owned> {
 
 /// Indices `0..n` whose partitions of `topics` do not all have one owner,
 /// from the members' own reports.
-fn split_from_reports(reports: &BTreeMap<String, Owned>, topics: &[&str], n: u32) -> usize {
+pub(super) fn split_from_reports(
+    reports: &BTreeMap<String, Owned>,
+    topics: &[&str],
+    n: u32,
+) -> usize {
     (0..n)
         .filter(|&p| {
             let owners: BTreeSet<Option<&String>> = topics
@@ -102,7 +106,7 @@ fn split_from_reports(reports: &BTreeMap<String, Owned>, topics: &[&str], n: u32
 
 /// Describes until the group is Stable with assignment data equal to what the
 /// members report (`reports` is called each round); the last document.
-fn wait_described(
+pub(super) fn wait_described(
     b: &str,
     group: &str,
     key: &str,
@@ -137,10 +141,10 @@ fn wait_described(
 
 /// A member process printing NDJSON `assigned` events with `member` and
 /// `partitions` (the Java harness member, `partwise kafka consume`).
-struct Proc {
-    child: Child,
+pub(super) struct Proc {
+    pub(super) child: Child,
     stdin: Option<ChildStdin>,
-    out: Captured,
+    pub(super) out: Captured,
 }
 
 impl Proc {
@@ -161,7 +165,7 @@ impl Proc {
 
     /// The last `assigned` event's member id and partitions; panics when the
     /// process has exited (a missing Java or Maven shows here).
-    fn holding(&mut self) -> Option<(String, Owned)> {
+    pub(super) fn holding(&mut self) -> Option<(String, Owned)> {
         if let Some(s) = self.child.try_wait().unwrap() {
             panic!(
                 "member exited ({s}) before the test ended; stderr:\n{}",
@@ -218,7 +222,7 @@ fn assignments(consumers: &[BaseConsumer], prefix: &str) -> BTreeMap<String, Own
         .collect()
 }
 
-fn reports_of(procs: &mut [Proc]) -> BTreeMap<String, Owned> {
+pub(super) fn reports_of(procs: &mut [Proc]) -> BTreeMap<String, Owned> {
     procs.iter_mut().filter_map(|p| p.holding()).collect()
 }
 
@@ -242,11 +246,17 @@ fn java_harness() -> PathBuf {
     run
 }
 
-fn java_member(b: &str, group: &str, topics: &[&str], strategy: &str, client: &str) -> Proc {
+pub(super) fn java_member(
+    b: &str,
+    group: &str,
+    topics: &[&str],
+    strategy: &str,
+    client: &str,
+) -> Proc {
     java_member_with(b, group, topics, strategy, client, "classic")
 }
 
-fn java_member_with(
+pub(super) fn java_member_with(
     b: &str,
     group: &str,
     topics: &[&str],
@@ -273,7 +283,7 @@ fn java_member_with(
     Proc::spawn(cmd)
 }
 
-fn partwise_member(b: &str, group: &str, topics: &[&str]) -> Proc {
+pub(super) fn partwise_member(b: &str, group: &str, topics: &[&str]) -> Proc {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_partwise"));
     cmd.args(["kafka", "consume", "-b", b, "-g", group]);
     for t in topics {

@@ -377,6 +377,23 @@ fn every_command_on(l: Listener) {
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|_| panic!("group: {}", text(&out.stderr)));
     assert_eq!(v["members"].as_array().unwrap().len(), 1, "{v}");
+    // --readiness reads the brokers' group settings (DescribeConfigs) over the same listener.
+    args.push("--readiness".into());
+    let out = run(&args, "", l.secret);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "group --readiness: {said}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!v["brokers"].as_array().unwrap().is_empty(), "{v}");
+    assert!(v["readiness"]["upgrade"]["verdict"].is_string(), "{v}");
+    if let Some(s) = l.secret {
+        assert!(
+            !said.contains(s),
+            "group --readiness printed the secret: {said}"
+        );
+    }
 
     let (code, all) = member.stop();
     assert_eq!(code, Some(0), "{all}");

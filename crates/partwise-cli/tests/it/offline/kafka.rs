@@ -143,6 +143,20 @@ fn bad_flags_exit_2_with_the_flag_named() {
         ),
         (&["kafka", "measure", "-b", "h:1"], "--allow-write"),
         (&["kafka", "group", "-b", "h:1", "-g", ""], "-g/--group"),
+        (
+            &[
+                "kafka",
+                "group",
+                "-b",
+                "h:1",
+                "-g",
+                "g",
+                "--readiness",
+                "--assignor",
+                "java:range",
+            ],
+            "--readiness",
+        ),
     ];
     for (args, needle) in cases {
         let out = pw().args(*args).write_stdin("").output().unwrap();
@@ -160,6 +174,7 @@ fn a_wrong_port_fails_within_the_timeout_for_every_command() {
         vec!["kafka", "topics"],
         vec!["kafka", "audit", "-t", "x"],
         vec!["kafka", "group", "-g", "g"],
+        vec!["kafka", "group", "-g", "g", "--readiness"],
     ] {
         let t0 = Instant::now();
         let out = pw()

@@ -1,0 +1,313 @@
+//! `partwise kafka group -g GROUP --readiness`: the rendering of
+//! [`partwise_kafka::readiness`] (table, JSON, NDJSON) and its exit code:
+//! 0 ready, 1 findings.
+
+use super::group::{matrices_json, members_json, not_found, write_matrices, write_members};
+use super::kerr;
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::{Format, Table};
+use partwise::readiness::{
+    BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness, RemoteAssignor,
+    Upgrade,
+};
+use partwise_kafka::readiness::{readiness, ReadinessReport, Verdict};
+use partwise_kafka::Connection;
+use serde_json::{json, Value};
+use std::io::Write;
+
+pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
+    let r = readiness(conn, group).map_err(kerr)?;
+    let secured = conn
+        .get("security.protocol")
+        .is_some_and(|p| !p.eq_ignore_ascii_case("plaintext"));
+    not_found(&r.description, group).map_err(|e| {
+        if secured {
+            // ConsumerGroupDescribe goes over partwise's plaintext client only.
+            CliError::msg(format!(
+                "{e}; a consumer-protocol (KIP-848) group is described only over a PLAINTEXT listener"
+            ))
+        } else {
+            e
+        }
+    })?;
+    let findings = match &r.verdict {
+        Verdict::Classic(c) => &c.findings,
+        Verdict::Consumer(c) => &c.findings,
+    };
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Table => write_table(&mut out, &r)?,
+        format => crate::output::write_doc(&mut out, format, &to_json(&r))?,
+    }
+    out.flush()?;
+    Ok(if findings.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+fn keeps(k: KeepsUnits) -> &'static str {
+    match k {
+        KeepsUnits::Yes => "yes",
+        KeepsUnits::No => "no",
+        KeepsUnits::Holds => "yes, while its preconditions hold",
+        KeepsUnits::Unknown => "unknown assignor",
+    }
+}
+
+fn config_line(c: &BrokerConfig) -> String {
+    let or_default = |v: Option<String>| v.unwrap_or_else(|| "(default)".into());
+    format!(
+        "broker {}: group.consumer.migration.policy={}, group.consumer.max.size={}, group.consumer.assignors={}",
+        c.broker,
+        or_default(c.migration_policy.clone()),
+        or_default(c.consumer_max_size.map(|n| n.to_string())),
+        or_default(c.assignors.as_ref().map(|a| a.join(","))),
+    )
+}
+
+fn write_assignors(out: &mut impl Write, list: &[RemoteAssignor]) -> Result<()> {
+    writeln!(out, "\ngroup.remote.assignor names the brokers accept")?;
+    let mut t = Table::new(["NAME", "ENTRY", "DEFAULT", "KEEPS UNITS WHOLE"]);
+    for a in list {
+        t.row([
+            a.name
+                .clone()
+                .unwrap_or_else(|| "(its name() is not known to partwise)".into()),
+            a.entry.clone(),
+            if a.default { "yes" } else { "" }.into(),
+            keeps(a.keeps_units).into(),
+        ]);
+    }
+    t.write(&mut *out)
+}
+
+fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
+    if findings.is_empty() {
+        writeln!(out, "\nready: no findings")?;
+        return Ok(());
+    }
+    writeln!(out, "\nnot ready: {} finding(s)", findings.len())?;
+    for f in findings {
+        writeln!(out, "  - [{}] {}", f.kind, f.message)?;
+        writeln!(out, "    fix: {}", f.fix)?;
+    }
+    Ok(())
+}
+
+/// Server range's verdict; with `matrix`, its predicted co-location too.
+fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()> {
+    if r.split_count == 0 {
+        writeln!(
+            out,
+            "\nserver range: keeps every co-partitioned index together (same subscriptions, equal counts)"
+        )?;
+    } else {
+        writeln!(out, "\nserver range: would split {} indices", r.split_count)?;
+    }
+    for (topics, members) in &r.subscriptions {
+        writeln!(
+            out,
+            "  {} subscribe to {}",
+            members.join(", "),
+            topics.join(", ")
+        )?;
+    }
+    if !r.counts.is_empty() {
+        writeln!(
+            out,
+            "  partition counts differ, and topics of different counts are never co-partitioned: {}",
+            r.counts
+                .iter()
+                .map(|(t, n)| format!("{t} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    if matrix {
+        write_matrices(&mut *out, &r.view, "predicted by server range")?;
+    }
+    Ok(())
+}
+
+fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
+    match &c.upgrade {
+        Upgrade::Allowed { how } => {
+            writeln!(out, "\nonline upgrade to the consumer protocol: allowed ({how})")?
+        }
+        Upgrade::Refused {
+            error,
+            message,
+            detail,
+            ..
+        } => writeln!(
+            out,
+            "\nonline upgrade to the consumer protocol: REFUSED ({detail}); the joining member gets {error}: {message}"
+        )?,
+        Upgrade::Unknown { why } => {
+            writeln!(out, "\nonline upgrade to the consumer protocol: unknown ({why})")?
+        }
+    }
+    if let Some(r) = &c.range {
+        write_range(&mut *out, r, true)?;
+    }
+    write_assignors(&mut *out, &c.assignors)
+}
+
+fn write_consumer(out: &mut impl Write, c: &ConsumerGroupCheck) -> Result<()> {
+    writeln!(
+        out,
+        "\nconsumer protocol, broker assignor {}; members {} their target assignment",
+        if c.assignor.is_empty() {
+            "-"
+        } else {
+            &c.assignor
+        },
+        if c.reconciled {
+            "own"
+        } else {
+            "do not yet own"
+        }
+    )?;
+    if let Some(v) = &c.target {
+        write_matrices(&mut *out, v, "target assignment")?;
+    }
+    if let (Some(v), false) = (&c.current, c.reconciled) {
+        write_matrices(&mut *out, v, "current assignment")?;
+    }
+    if let (Some(r), false) = (&c.range, c.assignor == "range") {
+        write_range(&mut *out, r, false)?;
+    }
+    write_assignors(&mut *out, &c.assignors)
+}
+
+fn write_table(out: &mut impl Write, r: &ReadinessReport) -> Result<()> {
+    write_members(&mut *out, &r.description)?;
+    writeln!(out)?;
+    for c in &r.configs {
+        writeln!(out, "{}", config_line(c))?;
+    }
+    match &r.verdict {
+        Verdict::Classic(c) => {
+            write_classic(&mut *out, c)?;
+            write_findings(&mut *out, &c.findings)
+        }
+        Verdict::Consumer(c) => {
+            write_consumer(&mut *out, c)?;
+            write_findings(&mut *out, &c.findings)
+        }
+    }
+}
+
+fn assignors_json(list: &[RemoteAssignor]) -> Vec<Value> {
+    list.iter()
+        .map(|a| {
+            json!({
+                "entry": a.entry,
+                "name": a.name,
+                "default": a.default,
+                "keeps_units": match a.keeps_units {
+                    KeepsUnits::Yes => "yes",
+                    KeepsUnits::No => "no",
+                    KeepsUnits::Holds => "while-preconditions-hold",
+                    KeepsUnits::Unknown => "unknown",
+                },
+            })
+        })
+        .collect()
+}
+
+fn findings_json(list: &[Finding]) -> Vec<Value> {
+    list.iter()
+        .map(|f| json!({"kind": f.kind, "message": f.message, "fix": f.fix}))
+        .collect()
+}
+
+fn view_json(v: &partwise::described::View) -> Value {
+    json!({
+        "assignment": v.owned_by(),
+        "colocation": matrices_json(v),
+        "split_count": v.split_count(),
+    })
+}
+
+fn range_json(rc: &RangeCheck) -> Value {
+    let mut v = view_json(&rc.view);
+    v["subscriptions"] = rc
+        .subscriptions
+        .iter()
+        .map(|(t, m)| json!({"topics": t, "members": m}))
+        .collect();
+    v["partition_counts"] = rc.counts.iter().map(|(t, n)| json!([t, n])).collect();
+    v
+}
+
+fn to_json(r: &ReadinessReport) -> Value {
+    let d = &r.description;
+    let brokers: Vec<Value> = r
+        .configs
+        .iter()
+        .map(|c| {
+            json!({
+                "broker": c.broker,
+                "migration_policy": c.migration_policy,
+                "consumer_max_size": c.consumer_max_size,
+                "assignors": c.assignors,
+                "rebalance_protocols": c.rebalance_protocols,
+            })
+        })
+        .collect();
+    let (readiness, findings) = match &r.verdict {
+        Verdict::Classic(c) => {
+            let upgrade = match &c.upgrade {
+                Upgrade::Allowed { how } => json!({"verdict": "allowed", "how": how}),
+                Upgrade::Refused {
+                    reason,
+                    error,
+                    message,
+                    detail,
+                } => json!({
+                    "verdict": "refused",
+                    "kind": reason.kind(),
+                    "error": error,
+                    "message": message,
+                    "detail": detail,
+                }),
+                Upgrade::Unknown { why } => json!({"verdict": "unknown", "why": why}),
+            };
+            let range = c.range.as_ref().map(range_json);
+            (
+                json!({
+                    "upgrade": upgrade,
+                    "server_range": range,
+                    "remote_assignors": assignors_json(&c.assignors),
+                }),
+                &c.findings,
+            )
+        }
+        Verdict::Consumer(c) => (
+            json!({
+                "assignor": c.assignor,
+                "target": c.target.as_ref().map(view_json),
+                "current": c.current.as_ref().map(view_json),
+                "reconciled": c.reconciled,
+                "server_range": c.range.as_ref().map(range_json),
+                "remote_assignors": assignors_json(&c.assignors),
+            }),
+            &c.findings,
+        ),
+    };
+    json!({
+        "group": d.name,
+        "state": d.state,
+        "protocol_type": d.protocol_type,
+        "group_protocol": d.group_protocol,
+        "protocol": d.protocol,
+        "members": members_json(d),
+        "brokers": brokers,
+        "readiness": readiness,
+        "findings": findings_json(findings),
+        "ready": findings.is_empty(),
+    })
+}

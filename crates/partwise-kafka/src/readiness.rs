@@ -1,0 +1,150 @@
+//! `partwise kafka group --readiness`: the group's description, the
+//! brokers' group-coordinator settings (DescribeConfigs on every broker)
+//! and the topics' partition counts, handed to [`partwise::readiness`],
+//! which decides. Reads only.
+
+use crate::connect::Connection;
+use crate::error::{Error, Result};
+use crate::group::{describe_group, AssignmentData, GroupDescription};
+use futures_executor::block_on;
+use partwise::described::{ClusterTopic, DescribedMember};
+use partwise::readiness::{self, BrokerConfig, ClassicGroup, ConsumerGroupCheck, Readiness};
+use rdkafka::admin::ResourceSpecifier;
+use rdkafka::consumer::Consumer;
+
+/// The settings the coordinator's upgrade and assignor decisions read.
+const MIGRATION_POLICY: &str = "group.consumer.migration.policy";
+const MAX_SIZE: &str = "group.consumer.max.size";
+const ASSIGNORS: &str = "group.consumer.assignors";
+const PROTOCOLS: &str = "group.coordinator.rebalance.protocols";
+
+/// What the readiness check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A classic group: the upgrade, server range and the accepted assignors.
+    Classic(Box<Readiness>),
+    /// A consumer-protocol group: its target and current co-location.
+    Consumer(Box<ConsumerGroupCheck>),
+}
+
+/// The report of [`readiness()`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadinessReport {
+    /// The group as its coordinator describes it.
+    pub description: GroupDescription,
+    /// Every broker's group-coordinator settings, by broker id.
+    pub configs: Vec<BrokerConfig>,
+    /// The decision.
+    pub verdict: Verdict,
+}
+
+/// The group-coordinator settings of every broker in the metadata.
+pub fn broker_configs(conn: &Connection) -> Result<Vec<BrokerConfig>> {
+    let c = crate::cluster::read_only_consumer(conn)?;
+    let md = c
+        .fetch_metadata(None, conn.timeout())
+        .map_err(|e| crate::cluster::unreachable_via(&c, conn, e))?;
+    let mut ids: Vec<i32> = md.brokers().iter().map(|b| b.id()).collect();
+    ids.sort_unstable();
+    let specs: Vec<ResourceSpecifier> = ids
+        .iter()
+        .map(|&id| ResourceSpecifier::Broker(id))
+        .collect();
+    let admin = crate::measure::admin(conn)?;
+    let results = block_on(admin.describe_configs(&specs, &crate::measure::admin_opts(conn)))
+        .map_err(|e| crate::cluster::unreachable(conn, e))?;
+    ids.iter()
+        .zip(results)
+        .map(|(&broker, r)| {
+            let r = r.map_err(|code| {
+                conn.error_code(format!("describing the configs of broker {broker}"), code)
+            })?;
+            let value = |name: &str| r.get(name).and_then(|e| e.value.clone());
+            let max = match value(MAX_SIZE) {
+                Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
+                    Error::kafka(
+                        format!("broker {broker}'s {MAX_SIZE}"),
+                        format!("not a count: {v}"),
+                    )
+                })?),
+                None => None,
+            };
+            let list = |name: &str| {
+                value(name).map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+            };
+            Ok(BrokerConfig {
+                broker,
+                migration_policy: value(MIGRATION_POLICY),
+                consumer_max_size: max,
+                assignors: list(ASSIGNORS),
+                rebalance_protocols: list(PROTOCOLS),
+            })
+        })
+        .collect()
+}
+
+fn members(d: &GroupDescription, target: bool) -> Vec<DescribedMember> {
+    d.members
+        .iter()
+        .map(|m| DescribedMember {
+            id: m.id.clone(),
+            subscription: m.subscription.clone(),
+            assignment: if target {
+                m.target.clone()
+            } else {
+                match &m.assignment {
+                    AssignmentData::Assigned(a) => Some(a.clone()),
+                    AssignmentData::NotReturned => None,
+                }
+            },
+        })
+        .collect()
+}
+
+/// Whether group `group` is ready for the consumer protocol (a classic
+/// group), or how its units sit (a consumer-protocol group).
+pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
+    let d = describe_group(conn, group)?;
+    let configs = broker_configs(conn)?;
+    let topics: Vec<ClusterTopic> = crate::cluster::list_topics(conn)?
+        .into_iter()
+        .map(|t| ClusterTopic {
+            partitions: t.partitions.len() as u32,
+            healthy: t.error.is_none(),
+            name: t.name,
+        })
+        .collect();
+    let verdict = if d.group_protocol == "consumer" {
+        Verdict::Consumer(Box::new(readiness::consumer(
+            &d.protocol,
+            &members(&d, false),
+            &members(&d, true),
+            &configs,
+            &topics,
+        )))
+    } else {
+        let g = ClassicGroup {
+            name: d.name.clone(),
+            state: d.state.clone(),
+            protocol_type: d.protocol_type.clone(),
+            protocol: d.protocol.clone(),
+            members: members(&d, false),
+            assignment_user_data: d
+                .members
+                .iter()
+                .map(|m| m.assignment_user_data.clone())
+                .collect(),
+        };
+        Verdict::Classic(Box::new(readiness::classic(&g, &configs, &topics)))
+    };
+    Ok(ReadinessReport {
+        description: d,
+        configs,
+        verdict,
+    })
+}

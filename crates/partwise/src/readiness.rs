@@ -1,0 +1,978 @@
+//! Whether a live consumer group is ready for the consumer group protocol
+//! of KIP-848, decided without I/O: would Apache Kafka's group coordinator
+//! upgrade a classic group online when a `group.protocol=consumer` member
+//! joins, would the server `range` assignor keep its co-partitioned indices
+//! together, and which `group.remote.assignor` names the brokers accept.
+//! For a group already on the consumer protocol: the co-location of the
+//! broker's target assignment beside the members' current one.
+//!
+//! The upgrade rules are the coordinator's of Apache Kafka 4.1
+//! (`GroupMetadataManager.getOrMaybeCreateConsumerGroup`,
+//! `validateOnlineUpgrade`, `ConsumerGroup.fromClassicGroup`,
+//! `throwIfConsumerGroupIsFull`), in its order: an empty classic group is
+//! replaced; otherwise the migration policy, the embedded protocol type,
+//! the group size, and then every member's assignment user data (custom
+//! assignor data would be lost, so the broker refuses). The adapter
+//! (partwise-kafka) fetches the description and the broker configs;
+//! `partwise kafka group --readiness` renders the [`Readiness`].
+//!
+//! ```
+//! use partwise::described::{ClusterTopic, DescribedMember};
+//! use partwise::readiness::{classic, BrokerConfig, ClassicGroup, Upgrade};
+//! let topic = |name: &str| ClusterTopic { name: name.into(), partitions: 6, healthy: true };
+//! let member = |id: &str, sub: &[&str]| DescribedMember {
+//!     id: id.into(),
+//!     subscription: Some(sub.iter().map(|t| t.to_string()).collect()),
+//!     assignment: Some(vec![]),
+//! };
+//! let g = ClassicGroup {
+//!     name: "joins".into(),
+//!     state: "Stable".into(),
+//!     protocol_type: "consumer".into(),
+//!     protocol: "copartitioned".into(),
+//!     members: vec![member("m1", &["a", "b"]), member("m2", &["a"])],
+//!     // The copartitioned leader's co-partition groups ride in the assignment.
+//!     assignment_user_data: vec![Some(b"pwu\0...".to_vec()), Some(b"pwu\0...".to_vec())],
+//! };
+//! let r = classic(&g, &[BrokerConfig::default()], &[topic("a"), topic("b")]);
+//! assert!(matches!(r.upgrade, Upgrade::Refused { .. }));
+//! // m2 reads only `a`: server range would split half of the indices.
+//! assert_eq!(r.range.as_ref().unwrap().split_count, 3);
+//! assert!(r.findings.iter().any(|f| f.kind == "upgrade-refused-custom-assignor"));
+//! ```
+
+use crate::assign::Assignor;
+use crate::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The group-coordinator settings of one broker (DescribeConfigs); `None`
+/// where the broker did not report the setting (its default applies).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BrokerConfig {
+    /// The broker id.
+    pub broker: i32,
+    /// `group.consumer.migration.policy` (`bidirectional` by default).
+    pub migration_policy: Option<String>,
+    /// `group.consumer.max.size` (`2147483647` by default).
+    pub consumer_max_size: Option<u64>,
+    /// `group.consumer.assignors`, as listed (names or class names).
+    pub assignors: Option<Vec<String>>,
+    /// `group.coordinator.rebalance.protocols` (`classic,consumer,streams` by
+    /// default in 4.1): without `consumer` the broker serves no
+    /// ConsumerGroupHeartbeat at all.
+    pub rebalance_protocols: Option<Vec<String>>,
+}
+
+const DEFAULT_POLICY: &str = "bidirectional";
+const DEFAULT_MAX_SIZE: u64 = i32::MAX as u64;
+const UNIFORM_CLASS: &str = "org.apache.kafka.coordinator.group.assignor.UniformAssignor";
+const RANGE_CLASS: &str = "org.apache.kafka.coordinator.group.assignor.RangeAssignor";
+/// The broker-side assignor built in `bindings/java` (name `copartitioned`).
+pub const COPARTITIONED_CLASS: &str = "dev.partwise.BrokerCopartitionedAssignor";
+
+impl BrokerConfig {
+    fn policy(&self) -> String {
+        self.migration_policy
+            .as_deref()
+            .unwrap_or(DEFAULT_POLICY)
+            .trim()
+            .to_ascii_lowercase()
+    }
+
+    fn max_size(&self) -> u64 {
+        self.consumer_max_size.unwrap_or(DEFAULT_MAX_SIZE)
+    }
+
+    fn assignor_entries(&self) -> Vec<String> {
+        self.assignors
+            .clone()
+            .unwrap_or_else(|| vec![UNIFORM_CLASS.into(), RANGE_CLASS.into()])
+    }
+}
+
+/// A classic group as DescribeGroups returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicGroup {
+    /// The group id.
+    pub name: String,
+    /// `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Dead`.
+    pub state: String,
+    /// The protocol type (`consumer` for the embedded consumer protocol).
+    pub protocol_type: String,
+    /// The chosen protocol (the assignor's name).
+    pub protocol: String,
+    /// The members, with subscriptions and assignments.
+    pub members: Vec<DescribedMember>,
+    /// Per member (same order), the user data of its assignment, `None`
+    /// when it has none or the assignment was not returned.
+    pub assignment_user_data: Vec<Option<Vec<u8>>>,
+}
+
+/// What the coordinator would do when a consumer-protocol member joins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Upgrade {
+    /// The group would be upgraded (or, being empty, replaced).
+    Allowed {
+        /// How.
+        how: String,
+    },
+    /// The join would fail with the broker's words.
+    Refused {
+        /// Which of the coordinator's checks refuses it.
+        reason: Refusal,
+        /// The error the joining member gets (`GROUP_ID_NOT_FOUND`, ...).
+        error: &'static str,
+        /// The broker's message, word for word.
+        message: String,
+        /// What in this group trips the check.
+        detail: String,
+    },
+    /// It cannot be told from this description.
+    Unknown {
+        /// Why.
+        why: String,
+    },
+}
+
+/// The coordinator's check that refuses an online upgrade.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `group.consumer.migration.policy` is `disabled` or `downgrade`.
+    Policy,
+    /// The protocol type is not `consumer` (Kafka Connect, say).
+    ProtocolType,
+    /// More members than `group.consumer.max.size`.
+    TooLarge,
+    /// A member's assignment carries user data.
+    CustomAssignor,
+    /// Exactly `group.consumer.max.size` members: the joining one is refused.
+    Full,
+}
+
+impl Refusal {
+    /// The finding's stable id.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Refusal::Policy => "upgrade-refused-policy",
+            Refusal::ProtocolType => "upgrade-refused-protocol-type",
+            Refusal::TooLarge | Refusal::Full => "upgrade-refused-size",
+            Refusal::CustomAssignor => "upgrade-refused-custom-assignor",
+        }
+    }
+
+    fn fix(self) -> &'static str {
+        match self {
+            Refusal::Policy => {
+                "set group.consumer.migration.policy=bidirectional (or upgrade) on every broker, \
+                 or stop all members and start them with group.protocol=consumer (an empty group is replaced)"
+            }
+            Refusal::ProtocolType => {
+                "only consumer groups (protocol type consumer) can move; Kafka Connect and other protocol types stay classic"
+            }
+            Refusal::CustomAssignor => {
+                "roll the classic members to a built-in assignor first (range or cooperative-sticky, which write no \
+                 assignment user data), then to group.protocol=consumer with group.remote.assignor=copartitioned; \
+                 or stop every member and start them all on the consumer protocol (an empty group is replaced)"
+            }
+            Refusal::TooLarge | Refusal::Full => {
+                "raise group.consumer.max.size above the group's size, or stop the group and start it on the consumer protocol"
+            }
+        }
+    }
+}
+
+/// One thing to fix before (or after) moving to the consumer protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Stable id.
+    pub kind: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// What to do.
+    pub fix: String,
+}
+
+/// What server `range` would do with the group's members and subscriptions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeCheck {
+    /// The assignment server `range` would give the described members.
+    pub view: View,
+    /// Split indices over every set of equally partitioned topics.
+    pub split_count: usize,
+    /// Members by subscription, when they differ (subscription -> members).
+    pub subscriptions: BTreeMap<Vec<String>, Vec<String>>,
+    /// Subscribed topics with their partition counts, when the counts differ.
+    pub counts: Vec<(String, u32)>,
+}
+
+/// Whether an accepted assignor keeps co-partitioned indices together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepsUnits {
+    /// Always (the `copartitioned` assignor).
+    Yes,
+    /// Not for this group (or not guaranteed for any).
+    No,
+    /// Only while its preconditions hold; they hold for this group.
+    Holds,
+    /// An assignor partwise does not know.
+    Unknown,
+}
+
+/// A `group.consumer.assignors` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteAssignor {
+    /// The entry as configured.
+    pub entry: String,
+    /// The name a client sets in `group.remote.assignor`, when known.
+    pub name: Option<String>,
+    /// Whether it keeps this group's units whole.
+    pub keeps_units: KeepsUnits,
+    /// The default (the first entry: what a client that sets none gets).
+    pub default: bool,
+}
+
+/// The readiness of one group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Readiness {
+    /// The online upgrade's outcome (classic groups).
+    pub upgrade: Upgrade,
+    /// Server `range` on the described subscriptions (`None`: not known).
+    pub range: Option<RangeCheck>,
+    /// The accepted `group.remote.assignor` names, from the first broker
+    /// (the others are compared and a difference is a finding).
+    pub assignors: Vec<RemoteAssignor>,
+    /// Everything to fix; empty when ready.
+    pub findings: Vec<Finding>,
+}
+
+/// The name Apache Kafka's `name()` gives a `group.consumer.assignors` entry.
+pub fn assignor_name(entry: &str) -> Option<&'static str> {
+    match entry.trim() {
+        "uniform" | UNIFORM_CLASS => Some("uniform"),
+        "range" | RANGE_CLASS => Some("range"),
+        "copartitioned" | COPARTITIONED_CLASS => Some("copartitioned"),
+        _ => None,
+    }
+}
+
+fn finding(kind: &'static str, message: String, fix: impl Into<String>) -> Finding {
+    Finding {
+        kind,
+        message,
+        fix: fix.into(),
+    }
+}
+
+/// What a member's assignment user data is, for the message.
+fn user_data_kind(data: &[u8]) -> String {
+    if data.starts_with(b"pwu\x00") {
+        "partwise co-partition groups".to_string()
+    } else {
+        format!("{} bytes of assignor data", data.len())
+    }
+}
+
+/// The coordinator's decision, in its order of checks.
+fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
+    let refuse = |reason, why: &str, detail: String| Upgrade::Refused {
+        reason,
+        error: "GROUP_ID_NOT_FOUND",
+        message: format!(
+            "Cannot upgrade classic group {} to consumer group because {why}.",
+            g.name
+        ),
+        detail,
+    };
+    if g.state.is_empty() || g.state == "Dead" {
+        return Upgrade::Allowed {
+            how: "the group does not exist: the first member creates a consumer group".into(),
+        };
+    }
+    if g.state == "Empty" {
+        return Upgrade::Allowed {
+            how: "the classic group is empty: the broker deletes it and creates a consumer group (committed offsets stay)".into(),
+        };
+    }
+    let policy = cfg.policy();
+    if policy != "upgrade" && policy != "bidirectional" {
+        return refuse(
+            Refusal::Policy,
+            "online upgrade is disabled",
+            format!("group.consumer.migration.policy is {policy}"),
+        );
+    }
+    if g.protocol_type != "consumer" {
+        return refuse(
+            Refusal::ProtocolType,
+            "the group does not use the consumer embedded protocol",
+            format!("its protocol type is '{}'", g.protocol_type),
+        );
+    }
+    let n = g.members.len() as u64;
+    if n > cfg.max_size() {
+        return refuse(
+            Refusal::TooLarge,
+            "the group size exceeds the consumer group maximum size",
+            format!("{n} members, group.consumer.max.size is {}", cfg.max_size()),
+        );
+    }
+    let custom: Vec<String> = g
+        .members
+        .iter()
+        .zip(&g.assignment_user_data)
+        .filter_map(|(m, d)| {
+            d.as_ref()
+                .filter(|d| !d.is_empty())
+                .map(|d| format!("{} ({})", m.id, user_data_kind(d)))
+        })
+        .collect();
+    if !custom.is_empty() {
+        // A large group would make the detail a member list: three name it.
+        let more = match custom.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        return refuse(
+            Refusal::CustomAssignor,
+            "an unsupported custom assignor is in use. Please refer to the documentation or switch to a default \
+             assignor before re-attempting the upgrade",
+            format!(
+                "assignor {}: the assignment user data of {}{more} would be lost",
+                g.protocol,
+                custom[..custom.len().min(3)].join(", ")
+            ),
+        );
+    }
+    let missing: Vec<&str> = g
+        .members
+        .iter()
+        .filter(|m| m.assignment.is_none())
+        .map(|m| m.id.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Upgrade::Unknown {
+            why: format!(
+                "the group is in state {} and the broker returned no assignment for {}: \
+                 whether their assignor writes user data cannot be told",
+                g.state,
+                missing.join(", ")
+            ),
+        };
+    }
+    if n >= cfg.max_size() {
+        // The conversion passes, then the joining member finds the group full
+        // and the heartbeat fails, so nothing is written: still classic.
+        return Upgrade::Refused {
+            reason: Refusal::Full,
+            error: "GROUP_MAX_SIZE_REACHED",
+            message: format!(
+                "The consumer group has reached its maximum capacity of {} members.",
+                cfg.max_size()
+            ),
+            detail: format!(
+                "{n} members, group.consumer.max.size is {}: the joining member makes one too many",
+                cfg.max_size()
+            ),
+        };
+    }
+    Upgrade::Allowed {
+        how: format!(
+            "the group is converted to a consumer group at the first consumer-protocol heartbeat; \
+             its {n} classic members stay until each rejoins with the consumer protocol"
+        ),
+    }
+}
+
+/// Server `range` on the described subscriptions; `None` (with a finding)
+/// when a subscription or topic is unknown.
+fn range_check(
+    members: &[DescribedMember],
+    topics: &[ClusterTopic],
+    findings: &mut Vec<Finding>,
+) -> Option<RangeCheck> {
+    let r = match analyze(members, topics, Some((Assignor::Kip848Range, &[]))) {
+        Ok(r) => r,
+        Err(e) => {
+            let why = match &e {
+                PredictError::NoSubscription { member } => format!(
+                    "the broker returned no subscription for member {member} (the group is rebalancing)"
+                ),
+                other => other.to_string(),
+            };
+            findings.push(finding(
+                "range-unknown",
+                format!("what server range would do cannot be told: {why}"),
+                "run again when the group is Stable",
+            ));
+            return None;
+        }
+    };
+    let (_, view) = r.predicted?;
+    let mut subscriptions: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    for m in members {
+        let mut s = m.subscription.clone().unwrap_or_default();
+        s.sort();
+        s.dedup();
+        subscriptions.entry(s).or_default().push(m.id.clone());
+    }
+    if subscriptions.len() < 2 {
+        subscriptions.clear();
+    }
+    let names: BTreeSet<&String> = members
+        .iter()
+        .flat_map(|m| m.subscription.iter().flatten())
+        .collect();
+    let mut counts: Vec<(String, u32)> = names
+        .into_iter()
+        .filter_map(|t| {
+            topics
+                .iter()
+                .find(|c| &c.name == t)
+                .map(|c| (t.clone(), c.partitions))
+        })
+        .collect();
+    if counts.iter().map(|c| c.1).collect::<BTreeSet<_>>().len() < 2 {
+        counts.clear();
+    } else {
+        counts.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    }
+    let split_count = view.split_count();
+    if split_count > 0 {
+        let sets: Vec<String> = view
+            .sets
+            .iter()
+            .filter(|s| s.colocation.split_count() > 0)
+            .map(|s| {
+                format!(
+                    "{} of {} indices of {}",
+                    s.colocation.split_count(),
+                    s.colocation.owners.len(),
+                    s.topics.join(", ")
+                )
+            })
+            .collect();
+        let cause = if subscriptions.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": the members do not subscribe to the same topics ({})",
+                subscriptions
+                    .iter()
+                    .map(|(s, ms)| format!("{} -> {}", ms.join(","), s.join(",")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        };
+        findings.push(finding(
+            "range-splits",
+            format!("server range would split {}{cause}", sets.join("; ")),
+            "give every member the same subscription before the move (server range co-partitions only then, \
+             and only topics of equal partition counts), or use the broker-side copartitioned assignor",
+        ));
+    }
+    Some(RangeCheck {
+        view,
+        split_count,
+        subscriptions,
+        counts,
+    })
+}
+
+fn remote_assignors(
+    configs: &[BrokerConfig],
+    range_whole: Option<bool>,
+    findings: &mut Vec<Finding>,
+) -> Vec<RemoteAssignor> {
+    let Some(first) = configs.first() else {
+        return Vec::new();
+    };
+    let off: Vec<String> = configs
+        .iter()
+        .filter(|c| {
+            c.rebalance_protocols
+                .as_ref()
+                .is_some_and(|p| !p.iter().any(|p| p.trim().eq_ignore_ascii_case("consumer")))
+        })
+        .map(|c| c.broker.to_string())
+        .collect();
+    if !off.is_empty() {
+        findings.push(finding(
+            "consumer-protocol-disabled",
+            format!(
+                "broker(s) {} do not list consumer in group.coordinator.rebalance.protocols: \
+                 a group.protocol=consumer member cannot join at all",
+                off.join(", ")
+            ),
+            "add consumer to group.coordinator.rebalance.protocols on every broker (and check that the \
+             cluster's group.version feature is 1 or more)",
+        ));
+    }
+    for c in &configs[1..] {
+        if c.assignor_entries() != first.assignor_entries()
+            || c.policy() != first.policy()
+            || c.max_size() != first.max_size()
+            || c.rebalance_protocols != first.rebalance_protocols
+        {
+            findings.push(finding(
+                "broker-configs-differ",
+                format!(
+                    "brokers {} and {} differ in group.consumer.assignors, group.consumer.migration.policy \
+                     or group.consumer.max.size: the group's coordinator decides, and it moves on failover",
+                    first.broker, c.broker
+                ),
+                "give every broker the same group.consumer.* settings",
+            ));
+        }
+    }
+    let list: Vec<RemoteAssignor> = first
+        .assignor_entries()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let name = assignor_name(e);
+            let keeps_units = match name {
+                Some("copartitioned") => KeepsUnits::Yes,
+                Some("range") => match range_whole {
+                    Some(true) => KeepsUnits::Holds,
+                    Some(false) => KeepsUnits::No,
+                    None => KeepsUnits::Unknown,
+                },
+                Some(_) => KeepsUnits::No,
+                None => KeepsUnits::Unknown,
+            };
+            RemoteAssignor {
+                entry: e.trim().to_string(),
+                name: name.map(str::to_string),
+                keeps_units,
+                default: i == 0,
+            }
+        })
+        .collect();
+    if !list
+        .iter()
+        .any(|a| matches!(a.keeps_units, KeepsUnits::Yes | KeepsUnits::Holds))
+    {
+        findings.push(finding(
+            "no-remote-assignor-keeps-units",
+            format!(
+                "no assignor the brokers accept ({}) keeps this group's co-partitioned indices together",
+                list.iter()
+                    .map(|a| a.name.clone().unwrap_or_else(|| a.entry.clone()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!(
+                "put the partwise broker assignor jar on the brokers' class path and add {COPARTITIONED_CLASS} \
+                 to group.consumer.assignors, then set group.remote.assignor=copartitioned on the members"
+            ),
+        ));
+    }
+    list
+}
+
+/// Whether the classic group `g` is ready to move, with the brokers'
+/// settings `configs` (at least one; the first is shown) and the cluster's
+/// partition counts.
+pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopic]) -> Readiness {
+    let default = BrokerConfig::default();
+    let cfg = configs.first().unwrap_or(&default);
+    let mut findings = Vec::new();
+    let upgrade = upgrade(g, cfg);
+    match &upgrade {
+        Upgrade::Refused {
+            reason,
+            error,
+            message,
+            detail,
+        } => findings.push(finding(
+            reason.kind(),
+            format!("an online upgrade would be refused ({detail}): the joining member gets {error}: {message}"),
+            reason.fix(),
+        )),
+        Upgrade::Unknown { why } => findings.push(finding(
+            "upgrade-unknown",
+            format!("whether an online upgrade would be refused cannot be told: {why}"),
+            "run again when the group is Stable",
+        )),
+        Upgrade::Allowed { .. } => {}
+    }
+    let range = if g.members.is_empty() {
+        None
+    } else {
+        range_check(&g.members, topics, &mut findings)
+    };
+    let assignors = remote_assignors(
+        configs,
+        range.as_ref().map(|r| r.split_count == 0),
+        &mut findings,
+    );
+    Readiness {
+        upgrade,
+        range,
+        assignors,
+        findings,
+    }
+}
+
+/// A consumer-protocol group's two assignments: what the broker's assignor
+/// decided (target) and what the members own now (current).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerGroupCheck {
+    /// The group's assignor (`group.remote.assignor` in use).
+    pub assignor: String,
+    /// The target assignment's view (`None`: not returned).
+    pub target: Option<View>,
+    /// The current assignment's view.
+    pub current: Option<View>,
+    /// Whether the members own their targets (reconciliation done).
+    pub reconciled: bool,
+    /// Server `range` on the members' subscriptions (`None`: not known).
+    pub range: Option<RangeCheck>,
+    /// The accepted assignors.
+    pub assignors: Vec<RemoteAssignor>,
+    /// Everything to fix; empty when every unit is whole in both.
+    pub findings: Vec<Finding>,
+}
+
+/// A consumer-protocol group: `current` holds the members' owned
+/// partitions, `target` the same members with the broker's target assignment.
+pub fn consumer(
+    assignor: &str,
+    current: &[DescribedMember],
+    target: &[DescribedMember],
+    configs: &[BrokerConfig],
+    topics: &[ClusterTopic],
+) -> ConsumerGroupCheck {
+    let mut findings = Vec::new();
+    let view = |ms: &[DescribedMember]| analyze(ms, topics, None).ok().and_then(|r| r.live);
+    let (cur, tgt) = (view(current), view(target));
+    let reconciled = match (&cur, &tgt) {
+        (Some(c), Some(t)) => c.owned_by() == t.owned_by(),
+        _ => false,
+    };
+    let sets = |v: &View| {
+        v.sets
+            .iter()
+            .filter(|s| s.colocation.split_count() > 0)
+            .map(|s| format!("{} of {}", s.colocation.split_count(), s.topics.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match &tgt {
+        Some(t) if t.split_count() > 0 => findings.push(finding(
+            "target-splits",
+            format!(
+                "the broker's assignor {assignor} splits {} indices in its target assignment ({})",
+                t.split_count(),
+                sets(t)
+            ),
+            "use group.remote.assignor=copartitioned (the partwise broker assignor), or, for range, \
+             the same subscription on every member and equal partition counts",
+        )),
+        Some(_) => {}
+        None => findings.push(finding(
+            "target-unknown",
+            "the broker returned no target assignment".into(),
+            "run again",
+        )),
+    }
+    if let Some(c) = &cur {
+        if c.split_count() > 0 && tgt.as_ref().is_some_and(|t| t.split_count() == 0) {
+            findings.push(finding(
+                "reconciling-split",
+                format!(
+                    "members still reconcile to the target: {} indices are split right now ({})",
+                    c.split_count(),
+                    sets(c)
+                ),
+                "a partwise runtime hands a unit out only when all its partitions are owned; \
+                 other members process split indices until reconciliation ends: run again",
+            ));
+        }
+    }
+    // Whether range would do: its own verdict on these subscriptions, not the
+    // target of whichever assignor the group uses now. Its findings would
+    // repeat target-splits for a range group and are noise for the others.
+    let range = range_check(target, topics, &mut Vec::new());
+    let whole = range.as_ref().map(|r| r.split_count == 0);
+    let assignors = remote_assignors(configs, whole, &mut Vec::new());
+    ConsumerGroupCheck {
+        assignor: assignor.to_string(),
+        target: tgt,
+        current: cur,
+        reconciled,
+        range,
+        assignors,
+        findings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topic(name: &str, partitions: u32) -> ClusterTopic {
+        ClusterTopic {
+            name: name.into(),
+            partitions,
+            healthy: true,
+        }
+    }
+
+    fn member(id: &str, sub: &[&str], parts: Option<&[(&str, &[u32])]>) -> DescribedMember {
+        DescribedMember {
+            id: id.into(),
+            subscription: Some(sub.iter().map(|t| t.to_string()).collect()),
+            assignment: parts.map(|ps| {
+                ps.iter()
+                    .map(|(t, p)| (t.to_string(), p.to_vec()))
+                    .collect()
+            }),
+        }
+    }
+
+    fn group(state: &str, members: Vec<DescribedMember>, data: Vec<Option<&[u8]>>) -> ClassicGroup {
+        ClassicGroup {
+            name: "g".into(),
+            state: state.into(),
+            protocol_type: "consumer".into(),
+            protocol: "range".into(),
+            members,
+            assignment_user_data: data.into_iter().map(|d| d.map(<[u8]>::to_vec)).collect(),
+        }
+    }
+
+    fn kinds(r: &Readiness) -> Vec<&'static str> {
+        r.findings.iter().map(|f| f.kind).collect()
+    }
+
+    const AB: &[&str] = &["a", "b"];
+
+    fn whole_pair() -> Vec<DescribedMember> {
+        vec![
+            member("m1", AB, Some(&[("a", &[0, 1, 2]), ("b", &[0, 1, 2])])),
+            member("m2", AB, Some(&[("a", &[3, 4, 5]), ("b", &[3, 4, 5])])),
+        ]
+    }
+
+    #[test]
+    fn a_range_group_with_equal_subscriptions_is_ready() {
+        let g = group("Stable", whole_pair(), vec![None, Some(&[])]);
+        let r = classic(
+            &g,
+            &[BrokerConfig::default()],
+            &[topic("a", 6), topic("b", 6)],
+        );
+        assert!(matches!(r.upgrade, Upgrade::Allowed { .. }), "{r:?}");
+        assert_eq!(r.range.as_ref().unwrap().split_count, 0);
+        let names: Vec<_> = r.assignors.iter().map(|a| a.name.as_deref()).collect();
+        assert_eq!(names, [Some("uniform"), Some("range")]);
+        assert_eq!(r.assignors[1].keeps_units, KeepsUnits::Holds);
+        assert!(r.assignors[0].default);
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+    }
+
+    #[test]
+    fn the_coordinators_checks_in_its_order() {
+        let pw: &[u8] = b"pwu\x00\x00\x00\x00\x01";
+        let cfg = |policy: &str, max: u64| BrokerConfig {
+            broker: 1,
+            migration_policy: Some(policy.into()),
+            consumer_max_size: Some(max),
+            assignors: None,
+            rebalance_protocols: None,
+        };
+        let t = [topic("a", 6), topic("b", 6)];
+        let custom = group("Stable", whole_pair(), vec![Some(pw), None]);
+        // The policy comes before everything else.
+        let r = classic(&custom, &[cfg("Downgrade", 10)], &t);
+        assert_eq!(kinds(&r), ["upgrade-refused-policy"]);
+        let r = classic(&custom, &[cfg("upgrade", 1)], &t);
+        assert_eq!(kinds(&r), ["upgrade-refused-size"]);
+        let r = classic(&custom, &[cfg("BIDIRECTIONAL", 10)], &t);
+        assert_eq!(kinds(&r), ["upgrade-refused-custom-assignor"]);
+        let Upgrade::Refused {
+            message,
+            error,
+            detail,
+            ..
+        } = &r.upgrade
+        else {
+            panic!("{r:?}")
+        };
+        assert_eq!(*error, "GROUP_ID_NOT_FOUND");
+        assert!(
+            message.starts_with(
+                "Cannot upgrade classic group g to consumer group because an unsupported custom assignor is in use. "
+            ),
+            "{message}"
+        );
+        assert!(
+            detail.contains("m1 (partwise co-partition groups)"),
+            "{detail}"
+        );
+        assert!(!detail.contains("m2"), "{detail}");
+        // Exactly full: the conversion passes, the joining member does not.
+        let plain = group("Stable", whole_pair(), vec![None, None]);
+        let r = classic(&plain, &[cfg("upgrade", 2)], &t);
+        assert!(matches!(
+            r.upgrade,
+            Upgrade::Refused {
+                error: "GROUP_MAX_SIZE_REACHED",
+                ..
+            }
+        ));
+        assert!(matches!(
+            classic(&plain, &[cfg("upgrade", 3)], &t).upgrade,
+            Upgrade::Allowed { .. }
+        ));
+        // Not the consumer protocol type.
+        let mut connect = plain.clone();
+        connect.protocol_type = "connect".into();
+        assert_eq!(
+            kinds(&classic(&connect, &[cfg("upgrade", 3)], &t)),
+            ["upgrade-refused-protocol-type"]
+        );
+        // An empty group is replaced whatever the policy.
+        let empty = group("Empty", vec![], vec![]);
+        let r = classic(&empty, &[cfg("disabled", 0)], &t);
+        assert!(matches!(r.upgrade, Upgrade::Allowed { .. }), "{r:?}");
+        assert!(r.range.is_none());
+    }
+
+    #[test]
+    fn a_rebalancing_group_is_unknown_unless_already_refused() {
+        let members = vec![member("m1", AB, None), member("m2", AB, None)];
+        let g = group("PreparingRebalance", members, vec![None, None]);
+        let t = [topic("a", 6), topic("b", 6)];
+        let r = classic(&g, &[BrokerConfig::default()], &t);
+        assert!(matches!(r.upgrade, Upgrade::Unknown { .. }));
+        assert_eq!(kinds(&r), ["upgrade-unknown"]);
+        let off = BrokerConfig {
+            migration_policy: Some("disabled".into()),
+            ..BrokerConfig::default()
+        };
+        assert_eq!(
+            classic(&g, &[off], &t).findings[0].kind,
+            "upgrade-refused-policy"
+        );
+    }
+
+    #[test]
+    fn unequal_subscriptions_split_under_range_and_name_the_members() {
+        let g = group(
+            "Stable",
+            vec![
+                member(
+                    "m1",
+                    AB,
+                    Some(&[("a", &[0, 1, 2]), ("b", &[0, 1, 2, 3, 4, 5])]),
+                ),
+                member("m2", &["a"], Some(&[("a", &[3, 4, 5])])),
+            ],
+            vec![None, None],
+        );
+        let r = classic(
+            &g,
+            &[BrokerConfig::default()],
+            &[topic("a", 6), topic("b", 6)],
+        );
+        let rc = r.range.as_ref().unwrap();
+        assert_eq!(rc.split_count, 3);
+        assert_eq!(rc.subscriptions.len(), 2);
+        assert_eq!(
+            kinds(&r),
+            ["range-splits", "no-remote-assignor-keeps-units"]
+        );
+        assert!(
+            r.findings[0].message.contains("m2 -> a"),
+            "{}",
+            r.findings[0].message
+        );
+        assert_eq!(r.assignors[1].keeps_units, KeepsUnits::No);
+        // With the broker assignor installed, the group has a way.
+        let cfg = BrokerConfig {
+            assignors: Some(vec!["uniform".into(), COPARTITIONED_CLASS.into()]),
+            ..BrokerConfig::default()
+        };
+        let r = classic(&g, &[cfg], &[topic("a", 6), topic("b", 6)]);
+        assert_eq!(kinds(&r), ["range-splits"]);
+        assert_eq!(r.assignors[1].name.as_deref(), Some("copartitioned"));
+        assert_eq!(r.assignors[1].keeps_units, KeepsUnits::Yes);
+    }
+
+    #[test]
+    fn unequal_counts_are_listed_and_unknown_classes_are_not_named() {
+        let g = group(
+            "Stable",
+            vec![member(
+                "m1",
+                &["a", "c"],
+                Some(&[("a", &[0, 1]), ("c", &[0, 1, 2])]),
+            )],
+            vec![None],
+        );
+        let cfg = |n: i32| BrokerConfig {
+            broker: n,
+            assignors: Some(vec!["com.example.Mine".into()]),
+            ..BrokerConfig::default()
+        };
+        let r = classic(
+            &g,
+            &[cfg(1), BrokerConfig::default()],
+            &[topic("a", 2), topic("c", 3)],
+        );
+        assert_eq!(
+            r.range.as_ref().unwrap().counts,
+            [("a".into(), 2), ("c".into(), 3)]
+        );
+        assert_eq!(r.assignors[0].name, None);
+        assert_eq!(r.assignors[0].keeps_units, KeepsUnits::Unknown);
+        assert_eq!(
+            kinds(&r),
+            ["broker-configs-differ", "no-remote-assignor-keeps-units"]
+        );
+        let classic_only = BrokerConfig {
+            rebalance_protocols: Some(vec!["classic".into()]),
+            ..BrokerConfig::default()
+        };
+        let r = classic(&g, &[classic_only], &[topic("a", 2), topic("c", 3)]);
+        assert_eq!(kinds(&r), ["consumer-protocol-disabled"]);
+    }
+
+    #[test]
+    fn a_consumer_group_target_and_current() {
+        let t = [topic("a", 2), topic("b", 2)];
+        let target = vec![
+            member("m1", AB, Some(&[("a", &[0]), ("b", &[0])])),
+            member("m2", AB, Some(&[("a", &[1]), ("b", &[1])])),
+        ];
+        // m2 has not yet received b-1: index 1 has no owner for b.
+        let current = vec![
+            member("m1", AB, Some(&[("a", &[0]), ("b", &[0])])),
+            member("m2", AB, Some(&[("a", &[1])])),
+        ];
+        let c = consumer("range", &current, &target, &[BrokerConfig::default()], &t);
+        assert!(!c.reconciled);
+        assert_eq!(
+            c.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            ["reconciling-split"]
+        );
+        let c = consumer("range", &target, &target, &[BrokerConfig::default()], &t);
+        assert!(c.reconciled && c.findings.is_empty(), "{c:?}");
+        let split = vec![
+            member("m1", AB, Some(&[("a", &[0, 1])])),
+            member("m2", AB, Some(&[("b", &[0, 1])])),
+        ];
+        let c = consumer("uniform", &split, &split, &[BrokerConfig::default()], &t);
+        assert_eq!(c.findings[0].kind, "target-splits");
+        // Range would keep them: same subscriptions, equal counts.
+        assert_eq!(c.range.as_ref().unwrap().split_count, 0);
+        assert_eq!(c.assignors[1].keeps_units, KeepsUnits::Holds);
+        assert!(
+            c.findings[0].message.contains("uniform splits 2"),
+            "{}",
+            c.findings[0].message
+        );
+    }
+}
