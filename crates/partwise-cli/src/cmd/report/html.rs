@@ -136,9 +136,10 @@ fn open_table(s: &mut String, rows: usize, caption: &str) {
     if rows > FOLD_ROWS {
         let _ = write!(s, "<details><summary>{caption} ({rows} rows)</summary>\n");
     }
+    // A wide table scrolls inside its box: focusable, so the keyboard can scroll it.
     let _ = write!(
         s,
-        "<div class=\"scroll\"><table>\n<caption>{caption}</caption>\n"
+        "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{caption}\"><table>\n<caption>{caption}</caption>\n"
     );
 }
 
