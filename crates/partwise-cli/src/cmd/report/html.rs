@@ -521,7 +521,8 @@ fn skew(s: &mut String, m: &Model) {
                 s,
                 rows,
                 &format!(
-                    "Consumer shares of {} ({}, {} members)",
+                    "Consumer shares of {} in group {} ({}, {} members)",
+                    esc(&t.topic),
                     esc(g),
                     t.assignor.spec(),
                     rows
