@@ -12,6 +12,7 @@ mod offline {
     mod cli;
     mod hostile;
     mod kafka;
+    mod report;
     mod strategy;
     mod topology;
 }
