@@ -117,16 +117,16 @@ pub fn page(m: &Model) -> String {
 }
 
 fn open_section(s: &mut String, id: &str, title: &str) {
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<section id=\"{id}\" tabindex=\"-1\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{title}</h2>\n"
+        "<section id=\"{id}\" tabindex=\"-1\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{title}</h2>"
     );
 }
 
 fn sub_section(s: &mut String, id: &str, title: &str) {
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<section id=\"{id}\" tabindex=\"-1\" aria-labelledby=\"{id}-h\">\n<h3 id=\"{id}-h\">{title}</h3>\n"
+        "<section id=\"{id}\" tabindex=\"-1\" aria-labelledby=\"{id}-h\">\n<h3 id=\"{id}-h\">{title}</h3>"
     );
 }
 
@@ -134,12 +134,12 @@ fn sub_section(s: &mut String, id: &str, title: &str) {
 /// [`FOLD_ROWS`] rows; [`close_table`] ends it.
 fn open_table(s: &mut String, rows: usize, caption: &str) {
     if rows > FOLD_ROWS {
-        let _ = write!(s, "<details><summary>{caption} ({rows} rows)</summary>\n");
+        let _ = writeln!(s, "<details><summary>{caption} ({rows} rows)</summary>");
     }
     // A wide table scrolls inside its box: focusable, so the keyboard can scroll it.
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{caption}\"><table>\n<caption>{caption}</caption>\n"
+        "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{caption}\"><table>\n<caption>{caption}</caption>"
     );
 }
 
@@ -266,9 +266,9 @@ fn findings(s: &mut String, items: impl Iterator<Item = (String, String)>) {
             s.push_str("<ul class=\"findings\">\n");
             any = true;
         }
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<li><strong>&#10007; {}</strong><br><strong>Fix:</strong> {}</li>\n",
+            "<li><strong>&#10007; {}</strong><br><strong>Fix:</strong> {}</li>",
             esc(&what),
             esc(&fix)
         );
@@ -304,9 +304,9 @@ fn one_placement(s: &mut String, i: usize, p: &Placement) {
     );
     sub_section(s, &format!("placement-{i}"), &title);
     if !v.unsubscribed.is_empty() {
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<p><strong>&#10007; Does not subscribe to {}</strong>: those partitions are never in its members' hands.</p>\n",
+            "<p><strong>&#10007; Does not subscribe to {}</strong>: those partitions are never in its members' hands.</p>",
             esc(&v.unsubscribed.join(", "))
         );
     }
@@ -370,9 +370,9 @@ fn matrix(s: &mut String, p: &Placement, mx: &Matrix) {
     let v = &p.verdict;
     match &mx.colocation {
         Err(e) => {
-            let _ = write!(
+            let _ = writeln!(
                 s,
-                "<p>The assignor could not run at {} members: {}</p>\n",
+                "<p>The assignor could not run at {} members: {}</p>",
                 mx.members.len(),
                 esc(e)
             );
@@ -380,9 +380,9 @@ fn matrix(s: &mut String, p: &Placement, mx: &Matrix) {
         Ok(co) => {
             let rows = co.owners.len();
             let _ =
-                write!(
+                writeln!(
                 s,
-                "<p>{} {} members, {} of {rows} partition indices are split across members.</p>\n",
+                "<p>{} {} members, {} of {rows} partition indices are split across members.</p>",
                 if mx.declared { "As declared, at" } else { "Not declared, but at" },
                 mx.members.len(),
                 co.split.len()
@@ -454,9 +454,9 @@ fn skew(s: &mut String, m: &Model) {
         );
         let id = format!("skew-{i}");
         sub_section(s, &id, &title);
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>\n",
+            "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>",
             t.tally.lines,
             t.report.total,
             stats.max_over_mean,
@@ -484,9 +484,9 @@ fn skew(s: &mut String, m: &Model) {
             } else {
                 ("", "")
             };
-            let _ = write!(
+            let _ = writeln!(
                 s,
-                "<tr><th scope=\"row\">{p}</th><td>{l}</td><td>{}</td><td{cls}>{mark}</td></tr>\n",
+                "<tr><th scope=\"row\">{p}</th><td>{l}</td><td>{}</td><td{cls}>{mark}</td></tr>",
                 share(l, t.report.total)
             );
         }
@@ -504,9 +504,9 @@ fn skew(s: &mut String, m: &Model) {
             );
             s.push_str("<thead><tr><th scope=\"col\">Key</th><th scope=\"col\">Estimate</th><th scope=\"col\">Share</th><th scope=\"col\">Partition</th></tr></thead>\n<tbody>\n");
             for h in &t.report.heavy {
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                    "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
                     key(&h.hitter.key),
                     h.hitter.estimate,
                     share(h.hitter.estimate, t.report.total),
@@ -531,9 +531,9 @@ fn skew(s: &mut String, m: &Model) {
             s.push_str("<thead><tr><th scope=\"col\">Member</th><th scope=\"col\">Partitions</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>\n");
             for c in cs {
                 let list: Vec<String> = c.partitions.iter().map(u32::to_string).collect();
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td>{}</tr>\n",
+                    "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td>{}</tr>",
                     esc(&c.member),
                     list.join(", "),
                     share(c.load, t.report.total),
@@ -578,9 +578,9 @@ fn resize(s: &mut String, m: &Model) {
                 format!("{}/{} = {:.1}%", f.moved, f.period, f.value() * 100.0)
             });
             let fixes: Vec<String> = plan.fixes.iter().map(|f| esc(&f.to_string())).collect();
-            let _ = write!(
+            let _ = writeln!(
                 s,
-                "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td><td>{}</td></tr>\n",
+                "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td><td>{}</td></tr>",
                 m.samples.len(),
                 fixes.join("<br>")
             );
@@ -609,7 +609,7 @@ fn redis(s: &mut String, m: &Model) {
         sub_section(s, &format!("redis-{i}"), &title);
         if v.shared_hash_tag {
             if let Some(Some(tag)) = v.hash_tags.first() {
-                let _ = write!(s, "<p>Shared hash tag <code>{{{}}}</code>.</p>\n", esc(tag));
+                let _ = writeln!(s, "<p>Shared hash tag <code>{{{}}}</code>.</p>", esc(tag));
             }
         }
         findings(
