@@ -5,6 +5,7 @@
 
 mod html;
 mod json;
+mod live;
 mod model;
 
 use super::check::{bounded, load_samples, load_topology};
@@ -35,13 +36,36 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value = "html")]
     format: ReportFormat,
+    /// Live Kafka beside the declared topology (-b BROKERS, -X KEY=VALUE, -F FILE):
+    /// partition counts, the partitioners that wrote each topic, the live groups
+    #[command(flatten)]
+    kafka: super::kafka::ConnArgs,
+    /// A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys
+    #[arg(short = 'c', long = "cluster", value_name = "HOST:PORT", value_parser = super::redis::node_addr)]
+    cluster: Vec<partwise_redis::NodeAddr>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
     bounded(&args.file, &topology)?;
     let samples = load_samples(args.input)?;
-    let m = model::Model::build(args.file.display().to_string(), &topology, samples);
+    // Connection flags are checked before anything is asked of a server.
+    let conn = args
+        .kafka
+        .given()
+        .then(|| args.kafka.connection())
+        .transpose()?;
+    let live_kafka = conn.map(|c| live::kafka(&c, &topology)).transpose()?;
+    let live_redis = (!args.cluster.is_empty())
+        .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
+        .transpose()?;
+    let m = model::Model::build(
+        args.file.display().to_string(),
+        &topology,
+        samples,
+        live_kafka,
+        live_redis,
+    );
     let text = match args.format {
         ReportFormat::Html => html::page(&m),
         ReportFormat::Json => {

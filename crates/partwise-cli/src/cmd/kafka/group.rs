@@ -45,7 +45,7 @@ pub struct Args {
 }
 
 /// The description in the core's terms.
-fn described(d: &GroupDescription) -> Vec<DescribedMember> {
+pub fn described(d: &GroupDescription) -> Vec<DescribedMember> {
     d.members
         .iter()
         .map(|m| DescribedMember {
@@ -239,7 +239,8 @@ fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Resu
     Ok(())
 }
 
-fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
+/// A group's description and analysis as JSON (`kafka group --format json`, and `report -b`).
+pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
     let no_data = r.not_returned > 0;
     let (colocation, source) = match (&r.live, &r.predicted) {
         (Some(view), _) => (matrices_json(view), "broker".to_string()),

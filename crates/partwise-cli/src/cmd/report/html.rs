@@ -8,6 +8,7 @@
 use super::model::{Matrix, Model, Placement, Verdict};
 use crate::cmd::skew::load_svg;
 use crate::output::key_cell;
+use partwise::assign::Colocation;
 use std::fmt::Write as _;
 
 /// Rows above which a table starts folded in a `<details>`.
@@ -101,6 +102,9 @@ pub fn page(m: &Model) -> String {
     if !m.redis.is_empty() {
         sections.push(("redis", "Redis"));
     }
+    if m.live_kafka.is_some() || m.live_redis.is_some() {
+        sections.push(("live", "Live"));
+    }
     for (id, name) in &sections {
         let _ = write!(s, "<li><a href=\"#{id}\">{name}</a></li>");
     }
@@ -111,6 +115,7 @@ pub fn page(m: &Model) -> String {
     skew(&mut s, m);
     resize(&mut s, m);
     redis(&mut s, m);
+    live(&mut s, m);
     // The one script: a printout shows the folded tables too.
     s.push_str("</main>\n<script>addEventListener('beforeprint',function(){document.querySelectorAll('details').forEach(function(d){d.open=true})})</script>\n</body>\n</html>\n");
     s
@@ -387,47 +392,68 @@ fn matrix(s: &mut String, p: &Placement, mx: &Matrix) {
                 mx.members.len(),
                 co.split.len()
             );
-            open_table(
+            let columns: Vec<(&str, u32)> = p
+                .unit_topics
+                .iter()
+                .map(|&t| (p.topics[t as usize].0.as_str(), p.topics[t as usize].1))
+                .collect();
+            colocation_table(
                 s,
-                rows,
                 &format!(
                     "Co-location at {} members ({}): the member that owns each partition index",
                     mx.members.len(),
                     v.assignor
                 ),
+                &columns,
+                co,
+                &|m| mx.members[m].clone(),
             );
-            s.push_str("<thead><tr><th scope=\"col\">Index</th>");
-            for &t in &p.unit_topics {
-                let _ = write!(s, "<th scope=\"col\">{}</th>", esc(&p.topics[t as usize].0));
-            }
-            s.push_str("<th scope=\"col\">Co-located</th></tr></thead>\n<tbody>\n");
-            for (idx, owners) in co.owners.iter().enumerate() {
-                let split = co.split.binary_search(&(idx as u32)).is_ok();
-                let cls = if split { " class=\"split\"" } else { "" };
-                let _ = write!(s, "<tr><th scope=\"row\">{idx}</th>");
-                for (&t, o) in p.unit_topics.iter().zip(owners) {
-                    if (idx as u32) >= p.topics[t as usize].1 {
-                        s.push_str("<td></td>");
-                        continue;
-                    }
-                    match o {
-                        Some(m) => {
-                            let _ = write!(s, "<td{cls}>{}</td>", esc(&mx.members[*m]));
-                        }
-                        None => {
-                            let _ = write!(s, "<td{cls}>(none)</td>");
-                        }
-                    }
-                }
-                if split {
-                    s.push_str("<td class=\"split\">&#10007; SPLIT</td></tr>\n");
-                } else {
-                    s.push_str("<td class=\"ok\">&#10003; yes</td></tr>\n");
-                }
-            }
-            close_table(s, rows);
         }
     }
+}
+
+/// A co-location matrix: a row per partition index, the owner of that
+/// partition of each of `columns` (topic, partition count), split rows
+/// marked in words and by pattern.
+fn colocation_table(
+    s: &mut String,
+    caption: &str,
+    columns: &[(&str, u32)],
+    co: &Colocation,
+    member: &dyn Fn(usize) -> String,
+) {
+    let rows = co.owners.len();
+    open_table(s, rows, caption);
+    s.push_str("<thead><tr><th scope=\"col\">Index</th>");
+    for (t, _) in columns {
+        let _ = write!(s, "<th scope=\"col\">{}</th>", esc(t));
+    }
+    s.push_str("<th scope=\"col\">Co-located</th></tr></thead>\n<tbody>\n");
+    for (idx, owners) in co.owners.iter().enumerate() {
+        let split = co.split.binary_search(&(idx as u32)).is_ok();
+        let cls = if split { " class=\"split\"" } else { "" };
+        let _ = write!(s, "<tr><th scope=\"row\">{idx}</th>");
+        for ((_, n), o) in columns.iter().zip(owners) {
+            if (idx as u32) >= *n {
+                s.push_str("<td></td>");
+                continue;
+            }
+            match o {
+                Some(m) => {
+                    let _ = write!(s, "<td{cls}>{}</td>", esc(&member(*m)));
+                }
+                None => {
+                    let _ = write!(s, "<td{cls}>(none)</td>");
+                }
+            }
+        }
+        if split {
+            s.push_str("<td class=\"split\">&#10007; SPLIT</td></tr>\n");
+        } else {
+            s.push_str("<td class=\"ok\">&#10003; yes</td></tr>\n");
+        }
+    }
+    close_table(s, rows);
 }
 
 fn share(part: u64, whole: u64) -> String {
@@ -645,6 +671,203 @@ fn redis(s: &mut String, m: &Model) {
             close_table(s, rows);
         }
         s.push_str("<p class=\"note\">The node of each slot needs a live cluster: <code>partwise redis check -c NODE</code>.</p>\n</section>\n");
+    }
+    s.push_str("</section>\n");
+}
+
+fn same_or_differs(s: &mut String, differs: bool) {
+    s.push_str(if differs {
+        "<td class=\"differs\">&#10007; DIFFERS</td>"
+    } else {
+        "<td class=\"ok\">&#10003; same</td>"
+    });
+}
+
+fn live(s: &mut String, m: &Model) {
+    if m.live_kafka.is_none() && m.live_redis.is_none() {
+        return;
+    }
+    open_section(s, "live", "Live: the clusters beside the declaration");
+    if let Some(k) = &m.live_kafka {
+        for (i, (g, r)) in k.audits.iter().enumerate() {
+            sub_section(
+                s,
+                &format!("live-kafka-{i}"),
+                &format!("Co-partition group {} on the cluster", esc(g)),
+            );
+            match r {
+                Err(e) => {
+                    let _ = writeln!(
+                        s,
+                        "<p><strong>&#10007; The audit failed:</strong> {}</p>",
+                        esc(e)
+                    );
+                }
+                Ok(r) => {
+                    let topics = m.topics_live(r);
+                    let rows = topics.len();
+                    open_table(s, rows, &format!("Declared and live topics of {}", esc(g)));
+                    s.push_str("<thead><tr><th scope=\"col\">Topic</th><th scope=\"col\">Declared partitions</th><th scope=\"col\">Live partitions</th><th scope=\"col\">Declared partitioner</th><th scope=\"col\">Written by (from sampled records)</th><th scope=\"col\">Live against declared</th></tr></thead>\n<tbody>\n");
+                    for t in &topics {
+                        let _ = write!(
+                            s,
+                            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                            esc(&t.name),
+                            t.declared.map_or("-".into(), |n| n.to_string()),
+                            t.live.map_or("missing".into(), |n| n.to_string()),
+                            t.partitioner.map_or("-", |p| p.spec()),
+                            if t.inferred.is_empty() { "-".to_string() } else { esc(&t.inferred.join(", ")) }
+                        );
+                        same_or_differs(s, !t.differences.is_empty());
+                        s.push_str("</tr>\n");
+                    }
+                    close_table(s, rows);
+                    let mut items: Vec<(String, String)> = topics
+                        .iter()
+                        .flat_map(|t| t.differences.iter().map(|d| (d.clone(), "change the file to what runs, or the cluster to what is declared".to_string())))
+                        .collect();
+                    if let Some(v) = &r.verdict {
+                        items.extend(
+                            v.findings
+                                .iter()
+                                .map(|f| (f.to_string(), f.fix().to_string())),
+                        );
+                        if v.copartitioned {
+                            s.push_str("<p>&#10003; The sampled records say the topics are co-partitioned.</p>\n");
+                        }
+                    }
+                    findings(s, items.into_iter());
+                }
+            }
+            s.push_str("</section>\n");
+        }
+        for (i, (g, r)) in k.groups.iter().enumerate() {
+            sub_section(
+                s,
+                &format!("live-group-{i}"),
+                &format!("Consumer group {} on the cluster", esc(g)),
+            );
+            match r {
+                Err(e) => {
+                    let _ = writeln!(s, "<p><strong>&#10007;</strong> {}</p>", esc(e));
+                }
+                Ok((d, a)) => {
+                    let declared = m.declared.consumer_groups.iter().find(|c| &c.name == g);
+                    let _ = writeln!(
+                        s,
+                        "<p>State {}, {} protocol, assignor {}; {} live members (declared: {}).{}</p>",
+                        esc(if d.state.is_empty() { "unknown" } else { &d.state }),
+                        esc(&d.group_protocol),
+                        esc(if d.protocol.is_empty() { "-" } else { &d.protocol }),
+                        d.members.len(),
+                        declared.map_or("-".to_string(), |c| match &c.members {
+                            partwise::topology::Members::Count(n) => n.to_string(),
+                            partwise::topology::Members::Ids(ids) => ids.len().to_string(),
+                            partwise::topology::Members::Range(lo, hi) => format!("{lo}..{hi}"),
+                        }),
+                        match a.matches_live {
+                            Some(true) => " &#10003; The live assignment is what the declared assignor gives these members.",
+                            Some(false) => " <strong>&#10007; The live assignment is not what the declared assignor gives these members.</strong>",
+                            None => "",
+                        }
+                    );
+                    if let Some(view) = &a.live {
+                        for set in &view.sets {
+                            let columns: Vec<(&str, u32)> = set
+                                .topics
+                                .iter()
+                                .map(|t| {
+                                    let n = view
+                                        .group
+                                        .topics
+                                        .iter()
+                                        .find(|x| &x.name == t)
+                                        .map_or(0, |x| x.partitions);
+                                    (t.as_str(), n)
+                                })
+                                .collect();
+                            colocation_table(
+                                s,
+                                &format!(
+                                    "Live co-location of {} in {}",
+                                    esc(&set.topics.join(", ")),
+                                    esc(g)
+                                ),
+                                &columns,
+                                &set.colocation,
+                                &|o| view.group.members[o].id.clone(),
+                            );
+                        }
+                    }
+                }
+            }
+            s.push_str("</section>\n");
+        }
+    }
+    if let Some(r) = &m.live_redis {
+        for (i, (f, c)) in m
+            .declared
+            .redis_families
+            .iter()
+            .zip(&r.families)
+            .enumerate()
+        {
+            sub_section(
+                s,
+                &format!("live-redis-{i}"),
+                &format!("Family {} on the cluster at {}", esc(&f.name), esc(&r.seed)),
+            );
+            let rows = c.keys.len();
+            if rows > 0 {
+                open_table(
+                    s,
+                    rows,
+                    &format!(
+                        "Slot and node of each sample key's members of {}",
+                        esc(&f.name)
+                    ),
+                );
+                s.push_str("<thead><tr><th scope=\"col\">Key</th>");
+                for p in &f.patterns {
+                    let _ = write!(s, "<th scope=\"col\">{}</th>", esc(p));
+                }
+                s.push_str("<th scope=\"col\">One slot</th><th scope=\"col\">One node</th></tr></thead>\n<tbody>\n");
+                for k in &c.keys {
+                    let _ = write!(s, "<tr><th scope=\"row\">{}</th>", key(&k.key));
+                    for mem in &k.members {
+                        let node = mem
+                            .node
+                            .as_ref()
+                            .map_or_else(|| "no node".to_string(), ToString::to_string);
+                        let _ = write!(
+                            s,
+                            "<td>{} @ {}{}</td>",
+                            mem.slot,
+                            esc(&node),
+                            if mem.live_slot.is_some() {
+                                ""
+                            } else {
+                                " (unverified)"
+                            }
+                        );
+                    }
+                    same_or_differs(s, !k.co_located());
+                    same_or_differs(s, !k.same_node());
+                    s.push_str("</tr>\n");
+                }
+                close_table(s, rows);
+            }
+            findings(
+                s,
+                c.errors.iter().map(|e| {
+                    (
+                        e.to_string(),
+                        "check that node (partwise redis slots -c NODE)".to_string(),
+                    )
+                }),
+            );
+            s.push_str("</section>\n");
+        }
     }
     s.push_str("</section>\n");
 }

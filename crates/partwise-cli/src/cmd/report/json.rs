@@ -4,6 +4,9 @@
 
 use super::model::{Model, Verdict};
 use crate::cmd::check::{placement_json, producer_json, report_json};
+use crate::cmd::kafka::audit::report_json as audit_json;
+use crate::cmd::kafka::group::to_json as group_json;
+use crate::cmd::redis::check_json;
 use crate::cmd::skew;
 use crate::output::{hex, key_json};
 use serde_json::{json, Value};
@@ -157,5 +160,61 @@ pub fn model(m: &Model) -> Value {
         "skew": skews,
         "resize": resizes,
         "redis_families": redis,
+        "live": live(m),
     })
+}
+
+/// The live state: each part in its live command's own JSON.
+fn live(m: &Model) -> Value {
+    let kafka = m.live_kafka.as_ref().map(|k| {
+        let audits: Vec<Value> = k
+            .audits
+            .iter()
+            .map(|(g, r)| match r {
+                Ok(r) => {
+                    let topics: Vec<Value> = m
+                        .topics_live(r)
+                        .iter()
+                        .map(|t| {
+                            json!({
+                                "topic": t.name,
+                                "declared_partitions": t.declared,
+                                "live_partitions": t.live,
+                                "declared_partitioner": t.partitioner.map(|p| p.spec()),
+                                "inferred": t.inferred,
+                                "differences": t.differences,
+                            })
+                        })
+                        .collect();
+                    json!({"copartition_group": g, "topics": topics, "audit": audit_json(r)})
+                }
+                Err(e) => json!({"copartition_group": g, "error": e}),
+            })
+            .collect();
+        let groups: Vec<Value> = k
+            .groups
+            .iter()
+            .map(|(g, r)| match r {
+                Ok((d, a)) => json!({"consumer_group": g, "group": group_json(d, a)}),
+                Err(e) => json!({"consumer_group": g, "error": e}),
+            })
+            .collect();
+        json!({"audits": audits, "groups": groups})
+    });
+    let redis = m.live_redis.as_ref().map(|r| {
+        let families: Vec<Value> = m
+            .declared
+            .redis_families
+            .iter()
+            .zip(&r.families)
+            .map(|(f, c)| {
+                let mut v = partwise_redis::Family::new(&f.patterns)
+                    .map_or(Value::Null, |family| check_json(c, &family));
+                v["name"] = f.name.clone().into();
+                v
+            })
+            .collect();
+        json!({"seed": r.seed, "families": families})
+    });
+    json!({"kafka": kafka, "redis": redis})
 }

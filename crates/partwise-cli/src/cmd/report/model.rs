@@ -4,6 +4,7 @@
 //! it. The JSON twin and the HTML page are both rendered from this model, so
 //! they cannot say different things.
 
+use super::live::{LiveKafka, LiveRedis};
 use partwise::assign::{colocation_of, Assignor, Colocation};
 use partwise::placement::{self, PlacementVerdict, Sweep};
 use partwise::resize::{self, Plan};
@@ -38,6 +39,12 @@ pub struct Model {
     pub resize: Vec<TopicResize>,
     /// Slots of the sample keys, per Redis family.
     pub redis: Vec<FamilySlots>,
+    /// The topology as declared, for the live state to be held against.
+    pub declared: Topology,
+    /// The Kafka cluster's state, with `-b`.
+    pub live_kafka: Option<LiveKafka>,
+    /// The Redis Cluster's placement of the families, with `-c`.
+    pub live_redis: Option<LiveRedis>,
 }
 
 /// A consumer group on a co-partition group: its verdict, the co-location
@@ -126,7 +133,13 @@ pub struct Verdict {
 impl Model {
     /// Builds the model of `topology` over `samples`. The topology must have
     /// passed [`super::super::check::bounded`].
-    pub fn build(file: String, topology: &Topology, samples: Vec<Vec<u8>>) -> Model {
+    pub fn build(
+        file: String,
+        topology: &Topology,
+        samples: Vec<Vec<u8>>,
+        live_kafka: Option<LiveKafka>,
+        live_redis: Option<LiveRedis>,
+    ) -> Model {
         let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
         let report = check(topology, &refs);
         let maps = topology
@@ -179,6 +192,9 @@ impl Model {
             skew,
             resize,
             redis,
+            declared: topology.clone(),
+            live_kafka,
+            live_redis,
         }
     }
 
@@ -331,6 +347,7 @@ impl Model {
                 anchor: format!("skew-{i}"),
             });
         }
+        self.live_verdict(&mut out);
         out
     }
 }
@@ -486,4 +503,226 @@ fn resize_of(
         from: n,
         to,
     })
+}
+
+/// One audited topic beside its declaration.
+pub struct TopicLive {
+    /// The topic.
+    pub name: String,
+    /// The declared partition count.
+    pub declared: Option<u32>,
+    /// The live partition count (`None`: missing or unreadable).
+    pub live: Option<u32>,
+    /// The declared partitioner of its first keyed producer.
+    pub partitioner: Option<Partitioner>,
+    /// What the sampled records say wrote it (empty: nothing to tell).
+    pub inferred: Vec<String>,
+    /// Every way the live topic differs from the declared one.
+    pub differences: Vec<String>,
+}
+
+impl Model {
+    /// The audited topics of `r` beside their declarations.
+    pub fn topics_live(&self, r: &partwise_kafka::audit::AuditReport) -> Vec<TopicLive> {
+        r.topics
+            .iter()
+            .map(|t| {
+                let declared = self.declared.topic(&t.name);
+                let partitioner = declared.and_then(resize::producer_defaults).map(|d| d.0);
+                let mut differences = Vec::new();
+                if let Some(e) = &t.error {
+                    differences.push(format!("{}: {e}", t.name));
+                }
+                let live = t.partition_count();
+                if let (Some(d), Some(l)) = (declared, live) {
+                    if d.partitions.get() != l {
+                        differences.push(format!(
+                            "{}: declared {} partitions, the cluster has {l}",
+                            t.name, d.partitions
+                        ));
+                    }
+                }
+                let inferred: Vec<String> = t
+                    .routing
+                    .as_ref()
+                    .map(|r| r.inferred.iter().map(ToString::to_string).collect())
+                    .unwrap_or_default();
+                if let (Some(p), Some(r)) = (partitioner, &t.routing) {
+                    if r.keyed > 0 && !r.inferred.iter().any(|c| c.partitioner == p) {
+                        differences.push(format!(
+                            "{}: declared {}, but its records were written by {}",
+                            t.name,
+                            p.spec(),
+                            if inferred.is_empty() {
+                                "no partitioner partwise knows".to_string()
+                            } else {
+                                inferred.join(", ")
+                            }
+                        ));
+                    }
+                }
+                TopicLive {
+                    name: t.name.clone(),
+                    declared: declared.map(|d| d.partitions.get()),
+                    live,
+                    partitioner,
+                    inferred,
+                    differences,
+                }
+            })
+            .collect()
+    }
+
+    fn live_verdict(&self, out: &mut Vec<Verdict>) {
+        if let Some(k) = &self.live_kafka {
+            for (i, (g, r)) in k.audits.iter().enumerate() {
+                let anchor = format!("live-kafka-{i}");
+                let v = match r {
+                    Err(e) => Verdict {
+                        area: "live",
+                        ok: false,
+                        text: format!("live co-partition group {g}: the audit failed: {e}"),
+                        fixes: vec!["check that the brokers answer and the topics exist (partwise kafka topics)".into()],
+                        anchor,
+                    },
+                    Ok(r) => {
+                        let mut diffs: Vec<String> = self
+                            .topics_live(r)
+                            .into_iter()
+                            .flat_map(|t| t.differences)
+                            .collect();
+                        let mut fixes = Vec::new();
+                        if let Some(v) = &r.verdict {
+                            for f in &v.findings {
+                                diffs.push(f.to_string());
+                                fixes.push(f.fix().to_string());
+                            }
+                        }
+                        if r.partial() {
+                            diffs.push("the audit is partial (a partition could not be read)".into());
+                        }
+                        if !diffs.is_empty() && fixes.is_empty() {
+                            fixes.push("bring the topology file and the cluster together: change the file to what runs, or the cluster to what is declared".into());
+                        }
+                        let ok = diffs.is_empty();
+                        Verdict {
+                            area: "live",
+                            ok,
+                            text: if ok {
+                                format!("live co-partition group {g}: the cluster matches the declaration")
+                            } else {
+                                format!("live co-partition group {g} DIFFERS from the declaration: {}", diffs.join("; "))
+                            },
+                            fixes,
+                            anchor,
+                        }
+                    }
+                };
+                out.push(v);
+            }
+            for (i, (g, r)) in k.groups.iter().enumerate() {
+                let anchor = format!("live-group-{i}");
+                let (ok, text, fixes) = match r {
+                    Err(e) => (false, format!("live consumer group {g}: {e}"), vec![]),
+                    Ok((d, _)) if d.members.is_empty() => (
+                        false,
+                        format!(
+                            "live consumer group {g} has no members (state {})",
+                            if d.state.is_empty() {
+                                "unknown"
+                            } else {
+                                &d.state
+                            }
+                        ),
+                        vec!["start its consumers to see their assignment".to_string()],
+                    ),
+                    Ok((d, a)) => {
+                        let mut what = Vec::new();
+                        if a.not_returned > 0 {
+                            what.push(format!(
+                                "{} members' assignments not returned by the broker",
+                                a.not_returned
+                            ));
+                        }
+                        if a.split_count > 0 {
+                            what.push(format!(
+                                "SPLITS {} partition indices across members",
+                                a.split_count
+                            ));
+                        }
+                        if a.matches_live == Some(false) {
+                            what.push("its assignment is not what the declared assignor gives its members".into());
+                        }
+                        let head = format!(
+                            "live consumer group {g} ({} members, assignor {})",
+                            d.members.len(),
+                            if d.protocol.is_empty() {
+                                "-"
+                            } else {
+                                &d.protocol
+                            }
+                        );
+                        if what.is_empty() {
+                            (
+                                true,
+                                format!("{head} keeps partition p of each topic together"),
+                                vec![],
+                            )
+                        } else {
+                            (false, format!("{head}: {}", what.join("; ")), vec!["run the declared assignor (the placement fix above), or declare the one that runs".to_string()])
+                        }
+                    }
+                };
+                out.push(Verdict {
+                    area: "live",
+                    ok,
+                    text,
+                    fixes,
+                    anchor,
+                });
+            }
+        }
+        if let Some(r) = &self.live_redis {
+            for (i, (f, c)) in self
+                .declared
+                .redis_families
+                .iter()
+                .zip(&r.families)
+                .enumerate()
+            {
+                let ok = c.ok() && c.errors.is_empty();
+                let mut text = format!(
+                    "live redis family {} (cluster at {}): {} of {} sample keys in one slot, {} on one node",
+                    f.name,
+                    r.seed,
+                    c.co_located(),
+                    c.keys.len(),
+                    c.same_node()
+                );
+                if !c.errors.is_empty() {
+                    text.push_str(&format!(
+                        "; {} of them unverified: {}",
+                        c.unverified(),
+                        c.errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ));
+                }
+                out.push(Verdict {
+                    area: "live",
+                    ok,
+                    text,
+                    fixes: c
+                        .lints
+                        .iter()
+                        .filter(|l| l.is_problem())
+                        .map(|l| l.fix().to_string())
+                        .collect(),
+                    anchor: format!("live-redis-{i}"),
+                });
+            }
+        }
+    }
 }
