@@ -24,5 +24,6 @@ mod live {
     mod group_live;
     mod kafka;
     mod redis;
+    mod report;
     mod secure;
 }

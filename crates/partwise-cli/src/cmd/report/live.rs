@@ -74,7 +74,8 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
             let r = describe_group(conn, &cg.name)
                 .map_err(|e| kerr(e).report())
                 .and_then(|d| {
-                    let prediction = cg.assignor.parse().ok();
+                    // An empty group has nothing to predict for: it is shown as empty.
+                    let prediction = cg.assignor.parse().ok().filter(|_| !d.members.is_empty());
                     analyze(
                         &described(&d),
                         &topics,

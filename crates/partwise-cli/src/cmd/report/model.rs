@@ -198,13 +198,10 @@ impl Model {
         }
     }
 
-    /// Whether nothing breaks: the check holds and no partition is hot.
+    /// Whether nothing breaks: every line of the verdict holds (the check,
+    /// no hot partition, the live state as declared).
     pub fn ok(&self) -> bool {
-        self.check.ok()
-            && self
-                .skew
-                .iter()
-                .all(|s| s.report.stats.hot_partitions.is_empty())
+        self.verdict().iter().all(|v| v.ok)
     }
 
     /// The verdict, in the order the page shows it: layout, placement,
