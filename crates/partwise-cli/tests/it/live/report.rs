@@ -162,3 +162,72 @@ fn redis_live_nodes_beside_the_slots() {
     assert_eq!(live.len(), 1);
     assert_eq!(live[0]["ok"], true, "{}", live[0]);
 }
+
+#[test]
+fn a_running_group_as_declared_is_ok() {
+    let bootstrap = kafka_bootstrap();
+    let (a, b, g) = (unique("pwr-ok-a"), unique("pwr-ok-b"), unique("pwr-ok-g"));
+    create_topics(&bootstrap, &[(&a, 6), (&b, 6)]);
+    produce_with(&bootstrap, &a, "murmur2_random", &keys(60, "k"));
+    produce_with(&bootstrap, &b, "murmur2_random", &keys(60, "k"));
+    let f = temp_file(topology(&a, &b, 6, "java", &g).replace("java:range", "copartitioned"));
+    let mut members: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+                .args([
+                    "kafka", "consume", "-b", &bootstrap, "-g", &g, "-t", &a, "-t", &b,
+                ])
+                .args(["--format", "ndjson"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // The group settles within a few rebalances; the report is asked until it has.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let v = loop {
+        let out = partwise()
+            .args([
+                "report",
+                f.path().to_str().unwrap(),
+                "-b",
+                &bootstrap,
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let settled = v["live"]["kafka"]["groups"][0]["group"]["state"] == "Stable"
+            && v["live"]["kafka"]["groups"][0]["group"]["members"]
+                .as_array()
+                .is_some_and(|m| m.len() == 2);
+        if settled || std::time::Instant::now() > deadline {
+            break (out.status.code(), v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    for m in &mut members {
+        let _ = m.kill();
+        let _ = m.wait();
+    }
+    let (code, v) = v;
+    let live: Vec<&Value> = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["area"] == "live")
+        .collect();
+    assert!(live.iter().all(|x| x["ok"] == true), "{live:?}");
+    assert!(
+        live[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("2 members, assignor copartitioned"),
+        "{}",
+        live[1]
+    );
+    assert_eq!(v["live"]["kafka"]["groups"][0]["group"]["split_count"], 0);
+    assert_eq!(code, Some(0));
+}
