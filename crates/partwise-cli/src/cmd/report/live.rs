@@ -21,15 +21,15 @@ use std::time::Duration;
 /// default of `kafka audit`.
 pub const SAMPLE: u64 = 1000;
 
+/// A live consumer group: its description and analysis, or why it could not be had.
+pub type LiveGroup = std::result::Result<(GroupDescription, Analysis), String>;
+
 /// What the Kafka cluster holds.
 pub struct LiveKafka {
     /// One audit per co-partition group (its name), or why it failed.
     pub audits: Vec<(String, std::result::Result<AuditReport, String>)>,
     /// One analysis per declared consumer group (its name), or why it failed.
-    pub groups: Vec<(
-        String,
-        std::result::Result<(GroupDescription, Analysis), String>,
-    )>,
+    pub groups: Vec<(String, LiveGroup)>,
 }
 
 /// What the Redis Cluster says of each family.
