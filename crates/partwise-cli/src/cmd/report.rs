@@ -10,6 +10,7 @@ mod model;
 
 use super::check::{bounded, load_samples, load_topology};
 use crate::exit::{CliError, ExitCode, Result};
+use crate::output::Format;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -19,6 +20,8 @@ pub enum ReportFormat {
     Html,
     /// The same content as one JSON document
     Json,
+    /// That JSON document on one line
+    Ndjson,
 }
 
 #[derive(clap::Args)]
@@ -67,11 +70,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         live_redis,
     );
     let text = match args.format {
-        ReportFormat::Html => html::page(&m),
-        ReportFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&json::model(&m))?;
-            s.push('\n');
-            s
+        ReportFormat::Html => html::page(&m).into_bytes(),
+        ReportFormat::Json | ReportFormat::Ndjson => {
+            let format = if args.format == ReportFormat::Json {
+                Format::Json
+            } else {
+                Format::Ndjson
+            };
+            let mut buf = Vec::new();
+            crate::output::write_doc(&mut buf, format, &json::model(&m))?;
+            buf
         }
     };
     match &args.output {
@@ -87,7 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
+            out.write_all(&text)?;
             out.flush()?;
         }
     }
