@@ -198,9 +198,11 @@ test('the example report: verdict, split cells and hot partition seen; no reques
     assert.ok(shot.length > 10000 && (await colours(shot)) > 10, 'full-page screenshot');
     fs.writeFileSync(path.join(tmp, 'ticker-report.png'), shot);
 
-    // Print: navigation hidden, every folded table opened.
+    // Print: navigation hidden, and the page prints (Chromium's own PDF).
     await page.emulateMedia({ media: 'print' });
     assert.equal(await page.locator('nav').isVisible(), false, 'nav hidden in print');
+    const pdf = await page.pdf({ format: 'A4' });
+    assert.ok(pdf.subarray(0, 5).toString() === '%PDF-' && pdf.length > 10000, 'printed');
     await page.emulateMedia({ media: 'screen' });
 
     const { all, bad } = await axe(page);
@@ -238,6 +240,11 @@ test('1,000 partitions x 1,000 members: renders under a second, splits and hot p
     await seen(page, hotList, 'the hot partition list');
     assert.match(await hotList.innerText(), /HOT \d+/);
     await seen(page, page.locator('#skew-0 svg.chart'), 'the big skew chart');
+
+    // Printing opens every folded table.
+    assert.ok((await page.locator('details:not([open])').count()) > 0, 'some tables start folded');
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+    assert.equal(await page.locator('details:not([open])').count(), 0, 'every table open to print');
 
     const { all, bad } = await axe(page);
     console.log(`axe (1,000 x 1,000): ${all.length} violations, ${bad.length} serious or critical`);
