@@ -171,19 +171,31 @@ fn a_running_group_as_declared_is_ok() {
     produce_with(&bootstrap, &a, "murmur2_random", &keys(60, "k"));
     produce_with(&bootstrap, &b, "murmur2_random", &keys(60, "k"));
     let f = temp_file(topology(&a, &b, 6, "java", &g).replace("java:range", "copartitioned"));
-    let mut members: Vec<std::process::Child> = (0..2)
-        .map(|_| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
-                .args([
-                    "kafka", "consume", "-b", &bootstrap, "-g", &g, "-t", &a, "-t", &b,
-                ])
-                .args(["--format", "ndjson"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    /// The member processes, ended however the test ends (they never exit alone).
+    struct Members(Vec<std::process::Child>);
+    impl Drop for Members {
+        fn drop(&mut self) {
+            for m in &mut self.0 {
+                let _ = m.kill();
+                let _ = m.wait();
+            }
+        }
+    }
+    let members = Members(
+        (0..2)
+            .map(|_| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+                    .args([
+                        "kafka", "consume", "-b", &bootstrap, "-g", &g, "-t", &a, "-t", &b,
+                    ])
+                    .args(["--format", "ndjson"])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    );
     // The group settles within a few rebalances; the report is asked until it has.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let v = loop {
@@ -208,10 +220,7 @@ fn a_running_group_as_declared_is_ok() {
         }
         std::thread::sleep(std::time::Duration::from_millis(500));
     };
-    for m in &mut members {
-        let _ = m.kill();
-        let _ = m.wait();
-    }
+    drop(members);
     let (code, v) = v;
     let live: Vec<&Value> = v["verdict"]
         .as_array()
