@@ -603,12 +603,21 @@ fn resize(s: &mut String, m: &Model) {
             let expected = plan.expected.map_or("all (keys ignored)".to_string(), |f| {
                 format!("{}/{} = {:.1}%", f.moved, f.period, f.value() * 100.0)
             });
-            let fixes: Vec<String> = plan.fixes.iter().map(|f| esc(&f.to_string())).collect();
+            let fixes: String = if plan.fixes.is_empty() {
+                "none needed".to_string()
+            } else {
+                let items: Vec<String> = plan
+                    .fixes
+                    .iter()
+                    .map(|f| format!("<li>{}</li>", esc(&f.to_string())))
+                    .collect();
+                format!("<ul class=\"fixes\">{}</ul>", items.concat())
+            };
             let _ = writeln!(
                 s,
                 "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td><td>{}</td></tr>",
                 m.samples.len(),
-                fixes.join("<br>")
+                fixes
             );
         }
         close_table(s, rows);
