@@ -255,6 +255,35 @@ test('1,000 partitions x 1,000 members: renders under a second, splits and hot p
   }
 });
 
+const live = process.env.PARTWISE_KAFKA_BOOTSTRAP && process.env.PARTWISE_REDIS;
+test(
+  'the live sections (-b, -c against scripts/services): differences seen, no request, axe clean',
+  { skip: live ? false : 'PARTWISE_KAFKA_BOOTSTRAP and PARTWISE_REDIS unset (scripts/test sets them)' },
+  async () => {
+    // The ticker's topics need not exist on the test broker: then the live
+    // section says so, which is a difference to see.
+    const file = report(
+      ['examples/ticker.toml', '-i', 'examples/symbols.txt', '-b', process.env.PARTWISE_KAFKA_BOOTSTRAP, '-c', process.env.PARTWISE_REDIS],
+      path.join(tmp, 'live.html'),
+      1
+    );
+    const { context, page, others } = await open(file);
+    try {
+      const items = await page.locator('#verdict .verdict > li[data-area="live"]').allInnerTexts();
+      assert.ok(items.some((t) => /live redis family ticker .* 10 of 10 sample keys in one slot/.test(t)), items.join('\n'));
+      assert.ok(items.some((t) => /live consumer group ticker-joiner/.test(t)), items.join('\n'));
+      await seen(page, page.locator('#live-redis-0 table'), 'the live Redis table');
+      await seen(page, page.locator('#live-kafka-0 h3'), 'the live Kafka section');
+      const { all, bad } = await axe(page);
+      console.log(`axe (live): ${all.length} violations, ${bad.length} serious or critical`);
+      assert.equal(bad.length, 0, describe(bad));
+      assert.deepEqual(others, [], 'requests other than the file');
+    } finally {
+      await context.close();
+    }
+  }
+);
+
 test('a page that asks for something remote is caught: the request is blocked and counted', async () => {
   // The counting above must be able to fail: a page with one image from
   // elsewhere shows one request.
