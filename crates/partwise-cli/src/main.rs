@@ -66,6 +66,8 @@ enum Command {
     Check(cmd::check::Args),
     /// What changing a topic's partition count does to its keys
     Resize(cmd::resize::Args),
+    /// One self-contained HTML page (or JSON) of layout, placement, skew, resize and Redis slots
+    Report(cmd::report::Args),
     /// Live Kafka: topics, audits, groups, producing, throughput
     Kafka(cmd::kafka::Args),
     /// A live Redis Cluster: slot map, key-family co-location, hot hash tags
@@ -193,6 +195,7 @@ fn main() -> std::process::ExitCode {
         Command::Batching(a) => cmd::batching::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Resize(a) => cmd::resize::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Assign(a) => cmd::assign::run(a),
         Command::Kafka(a) => cmd::kafka::run(a),
         Command::Redis(a) => cmd::redis::run(a),

@@ -59,64 +59,7 @@ const MAX_GROUP_PRODUCERS: usize = 2_000;
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
-    if topology.topics.is_empty() && topology.redis_families.is_empty() {
-        // Exit 0 would say an empty (or misnamed) file holds.
-        return Err(CliError::msg(format!(
-            "{}: nothing to check: no [[topic]] and no [[redis_family]]",
-            args.file.display()
-        )));
-    }
-    // The checks compare every pair of a group's producers and look topics
-    // up by name: quadratic, so the sizes are bounded.
-    if topology.topics.len() > MAX_TOPICS {
-        return Err(CliError::msg(format!(
-            "{}: {} topics; at most {MAX_TOPICS}",
-            args.file.display(),
-            topology.topics.len()
-        )));
-    }
-    for (i, g) in topology.copartition_groups.iter().enumerate() {
-        let producers: usize = g
-            .topics
-            .iter()
-            .filter_map(|t| topology.topic(t))
-            .map(|t| t.producers.len().max(1))
-            .sum();
-        if producers > MAX_GROUP_PRODUCERS {
-            return Err(CliError::msg(format!(
-                "{}: copartition[{i}] '{}': {producers} producers over its topics; at most {MAX_GROUP_PRODUCERS}",
-                args.file.display(),
-                g.name
-            )));
-        }
-    }
-    for (i, g) in topology.consumer_groups.iter().enumerate() {
-        let partitions: u64 = g
-            .subscriptions
-            .iter()
-            .filter_map(|s| topology.topics.iter().find(|t| &t.name == s))
-            .map(|t| u64::from(t.partitions.get()))
-            .sum();
-        let (runs, most) = match &g.members {
-            partwise::topology::Members::Range(lo, hi) => {
-                (u64::from(hi.saturating_sub(*lo)) + 1, u64::from(*hi))
-            }
-            partwise::topology::Members::Count(m) => {
-                crate::limits::members(
-                    &format!("{}: consumer_group[{i}].members", args.file.display()),
-                    u64::from(*m),
-                )?;
-                (1, u64::from(*m))
-            }
-            partwise::topology::Members::Ids(ids) => (1, ids.len() as u64),
-        };
-        crate::limits::assigned(
-            &format!("{}: consumer_group[{i}] '{}'", args.file.display(), g.name),
-            partitions,
-            most,
-            runs,
-        )?;
-    }
+    bounded(&args.file, &topology)?;
     let samples = load_samples(args.input)?;
     let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
     let report = check(&topology, &refs);
@@ -155,6 +98,71 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })
 }
 
+/// Refuses a topology file with nothing to check or too large to check
+/// (the checks are quadratic in a group's producers and run every member
+/// count of a range); `report` holds files to the same bounds.
+pub fn bounded(file: &Path, topology: &Topology) -> Result<()> {
+    if topology.topics.is_empty() && topology.redis_families.is_empty() {
+        // Exit 0 would say an empty (or misnamed) file holds.
+        return Err(CliError::msg(format!(
+            "{}: nothing to check: no [[topic]] and no [[redis_family]]",
+            file.display()
+        )));
+    }
+    // The checks compare every pair of a group's producers and look topics
+    // up by name: quadratic, so the sizes are bounded.
+    if topology.topics.len() > MAX_TOPICS {
+        return Err(CliError::msg(format!(
+            "{}: {} topics; at most {MAX_TOPICS}",
+            file.display(),
+            topology.topics.len()
+        )));
+    }
+    for (i, g) in topology.copartition_groups.iter().enumerate() {
+        let producers: usize = g
+            .topics
+            .iter()
+            .filter_map(|t| topology.topic(t))
+            .map(|t| t.producers.len().max(1))
+            .sum();
+        if producers > MAX_GROUP_PRODUCERS {
+            return Err(CliError::msg(format!(
+                "{}: copartition[{i}] '{}': {producers} producers over its topics; at most {MAX_GROUP_PRODUCERS}",
+                file.display(),
+                g.name
+            )));
+        }
+    }
+    for (i, g) in topology.consumer_groups.iter().enumerate() {
+        let partitions: u64 = g
+            .subscriptions
+            .iter()
+            .filter_map(|s| topology.topics.iter().find(|t| &t.name == s))
+            .map(|t| u64::from(t.partitions.get()))
+            .sum();
+        let (runs, most) = match &g.members {
+            partwise::topology::Members::Range(lo, hi) => {
+                (u64::from(hi.saturating_sub(*lo)) + 1, u64::from(*hi))
+            }
+            partwise::topology::Members::Count(m) => {
+                crate::limits::members(
+                    &format!("{}: consumer_group[{i}].members", file.display()),
+                    u64::from(*m),
+                )?;
+                (1, u64::from(*m))
+            }
+            partwise::topology::Members::Ids(ids) => (1, ids.len() as u64),
+        };
+        crate::limits::assigned(
+            &format!("{}: consumer_group[{i}] '{}'", file.display(), g.name),
+            partitions,
+            most,
+            runs,
+        )?;
+    }
+    Ok(())
+}
+
 fn fraction(part: usize, whole: usize) -> Value {
     if whole == 0 {
         Value::Null
@@ -163,7 +171,8 @@ fn fraction(part: usize, whole: usize) -> Value {
     }
 }
 
-fn producer_json(p: &ProducerRef) -> Value {
+/// A producer reference as JSON, as every finding carries it.
+pub fn producer_json(p: &ProducerRef) -> Value {
     json!({
         "topic": p.topic,
         "index": p.index,
@@ -344,7 +353,8 @@ pub fn family_reason_json(r: &FamilyReason) -> Value {
     v
 }
 
-fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
+/// A placement verdict as JSON, as `check` prints it.
+pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("consumer_group".into(), p.consumer_group.clone().into());
     m.insert("assignor".into(), p.assignor.spec().into());
@@ -381,7 +391,8 @@ fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
     m
 }
 
-fn report_json(file: &Path, r: &Report) -> Value {
+/// The whole `check` report as JSON (`report` carries it as its findings).
+pub fn report_json(file: &Path, r: &Report) -> Value {
     json!({
         "file": file.display().to_string(),
         "ok": r.ok(),

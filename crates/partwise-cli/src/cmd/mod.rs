@@ -12,6 +12,7 @@ pub mod parse;
 pub mod partitioners;
 pub mod plan;
 pub mod redis;
+pub mod report;
 pub mod resize;
 pub mod route;
 pub mod salt;

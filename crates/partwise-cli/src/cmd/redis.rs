@@ -169,7 +169,7 @@ fn redis_err(e: Error) -> CliError {
 }
 
 /// `-c HOST:PORT`.
-fn node_addr(s: &str) -> std::result::Result<NodeAddr, Error> {
+pub fn node_addr(s: &str) -> std::result::Result<NodeAddr, Error> {
     s.parse()
 }
 
@@ -397,44 +397,55 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     })
 }
 
+/// One logical key of a `redis check` as JSON.
+fn check_row_json(k: &partwise_redis::KeyPlacement) -> Value {
+    json!({
+        "key": key_json(&k.key),
+        "key_hex": hex(&k.key),
+        "members": k.members.iter().map(|m| json!({
+            "key": key_json(&m.key),
+            "key_hex": hex(&m.key),
+            "slot": m.slot,
+            "live_slot": m.live_slot,
+            "node": m.node.as_ref().map(ToString::to_string),
+        })).collect::<Vec<_>>(),
+        "co_located": k.co_located(),
+        "same_node": k.same_node(),
+        "verified": k.verified(),
+    })
+}
+
+/// A `redis check`'s summary as JSON (its document without the rows).
+fn check_summary_json(report: &CheckReport, family: &Family) -> Value {
+    json!({
+        "keys": report.keys.len(),
+        "co_located": report.co_located(),
+        "same_node": report.same_node(),
+        "unverified": report.unverified(),
+        "patterns": family.patterns().iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "lints": report.lints.iter().map(lint_json).collect::<Vec<_>>(),
+        "errors": report.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    })
+}
+
+/// A `redis check` as one JSON document (`redis check --format json`, and `report -c`).
+pub fn check_json(report: &CheckReport, family: &Family) -> Value {
+    let mut doc = check_summary_json(report, family);
+    doc["rows"] = report.keys.iter().map(check_row_json).collect();
+    doc
+}
+
 fn write_check(
     report: &CheckReport,
     family: &Family,
     format: Format,
     out: &mut impl Write,
 ) -> Result<()> {
-    let row_json = |k: &partwise_redis::KeyPlacement| {
-        json!({
-            "key": key_json(&k.key),
-            "key_hex": hex(&k.key),
-            "members": k.members.iter().map(|m| json!({
-                "key": key_json(&m.key),
-                "key_hex": hex(&m.key),
-                "slot": m.slot,
-                "live_slot": m.live_slot,
-                "node": m.node.as_ref().map(ToString::to_string),
-            })).collect::<Vec<_>>(),
-            "co_located": k.co_located(),
-            "same_node": k.same_node(),
-            "verified": k.verified(),
-        })
-    };
-    let summary = || {
-        json!({
-            "keys": report.keys.len(),
-            "co_located": report.co_located(),
-            "same_node": report.same_node(),
-            "unverified": report.unverified(),
-            "patterns": family.patterns().iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-            "lints": report.lints.iter().map(lint_json).collect::<Vec<_>>(),
-            "errors": report.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        })
-    };
+    let row_json = check_row_json;
+    let summary = || check_summary_json(report, family);
     match format {
         Format::Json => {
-            let mut doc = summary();
-            doc["rows"] = report.keys.iter().map(row_json).collect();
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            serde_json::to_writer_pretty(&mut *out, &check_json(report, family))?;
             writeln!(out)?;
         }
         Format::Ndjson => {

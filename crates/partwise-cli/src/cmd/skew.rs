@@ -273,26 +273,60 @@ fn scan_file(cfg: &Config) -> Result<Tally> {
     total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
 }
 
-fn svg(loads: &[u64], stats: &SkewStats, title: &str) -> String {
+/// The bar chart of partition loads: `--plot`'s file, and (with `inline`,
+/// an id prefix unique in the page) the chart of `report`'s page. Hot bars
+/// are hatched and labelled as well as red, so the chart reads without colour.
+pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&str>) -> String {
     let (w, h, pad) = (900.0, 360.0, 40.0);
     let n = loads.len().max(1) as f64;
     let max = stats.max.max(1) as f64;
     let bw = (w - 2.0 * pad) / n;
+    let esc = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let id = inline.unwrap_or("plot");
+    let open = match inline {
+        // In a page the SVG namespace is implied, and the chart is one image
+        // named by its title for screen readers.
+        Some(_) => format!(
+            "<svg class=\"chart\" role=\"img\" aria-labelledby=\"{id}-title\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n<title id=\"{id}-title\">{}</title>\n",
+            esc(title)
+        ),
+        None => format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n"
+        ),
+    };
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{pad}\" y=\"24\" font-family=\"sans-serif\" font-size=\"14\">{}</text>\n",
-        title.replace('&', "&amp;").replace('<', "&lt;")
+        "{open}<defs><pattern id=\"{id}-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><path d=\"M0 0H6V6H0Z\" fill=\"#d62728\"/><path d=\"M0 0V6\" stroke=\"#fff\" stroke-width=\"2\"/></pattern></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{pad}\" y=\"24\" font-family=\"sans-serif\" font-size=\"14\">{}</text>\n",
+        esc(title)
     );
     for (p, &l) in loads.iter().enumerate() {
         let bh = (h - 2.0 * pad) * l as f64 / max;
         let hot = stats.hot_partitions.contains(&(p as u32));
         s.push_str(&format!(
-            "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{}\"><title>partition {p}: {l}</title></rect>\n",
+            "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{}\"><title>partition {p}: {l}{}</title></rect>\n",
             pad + p as f64 * bw,
             h - pad - bh,
             (bw * 0.9).max(0.5),
             bh,
-            if hot { "#d62728" } else { "#1f77b4" }
+            if hot { format!("url(#{id}-hatch)") } else { "#1f77b4".to_string() },
+            if hot { " (hot)" } else { "" }
         ));
+    }
+    // Labels only while they fit: past a few dozen they would overlap.
+    if stats.hot_partitions.len() <= 24 {
+        for &p in &stats.hot_partitions {
+            let l = loads[p as usize];
+            let bh = (h - 2.0 * pad) * l as f64 / max;
+            s.push_str(&format!(
+                "<text x=\"{:.2}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\" text-anchor=\"middle\">HOT {p}</text>\n",
+                pad + (p as f64 + 0.45) * bw,
+                (h - pad - bh - 4.0).max(36.0)
+            ));
+        }
     }
     let my = h - pad - (h - 2.0 * pad) * stats.mean / max;
     s.push_str(&format!(
@@ -302,7 +336,7 @@ fn svg(loads: &[u64], stats: &SkewStats, title: &str) -> String {
         my - 4.0
     ));
     s.push_str(&format!(
-        "<text x=\"{pad}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">partitions 0..{} (red: hot, above {} x mean)</text>\n</svg>\n",
+        "<text x=\"{pad}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">partitions 0..{} (hatched red: hot, above {} x mean)</text>\n</svg>\n",
         h - 12.0,
         loads.len().saturating_sub(1),
         partwise::skew::HOT_FACTOR
@@ -375,13 +409,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.n,
             cfg.partitioner.spec()
         );
-        std::fs::write(path, svg(&tally.loads, &report.stats, &title))
+        std::fs::write(path, load_svg(&tally.loads, &report.stats, &title, None))
             .map_err(|e| CliError::msg(format!("--plot {}: {e}", path.display())))?;
     }
     let mut out = std::io::stdout().lock();
     match cfg.out {
         Format::Json | Format::Ndjson => {
-            crate::output::write_doc(&mut out, cfg.out, &report_json(&cfg, &tally, &report))?;
+            crate::output::write_doc(
+                &mut out,
+                cfg.out,
+                &report_json(cfg.partitioner, cfg.n, cfg.assignor, &tally, &report),
+            )?;
         }
         Format::Table => write_table(&mut out, &cfg, &tally, &report)?,
     }
@@ -392,7 +430,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
     })
 }
 
-fn report_json(cfg: &Config, tally: &Tally, r: &Report) -> Value {
+/// A skew report as JSON: `skew --format json`, and each topic's skew in
+/// `report`'s JSON twin.
+pub fn report_json(
+    partitioner: Partitioner,
+    n: PartitionCount,
+    assignor: Assignor,
+    tally: &Tally,
+    r: &Report,
+) -> Value {
     let total = r.total;
     let stats = &r.stats;
     let hh: Vec<Value> = r
@@ -410,8 +456,8 @@ fn report_json(cfg: &Config, tally: &Tally, r: &Report) -> Value {
         })
         .collect();
     let mut v = json!({
-        "partitioner": cfg.partitioner.spec(),
-        "partitions": cfg.n.get(),
+        "partitioner": partitioner.spec(),
+        "partitions": n.get(),
         "keys": tally.lines,
         "total": total,
         "not_fixed": tally.not_fixed,
@@ -438,7 +484,7 @@ fn report_json(cfg: &Config, tally: &Tally, r: &Report) -> Value {
             .filter(|c| c.load == 0)
             .map(|c| c.member.as_str())
             .collect();
-        v["consumers"] = json!({"assignor": cfg.assignor.spec(), "members": members, "idle": idle});
+        v["consumers"] = json!({"assignor": assignor.spec(), "members": members, "idle": idle});
     }
     if let Some(lag) = &r.lag {
         let hot_consumer = lag.hot_consumer.as_ref().map(|(member, g)| {

@@ -12,6 +12,7 @@ mod offline {
     mod cli;
     mod hostile;
     mod kafka;
+    mod report;
     mod strategy;
     mod topology;
 }
@@ -24,5 +25,6 @@ mod live {
     mod kafka;
     mod readiness_live;
     mod redis;
+    mod report;
     mod secure;
 }

@@ -105,6 +105,61 @@ fn compare(
     Some(d)
 }
 
+/// Where each sample key lands under each keyed producer of a co-partition
+/// group: the partition map `partwise report` draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionMap {
+    /// The group name.
+    pub name: String,
+    /// The keyed producers, in topic then producer order (the columns).
+    pub producers: Vec<ProducerRef>,
+    /// Each producer's topic's partition count, by column.
+    pub partitions: Vec<u32>,
+    /// One row per sample key: its partition under each producer (`None`
+    /// when the producer cannot encode it or does not place it by key).
+    pub rows: Vec<Vec<Option<u32>>>,
+}
+
+impl PartitionMap {
+    /// Whether sample key `row` lands on one partition number under every
+    /// producer (a key no producer places is not aligned).
+    pub fn aligned(&self, row: usize) -> bool {
+        let r = &self.rows[row];
+        r.first()
+            .is_some_and(|f| f.is_some() && r.iter().all(|p| p == f))
+    }
+}
+
+/// The partition map of group `g` over `samples` (logical keys, each encoded
+/// with its producer's key format), placed the way [`check`](super::check) places them.
+pub fn partition_map(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> PartitionMap {
+    let mut producers = Vec::new();
+    let mut columns = Vec::new();
+    for topic in g.topics.iter().filter_map(|n| t.topic(n)) {
+        for (index, producer) in topic.producers.iter().enumerate() {
+            if let Some(p) = producer.keyed_partitioner() {
+                let w = Writer {
+                    topic,
+                    index,
+                    producer,
+                };
+                producers.push(w.reference());
+                columns.push((p, producer.key_format, topic.partitions));
+            }
+        }
+    }
+    let rows = samples
+        .iter()
+        .map(|k| columns.iter().map(|&(p, f, n)| place(p, f, k, n)).collect())
+        .collect();
+    PartitionMap {
+        name: g.name.clone(),
+        partitions: columns.iter().map(|c| c.2.get()).collect(),
+        producers,
+        rows,
+    }
+}
+
 pub(super) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
     // Validation guarantees every name resolves.
     let topics: Vec<&Topic> = g.topics.iter().filter_map(|n| t.topic(n)).collect();

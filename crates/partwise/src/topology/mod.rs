@@ -77,7 +77,7 @@ mod schema;
 mod tests;
 mod validate;
 
-pub use self::copartition::{Alignment, GroupVerdict};
+pub use self::copartition::{partition_map, Alignment, GroupVerdict, PartitionMap};
 pub use self::redis::FamilyVerdict;
 pub use crate::error::TopologyError;
 pub use crate::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};

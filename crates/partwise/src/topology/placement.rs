@@ -142,7 +142,7 @@ pub fn placements(t: &Topology) -> Vec<PlacementVerdict> {
 }
 
 /// The member id lists to check: the declared ones, or every count of a range.
-fn member_sets(m: &Members) -> Vec<Vec<String>> {
+pub fn member_sets(m: &Members) -> Vec<Vec<String>> {
     match m {
         Members::Count(n) => vec![member_names(*n as usize)],
         Members::Ids(ids) => vec![ids.clone()],
@@ -150,7 +150,9 @@ fn member_sets(m: &Members) -> Vec<Vec<String>> {
     }
 }
 
-fn group_of(t: &Topology, cg: &ConsumerGroup, ids: &[String]) -> Group {
+/// The group the assignor simulations run for `cg` with members `ids`: its
+/// subscribed topics (declared ones only) and every member subscribing to all.
+pub fn group_of(t: &Topology, cg: &ConsumerGroup, ids: &[String]) -> Group {
     let topics = cg
         .subscriptions
         .iter()
@@ -162,6 +164,63 @@ fn group_of(t: &Topology, cg: &ConsumerGroup, ids: &[String]) -> Group {
         .map(|id| Member::new(id.clone(), cg.subscriptions.iter().cloned()))
         .collect();
     Group::new(members, topics)
+}
+
+/// The topics of `group` (indices into its topics) that belong to the
+/// co-partition group `g`, and the partition indices `g` has (its largest count).
+pub fn unit_topics(group: &Group, g: &CopartitionGroup) -> (Vec<u32>, u32) {
+    // Validation guarantees subscriptions name declared topics.
+    let unit_topics: Vec<u32> = group
+        .topics
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| g.topics.contains(&x.name))
+        .map(|(i, _)| i as u32)
+        .collect();
+    let indices = unit_topics
+        .iter()
+        .map(|&i| group.topics[i as usize].partitions)
+        .max()
+        .unwrap_or(0);
+    (unit_topics, indices)
+}
+
+/// One assignor's results over a range of member counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sweep {
+    /// The assignor.
+    pub assignor: Assignor,
+    /// One result per member count, in the order asked.
+    pub counts: Vec<CountResult>,
+}
+
+/// The split sweep of consumer group `cg` on co-partition group `g`: for
+/// every assignor, what each of `members` (anonymous member counts) splits,
+/// so the report can show which assignor and count keep units whole.
+pub fn sweep(
+    t: &Topology,
+    cg: &ConsumerGroup,
+    g: &CopartitionGroup,
+    members: &[u32],
+) -> Vec<Sweep> {
+    let groups: Vec<Group> = members
+        .iter()
+        .map(|&k| group_of(t, cg, &member_names(k as usize)))
+        .collect();
+    let Some(first) = groups.first() else {
+        return Vec::new();
+    };
+    let (unit_topics, indices) = unit_topics(first, g);
+    Assignor::ALL
+        .into_iter()
+        .map(|assignor| Sweep {
+            assignor,
+            counts: groups
+                .iter()
+                .map(|grp| run(grp, assignor, &unit_topics, indices))
+                .collect(),
+        })
+        .collect()
 }
 
 fn run(group: &Group, assignor: Assignor, unit_topics: &[u32], indices: u32) -> CountResult {
@@ -196,19 +255,7 @@ fn verdict(
         .collect();
     let sets = member_sets(&cg.members);
     let groups: Vec<Group> = sets.iter().map(|ids| group_of(t, cg, ids)).collect();
-    // Validation guarantees subscriptions name declared topics.
-    let unit_topics: Vec<u32> = groups[0]
-        .topics
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| g.topics.contains(&x.name))
-        .map(|(i, _)| i as u32)
-        .collect();
-    let indices = unit_topics
-        .iter()
-        .map(|&i| groups[0].topics[i as usize].partitions)
-        .max()
-        .unwrap_or(0);
+    let (unit_topics, indices) = unit_topics(&groups[0], g);
     let counts: Vec<CountResult> = groups
         .iter()
         .map(|grp| run(grp, assignor, &unit_topics, indices))

@@ -489,3 +489,60 @@ fn sample_keys_a_producer_cannot_place_are_a_finding() {
     // Keys every producer places: no finding.
     assert!(check(&pair("java", "string"), &[b"BBCA", b"VIP_1"]).ok());
 }
+
+#[test]
+fn partition_map_agrees_with_the_check() {
+    // The ticker: both producers put every symbol on one partition (BBCA on 0).
+    let t: Topology = TICKER.parse().unwrap();
+    let m = partition_map(&t, &t.copartition_groups[0], &symbols());
+    assert_eq!(m.producers.len(), 2);
+    assert_eq!(m.partitions, vec![6, 6]);
+    assert_eq!(m.rows[0], vec![Some(0), Some(0)]);
+    assert!((0..m.rows.len()).all(|r| m.aligned(r)));
+    // Eight partitions in one topic: the keys the map shows apart are the
+    // ones the check counts as differing.
+    let t: Topology = variant("partitions = 6", "partitions = 8", 1)
+        .parse()
+        .unwrap();
+    let m = partition_map(&t, &t.copartition_groups[0], &symbols());
+    let apart = (0..m.rows.len()).filter(|&r| !m.aligned(r)).count();
+    let r = check(&t, &symbols());
+    assert_eq!(
+        Some(apart),
+        r.groups[0].reasons[0].sample().map(|s| s.differ)
+    );
+    assert_eq!(m.rows[0], vec![Some(0), Some(2)]);
+    // A keyless producer has no column.
+    let t: Topology = variant("key_format = \"string\"", "keyless = true", 1)
+        .parse()
+        .unwrap();
+    let m = partition_map(&t, &t.copartition_groups[0], &symbols());
+    assert_eq!(m.producers.len(), 1);
+}
+
+#[test]
+fn sweep_matches_the_placement_verdict() {
+    let t: Topology = variant("members = 3", "members = \"1..8\"", 0)
+        .parse()
+        .unwrap();
+    let (cg, g) = (&t.consumer_groups[0], &t.copartition_groups[0]);
+    let counts: Vec<u32> = (1..=8).collect();
+    let s = placement::sweep(&t, cg, g, &counts);
+    assert_eq!(s.len(), crate::assign::Assignor::ALL.len());
+    let declared = &placement::placements(&t)[0];
+    let rr = s.iter().find(|x| x.assignor == declared.assignor).unwrap();
+    // The sweep of the declared assignor is the verdict's own result per count.
+    assert_eq!(rr.counts, declared.counts);
+    let splitting: Vec<u32> = rr
+        .counts
+        .iter()
+        .filter(|c| !c.ok())
+        .map(|c| c.members)
+        .collect();
+    assert_eq!(splitting, vec![4, 5, 7, 8]);
+    let co = s
+        .iter()
+        .find(|x| x.assignor.spec() == "copartitioned")
+        .unwrap();
+    assert!(co.counts.iter().all(|c| c.ok()));
+}

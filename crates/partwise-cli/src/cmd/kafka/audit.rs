@@ -185,7 +185,8 @@ fn topic_json(t: &TopicAudit) -> Value {
     })
 }
 
-fn report_json(r: &AuditReport) -> Value {
+/// An audit as JSON (`kafka audit --format json`, and `report -b`).
+pub fn report_json(r: &AuditReport) -> Value {
     let mut doc = json!({
         "topics": r.topics.iter().map(topic_json).collect::<Vec<_>>(),
         "partial": r.partial(),

@@ -52,7 +52,7 @@ pub struct Args {
 }
 
 /// The description in the core's terms.
-fn described(d: &GroupDescription) -> Vec<DescribedMember> {
+pub fn described(d: &GroupDescription) -> Vec<DescribedMember> {
     d.members
         .iter()
         .map(|m| DescribedMember {
@@ -288,7 +288,8 @@ pub(super) fn members_json(d: &GroupDescription) -> Vec<Value> {
         .collect()
 }
 
-fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
+/// A group's description and analysis as JSON (`kafka group --format json`, and `report -b`).
+pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
     let no_data = r.not_returned > 0;
     let (colocation, source) = match (&r.live, &r.predicted) {
         (Some(view), _) => (matrices_json(view), "broker".to_string()),

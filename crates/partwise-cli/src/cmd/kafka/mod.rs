@@ -126,6 +126,17 @@ impl ConnArgs {
     pub fn verbose(&self) -> bool {
         self.verbose
     }
+
+    /// Whether any connection flag (`-b`, `-X`, `-F`) was given: `report`
+    /// goes live only then.
+    pub fn given(&self) -> bool {
+        !self.bootstrap.is_empty() || !self.props.is_empty() || !self.files.is_empty()
+    }
+
+    /// The `--timeout` of every cluster operation.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
 }
 
 /// A partwise-kafka error as a CLI error (exit 2), kept whole so its causes

@@ -792,6 +792,7 @@ fn ndjson_is_one_object_per_line_everywhere() {
             "1000",
         ],
         vec!["check", ticker],
+        vec!["report", ticker],
         vec!["resize", "a", "b", "--from", "6", "--to", "12"],
         vec!["resize", "--suggest", "--target", "12", "--consumers", "4"],
     ];

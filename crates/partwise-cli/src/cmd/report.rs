@@ -1,0 +1,107 @@
+//! `partwise report`: one self-contained HTML page (or its JSON twin) of a
+//! topology's layout, placement, skew, resize impact and Redis slots, with
+//! the verdict first. The content is [`model::Model`], built from the
+//! library's analyses; [`html`] draws it and [`json`] serializes it.
+
+mod html;
+mod json;
+mod live;
+mod model;
+
+use super::check::{bounded, load_samples, load_topology};
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::Format;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained HTML page
+    Html,
+    /// The same content as one JSON document
+    Json,
+    /// That JSON document on one line
+    Ndjson,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Topology file (TOML): topics, producers, co-partition groups, consumer groups, Redis families
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Sample keys, one per line ('-' reads stdin): logical keys, each producer
+    /// encodes them with its key_format (the partition map, skew and resize use them)
+    #[arg(short = 'i', long = "input", value_name = "KEYS")]
+    input: Option<PathBuf>,
+    /// Write the report to FILE (default: stdout)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "html")]
+    format: ReportFormat,
+    /// Live Kafka beside the declared topology (-b BROKERS, -X KEY=VALUE, -F FILE):
+    /// partition counts, the partitioners that wrote each topic, the live groups
+    #[command(flatten)]
+    kafka: super::kafka::ConnArgs,
+    /// A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys
+    #[arg(short = 'c', long = "cluster", value_name = "HOST:PORT", value_parser = super::redis::node_addr)]
+    cluster: Vec<partwise_redis::NodeAddr>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let topology = load_topology(&args.file)?;
+    bounded(&args.file, &topology)?;
+    let samples = load_samples(args.input)?;
+    // Connection flags are checked before anything is asked of a server.
+    let conn = args
+        .kafka
+        .given()
+        .then(|| args.kafka.connection())
+        .transpose()?;
+    let live_kafka = conn.map(|c| live::kafka(&c, &topology)).transpose()?;
+    let live_redis = (!args.cluster.is_empty())
+        .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
+        .transpose()?;
+    let m = model::Model::build(
+        args.file.display().to_string(),
+        &topology,
+        samples,
+        live_kafka,
+        live_redis,
+    );
+    let text = match args.format {
+        ReportFormat::Html => html::page(&m).into_bytes(),
+        ReportFormat::Json | ReportFormat::Ndjson => {
+            let format = if args.format == ReportFormat::Json {
+                Format::Json
+            } else {
+                Format::Ndjson
+            };
+            let mut buf = Vec::new();
+            crate::output::write_doc(&mut buf, format, &json::model(&m))?;
+            buf
+        }
+    };
+    match &args.output {
+        // Written whole or not at all: a half-written page would look like a report.
+        Some(path) => {
+            let tmp = path.with_extension("partwise-tmp");
+            std::fs::write(&tmp, &text)
+                .and_then(|()| std::fs::rename(&tmp, path))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    CliError::msg(format!("-o/--output {}: {e}", path.display()))
+                })?;
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&text)?;
+            out.flush()?;
+        }
+    }
+    Ok(if m.ok() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}

@@ -1,0 +1,220 @@
+//! The JSON twin of the report: [`super::model::Model`] serialized, with the
+//! `check` findings in the very JSON `check --format json` prints and each
+//! topic's skew in `skew --format json`'s.
+
+use super::model::{Model, Verdict};
+use crate::cmd::check::{placement_json, producer_json, report_json};
+use crate::cmd::kafka::audit::report_json as audit_json;
+use crate::cmd::kafka::group::to_json as group_json;
+use crate::cmd::redis::check_json;
+use crate::cmd::skew;
+use crate::output::{hex, key_json};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn verdict_json(v: &Verdict) -> Value {
+    json!({"area": v.area, "ok": v.ok, "text": v.text, "fixes": v.fixes, "section": v.anchor})
+}
+
+/// The whole model as one JSON document.
+pub fn model(m: &Model) -> Value {
+    let key = |i: usize| {
+        let k = &m.samples[i];
+        json!({"key": key_json(k), "key_hex": hex(k)})
+    };
+    let maps: Vec<Value> = m
+        .maps
+        .iter()
+        .map(|pm| {
+            let rows: Vec<Value> = pm
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let mut v = key(i);
+                    v["partitions"] = json!(r);
+                    v["aligned"] = pm.aligned(i).into();
+                    v
+                })
+                .collect();
+            json!({
+                "name": pm.name,
+                "producers": pm.producers.iter().map(producer_json).collect::<Vec<_>>(),
+                "partitions": pm.partitions,
+                "rows": rows,
+            })
+        })
+        .collect();
+    let placements: Vec<Value> = m
+        .placements
+        .iter()
+        .map(|p| {
+            let matrices: Vec<Value> = p
+                .matrices
+                .iter()
+                .map(|mx| {
+                    let mut v = json!({"members": mx.members, "declared": mx.declared});
+                    match &mx.colocation {
+                        Ok(co) => {
+                            let rows: Vec<Value> = co
+                                .owners
+                                .iter()
+                                .enumerate()
+                                .map(|(i, owners)| {
+                                    let names: Vec<Value> = owners
+                                        .iter()
+                                        .map(|o| o.map_or(Value::Null, |m| mx.members[m].clone().into()))
+                                        .collect();
+                                    json!({"index": i, "owners": names, "split": co.split.contains(&(i as u32))})
+                                })
+                                .collect();
+                            v["rows"] = rows.into();
+                            v["split_indices"] = json!(co.split);
+                        }
+                        Err(e) => v["error"] = e.clone().into(),
+                    }
+                    v
+                })
+                .collect();
+            let sweep: Vec<Value> = p
+                .sweep
+                .iter()
+                .map(|s| {
+                    json!({
+                        "assignor": s.assignor.spec(),
+                        "split_counts": s.counts.iter().map(|c| c.split.len()).collect::<Vec<_>>(),
+                        "errors": s.counts.iter().map(|c| c.error.clone()).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let unit: Vec<&str> = p
+                .unit_topics
+                .iter()
+                .map(|&i| p.topics[i as usize].0.as_str())
+                .collect();
+            json!({
+                "verdict": placement_json(&p.verdict),
+                "matrix_topics": unit,
+                "matrices": matrices,
+                "sweep": {"member_counts": p.sweep_counts, "assignors": sweep},
+            })
+        })
+        .collect();
+    let skews: Vec<Value> = m
+        .skew
+        .iter()
+        .map(|s| {
+            let mut v =
+                skew::report_json(s.partitioner, s.partitions, s.assignor, &s.tally, &s.report);
+            v["topic"] = s.topic.clone().into();
+            v["consumer_group"] = json!(s.consumer_group);
+            v
+        })
+        .collect();
+    let resizes: Vec<Value> = m
+        .resize
+        .iter()
+        .map(|r| {
+            let to: Vec<Value> = r
+                .to
+                .iter()
+                .map(|(n, plan, moved)| {
+                    json!({
+                        "partitions": n,
+                        "expected_moved_fraction": plan.expected.map(|f| f.value()),
+                        "sample_keys_moved": moved,
+                        "together": plan.together.iter().map(|t| json!({"group": t.group, "topics": t.topics.iter().map(|x| &x.0).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+                        "fixes": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({"topic": r.topic, "partitioner": r.partitioner.spec(), "partitions": r.from, "to": to})
+        })
+        .collect();
+    let redis: Vec<Value> = m
+        .redis
+        .iter()
+        .map(|f| {
+            let rows: Vec<Value> = f
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, slots)| {
+                    let mut v = key(i);
+                    v["slots"] = json!(slots);
+                    v["colocated"] = slots.windows(2).all(|w| w[0] == w[1]).into();
+                    v
+                })
+                .collect();
+            json!({"name": f.name, "patterns": f.patterns, "rows": rows})
+        })
+        .collect();
+    json!({
+        "file": m.file,
+        "ok": m.ok(),
+        "verdict": m.verdict().iter().map(verdict_json).collect::<Vec<_>>(),
+        "sample_keys": m.samples.len(),
+        "check": report_json(Path::new(&m.file), &m.check),
+        "partition_maps": maps,
+        "placements": placements,
+        "skew": skews,
+        "resize": resizes,
+        "redis_families": redis,
+        "live": live(m),
+    })
+}
+
+/// The live state: each part in its live command's own JSON.
+fn live(m: &Model) -> Value {
+    let kafka = m.live_kafka.as_ref().map(|k| {
+        let audits: Vec<Value> = k
+            .audits
+            .iter()
+            .map(|(g, r)| match r {
+                Ok(r) => {
+                    let topics: Vec<Value> = m
+                        .topics_live(r)
+                        .iter()
+                        .map(|t| {
+                            json!({
+                                "topic": t.name,
+                                "declared_partitions": t.declared,
+                                "live_partitions": t.live,
+                                "declared_partitioner": t.partitioner.map(|p| p.spec()),
+                                "inferred": t.inferred,
+                                "differences": t.differences,
+                            })
+                        })
+                        .collect();
+                    json!({"copartition_group": g, "topics": topics, "audit": audit_json(r)})
+                }
+                Err(e) => json!({"copartition_group": g, "error": e}),
+            })
+            .collect();
+        let groups: Vec<Value> = k
+            .groups
+            .iter()
+            .map(|(g, r)| match r {
+                Ok((d, a)) => json!({"consumer_group": g, "group": group_json(d, a)}),
+                Err(e) => json!({"consumer_group": g, "error": e}),
+            })
+            .collect();
+        json!({"audits": audits, "groups": groups})
+    });
+    let redis = m.live_redis.as_ref().map(|r| {
+        let families: Vec<Value> = m
+            .declared
+            .redis_families
+            .iter()
+            .zip(&r.families)
+            .map(|(f, c)| {
+                let mut v = partwise_redis::Family::new(&f.patterns)
+                    .map_or(Value::Null, |family| check_json(c, &family));
+                v["name"] = f.name.clone().into();
+                v
+            })
+            .collect();
+        json!({"seed": r.seed, "families": families})
+    });
+    json!({"kafka": kafka, "redis": redis})
+}

@@ -1,0 +1,725 @@
+//! The report's content: one typed model assembled from what the library
+//! computes (the `check` report, partition maps, co-location matrices and
+//! split sweeps, skew, resize plans, Redis slots), and the verdict drawn from
+//! it. The JSON twin and the HTML page are both rendered from this model, so
+//! they cannot say different things.
+
+use super::live::{LiveKafka, LiveRedis};
+use partwise::assign::{colocation_of, Assignor, Colocation};
+use partwise::placement::{self, PlacementVerdict, Sweep};
+use partwise::resize::{self, Plan};
+use partwise::topology::{check, partition_map, PartitionMap, Report, Topology};
+use partwise::traffic::{self, ReportOptions, Tally};
+use partwise::{KeyFormat, PartitionCount, Partitioner};
+
+/// The largest member count the split sweep runs for every assignor: the
+/// sweep is there to show which counts and assignors keep units whole, and
+/// past a couple dozen members the pattern only repeats.
+const MAX_SWEEP_MEMBERS: u32 = 24;
+/// Heavy hitters shown per topic.
+const TOP: usize = 10;
+/// Counters of each topic's heavy-hitter summary (as `skew`'s default).
+const CAPACITY: usize = 1024;
+
+/// Everything the report shows.
+pub struct Model {
+    /// The topology file, as named on the command line.
+    pub file: String,
+    /// The sample keys (`-i`), logical keys as given.
+    pub samples: Vec<Vec<u8>>,
+    /// The `check` report: findings and fixes.
+    pub check: Report,
+    /// One partition map per co-partition group.
+    pub maps: Vec<PartitionMap>,
+    /// One entry per consumer group and co-partition group it reads.
+    pub placements: Vec<Placement>,
+    /// Skew of the sample keys, per topic with a keyed producer.
+    pub skew: Vec<TopicSkew>,
+    /// Resize impact for nearby counts, per topic with a keyed producer.
+    pub resize: Vec<TopicResize>,
+    /// Slots of the sample keys, per Redis family.
+    pub redis: Vec<FamilySlots>,
+    /// The topology as declared, for the live state to be held against.
+    pub declared: Topology,
+    /// The Kafka cluster's state, with `-b`.
+    pub live_kafka: Option<LiveKafka>,
+    /// The Redis Cluster's placement of the families, with `-c`.
+    pub live_redis: Option<LiveRedis>,
+}
+
+/// A consumer group on a co-partition group: its verdict, the co-location
+/// matrix at one member count, and the split sweep for every assignor.
+pub struct Placement {
+    /// The verdict, as `check` gives it.
+    pub verdict: PlacementVerdict,
+    /// The group's subscribed topics with their partition counts (the matrix's columns).
+    pub topics: Vec<(String, u32)>,
+    /// Which of `topics` belong to the co-partition group.
+    pub unit_topics: Vec<u32>,
+    /// The co-location matrices: at the declared count (the first that
+    /// splits, for a range), and when that keeps units whole, at the first
+    /// count of the sweep where the declared assignor splits them.
+    pub matrices: Vec<Matrix>,
+    /// The member counts of the sweep.
+    pub sweep_counts: Vec<u32>,
+    /// One row per assignor.
+    pub sweep: Vec<Sweep>,
+}
+
+/// One co-location matrix: who owns each partition index of each topic.
+pub struct Matrix {
+    /// The member ids.
+    pub members: Vec<String>,
+    /// Whether this count is one the file declares.
+    pub declared: bool,
+    /// The matrix, or why the assignor could not run.
+    pub colocation: Result<Colocation, String>,
+}
+
+/// The skew of the sample keys over one topic.
+pub struct TopicSkew {
+    /// The topic.
+    pub topic: String,
+    /// Its first keyed producer's partitioner.
+    pub partitioner: Partitioner,
+    /// Its partition count.
+    pub partitions: PartitionCount,
+    /// The consumer group whose shares are shown (the first that subscribes).
+    pub consumer_group: Option<String>,
+    /// That group's assignor (`java:range` when none, unused then).
+    pub assignor: Assignor,
+    /// The tally of the sample keys.
+    pub tally: Tally,
+    /// Its report.
+    pub report: traffic::Report,
+}
+
+/// What nearby partition counts would do to one topic.
+pub struct TopicResize {
+    /// The topic.
+    pub topic: String,
+    /// Its first keyed producer's partitioner.
+    pub partitioner: Partitioner,
+    /// Its partition count.
+    pub from: u32,
+    /// One plan per nearby count: the count, the plan, and how many sample keys move.
+    pub to: Vec<(u32, Plan, usize)>,
+}
+
+/// The slot of each sample key's family members.
+pub struct FamilySlots {
+    /// The family.
+    pub name: String,
+    /// Its patterns (the columns).
+    pub patterns: Vec<String>,
+    /// One row per sample key: the slot of each pattern's key.
+    pub rows: Vec<Vec<u16>>,
+}
+
+/// One line of the verdict.
+pub struct Verdict {
+    /// `layout`, `placement`, `redis` or `skew`.
+    pub area: &'static str,
+    /// Whether it holds.
+    pub ok: bool,
+    /// What holds or breaks, in one sentence.
+    pub text: String,
+    /// What to do, when it breaks.
+    pub fixes: Vec<String>,
+    /// The section id that shows it.
+    pub anchor: String,
+}
+
+impl Model {
+    /// Builds the model of `topology` over `samples`. The topology must have
+    /// passed [`super::super::check::bounded`].
+    pub fn build(
+        file: String,
+        topology: &Topology,
+        samples: Vec<Vec<u8>>,
+        live_kafka: Option<LiveKafka>,
+        live_redis: Option<LiveRedis>,
+    ) -> Model {
+        let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
+        let report = check(topology, &refs);
+        let maps = topology
+            .copartition_groups
+            .iter()
+            .map(|g| partition_map(topology, g, &refs))
+            .collect();
+        let placements = report
+            .placements
+            .iter()
+            .filter_map(|v| placement_of(topology, v))
+            .collect();
+        let skew = if refs.is_empty() {
+            Vec::new()
+        } else {
+            topology
+                .topics
+                .iter()
+                .filter_map(|t| skew_of(topology, t, &refs))
+                .collect()
+        };
+        let resize = topology
+            .topics
+            .iter()
+            .filter_map(|t| resize_of(topology, t, &refs))
+            .collect();
+        let redis = topology
+            .redis_families
+            .iter()
+            .map(|f| FamilySlots {
+                name: f.name.clone(),
+                patterns: f.patterns.clone(),
+                rows: refs
+                    .iter()
+                    .map(|k| {
+                        f.patterns
+                            .iter()
+                            .map(|p| partwise::slot::key_slot(&partwise::family::fill(p, k)))
+                            .collect()
+                    })
+                    .collect(),
+            })
+            .collect();
+        Model {
+            file,
+            samples,
+            check: report,
+            maps,
+            placements,
+            skew,
+            resize,
+            redis,
+            declared: topology.clone(),
+            live_kafka,
+            live_redis,
+        }
+    }
+
+    /// Whether nothing breaks: every line of the verdict holds (the check,
+    /// no hot partition, the live state as declared).
+    pub fn ok(&self) -> bool {
+        self.verdict().iter().all(|v| v.ok)
+    }
+
+    /// The verdict, in the order the page shows it: layout, placement,
+    /// Redis, hot partitions; each with its fixes.
+    pub fn verdict(&self) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        for (i, g) in self.check.groups.iter().enumerate() {
+            let text = if g.ok() {
+                format!(
+                    "co-partition group {} ({}) is co-partitioned",
+                    g.name,
+                    g.topics.join(", ")
+                )
+            } else {
+                format!(
+                    "co-partition group {} ({}) is NOT co-partitioned: {}",
+                    g.name,
+                    g.topics.join(", "),
+                    g.reasons
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            };
+            out.push(Verdict {
+                area: "layout",
+                ok: g.ok(),
+                text,
+                fixes: g.reasons.iter().map(|r| r.fix().to_string()).collect(),
+                anchor: format!("layout-{i}"),
+            });
+        }
+        for (i, p) in self.placements.iter().enumerate() {
+            let v = &p.verdict;
+            let text = if v.ok() {
+                format!(
+                    "consumer group {} ({}) keeps the units of {} whole",
+                    v.consumer_group, v.assignor, v.copartition
+                )
+            } else if !v.unsubscribed.is_empty() {
+                format!(
+                    "consumer group {} does not subscribe to {}: placement of {} is split",
+                    v.consumer_group,
+                    v.unsubscribed.join(", "),
+                    v.copartition
+                )
+            } else {
+                format!(
+                    "consumer group {} ({}) SPLITS the units of {} at {} members",
+                    v.consumer_group,
+                    v.assignor,
+                    v.copartition,
+                    v.splitting_counts()
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            out.push(Verdict {
+                area: "placement",
+                ok: v.ok(),
+                text,
+                fixes: v.fix.iter().map(|f| f.advice.clone()).collect(),
+                anchor: format!("placement-{i}"),
+            });
+        }
+        for (i, f) in self.check.families.iter().enumerate() {
+            let text = if f.ok() {
+                format!(
+                    "redis family {} ({}) is co-located",
+                    f.name,
+                    f.patterns.join(", ")
+                )
+            } else {
+                format!(
+                    "redis family {} ({}) is NOT co-located: {}",
+                    f.name,
+                    f.patterns.join(", "),
+                    f.reasons
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            };
+            out.push(Verdict {
+                area: "redis",
+                ok: f.ok(),
+                text,
+                fixes: f.reasons.iter().map(|r| r.fix().to_string()).collect(),
+                anchor: format!("redis-{i}"),
+            });
+        }
+        for (i, s) in self.skew.iter().enumerate() {
+            let stats = &s.report.stats;
+            let ok = stats.hot_partitions.is_empty();
+            let text = if ok {
+                format!(
+                    "topic {}: no hot partition over the {} sample keys (max/mean {:.2})",
+                    s.topic, s.tally.lines, stats.max_over_mean
+                )
+            } else {
+                let hot: Vec<String> = stats
+                    .hot_partitions
+                    .iter()
+                    .map(|p| {
+                        let load = s.tally.loads[*p as usize];
+                        format!("partition {p} ({load} of {})", s.report.total)
+                    })
+                    .collect();
+                format!(
+                    "topic {}: HOT {} (above {} x the mean load of {:.1})",
+                    s.topic,
+                    hot.join(", "),
+                    partwise::skew::HOT_FACTOR,
+                    stats.mean
+                )
+            };
+            let mut fixes = Vec::new();
+            if !ok {
+                if let Some(h) = s.report.heavy.first() {
+                    fixes.push(format!(
+                        "the heaviest key {} makes {:.0}% of the load: salt it (partwise salt) or give it its own topic",
+                        crate::output::key_cell(&h.hitter.key),
+                        h.hitter.estimate as f64 * 100.0 / s.report.total.max(1) as f64
+                    ));
+                }
+                fixes.push(format!(
+                    "each sample key weighs the same here, so the hash puts more keys on {} than on the others: weigh the keys by their traffic (partwise skew --counts) to see the real load, and salt a hot key (partwise salt) or choose a partition count that spreads them",
+                    if stats.hot_partitions.len() == 1 { "that partition" } else { "those partitions" }
+                ));
+            }
+            out.push(Verdict {
+                area: "skew",
+                ok,
+                text,
+                fixes,
+                anchor: format!("skew-{i}"),
+            });
+        }
+        self.live_verdict(&mut out);
+        out
+    }
+}
+
+fn placement_of(t: &Topology, v: &PlacementVerdict) -> Option<Placement> {
+    let cg = t
+        .consumer_groups
+        .iter()
+        .find(|c| c.name == v.consumer_group)?;
+    let g = t
+        .copartition_groups
+        .iter()
+        .find(|g| g.name == v.copartition)?;
+    let sets = placement::member_sets(&cg.members);
+    // The first count that splits shows the split; otherwise the first declared.
+    let at = v
+        .counts
+        .iter()
+        .position(|c| !c.ok())
+        .unwrap_or(0)
+        .min(sets.len().saturating_sub(1));
+    let members = sets.get(at)?.clone();
+    let group = placement::group_of(t, cg, &members);
+    let (unit_topics, indices) = placement::unit_topics(&group, g);
+    let matrix = |members: Vec<String>, declared: bool| {
+        let group = placement::group_of(t, cg, &members);
+        let colocation = v
+            .assignor
+            .assign(&group)
+            .map(|a| colocation_of(&group, &a, &unit_topics))
+            .map_err(|e| e.to_string());
+        Matrix {
+            members,
+            declared,
+            colocation,
+        }
+    };
+    let mut sweep_counts: Vec<u32> =
+        (1..=indices.saturating_add(2).clamp(1, MAX_SWEEP_MEMBERS)).collect();
+    for c in &v.counts {
+        if !sweep_counts.contains(&c.members) {
+            sweep_counts.push(c.members);
+        }
+    }
+    let sweep = placement::sweep(t, cg, g, &sweep_counts);
+    let mut matrices = vec![matrix(members, true)];
+    if v.ok() {
+        // Units whole as declared: show where the same assignor would split them.
+        let declared = sweep.iter().find(|s| s.assignor == v.assignor);
+        if let Some(c) = declared.and_then(|s| s.counts.iter().find(|c| !c.split.is_empty())) {
+            matrices.push(matrix(
+                partwise::assign::member_names(c.members as usize),
+                false,
+            ));
+        }
+    }
+    Some(Placement {
+        verdict: v.clone(),
+        topics: group
+            .topics
+            .iter()
+            .map(|x| (x.name.clone(), x.partitions))
+            .collect(),
+        unit_topics,
+        matrices,
+        sweep_counts,
+        sweep,
+    })
+}
+
+/// The encoded keys of `samples` under `format`, those it can encode.
+fn encoded(samples: &[&[u8]], format: KeyFormat) -> Vec<Vec<u8>> {
+    samples
+        .iter()
+        .filter_map(|k| format.encode(k).ok())
+        .collect()
+}
+
+fn skew_of(
+    t: &Topology,
+    topic: &partwise::topology::Topic,
+    samples: &[&[u8]],
+) -> Option<TopicSkew> {
+    let (p, format) = resize::producer_defaults(topic)?;
+    let n = topic.partitions;
+    let keys = encoded(samples, format);
+    if keys.is_empty() {
+        return None;
+    }
+    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut tally = Tally::new(n, CAPACITY);
+    tally.add(p, n, &refs, &vec![1; refs.len()]);
+    // `add` tallies load; the lines are the reader's count, and here every key is one.
+    tally.lines = refs.len() as u64;
+    let reader = t
+        .consumer_groups
+        .iter()
+        .find(|c| c.subscriptions.contains(&topic.name))
+        .and_then(|c| {
+            let a: Assignor = c.assignor.parse().ok()?;
+            let m = placement::member_sets(&c.members).first()?.len() as u32;
+            Some((c.name.clone(), a, m))
+        });
+    let opts = ReportOptions {
+        top: TOP,
+        consumers: reader.as_ref().map(|(_, a, m)| (*a, *m)),
+        // The topology declares no rates, so there is no lag to forecast.
+        lag: None,
+    };
+    let report = tally.report(p, n, &opts).ok()?;
+    Some(TopicSkew {
+        topic: topic.name.clone(),
+        partitioner: p,
+        partitions: n,
+        assignor: reader.as_ref().map_or(Assignor::JavaRange, |r| r.1),
+        consumer_group: reader.map(|r| r.0),
+        tally,
+        report,
+    })
+}
+
+fn resize_of(
+    t: &Topology,
+    topic: &partwise::topology::Topic,
+    samples: &[&[u8]],
+) -> Option<TopicResize> {
+    let (p, format) = resize::producer_defaults(topic)?;
+    let from = topic.partitions;
+    let n = from.get();
+    let keys = encoded(samples, format);
+    let mut nearby = vec![
+        n.saturating_sub(1),
+        n.saturating_add(1),
+        n.saturating_mul(2),
+    ];
+    nearby.dedup();
+    let to = nearby
+        .into_iter()
+        .filter(|&m| m != n)
+        .filter_map(|m| PartitionCount::new(m).ok())
+        .map(|to| {
+            let plan = resize::plan(p, from, to, resize::change_together(t, &topic.name));
+            let moved = keys
+                .iter()
+                .filter(|k| resize::key_move(p, Some(k), from, to).moved())
+                .count();
+            (to.get(), plan, moved)
+        })
+        .collect();
+    Some(TopicResize {
+        topic: topic.name.clone(),
+        partitioner: p,
+        from: n,
+        to,
+    })
+}
+
+/// One audited topic beside its declaration.
+pub struct TopicLive {
+    /// The topic.
+    pub name: String,
+    /// The declared partition count.
+    pub declared: Option<u32>,
+    /// The live partition count (`None`: missing or unreadable).
+    pub live: Option<u32>,
+    /// The declared partitioner of its first keyed producer.
+    pub partitioner: Option<Partitioner>,
+    /// What the sampled records say wrote it (empty: nothing to tell).
+    pub inferred: Vec<String>,
+    /// Every way the live topic differs from the declared one.
+    pub differences: Vec<String>,
+}
+
+impl Model {
+    /// The audited topics of `r` beside their declarations.
+    pub fn topics_live(&self, r: &partwise_kafka::audit::AuditReport) -> Vec<TopicLive> {
+        r.topics
+            .iter()
+            .map(|t| {
+                let declared = self.declared.topic(&t.name);
+                let partitioner = declared.and_then(resize::producer_defaults).map(|d| d.0);
+                let mut differences = Vec::new();
+                if let Some(e) = &t.error {
+                    differences.push(format!("{}: {e}", t.name));
+                }
+                let live = t.partition_count();
+                if let (Some(d), Some(l)) = (declared, live) {
+                    if d.partitions.get() != l {
+                        differences.push(format!(
+                            "{}: declared {} partitions, the cluster has {l}",
+                            t.name, d.partitions
+                        ));
+                    }
+                }
+                let inferred: Vec<String> = t
+                    .routing
+                    .as_ref()
+                    .map(|r| r.inferred.iter().map(ToString::to_string).collect())
+                    .unwrap_or_default();
+                if let (Some(p), Some(r)) = (partitioner, &t.routing) {
+                    if r.keyed > 0 && !r.inferred.iter().any(|c| c.partitioner == p) {
+                        differences.push(format!(
+                            "{}: declared {}, but its records were written by {}",
+                            t.name,
+                            p.spec(),
+                            if inferred.is_empty() {
+                                "no partitioner partwise knows".to_string()
+                            } else {
+                                inferred.join(", ")
+                            }
+                        ));
+                    }
+                }
+                TopicLive {
+                    name: t.name.clone(),
+                    declared: declared.map(|d| d.partitions.get()),
+                    live,
+                    partitioner,
+                    inferred,
+                    differences,
+                }
+            })
+            .collect()
+    }
+
+    fn live_verdict(&self, out: &mut Vec<Verdict>) {
+        if let Some(k) = &self.live_kafka {
+            for (i, (g, r)) in k.audits.iter().enumerate() {
+                let anchor = format!("live-kafka-{i}");
+                let v = match r {
+                    Err(e) => Verdict {
+                        area: "live",
+                        ok: false,
+                        text: format!("live co-partition group {g}: the audit failed: {e}"),
+                        fixes: vec!["check that the brokers answer and the topics exist (partwise kafka topics)".into()],
+                        anchor,
+                    },
+                    Ok(r) => {
+                        let mut diffs: Vec<String> = self
+                            .topics_live(r)
+                            .into_iter()
+                            .flat_map(|t| t.differences)
+                            .collect();
+                        let mut fixes = Vec::new();
+                        if let Some(v) = &r.verdict {
+                            for f in &v.findings {
+                                diffs.push(f.to_string());
+                                fixes.push(f.fix().to_string());
+                            }
+                        }
+                        if r.partial() {
+                            diffs.push("the audit is partial (a partition could not be read)".into());
+                        }
+                        if !diffs.is_empty() && fixes.is_empty() {
+                            fixes.push("bring the topology file and the cluster together: change the file to what runs, or the cluster to what is declared".into());
+                        }
+                        let ok = diffs.is_empty();
+                        Verdict {
+                            area: "live",
+                            ok,
+                            text: if ok {
+                                format!("live co-partition group {g}: the cluster matches the declaration")
+                            } else {
+                                format!("live co-partition group {g} DIFFERS from the declaration: {}", diffs.join("; "))
+                            },
+                            fixes,
+                            anchor,
+                        }
+                    }
+                };
+                out.push(v);
+            }
+            for (i, (g, r)) in k.groups.iter().enumerate() {
+                let anchor = format!("live-group-{i}");
+                let (ok, text, fixes) = match r {
+                    Err(e) => (false, format!("live consumer group {g}: {e}"), vec![]),
+                    Ok((d, _)) if d.members.is_empty() => (
+                        false,
+                        format!(
+                            "live consumer group {g} has no members (state {})",
+                            if d.state.is_empty() {
+                                "unknown"
+                            } else {
+                                &d.state
+                            }
+                        ),
+                        vec!["start its consumers to see their assignment".to_string()],
+                    ),
+                    Ok((d, a)) => {
+                        let mut what = Vec::new();
+                        if a.not_returned > 0 {
+                            what.push(format!(
+                                "{} members' assignments not returned by the broker",
+                                a.not_returned
+                            ));
+                        }
+                        if a.split_count > 0 {
+                            what.push(format!(
+                                "SPLITS {} partition indices across members",
+                                a.split_count
+                            ));
+                        }
+                        if a.matches_live == Some(false) {
+                            what.push("its assignment is not what the declared assignor gives its members".into());
+                        }
+                        let head = format!(
+                            "live consumer group {g} ({} members, assignor {})",
+                            d.members.len(),
+                            if d.protocol.is_empty() {
+                                "-"
+                            } else {
+                                &d.protocol
+                            }
+                        );
+                        if what.is_empty() {
+                            (
+                                true,
+                                format!("{head} keeps partition p of each topic together"),
+                                vec![],
+                            )
+                        } else {
+                            (false, format!("{head}: {}", what.join("; ")), vec!["run the declared assignor (the placement fix above), or declare the one that runs".to_string()])
+                        }
+                    }
+                };
+                out.push(Verdict {
+                    area: "live",
+                    ok,
+                    text,
+                    fixes,
+                    anchor,
+                });
+            }
+        }
+        if let Some(r) = &self.live_redis {
+            for (i, (f, c)) in self
+                .declared
+                .redis_families
+                .iter()
+                .zip(&r.families)
+                .enumerate()
+            {
+                let ok = c.ok() && c.errors.is_empty();
+                let mut text = format!(
+                    "live redis family {} (cluster at {}): {} of {} sample keys in one slot, {} on one node",
+                    f.name,
+                    r.seed,
+                    c.co_located(),
+                    c.keys.len(),
+                    c.same_node()
+                );
+                if !c.errors.is_empty() {
+                    text.push_str(&format!(
+                        "; {} of them unverified: {}",
+                        c.unverified(),
+                        c.errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ));
+                }
+                out.push(Verdict {
+                    area: "live",
+                    ok,
+                    text,
+                    fixes: c
+                        .lints
+                        .iter()
+                        .filter(|l| l.is_problem())
+                        .map(|l| l.fix().to_string())
+                        .collect(),
+                    anchor: format!("live-redis-{i}"),
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! `partwise report -b` and `-c` against the services `scripts/services`
+//! starts: the live state beside the declared one, differences marked.
+
+use crate::common::{example, partwise, temp_file, text};
+use partwise_faults::live::{
+    create_topics, kafka_bootstrap, keys, produce_with, redis_node, unique,
+};
+use serde_json::Value;
+
+fn report(args: &[&str], code: i32) -> Value {
+    let out = partwise()
+        .arg("report")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A topology of two co-partitioned topics, each declared with
+/// `partitions` and written by `partitioner`, and a consumer group `group`.
+fn topology(a: &str, b: &str, partitions: u32, partitioner: &str, group: &str) -> String {
+    format!(
+        r#"
+[[topic]]
+name = "{a}"
+partitions = {partitions}
+producer = [{{ partitioner = "{partitioner}", key_format = "string" }}]
+[[topic]]
+name = "{b}"
+partitions = {partitions}
+producer = [{{ partitioner = "{partitioner}", key_format = "string" }}]
+[[copartition]]
+name = "pair"
+topics = ["{a}", "{b}"]
+[[consumer_group]]
+name = "{group}"
+assignor = "java:range"
+members = 2
+subscriptions = ["{a}", "{b}"]
+"#
+    )
+}
+
+#[test]
+fn kafka_live_state_beside_the_declared() {
+    let bootstrap = kafka_bootstrap();
+    let (a, b, g) = (unique("pwr-a"), unique("pwr-b"), unique("pwr-g"));
+    create_topics(&bootstrap, &[(&a, 6), (&b, 8)]);
+    // murmur2 is Java's partitioner: the records say `java` wrote them.
+    produce_with(&bootstrap, &a, "murmur2_random", &keys(120, "k"));
+    produce_with(&bootstrap, &b, "murmur2_random", &keys(120, "k"));
+
+    // Declared as 6 and 6 by java: b has 8 on the cluster.
+    let f = temp_file(topology(&a, &b, 6, "java", &g));
+    let v = report(&[f.path().to_str().unwrap(), "-b", &bootstrap], 1);
+    let audit = &v["live"]["kafka"]["audits"][0];
+    assert_eq!(audit["copartition_group"], "pair");
+    let topics = audit["topics"].as_array().unwrap();
+    assert_eq!(topics[0]["live_partitions"], 6);
+    assert_eq!(topics[0]["differences"], serde_json::json!([]));
+    assert!(
+        topics[0]["inferred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().starts_with("java")),
+        "{audit}"
+    );
+    assert_eq!(topics[1]["live_partitions"], 8);
+    assert!(topics[1]["differences"][0]
+        .as_str()
+        .unwrap()
+        .contains("declared 6 partitions, the cluster has 8"));
+    // The audit's own verdict: not co-partitioned live.
+    assert_eq!(audit["audit"]["copartitioning"]["copartitioned"], false);
+    let live: Vec<&Value> = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["area"] == "live")
+        .collect();
+    assert_eq!(live.len(), 2, "{live:?}");
+    assert_eq!(live[0]["ok"], false);
+    assert!(live[0]["text"].as_str().unwrap().contains("DIFFERS"));
+    // The declared group runs nowhere.
+    assert_eq!(live[1]["ok"], false);
+    assert!(
+        live[1]["text"].as_str().unwrap().contains("has no members"),
+        "{}",
+        live[1]
+    );
+
+    // Declared librdkafka (CRC32) for a topic written by murmur2: the records say otherwise.
+    let f = temp_file(topology(&a, &b, 6, "librdkafka", &g));
+    let v = report(&[f.path().to_str().unwrap(), "-b", &bootstrap], 1);
+    let t0 = &v["live"]["kafka"]["audits"][0]["topics"][0];
+    assert!(
+        t0["differences"][0]
+            .as_str()
+            .unwrap()
+            .contains("declared librdkafka"),
+        "{t0}"
+    );
+
+    // The page marks the differences and names no secret.
+    let out = partwise()
+        .args([
+            "report",
+            f.path().to_str().unwrap(),
+            "-b",
+            &bootstrap,
+            "-X",
+            "sasl.password=hunter2",
+        ])
+        .output()
+        .unwrap();
+    let page = text(&out.stdout);
+    assert!(
+        page.contains("id=\"live-kafka-0\"") && page.contains("&#10007; DIFFERS"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!page.contains("hunter2") && !text(&out.stderr).contains("hunter2"));
+}
+
+#[test]
+fn redis_live_nodes_beside_the_slots() {
+    let seed = redis_node();
+    let v = report(
+        &[
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+            "-c",
+            &seed,
+        ],
+        1,
+    );
+    let fam = &v["live"]["redis"]["families"][0];
+    assert_eq!(fam["name"], "ticker");
+    assert_eq!(fam["co_located"], 10);
+    let rows = fam["rows"].as_array().unwrap();
+    // The live slot is partwise's, and both members are on one node.
+    for (r, offline) in rows
+        .iter()
+        .zip(v["redis_families"][0]["rows"].as_array().unwrap())
+    {
+        assert_eq!(r["members"][0]["live_slot"], offline["slots"][0]);
+        assert!(r["members"][0]["node"].is_string());
+        assert_eq!(r["same_node"], true);
+    }
+    let live: Vec<&Value> = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["area"] == "live")
+        .collect();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0]["ok"], true, "{}", live[0]);
+}
+
+#[test]
+fn a_running_group_as_declared_is_ok() {
+    let bootstrap = kafka_bootstrap();
+    let (a, b, g) = (unique("pwr-ok-a"), unique("pwr-ok-b"), unique("pwr-ok-g"));
+    create_topics(&bootstrap, &[(&a, 6), (&b, 6)]);
+    produce_with(&bootstrap, &a, "murmur2_random", &keys(60, "k"));
+    produce_with(&bootstrap, &b, "murmur2_random", &keys(60, "k"));
+    let f = temp_file(topology(&a, &b, 6, "java", &g).replace("java:range", "copartitioned"));
+    /// The member processes, ended however the test ends (they never exit alone).
+    struct Members(Vec<std::process::Child>);
+    impl Drop for Members {
+        fn drop(&mut self) {
+            for m in &mut self.0 {
+                let _ = m.kill();
+                let _ = m.wait();
+            }
+        }
+    }
+    let members = Members(
+        (0..2)
+            .map(|_| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+                    .args([
+                        "kafka", "consume", "-b", &bootstrap, "-g", &g, "-t", &a, "-t", &b,
+                    ])
+                    .args(["--format", "ndjson"])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    );
+    // The group settles within a few rebalances; the report is asked until it has.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let v = loop {
+        let out = partwise()
+            .args([
+                "report",
+                f.path().to_str().unwrap(),
+                "-b",
+                &bootstrap,
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let settled = v["live"]["kafka"]["groups"][0]["group"]["state"] == "Stable"
+            && v["live"]["kafka"]["groups"][0]["group"]["members"]
+                .as_array()
+                .is_some_and(|m| m.len() == 2);
+        if settled || std::time::Instant::now() > deadline {
+            break (out.status.code(), v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    drop(members);
+    let (code, v) = v;
+    let live: Vec<&Value> = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["area"] == "live")
+        .collect();
+    assert!(live.iter().all(|x| x["ok"] == true), "{live:?}");
+    assert!(
+        live[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("2 members, assignor copartitioned"),
+        "{}",
+        live[1]
+    );
+    assert_eq!(v["live"]["kafka"]["groups"][0]["group"]["split_count"], 0);
+    assert_eq!(code, Some(0));
+}
