@@ -71,10 +71,13 @@ public final class LiveTest {
         Member(String name, Process proc) {
             this.name = name;
             this.proc = proc;
-            Thread t = new Thread(this::read);
-            t.setDaemon(true);
-            t.start();
+            reader = new Thread(this::read);
+            reader.setDaemon(true);
+            reader.start();
         }
+
+        /** Reads the member's output to its end. */
+        final Thread reader;
 
         void read() {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
@@ -176,14 +179,18 @@ public final class LiveTest {
     /** Ends a member: SIGKILL, or a clean leave (stdin closed for Java, SIGTERM for partwise). */
     static void end(Member m, boolean kill) throws Exception {
         m.alive = false;
+        // Signals go through the ProcessHandle: Process.destroy() also closes our end of the
+        // member's stdout, which drops the lines it printed last (records it handled and then
+        // committed) before the reader gets them.
         if (kill) {
-            m.proc.destroyForcibly();
+            m.proc.toHandle().destroyForcibly();
         } else if (m.name.startsWith("rust")) {
-            m.proc.destroy();
+            m.proc.toHandle().destroy();
         } else {
             m.proc.getOutputStream().close();
         }
         m.proc.waitFor();
+        m.reader.join(20_000);
     }
 
     static Set<String> names(org.apache.kafka.clients.admin.MemberAssignment assignment) {
@@ -464,7 +471,7 @@ public final class LiveTest {
             for (Member m : members) {
                 if (m.alive) {
                     if (m.name.startsWith("rust")) {
-                        m.proc.destroy();
+                        m.proc.toHandle().destroy();
                     } else {
                         m.proc.getOutputStream().close();
                     }
