@@ -55,7 +55,8 @@ pub mod units;
 pub mod wire;
 
 pub use consumer::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment,
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset,
+    UnitAssignment,
 };
 pub use error::{code_name, Error, Result};
 pub use security::{Protocol, Security};
