@@ -1,0 +1,265 @@
+//! `partwise kafka consume --group-protocol consumer` (KIP-848) against
+//! Apache Kafka 4.1: the broker computes the assignment with a server
+//! assignor, and the member hands out units only when it owns all their
+//! partitions.
+//!
+//! The tests share one private broker, started on first use, whose consumer
+//! groups have a 6 s session and a 500 ms heartbeat (the broker's defaults,
+//! 45 s and 5 s, are also its minimums, which would make churn slow). The
+//! server assignor under test is [`ASSIGNOR`]: server `range` co-partitions
+//! two topics of equal partition counts that every member subscribes to;
+//! once the broker also lists the `copartitioned` assignor
+//! (`dev.partwise.BrokerCopartitionedAssignor` in `group.consumer.assignors`,
+//! its jar on the class path), [`ASSIGNOR`] and [`BROKER_SETTINGS`] are the
+//! one-word change.
+
+use super::{
+    partitions_of, producer_at, produce_keys, units_of, wait_handled, wait_stable, MemberProc,
+    OffsetSampler,
+};
+use partwise_faults::KafkaCluster;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// The server assignor the co-partitioning tests ask for.
+const ASSIGNOR: &str = "range";
+
+/// The private broker's consumer-group settings.
+const BROKER_SETTINGS: &[&str] = &[
+    "group.consumer.session.timeout.ms=6000",
+    "group.consumer.min.session.timeout.ms=6000",
+    "group.consumer.heartbeat.interval.ms=500",
+    "group.consumer.min.heartbeat.interval.ms=500",
+];
+
+/// The private broker, started by the first test that needs it; its
+/// watchdog stops it when the test process ends.
+fn kafka() -> &'static str {
+    static KAFKA: OnceLock<KafkaCluster> = OnceLock::new();
+    KAFKA
+        .get_or_init(|| KafkaCluster::start_with(1, BROKER_SETTINGS).expect("a private broker"))
+        .bootstrap()
+}
+
+/// A consumer-protocol member of `group` asking for `assignor`.
+fn member(group: &str, topics: &[&str], assignor: &str) -> MemberProc {
+    MemberProc::start_at(
+        kafka(),
+        group,
+        topics,
+        &[
+            "--group-protocol",
+            "consumer",
+            "--remote-assignor",
+            assignor,
+        ],
+    )
+}
+
+fn names(test: &str) -> (String, String, String) {
+    crate::common::names("pw848", test)
+}
+
+/// What each member printed, checked against the consumer protocol's
+/// promises: in every `assigned` event each listed unit is whole (partition
+/// p of every topic), and the partitions held beyond them are not processed;
+/// records come only from whole units held at that moment; a `revoked`
+/// event names only partitions the member held; and no partition is held by
+/// two members at one member epoch (the coordinator's target assignment of
+/// one group epoch gives each partition one owner, and a member holds only
+/// partitions of its target). Returns every (member, epoch, partition held
+/// but not in a unit) seen.
+fn check_epochs(all_events: &[Vec<Value>], topics: &[&str]) -> Vec<(usize, i64, (String, i64))> {
+    let mut by_epoch: BTreeMap<i64, BTreeMap<(String, i64), usize>> = BTreeMap::new();
+    let mut halves = Vec::new();
+    for (m, events) in all_events.iter().enumerate() {
+        let mut held: BTreeSet<(String, i64)> = BTreeSet::new();
+        let mut whole: BTreeSet<(String, i64)> = BTreeSet::new();
+        for e in events {
+            match e["event"].as_str().unwrap() {
+                "assigned" => {
+                    assert_eq!(e["leader"], false, "the broker assigns: {e}");
+                    held = partitions_of(e);
+                    whole.clear();
+                    for u in units_of(e) {
+                        for t in topics {
+                            let tp = (t.to_string(), u);
+                            assert!(held.contains(&tp), "unit {u} not whole: {e}");
+                            whole.insert(tp);
+                        }
+                    }
+                    let epoch = e["generation"].as_i64().unwrap();
+                    assert!(epoch > 0, "member epoch {epoch}: {e}");
+                    for tp in &held {
+                        if !whole.contains(tp) {
+                            halves.push((m, epoch, tp.clone()));
+                        }
+                        let owner = by_epoch.entry(epoch).or_default().entry(tp.clone());
+                        let first = *owner.or_insert(m);
+                        assert_eq!(first, m, "epoch {epoch}: {tp:?} held by members {first} and {m}");
+                    }
+                }
+                "revoked" => {
+                    for tp in partitions_of(e) {
+                        assert!(held.contains(&tp), "revoked {tp:?} not held: {e}");
+                    }
+                    held.clear();
+                    whole.clear();
+                }
+                "record" => {
+                    let tp = (
+                        e["topic"].as_str().unwrap().to_string(),
+                        e["partition"].as_i64().unwrap(),
+                    );
+                    assert!(whole.contains(&tp), "record of a partition not in a whole unit: {e}");
+                }
+                other => panic!("unknown event {other}"),
+            }
+        }
+    }
+    halves
+}
+
+/// Every (topic, key hex) some member printed as a record.
+fn handled(all_events: &[Vec<Value>]) -> BTreeSet<(String, String)> {
+    all_events
+        .iter()
+        .flatten()
+        .filter(|e| e["event"] == "record")
+        .map(|e| {
+            (
+                e["topic"].as_str().unwrap().to_string(),
+                e["key_hex"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn create(topics: &[&str]) {
+    super::create_at(kafka(), topics)
+}
+
+#[test]
+fn one_to_six_members_with_churn_own_whole_units_and_lose_nothing() {
+    let (a, b, g) = names("churn");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
+    // Committed offsets, sampled throughout: none may ever decrease.
+    let sampler = OffsetSampler::start(kafka(), &g, &topics);
+    let mut members: Vec<MemberProc> = Vec::new();
+    let mut finished: Vec<Vec<Value>> = Vec::new();
+    for n in 1..=6 {
+        members.push(member(&g, &topics, ASSIGNOR));
+        let refs: Vec<&MemberProc> = members.iter().collect();
+        let held = wait_stable(&refs, &topics, Duration::from_secs(60));
+        let mut sizes: Vec<usize> = held.iter().map(|h| units_of(h).len()).collect();
+        sizes.sort();
+        // Equal subscriptions and counts: server range keeps units whole.
+        assert_eq!(sizes.iter().sum::<usize>(), 6, "{n} members: {sizes:?}");
+    }
+    // Churn: a clean leave, a SIGKILL (its partitions come back after the
+    // 6 s session), a join.
+    std::thread::sleep(Duration::from_secs(1));
+    let m = members.remove(0);
+    let events = m.out.events.clone();
+    assert_eq!(m.terminate(), 0, "clean leave");
+    finished.push(events.lock().unwrap().clone());
+    let refs: Vec<&MemberProc> = members.iter().collect();
+    wait_stable(&refs, &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    finished.push(members.remove(0).kill());
+    members.push(member(&g, &topics, ASSIGNOR));
+    let refs: Vec<&MemberProc> = members.iter().collect();
+    wait_stable(&refs, &topics, Duration::from_secs(90));
+    std::thread::sleep(Duration::from_secs(1));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    assert!(sent.len() > 100, "only {} records produced", sent.len());
+    let everything = || {
+        let mut all = finished.clone();
+        all.extend(members.iter().map(|m| m.events()));
+        all
+    };
+    wait_handled(everything, &sent, Duration::from_secs(60));
+    let halves = check_epochs(&everything(), &topics);
+    // Half units are possible for a moment (a partition still being
+    // released by its last owner), never processed; the check above holds.
+    eprintln!("partitions held outside whole units: {}", halves.len());
+    sampler.finish();
+    for m in members {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+/// Server `uniform` cuts the concatenated topics into contiguous slices:
+/// with two members over 2 x 6 partitions it gives each member one topic,
+/// so no unit is whole. The members hold those partitions and process none
+/// of them; once one member is alone again it gets every unit back whole
+/// and handles what was produced meanwhile.
+#[test]
+fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
+    let (a, b, g) = names("uniform");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let first = produce_keys(kafka(), &topics, "alone-", 30);
+    let m1 = member(&g, &topics, "uniform");
+    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    wait_handled(|| vec![m1.events()], &first, Duration::from_secs(60));
+
+    let m2 = member(&g, &topics, "uniform");
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let split: usize = held
+        .iter()
+        .map(|h| partitions_of(h).len() - units_of(h).len() * topics.len())
+        .sum();
+    assert!(split > 0, "uniform kept every unit whole: {held:?}");
+    let before = handled(&[m1.events(), m2.events()]);
+    let during = produce_keys(kafka(), &topics, "split-", 30);
+    // A record of a split unit must not be handled: give the members time
+    // to fetch it, were they to.
+    std::thread::sleep(Duration::from_secs(4));
+    let all = [m1.events(), m2.events()];
+    let halves = check_epochs(&all, &topics);
+    assert!(!halves.is_empty(), "no partition was held outside a unit");
+    // Key split-n went to partition n % 6 of both topics: only those of
+    // units still whole may have been handled.
+    let whole: BTreeSet<i64> = held.iter().flat_map(units_of).collect();
+    let leaked: Vec<_> = handled(&all)
+        .difference(&before)
+        .filter(|(t, k)| {
+            (0..30).any(|n: i64| {
+                *k == partwise_faults::live::hex(format!("split-{n}").as_bytes())
+                    && !whole.contains(&(n % 6))
+                    && topics.contains(&t.as_str())
+            })
+        })
+        .cloned()
+        .collect();
+    assert!(leaked.is_empty(), "records of split units handled: {leaked:?}");
+
+    // Alone again, m1 owns every unit whole and handles what waited.
+    assert_eq!(m2.terminate(), 0);
+    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    wait_handled(|| vec![m1.events()], &during, Duration::from_secs(60));
+    check_epochs(&[m1.events()], &topics);
+    assert_eq!(m1.terminate(), 0);
+}
+
+#[test]
+fn an_assignor_the_broker_does_not_offer_is_exit_2_naming_it() {
+    let (a, _, g) = names("nosuch");
+    create(&[&a]);
+    let m = member(&g, &[&a], "nosuch");
+    let (code, events, err) = m.wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("'nosuch'") && err.contains("UNSUPPORTED_ASSIGNOR"),
+        "{err}"
+    );
+    assert!(err.contains("group.consumer.assignors"), "{err}");
+}
