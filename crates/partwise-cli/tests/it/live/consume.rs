@@ -151,7 +151,9 @@ impl MemberProc {
             ("--format", "ndjson"),
         ];
         // The consumer protocol's session and heartbeat are the broker's.
-        let consumer = extra.windows(2).any(|w| w == ["--group-protocol", "consumer"]);
+        let consumer = extra
+            .windows(2)
+            .any(|w| w == ["--group-protocol", "consumer"]);
         for (flag, value) in defaults {
             let broker_side = matches!(flag, "--heartbeat-interval-ms" | "--session-timeout-ms");
             if !extra.contains(&flag) && !(consumer && broker_side) {
