@@ -58,12 +58,25 @@ pub(super) struct Membership {
     counts: BTreeMap<String, i32>,
     /// When the next heartbeat is due.
     next_beat: Instant,
+    /// When the last heartbeat the coordinator accepted was sent, and the
+    /// interval it gave.
+    beat_ok: Instant,
+    interval: Duration,
     /// The epoch and partitions the application was last told of, so that
     /// an [`Event::Assigned`] comes when either changes.
     announced: Option<(i32, Vec<Tp>)>,
 }
 
 impl Membership {
+    /// Whether the coordinator has not confirmed this member for two
+    /// heartbeat intervals (the process was stopped, the coordinator is
+    /// away): it may have been fenced and its units given to another
+    /// member, so no record is handed out until a heartbeat says otherwise.
+    /// Poll then heartbeats first: fenced, the member drops the records.
+    pub(super) fn unconfirmed(&self) -> bool {
+        self.beat_ok.elapsed() > 2 * self.interval
+    }
+
     pub(super) fn new() -> Membership {
         Membership {
             epoch: JOIN,
@@ -71,6 +84,8 @@ impl Membership {
             target: BTreeMap::new(),
             counts: BTreeMap::new(),
             next_beat: Instant::now(),
+            beat_ok: Instant::now(),
+            interval: Duration::from_secs(5),
             announced: None,
         }
     }
@@ -288,6 +303,8 @@ impl Consumer {
         }
         self.kip.epoch = answer.member_epoch;
         self.kip.next_beat = sent + answer.heartbeat_interval;
+        self.kip.beat_ok = sent;
+        self.kip.interval = answer.heartbeat_interval;
         if let Some(a) = answer.assignment {
             self.kip.target = a;
         }

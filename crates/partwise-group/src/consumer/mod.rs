@@ -242,7 +242,10 @@ impl Consumer {
         self.queue_fetched();
         self.shared.lock().expect("poisoned").last_poll = Instant::now();
         loop {
-            if let Some(e) = self.pending.pop_front() {
+            let unconfirmed = self.kip848()
+                && matches!(self.pending.front(), Some(Event::Records { .. }))
+                && self.kip.unconfirmed();
+            if let Some(e) = self.pending.pop_front().filter(|_| !unconfirmed) {
                 if matches!(e, Event::Records { .. }) && self.session_lapsed() {
                     // No heartbeat got through for a whole session (the
                     // process was stopped, say): the coordinator may have

@@ -276,3 +276,56 @@ fn an_assignor_the_broker_does_not_offer_is_exit_2_naming_it() {
     );
     assert!(err.contains("group.consumer.assignors"), "{err}");
 }
+
+/// A member stopped (SIGSTOP) past its session is expelled by the
+/// coordinator and its units go to the others; resumed, it must learn that
+/// from a heartbeat before handing out anything fetched meanwhile: its first
+/// event is the revocation, no record comes before its new assignment, and
+/// nothing produced is lost.
+#[test]
+fn a_member_stopped_past_its_session_handles_nothing_it_lost() {
+    let (a, b, g) = names("stopped");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
+    let m1 = member(&g, &topics, ASSIGNOR);
+    let m2 = member(&g, &topics, ASSIGNOR);
+    let m3 = member(&g, &topics, ASSIGNOR);
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let lost = units_of(&m2.holding().unwrap());
+
+    super::signal(&m2, "STOP");
+    std::thread::sleep(Duration::from_millis(500));
+    let frozen = m2.events().len();
+    // The 6 s session expires and the others take its units.
+    let after = wait_stable(&[&m1, &m3], &topics, Duration::from_secs(60));
+    let taken: BTreeSet<i64> = after.iter().flat_map(units_of).collect();
+    assert!(lost.is_subset(&taken), "{lost:?} not taken over: {taken:?}");
+    std::thread::sleep(Duration::from_secs(1));
+
+    super::signal(&m2, "CONT");
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    let resumed: Vec<Value> = m2.events()[frozen..].to_vec();
+    assert_eq!(resumed[0]["event"], "revoked", "{resumed:?}");
+    let assigned = resumed
+        .iter()
+        .position(|e| e["event"] == "assigned")
+        .unwrap();
+    assert!(
+        resumed[..assigned].iter().all(|e| e["event"] != "record"),
+        "records handled after the stop, before rejoining: {:?}",
+        &resumed[..assigned]
+    );
+
+    std::thread::sleep(Duration::from_secs(1));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    let all = || vec![m1.events(), m2.events(), m3.events()];
+    wait_handled(all, &sent, Duration::from_secs(60));
+    check_epochs(&all(), &topics);
+    for m in [m1, m2, m3] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
