@@ -155,8 +155,9 @@ impl MemberProc {
             .windows(2)
             .any(|w| w == ["--group-protocol", "consumer"]);
         for (flag, value) in defaults {
-            let broker_side = matches!(flag, "--heartbeat-interval-ms" | "--session-timeout-ms");
-            if !extra.contains(&flag) && !(consumer && broker_side) {
+            let skip = extra.contains(&flag)
+                || (consumer && matches!(flag, "--heartbeat-interval-ms" | "--session-timeout-ms"));
+            if !skip {
                 cmd.args([flag, value]);
             }
         }
