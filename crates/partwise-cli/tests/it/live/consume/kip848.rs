@@ -17,7 +17,10 @@ use super::{
     partitions_of, produce_keys, producer_at, units_of, wait_handled, wait_stable, MemberProc,
     OffsetSampler,
 };
-use partwise_faults::KafkaCluster;
+use partwise_faults::{
+    ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -45,8 +48,13 @@ fn kafka() -> &'static str {
 
 /// A consumer-protocol member of `group` asking for `assignor`.
 fn member(group: &str, topics: &[&str], assignor: &str) -> MemberProc {
+    member_at(kafka(), group, topics, assignor)
+}
+
+/// [`member`] bootstrapped from `bootstrap` (a proxy of the private broker).
+fn member_at(bootstrap: &str, group: &str, topics: &[&str], assignor: &str) -> MemberProc {
     MemberProc::start_at(
-        kafka(),
+        bootstrap,
         group,
         topics,
         &[
@@ -328,4 +336,88 @@ fn a_member_stopped_past_its_session_handles_nothing_it_lost() {
     for m in [m1, m2, m3] {
         assert_eq!(m.terminate(), 0);
     }
+}
+
+/// The coordinator answering NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
+/// COORDINATOR_LOAD_IN_PROGRESS to heartbeats and commits (as while it moves
+/// to another broker): the members look it up again and keep their units,
+/// without a revocation, and nothing is lost.
+#[test]
+fn on_coordinator_errors_members_find_it_again_and_keep_their_units() {
+    let proxy = FaultProxy::start(kafka()).unwrap();
+    let (a, b, g) = names("coord");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
+    let m1 = member_at(proxy.addr(), &g, &topics, ASSIGNOR);
+    let m2 = member_at(proxy.addr(), &g, &topics, ASSIGNOR);
+    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let revoked = |m: &MemberProc| super::count(&m.events(), "revoked");
+    let before = (revoked(&m1), revoked(&m2));
+    // Two of each, fewer than a 6 s session's worth of retries.
+    for code in [
+        NOT_COORDINATOR,
+        COORDINATOR_NOT_AVAILABLE,
+        COORDINATOR_LOAD_IN_PROGRESS,
+    ] {
+        for api in [ApiKey::ConsumerGroupHeartbeat, ApiKey::OffsetCommit] {
+            proxy
+                .set_rule(Rule::Error {
+                    api,
+                    code,
+                    times: 2,
+                })
+                .unwrap();
+        }
+    }
+    let t0 = std::time::Instant::now();
+    while proxy.injected(ApiKey::ConsumerGroupHeartbeat) < 6 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "heartbeats not failed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    let all = || vec![m1.events(), m2.events()];
+    wait_handled(all, &sent, Duration::from_secs(60));
+    check_epochs(&all(), &topics);
+    assert_eq!(
+        (revoked(&m1), revoked(&m2)),
+        before,
+        "units revoked on a coordinator error"
+    );
+    assert!(
+        proxy.seen(ApiKey::FindCoordinator) > 2,
+        "the coordinator was not looked up again"
+    );
+    for m in [m1, m2] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+/// A broker that does not offer ConsumerGroupHeartbeat (API 68; Apache
+/// Kafka before 4.0 without the feature, or Redpanda) is exit 2 saying so.
+#[test]
+fn a_broker_without_the_consumer_protocol_is_exit_2_saying_so() {
+    let proxy = FaultProxy::start(kafka()).unwrap();
+    proxy
+        .set_rule(Rule::HideApi {
+            api: ApiKey::ConsumerGroupHeartbeat,
+        })
+        .unwrap();
+    let (a, _, g) = names("noapi");
+    create(&[&a]);
+    let m = member_at(proxy.addr(), &g, &[&a], ASSIGNOR);
+    let (code, events, err) = m.wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("does not speak the consumer group protocol") && err.contains("classic"),
+        "{err}"
+    );
 }
