@@ -421,3 +421,76 @@ fn a_broker_without_the_consumer_protocol_is_exit_2_saying_so() {
         "{err}"
     );
 }
+
+/// Static members: a second process with a `--group-instance-id` another
+/// member holds is exit 2 with UNRELEASED_INSTANCE_ID naming it; a static
+/// member that stops leaves with epoch -2, so its units wait for it (the
+/// other member's stay as they were), and its restart gets them back.
+#[test]
+fn static_members_keep_their_units_across_a_restart_and_their_ids_are_theirs() {
+    let (a, b, g) = names("static");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let start = |id: &str| {
+        MemberProc::start_at(
+            kafka(),
+            &g,
+            &topics,
+            &[
+                "--group-protocol",
+                "consumer",
+                "--remote-assignor",
+                ASSIGNOR,
+                "--group-instance-id",
+                id,
+            ],
+        )
+    };
+    let m1 = start("s1");
+    let m2 = start("s2");
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let units1 = units_of(&held[0]);
+    let units2 = units_of(&held[1]);
+
+    let (code, events, err) = start("s1").wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("UNRELEASED_INSTANCE_ID") && err.contains("'s1'"),
+        "{err}"
+    );
+
+    let revoked2 = super::count(&m2.events(), "revoked");
+    let seen2 = m2.events().len();
+    assert_eq!(m1.terminate(), 0);
+    // Half a session: a member that left for good would have its units
+    // given to m2 by now (heartbeats every 500 ms).
+    std::thread::sleep(Duration::from_secs(3));
+    for e in &m2.events()[seen2..] {
+        if e["event"] == "assigned" {
+            assert_eq!(
+                units_of(e),
+                units2,
+                "m2 took the static member's units: {e}"
+            );
+        }
+    }
+    let m1 = start("s1");
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    assert_eq!(
+        units_of(&held[0]),
+        units1,
+        "the restarted static member's units"
+    );
+    assert_eq!(units_of(&held[1]), units2);
+    assert_eq!(
+        super::count(&m2.events(), "revoked"),
+        revoked2,
+        "the other member gave up units: {:?}",
+        m2.events()
+    );
+    check_epochs(&[m1.events(), m2.events()], &topics);
+    for m in [m1, m2] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
