@@ -494,3 +494,29 @@ fn static_members_keep_their_units_across_a_restart_and_their_ids_are_theirs() {
         assert_eq!(m.terminate(), 0);
     }
 }
+
+/// A consumer-protocol member joining a live classic group of partwise
+/// `copartitioned` members asks the broker to upgrade the group online,
+/// which Apache Kafka refuses for an assignor it does not know: exit 2 with
+/// the broker's words, and the classic member keeps its units.
+#[test]
+fn joining_a_classic_copartitioned_group_is_refused_as_an_upgrade() {
+    let (a, b, g) = names("upgrade");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let classic = MemberProc::start_at(kafka(), &g, &topics, &[]);
+    wait_stable(&[&classic], &topics, Duration::from_secs(60));
+    let (code, events, err) = member(&g, &topics, ASSIGNOR).wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("GROUP_ID_NOT_FOUND")
+            && err.contains("Cannot upgrade classic group")
+            && err.contains("custom assignor"),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(super::count(&classic.events(), "revoked"), 0);
+    assert_eq!(super::count(&classic.events(), "assigned"), 1);
+    assert_eq!(classic.terminate(), 0);
+}
