@@ -234,69 +234,7 @@ impl Consumer {
                 self.lose_all();
                 return Ok(());
             }
-            Some(GroupIdNotFound) => {
-                return Err(Error::group_protocol(
-                    &group,
-                    format!(
-                        "GROUP_ID_NOT_FOUND: the coordinator refused to make it a \
-                         consumer-protocol group (a classic group of that id, say){message}"
-                    ),
-                ))
-            }
-            Some(UnsupportedAssignor) => {
-                let asked = self.cfg.remote_assignor.as_deref().unwrap_or("(default)");
-                return Err(Error::group_protocol(
-                    &group,
-                    format!(
-                        "UNSUPPORTED_ASSIGNOR: the broker does not offer server assignor \
-                         '{asked}' (group.remote.assignor); it offers those its \
-                         group.consumer.assignors lists{message}"
-                    ),
-                ));
-            }
-            Some(UnreleasedInstanceId) => {
-                let id = self.cfg.group_instance_id.as_deref().unwrap_or_default();
-                return Err(Error::group_protocol(
-                    &group,
-                    format!(
-                        "UNRELEASED_INSTANCE_ID: group.instance.id '{id}' is still held by \
-                         another member, which must leave first{message}"
-                    ),
-                ));
-            }
-            Some(FencedInstanceId) => {
-                let id = self.cfg.group_instance_id.as_deref().unwrap_or_default();
-                return Err(Error::group_protocol(
-                    &group,
-                    format!(
-                        "FENCED_INSTANCE_ID: another member took group.instance.id '{id}'{message}"
-                    ),
-                ));
-            }
-            // Retried by poll, which looks the coordinator up again.
-            Some(_) if self.coordinator_moved(answer.error_code) => {
-                return Err(Error::protocol(
-                    &group,
-                    "ConsumerGroupHeartbeat",
-                    answer.error_code,
-                ))
-            }
-            Some(_) if message.is_empty() => {
-                return Err(Error::protocol(
-                    &group,
-                    "ConsumerGroupHeartbeat",
-                    answer.error_code,
-                ))
-            }
-            Some(_) => {
-                return Err(Error::group_protocol(
-                    &group,
-                    format!(
-                        "ConsumerGroupHeartbeat: {}{message}",
-                        crate::error::code_name(answer.error_code)
-                    ),
-                ))
-            }
+            Some(e) => return Err(self.refusal(e, answer.error_code, &message)),
         }
         if let Some(id) = answer.member_id.filter(|m| !m.is_empty()) {
             self.member_id = id;
@@ -322,6 +260,36 @@ impl Consumer {
             g.assignment.generation = self.kip.epoch;
         }
         Ok(())
+    }
+
+    /// The error a heartbeat answer `e` (`code`) that the member does not
+    /// ride out ends it with, naming what is at fault.
+    fn refusal(&mut self, e: ResponseError, code: i16, message: &str) -> Error {
+        let group = self.cfg.group_id.clone();
+        let id = self.cfg.group_instance_id.as_deref().unwrap_or_default();
+        let reason = match e {
+            GroupIdNotFound => "GROUP_ID_NOT_FOUND: the coordinator refused to make it a \
+                                consumer-protocol group (a classic group of that id, say)"
+                .to_string(),
+            UnsupportedAssignor => format!(
+                "UNSUPPORTED_ASSIGNOR: the broker does not offer server assignor '{}' \
+                 (group.remote.assignor); it offers those its group.consumer.assignors lists",
+                self.cfg.remote_assignor.as_deref().unwrap_or("(default)")
+            ),
+            UnreleasedInstanceId => format!(
+                "UNRELEASED_INSTANCE_ID: group.instance.id '{id}' is still held by another \
+                 member, which must leave first"
+            ),
+            FencedInstanceId => {
+                format!("FENCED_INSTANCE_ID: another member took group.instance.id '{id}'")
+            }
+            // A moved coordinator is retried by poll, which looks it up again.
+            _ if self.coordinator_moved(code) || message.is_empty() => {
+                return Error::protocol(&group, "ConsumerGroupHeartbeat", code)
+            }
+            _ => format!("ConsumerGroupHeartbeat: {}", crate::error::code_name(code)),
+        };
+        Error::group_protocol(&group, format!("{reason}{message}"))
     }
 
     fn unit_assignment(&self, units: Vec<Unit>, partitions: Vec<Tp>) -> UnitAssignment {
