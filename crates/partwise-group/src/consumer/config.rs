@@ -71,12 +71,16 @@ pub struct Config {
     pub client_id: String,
     /// `group.instance.id`: set for a static member.
     pub group_instance_id: Option<String>,
-    /// `session.timeout.ms` (default 45 s).
+    /// `session.timeout.ms` (default 45 s). Classic protocol only: under the
+    /// consumer protocol the broker sets it (`group.consumer.session.timeout.ms`).
     pub session_timeout: Duration,
-    /// `heartbeat.interval.ms` (default 3 s).
+    /// `heartbeat.interval.ms` (default 3 s). Classic protocol only: under the
+    /// consumer protocol each heartbeat's answer says when to send the next.
     pub heartbeat_interval: Duration,
     /// `max.poll.interval.ms` (default 300 s): a member that does not call
     /// [`Consumer::poll`](super::Consumer::poll) for this long leaves the group.
+    /// Under the consumer protocol heartbeats go out from `poll`, so there the
+    /// broker's session timeout bounds the time between polls instead.
     pub max_poll_interval: Duration,
     /// The rebalance timeout sent in JoinGroup, or in ConsumerGroupHeartbeat
     /// under the consumer protocol (default: `max_poll_interval`, as the Java
@@ -175,5 +179,35 @@ impl OffsetReset {
             OffsetReset::Earliest => -2,
             OffsetReset::Latest => -1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> Config {
+        Config::new(vec!["127.0.0.1:9092".into()], "g", vec!["t".into()])
+    }
+
+    #[test]
+    fn a_remote_assignor_belongs_to_the_consumer_protocol() {
+        let mut c = cfg();
+        assert_eq!(c.group_protocol, GroupProtocol::Classic);
+        c.validate().unwrap();
+        c.remote_assignor = Some("range".into());
+        match c.validate() {
+            Err(Error::Config(m)) => assert!(m.contains("group.remote.assignor"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        c.group_protocol = GroupProtocol::Consumer;
+        c.validate().unwrap();
+        c.remote_assignor = Some(" ".into());
+        match c.validate() {
+            Err(Error::Config(m)) => assert!(m.contains("empty group.remote.assignor"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        c.remote_assignor = None;
+        c.validate().unwrap();
     }
 }
