@@ -96,6 +96,21 @@ fn heartbeat_answers_are_checked() {
     }
 }
 
+/// An assignment announcing 2^31 - 1 topics in 5 bytes is an error, not an
+/// abort: the array is reserved before one element is read, which this
+/// binary's allocator (the partwise binary's) answers without memory.
+#[test]
+fn an_absurd_assignment_count_is_an_error() {
+    let mut b = heartbeat_body(1, 500, &[], 0);
+    // v1 is flexible: ... assignment present (1), topics compact array of
+    // length 0 (varint 1), the assignment's and the response's tagged fields (0, 0).
+    let n = b.len();
+    assert_eq!(b[n - 4..], [1, 1, 0, 0]);
+    b.truncate(n - 3);
+    b.extend([0xff, 0xff, 0xff, 0xff, 0x07, 0, 0]);
+    assert!(decode_heartbeat_response(Bytes::from(b), 1, 7).is_err());
+}
+
 /// A valid record batch of `n` records, as a producer writes it.
 fn batch(n: usize, compression: Compression) -> Vec<u8> {
     let records: Vec<Record> = (0..n)
