@@ -387,6 +387,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
 struct JoinNotice {
     group: String,
     on: bool,
+    /// The consumer protocol joins at once: no initial delay to explain.
+    consumer: bool,
     since: Option<std::time::Instant>,
     joined: bool,
 }
@@ -395,10 +397,11 @@ impl JoinNotice {
     /// Every this often while waiting, the notice is repeated with the time waited.
     const EVERY: Duration = Duration::from_secs(5);
 
-    fn new(group: &str, on: bool) -> JoinNotice {
+    fn new(group: &str, on: bool, consumer: bool) -> JoinNotice {
         JoinNotice {
             group: group.to_string(),
             on,
+            consumer,
             since: None,
             joined: false,
         }
@@ -413,6 +416,11 @@ impl JoinNotice {
         if self.joined {
             say!(
                 "partwise: the group is rebalancing: rejoining '{}' ...",
+                self.group
+            );
+        } else if self.consumer {
+            say!(
+                "partwise: joining group '{}' (consumer protocol) ...",
                 self.group
             );
         } else {
@@ -462,7 +470,8 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         partwise_group::Error::GroupProtocol { .. } => CliError::context("consume", e),
         e => CliError::context(format!("consume (group '{group}')"), e),
     };
-    let mut notice = JoinNotice::new(&group, super::stderr_is_terminal());
+    let consumer_protocol = cfg.group_protocol == GroupProtocol::Consumer;
+    let mut notice = JoinNotice::new(&group, super::stderr_is_terminal(), consumer_protocol);
     notice.waiting();
     let mut consumer = tokio::select! {
         c = Consumer::new(cfg.clone()) => c.map_err(fail)?,
