@@ -50,11 +50,11 @@ use kafka_protocol::messages::offset_commit_response::{
 use kafka_protocol::messages::offset_fetch_response::OffsetFetchResponseGroup;
 pub use kafka_protocol::messages::ApiKey;
 use kafka_protocol::messages::{
-    ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
-    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
-    MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    ApiVersionsResponse, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, MetadataRequest,
+    MetadataResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, ProduceRequest, ProduceResponse, SyncGroupRequest, SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
 use kafka_protocol::ResponseError;
@@ -102,12 +102,19 @@ pub enum Rule {
         /// Partition index.
         partition: i32,
     },
+    /// Leave `api` out of every ApiVersions response until cleared: a
+    /// broker that does not offer it (one without KIP-848's
+    /// ConsumerGroupHeartbeat, say).
+    HideApi {
+        /// The API to hide.
+        api: ApiKey,
+    },
 }
 
 impl Rule {
     /// The APIs [`Rule::Error`] can answer: the group-coordinator requests
     /// whose error responses need nothing but the request to build.
-    pub const ERROR_APIS: [ApiKey; 7] = [
+    pub const ERROR_APIS: [ApiKey; 8] = [
         ApiKey::FindCoordinator,
         ApiKey::JoinGroup,
         ApiKey::SyncGroup,
@@ -115,6 +122,7 @@ impl Rule {
         ApiKey::LeaveGroup,
         ApiKey::OffsetCommit,
         ApiKey::OffsetFetch,
+        ApiKey::ConsumerGroupHeartbeat,
     ];
 }
 
@@ -140,6 +148,7 @@ struct State {
     /// (api, code, remaining) in the order set; the first match fires.
     errors: Vec<(ApiKey, i16, u32)>,
     leaderless: Vec<(String, i32)>,
+    hidden: Vec<i16>,
     down: bool,
     seen: HashMap<i16, u64>,
     injected: HashMap<i16, u64>,
@@ -257,6 +266,7 @@ impl FaultProxy {
                 s.errors.push((api, code, times));
             }
             Rule::LeaderNotAvailable { topic, partition } => s.leaderless.push((topic, partition)),
+            Rule::HideApi { api } => s.hidden.push(api as i16),
         }
         Ok(())
     }
@@ -267,6 +277,7 @@ impl FaultProxy {
         let mut s = self.state.lock().expect("poisoned");
         s.errors.clear();
         s.leaderless.clear();
+        s.hidden.clear();
     }
 
     /// Closes every open connection; clients reconnect through the proxy.
@@ -501,6 +512,9 @@ fn made_error(api: i16, version: i16, correlation: i32, code: i16, frame: &Bytes
         ApiKey::JoinGroup => f(&JoinGroupResponse::default().with_error_code(code)),
         ApiKey::SyncGroup => f(&SyncGroupResponse::default().with_error_code(code)),
         ApiKey::LeaveGroup => f(&LeaveGroupResponse::default().with_error_code(code)),
+        ApiKey::ConsumerGroupHeartbeat => {
+            f(&ConsumerGroupHeartbeatResponse::default().with_error_code(code))
+        }
         ApiKey::FindCoordinator => {
             let req: FindCoordinatorRequest = decode_request(frame, key, version)?;
             // v4 batches keys: one answer per key asked, and the single-key
@@ -601,6 +615,9 @@ fn decodable_max(api: i16) -> Option<i16> {
         ApiKey::SyncGroup => both::<SyncGroupRequest, SyncGroupResponse>(),
         ApiKey::Heartbeat => both::<HeartbeatRequest, HeartbeatResponse>(),
         ApiKey::LeaveGroup => both::<LeaveGroupRequest, LeaveGroupResponse>(),
+        ApiKey::ConsumerGroupHeartbeat => {
+            both::<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse>()
+        }
         _ => return None,
     })
 }
@@ -627,6 +644,8 @@ fn rewrite(ctx: &Arc<Ctx>, api: i16, version: i16, frame: Bytes) -> Bytes {
             let Ok(mut resp) = ApiVersionsResponse::decode(&mut body, version) else {
                 return frame;
             };
+            let hidden = ctx.state.lock().expect("poisoned").hidden.clone();
+            resp.api_keys.retain(|k| !hidden.contains(&k.api_key));
             for k in &mut resp.api_keys {
                 if let Some(max) = decodable_max(k.api_key) {
                     k.max_version = k.max_version.min(max);

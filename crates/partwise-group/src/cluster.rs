@@ -22,6 +22,7 @@ use kafka_protocol::ResponseError;
 pub use partwise_wire::records::decode_records;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
+use uuid::Uuid;
 
 /// Whether `e` means the group coordinator must be looked up again.
 pub(crate) fn coordinator_moved(e: ResponseError) -> bool {
@@ -55,6 +56,10 @@ pub struct Cluster {
     brokers: HashMap<i32, String>,
     conns: HashMap<String, Connection>,
     topics: HashMap<String, TopicMeta>,
+    /// Topic ids (Metadata v10+) both ways: the consumer protocol names
+    /// topics by id.
+    ids: HashMap<String, Uuid>,
+    names: HashMap<Uuid, String>,
 }
 
 impl Cluster {
@@ -71,6 +76,8 @@ impl Cluster {
             brokers: HashMap::new(),
             conns: HashMap::new(),
             topics: HashMap::new(),
+            ids: HashMap::new(),
+            names: HashMap::new(),
         }
     }
 
@@ -209,10 +216,27 @@ impl Cluster {
                 leaders[p.partition_index as usize] = p.leader_id.0;
             }
             let meta = TopicMeta { leaders };
+            if !t.topic_id.is_nil() {
+                // A topic deleted and created again has a new id.
+                if let Some(old) = self.ids.insert(name.0.to_string(), t.topic_id) {
+                    self.names.remove(&old);
+                }
+                self.names.insert(t.topic_id, name.0.to_string());
+            }
             self.topics.insert(name.0.to_string(), meta.clone());
             out.insert(name.0.to_string(), meta);
         }
         Ok(out)
+    }
+
+    /// The id of topic `name`, from the last Metadata that named it.
+    pub fn topic_id(&self, name: &str) -> Option<Uuid> {
+        self.ids.get(name).copied()
+    }
+
+    /// The name of the topic with id `id`, from the last Metadata that named it.
+    pub fn topic_name(&self, id: &Uuid) -> Option<&str> {
+        self.names.get(id).map(String::as_str)
     }
 
     /// The address of `partition`'s leader, from the last Metadata.

@@ -6,7 +6,11 @@
 //! classic group protocol itself (on the [`kafka_protocol`] message types and
 //! tokio): the leader computes the assignment with
 //! [`partwise::assign`]'s `copartitioned` assignor (or `range` when the broker
-//! picks it), and the application receives [`Event`]s per [`Unit`]: unit
+//! picks it). With [`GroupProtocol::Consumer`] it speaks KIP-848's consumer
+//! protocol instead, where the broker's server assignor
+//! ([`Config::remote_assignor`]) assigns and the member reconciles,
+//! revoking before taking. Either way the application receives [`Event`]s
+//! per [`Unit`]: unit
 //! `p` assigned, records of unit `p`, unit `p` revoked. A unit is processed
 //! only when this member owns partition `p` of every topic of its
 //! co-partition group, and its handled offsets are committed before it is
@@ -55,7 +59,8 @@ pub mod units;
 pub mod wire;
 
 pub use consumer::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, UnitAssignment,
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset,
+    UnitAssignment,
 };
 pub use error::{code_name, Error, Result};
 pub use security::{Protocol, Security};

@@ -35,20 +35,23 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
 
 /// The highest version of each API this crate speaks. Later versions change
 /// the shape of what we send (topic ids instead of names in Fetch v13+,
-/// OffsetCommit v9+, OffsetFetch v8+ batching groups), so we stop below them.
+/// OffsetFetch v8+ batching groups), so we stop below them. OffsetCommit v9
+/// is v8's bytes; the coordinator requires it of consumer-protocol members.
 fn our_max(key: i16) -> i16 {
     match ApiKey::try_from(key) {
         Ok(ApiKey::Produce) => 9,
         Ok(ApiKey::Fetch) => 12,
         Ok(ApiKey::ListOffsets) => 7,
         Ok(ApiKey::Metadata) => 12,
-        Ok(ApiKey::OffsetCommit) => 8,
+        Ok(ApiKey::OffsetCommit) => 9,
         Ok(ApiKey::OffsetFetch) => 7,
         Ok(ApiKey::FindCoordinator) => 3,
         Ok(ApiKey::JoinGroup) => 9,
         Ok(ApiKey::Heartbeat) => 4,
         Ok(ApiKey::LeaveGroup) => 5,
         Ok(ApiKey::SyncGroup) => 5,
+        // v1: the member id is the client's (KIP-1082).
+        Ok(ApiKey::ConsumerGroupHeartbeat) => 1,
         Ok(ApiKey::CreateTopics) => 7,
         // v1: the SASL tokens travel in SaslAuthenticate, as Kafka frames.
         Ok(ApiKey::SaslHandshake) => 1,

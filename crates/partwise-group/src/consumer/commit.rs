@@ -10,7 +10,8 @@ use kafka_protocol::messages::offset_commit_request::{
 use kafka_protocol::messages::{OffsetCommitRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
-    self, IllegalGeneration, RebalanceInProgress, UnknownMemberId,
+    self, FencedMemberEpoch, IllegalGeneration, RebalanceInProgress, StaleMemberEpoch,
+    UnknownMemberId,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
@@ -103,11 +104,16 @@ impl Consumer {
                             self.committed.insert(tp, off);
                         }
                     }
-                    Some(e @ (RebalanceInProgress | IllegalGeneration | UnknownMemberId)) => {
+                    Some(
+                        e @ (RebalanceInProgress | IllegalGeneration | UnknownMemberId
+                        | StaleMemberEpoch | FencedMemberEpoch),
+                    ) => {
                         // The group moved on: these records will be delivered
                         // again to the next owner, which at-least-once allows.
+                        // (A consumer-protocol member heartbeats now instead,
+                        // and learns its epoch or that it was fenced.)
                         self.shared.lock().expect("poisoned").rejoin = true;
-                        if e == UnknownMemberId {
+                        if e == UnknownMemberId && !self.kip848() {
                             self.member_id.clear();
                         }
                     }

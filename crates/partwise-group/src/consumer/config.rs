@@ -1,6 +1,7 @@
-//! A member's settings, named after the Java client's, and the two choices
-//! they make: the group protocol offered and where a partition without a
-//! committed offset starts.
+//! A member's settings, named after the Java client's, and the choices
+//! they make: the group protocol (classic or KIP-848's consumer protocol),
+//! the assignor asked for, and where a partition without a committed offset
+//! starts.
 
 use crate::error::{Error, Result};
 use crate::security::Security;
@@ -27,6 +28,19 @@ impl GroupAssignor {
     }
 }
 
+/// The group protocol a member speaks (`group.protocol`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupProtocol {
+    /// JoinGroup / SyncGroup / Heartbeat: a member leads and runs
+    /// [`Config::assignor`] (`copartitioned` or `range`).
+    #[default]
+    Classic,
+    /// KIP-848's ConsumerGroupHeartbeat: the broker computes the assignment
+    /// with its server assignor ([`Config::remote_assignor`], or the broker's
+    /// default); client-side assignors are no part of it.
+    Consumer,
+}
+
 /// Where a partition without a committed offset starts (`auto.offset.reset`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OffsetReset {
@@ -45,21 +59,32 @@ pub struct Config {
     pub group_id: String,
     /// Subscribed topics.
     pub topics: Vec<String>,
-    /// The preferred group protocol.
+    /// The preferred client-side assignor (classic protocol only).
     pub assignor: GroupAssignor,
+    /// `group.protocol` (default classic).
+    pub group_protocol: GroupProtocol,
+    /// `group.remote.assignor`: the server assignor the consumer protocol
+    /// asks for (`uniform`, `range`, or one the broker lists in
+    /// `group.consumer.assignors`); `None` takes the broker's default.
+    pub remote_assignor: Option<String>,
     /// `client.id`.
     pub client_id: String,
     /// `group.instance.id`: set for a static member.
     pub group_instance_id: Option<String>,
-    /// `session.timeout.ms` (default 45 s).
+    /// `session.timeout.ms` (default 45 s). Classic protocol only: under the
+    /// consumer protocol the broker sets it (`group.consumer.session.timeout.ms`).
     pub session_timeout: Duration,
-    /// `heartbeat.interval.ms` (default 3 s).
+    /// `heartbeat.interval.ms` (default 3 s). Classic protocol only: under the
+    /// consumer protocol each heartbeat's answer says when to send the next.
     pub heartbeat_interval: Duration,
     /// `max.poll.interval.ms` (default 300 s): a member that does not call
     /// [`Consumer::poll`](super::Consumer::poll) for this long leaves the group.
+    /// Under the consumer protocol heartbeats go out from `poll`, so there the
+    /// broker's session timeout bounds the time between polls instead.
     pub max_poll_interval: Duration,
-    /// The rebalance timeout sent in JoinGroup (default: `max_poll_interval`,
-    /// as the Java client does).
+    /// The rebalance timeout sent in JoinGroup, or in ConsumerGroupHeartbeat
+    /// under the consumer protocol (default: `max_poll_interval`, as the Java
+    /// client does).
     pub rebalance_timeout: Duration,
     /// `request.timeout.ms` (default 30 s).
     pub request_timeout: Duration,
@@ -95,6 +120,8 @@ impl Config {
             group_id: group_id.into(),
             topics,
             assignor: GroupAssignor::Copartitioned,
+            group_protocol: GroupProtocol::Classic,
+            remote_assignor: None,
             client_id: "partwise".to_string(),
             group_instance_id: None,
             session_timeout: Duration::from_secs(45),
@@ -122,6 +149,19 @@ impl Config {
         if self.topics.is_empty() {
             return Err(Error::Config("no topic subscribed".into()));
         }
+        match (&self.remote_assignor, self.group_protocol) {
+            (Some(_), GroupProtocol::Classic) => {
+                return Err(Error::Config(
+                    "group.remote.assignor is a setting of the consumer group protocol, \
+                     not of the classic one"
+                        .into(),
+                ))
+            }
+            (Some(a), GroupProtocol::Consumer) if a.trim().is_empty() => {
+                return Err(Error::Config("empty group.remote.assignor".into()))
+            }
+            _ => {}
+        }
         if self.heartbeat_interval >= self.session_timeout {
             return Err(Error::Config(
                 "heartbeat interval must be below the session timeout".into(),
@@ -139,5 +179,35 @@ impl OffsetReset {
             OffsetReset::Earliest => -2,
             OffsetReset::Latest => -1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> Config {
+        Config::new(vec!["127.0.0.1:9092".into()], "g", vec!["t".into()])
+    }
+
+    #[test]
+    fn a_remote_assignor_belongs_to_the_consumer_protocol() {
+        let mut c = cfg();
+        assert_eq!(c.group_protocol, GroupProtocol::Classic);
+        c.validate().unwrap();
+        c.remote_assignor = Some("range".into());
+        match c.validate() {
+            Err(Error::Config(m)) => assert!(m.contains("group.remote.assignor"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        c.group_protocol = GroupProtocol::Consumer;
+        c.validate().unwrap();
+        c.remote_assignor = Some(" ".into());
+        match c.validate() {
+            Err(Error::Config(m)) => assert!(m.contains("empty group.remote.assignor"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        c.remote_assignor = None;
+        c.validate().unwrap();
     }
 }

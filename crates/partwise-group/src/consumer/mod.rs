@@ -1,12 +1,14 @@
 //! The group member and the units API.
 //!
-//! This module owns a member's life in a classic consumer group, one job per
+//! This module owns a member's life in a consumer group, one job per
 //! submodule: [`config`] (settings), `coordinator` (finding the group
 //! coordinator, and which errors are worth retrying), `membership`
-//! (JoinGroup / SyncGroup, the leader running the assignor, LeaveGroup),
-//! `heartbeat` (the task that keeps the session alive), `fetch` (start
-//! positions, the fetch loop) and `commit` (what counts as handled, and
-//! OffsetCommit). The application sees it through [`Consumer::poll`], which
+//! (classic JoinGroup / SyncGroup, the leader running the assignor,
+//! LeaveGroup), `heartbeat` (the classic protocol's task that keeps the
+//! session alive), `kip848` (the consumer protocol's membership:
+//! ConsumerGroupHeartbeat and the reconciliation with the broker's
+//! assignment), `fetch` (start positions, the fetch loop) and `commit` (what
+//! counts as handled, and OffsetCommit); both protocols share the last two. The application sees it through [`Consumer::poll`], which
 //! returns [`Event`]s: units assigned, units revoked, and records of one unit.
 //!
 //! The member's state is one [`State`]: in no generation, holding one
@@ -15,15 +17,19 @@
 //! application handled and hands back every unit ([`Event::Revoked`]), so no
 //! two members ever process one unit at once; the `copartitioned` assignor is
 //! sticky, so the next [`Event::Assigned`] usually gives most units back.
+//! Under the consumer protocol it is incremental: [`Event::Revoked`] names
+//! only the units given up, and is followed by an [`Event::Assigned`] with
+//! every unit still owned.
 
 mod commit;
 pub(crate) mod config;
 mod coordinator;
 mod fetch;
 mod heartbeat;
+mod kip848;
 mod membership;
 
-pub use config::{Config, GroupAssignor, OffsetReset};
+pub use config::{Config, GroupAssignor, GroupProtocol, OffsetReset};
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
@@ -41,18 +47,23 @@ use std::time::{Duration, Instant};
 /// The units (and their partitions) of one generation of one member.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnitAssignment {
-    /// The group generation.
+    /// The group generation; under the consumer protocol, the member epoch
+    /// (which the coordinator moves per member, towards the group epoch).
     pub generation: i32,
     /// This member led the generation: it computed every member's
-    /// assignment (whatever runtime the others run).
+    /// assignment (whatever runtime the others run). Always false under the
+    /// consumer protocol, where the broker assigns.
     pub leader: bool,
     /// This member's id.
     pub member_id: String,
     /// The whole units this member owns; only these are fetched.
     pub units: Vec<Unit>,
     /// Every partition assigned, (topic, partition), sorted. Partitions of a
-    /// unit that is not whole (possible only under `range` with unequal
-    /// partition counts) are held but never processed.
+    /// unit that is not whole (under classic `range` with unequal partition
+    /// counts; under the consumer protocol, a server assignor that splits
+    /// units, or a partition still being released by its last owner) are
+    /// held but never processed. In an [`Event::Revoked`] of the consumer
+    /// protocol: the partitions given up.
     pub partitions: Vec<(String, i32)>,
 }
 
@@ -76,10 +87,14 @@ pub struct ConsumedRecord {
 /// What [`Consumer::poll`] hands the application.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// This member now owns these units; processing may start.
+    /// This member now owns these units; processing may start. Each one
+    /// lists every unit owned, not only the new ones.
     Assigned(UnitAssignment),
     /// This member gives up these units; their handled offsets are already
     /// committed, and no record of them comes until they are assigned again.
+    /// Under the consumer protocol only the units listed are given up (an
+    /// [`Event::Assigned`] with the rest follows), except when the member
+    /// was fenced: then it lost every unit, and nothing was committed.
     Revoked(UnitAssignment),
     /// Records of one unit, from any of its topics, in offset order per partition.
     Records {
@@ -151,6 +166,8 @@ pub struct Consumer {
     joined_once: bool,
     /// Since when every step has failed with a retriable error.
     failing_since: Option<Instant>,
+    /// The consumer protocol's member state (unused by classic members).
+    kip: kip848::Membership,
 }
 
 impl Consumer {
@@ -168,12 +185,14 @@ impl Consumer {
             }
         }
         let shared = Arc::new(Mutex::new(Shared::new()));
-        let heartbeat = tokio::spawn(heartbeat_loop(shared.clone(), cfg.clone()));
+        // The consumer protocol heartbeats from poll (kip848).
+        let heartbeat = (cfg.group_protocol == GroupProtocol::Classic)
+            .then(|| tokio::spawn(heartbeat_loop(shared.clone(), cfg.clone())));
         Ok(Consumer {
             cfg,
             cluster,
             shared,
-            heartbeat: Some(heartbeat),
+            heartbeat,
             coordinator: None,
             member_id: String::new(),
             state: State::Unjoined,
@@ -186,6 +205,7 @@ impl Consumer {
             pending: VecDeque::new(),
             joined_once: false,
             failing_since: None,
+            kip: kip848::Membership::new(),
         })
     }
 
@@ -222,7 +242,10 @@ impl Consumer {
         self.queue_fetched();
         self.shared.lock().expect("poisoned").last_poll = Instant::now();
         loop {
-            if let Some(e) = self.pending.pop_front() {
+            let unconfirmed = self.kip848()
+                && matches!(self.pending.front(), Some(Event::Records { .. }))
+                && self.kip.unconfirmed();
+            if let Some(e) = self.pending.pop_front().filter(|_| !unconfirmed) {
                 if matches!(e, Event::Records { .. }) && self.session_lapsed() {
                     // No heartbeat got through for a whole session (the
                     // process was stopped, say): the coordinator may have
@@ -280,6 +303,9 @@ impl Consumer {
     }
 
     async fn step(&mut self) -> Result<()> {
+        if self.kip848() {
+            return self.step_consumer().await;
+        }
         let rejoin = {
             let mut s = self.shared.lock().expect("poisoned");
             if s.forget_member {
@@ -348,7 +374,9 @@ impl Consumer {
         if let Some(h) = self.heartbeat.take() {
             h.abort();
         }
-        let leave = if self.cfg.group_instance_id.is_none() && !self.member_id.is_empty() {
+        let leave = if self.kip848() {
+            self.leave_consumer().await
+        } else if self.cfg.group_instance_id.is_none() && !self.member_id.is_empty() {
             self.leave().await
         } else {
             Ok(())

@@ -2,6 +2,12 @@
 //! bytes (property tests, offline). The runtime's live tests run through the
 //! CLI's `partwise kafka consume` (crates/partwise-cli/tests/it/live).
 
+// The decoders meet arbitrary array counts here (a ConsumerGroupHeartbeat
+// assignment's, say), so the binary runs under the allocator the partwise
+// binary installs.
+#[global_allocator]
+static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+
 mod offline {
     mod hostile_decode;
 }

@@ -1,11 +1,14 @@
 //! `partwise kafka consume`: a consumer-group member running partwise's
-//! co-partitioned assignor, printing what it is given and what it handles.
+//! co-partitioned assignor (classic protocol) or taking the broker's
+//! assignment (KIP-848's consumer protocol), printing what it is given and
+//! what it handles.
 
 use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
 use partwise_group::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, OffsetReset, Security, UnitAssignment,
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Security,
+    UnitAssignment,
 };
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
@@ -21,9 +24,20 @@ pub struct Args {
     /// Subscribed topic (repeatable)
     #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
-    /// Group protocol: copartitioned (offers range as fallback) or range
-    #[arg(long, value_name = "PROTOCOL", default_value = "copartitioned", value_parser = group_assignor)]
-    assignor: GroupAssignor,
+    /// Client-side assignor, classic protocol only: copartitioned (offers
+    /// range as fallback; the default) or range
+    #[arg(long, value_name = "PROTOCOL", value_parser = group_assignor)]
+    assignor: Option<GroupAssignor>,
+    /// group.protocol: classic (a member leads and runs --assignor; the
+    /// default) or consumer (KIP-848: the broker assigns, with
+    /// --remote-assignor)
+    #[arg(long = "group-protocol", value_name = "PROTOCOL", value_parser = group_protocol)]
+    group_protocol: Option<GroupProtocol>,
+    /// group.remote.assignor, consumer protocol only: the server assignor
+    /// (uniform, range, or one in the broker's group.consumer.assignors;
+    /// default: the broker's first)
+    #[arg(long = "remote-assignor", value_name = "NAME", value_parser = parse::not_blank)]
+    remote_assignor: Option<String>,
     /// group.instance.id: makes this a static member
     #[arg(long = "group-instance-id", value_name = "ID", value_parser = crate::cmd::parse::not_blank)]
     group_instance_id: Option<String>,
@@ -33,17 +47,19 @@ pub struct Args {
     /// Where a partition with no committed offset starts: earliest or latest
     #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest", value_parser = offset_reset)]
     offset_reset: OffsetReset,
-    /// session.timeout.ms: 45s, 500ms, 2m (a bare number is milliseconds)
-    #[arg(long = "session-timeout", alias = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = duration::positive_millis)]
-    session_timeout: Duration,
-    /// heartbeat.interval.ms (a bare number is milliseconds)
-    #[arg(long = "heartbeat-interval", alias = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3s", value_parser = duration::positive_millis)]
-    heartbeat_interval: Duration,
+    /// session.timeout.ms, classic protocol only (default 45s; 500ms, 2m; a
+    /// bare number is milliseconds)
+    #[arg(long = "session-timeout", alias = "session-timeout-ms", value_name = "DURATION", value_parser = duration::positive_millis)]
+    session_timeout: Option<Duration>,
+    /// heartbeat.interval.ms, classic protocol only (default 3s; a bare
+    /// number is milliseconds)
+    #[arg(long = "heartbeat-interval", alias = "heartbeat-interval-ms", value_name = "DURATION", value_parser = duration::positive_millis)]
+    heartbeat_interval: Option<Duration>,
     /// max.poll.interval.ms (a bare number is milliseconds)
     #[arg(long = "max-poll-interval", alias = "max-poll-interval-ms", value_name = "DURATION", default_value = "5m", value_parser = duration::positive_millis)]
     max_poll_interval: Duration,
-    /// Rebalance timeout sent in JoinGroup (default: --max-poll-interval; a
-    /// bare number is milliseconds)
+    /// Rebalance timeout sent in JoinGroup or ConsumerGroupHeartbeat
+    /// (default: --max-poll-interval; a bare number is milliseconds)
     #[arg(long = "rebalance-timeout", alias = "rebalance-timeout-ms", value_name = "DURATION", value_parser = duration::positive_millis)]
     rebalance_timeout: Option<Duration>,
     /// auto.commit.interval.ms: how often handled offsets are committed (a
@@ -70,6 +86,74 @@ fn group_assignor(s: &str) -> std::result::Result<GroupAssignor, String> {
     }
 }
 
+/// `--group-protocol`, and `-X group.protocol`.
+fn group_protocol(s: &str) -> std::result::Result<GroupProtocol, String> {
+    match s {
+        "classic" => Ok(GroupProtocol::Classic),
+        "consumer" => Ok(GroupProtocol::Consumer),
+        other => Err(format!(
+            "unknown group protocol '{other}' (known: classic, consumer)"
+        )),
+    }
+}
+
+/// The group protocol and remote assignor, from the flags or from `-X
+/// group.protocol` / `-X group.remote.assignor` (the names librdkafka and
+/// the Java client give them), and the flags that do not go with them:
+/// client-side assignors and the client's session timeout and heartbeat
+/// interval are no part of the consumer protocol (the broker's
+/// group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms
+/// decide them), and a remote assignor is no part of the classic one.
+fn protocol_of(args: &Args, props: &[(String, String)]) -> Result<(GroupProtocol, Option<String>)> {
+    let prop = |k: &str| {
+        props
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let from_x = prop("group.protocol")
+        .map(|v| group_protocol(&v).map_err(|e| CliError::msg(format!("-X group.protocol: {e}"))))
+        .transpose()?;
+    let protocol = match (args.group_protocol, from_x) {
+        (Some(f), Some(x)) if f != x => {
+            return Err(CliError::msg(
+                "--group-protocol and -X group.protocol disagree: give one",
+            ))
+        }
+        (f, x) => f.or(x).unwrap_or(GroupProtocol::Classic),
+    };
+    let x_assignor = prop("group.remote.assignor").filter(|v| !v.trim().is_empty());
+    let remote = match (&args.remote_assignor, x_assignor) {
+        (Some(f), Some(x)) if *f != x => {
+            return Err(CliError::msg(
+                "--remote-assignor and -X group.remote.assignor disagree: give one",
+            ))
+        }
+        (f, x) => f.clone().or(x),
+    };
+    match protocol {
+        GroupProtocol::Classic if remote.is_some() => Err(CliError::msg(
+            "--remote-assignor needs --group-protocol consumer: under the classic protocol \
+             a member assigns (--assignor)",
+        )),
+        GroupProtocol::Consumer if args.assignor.is_some() => Err(CliError::msg(
+            "--assignor is a client-side assignor, which the consumer protocol has none of: \
+             the broker assigns (--remote-assignor NAME)",
+        )),
+        GroupProtocol::Consumer if args.session_timeout.is_some() => Err(CliError::msg(
+            "--session-timeout does not go with --group-protocol consumer: the broker sets \
+             it (group.consumer.session.timeout.ms, or the group's consumer.session.timeout.ms)",
+        )),
+        GroupProtocol::Consumer if args.heartbeat_interval.is_some() => Err(CliError::msg(
+            "--heartbeat-interval does not go with --group-protocol consumer: the broker sets \
+             it (group.consumer.heartbeat.interval.ms, or the group's \
+             consumer.heartbeat.interval.ms)",
+        )),
+        _ => Ok((protocol, remote)),
+    }
+}
+
 /// `--offset-reset`.
 fn offset_reset(s: &str) -> std::result::Result<OffsetReset, String> {
     match s {
@@ -88,6 +172,11 @@ fn config(args: &Args) -> Result<Config> {
         partwise_group::Error::Config(m) => CliError::msg(format!("consume: {}", conn.scrub(&m))),
         e => CliError::msg(format!("consume: {}", conn.scrub(&e.to_string()))),
     })?;
+    // Read below, by protocol_of.
+    let unused: Vec<_> = unused
+        .into_iter()
+        .filter(|k| k != "group.protocol" && k != "group.remote.assignor")
+        .collect();
     if args.conn.verbose() && !unused.is_empty() {
         say!(
             "partwise: consume does not use {} (accepted, as librdkafka would)",
@@ -110,15 +199,28 @@ fn config(args: &Args) -> Result<Config> {
             topics.push(t.clone());
         }
     }
+    let props: Vec<(String, String)> = conn
+        .properties()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let (protocol, remote) = protocol_of(args, &props)?;
     let mut cfg = Config::new(brokers, args.group.clone(), topics);
-    cfg.assignor = args.assignor;
+    if let Some(a) = args.assignor {
+        cfg.assignor = a;
+    }
+    cfg.group_protocol = protocol;
+    cfg.remote_assignor = remote;
     cfg.auto_offset_reset = args.offset_reset;
     cfg.client_id = args.client_id.clone();
     cfg.group_instance_id = args.group_instance_id.clone();
     cfg.security = security;
     cfg.request_timeout = conn.timeout();
-    cfg.session_timeout = args.session_timeout;
-    cfg.heartbeat_interval = args.heartbeat_interval;
+    if let Some(t) = args.session_timeout {
+        cfg.session_timeout = t;
+    }
+    if let Some(t) = args.heartbeat_interval {
+        cfg.heartbeat_interval = t;
+    }
     cfg.max_poll_interval = args.max_poll_interval;
     cfg.rebalance_timeout = args.rebalance_timeout.unwrap_or(args.max_poll_interval);
     cfg.auto_commit_interval = args.commit_interval;
@@ -285,6 +387,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
 struct JoinNotice {
     group: String,
     on: bool,
+    /// The consumer protocol joins at once: no initial delay to explain.
+    consumer: bool,
     since: Option<std::time::Instant>,
     joined: bool,
 }
@@ -293,10 +397,11 @@ impl JoinNotice {
     /// Every this often while waiting, the notice is repeated with the time waited.
     const EVERY: Duration = Duration::from_secs(5);
 
-    fn new(group: &str, on: bool) -> JoinNotice {
+    fn new(group: &str, on: bool, consumer: bool) -> JoinNotice {
         JoinNotice {
             group: group.to_string(),
             on,
+            consumer,
             since: None,
             joined: false,
         }
@@ -311,6 +416,11 @@ impl JoinNotice {
         if self.joined {
             say!(
                 "partwise: the group is rebalancing: rejoining '{}' ...",
+                self.group
+            );
+        } else if self.consumer {
+            say!(
+                "partwise: joining group '{}' (consumer protocol) ...",
                 self.group
             );
         } else {
@@ -360,7 +470,8 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         partwise_group::Error::GroupProtocol { .. } => CliError::context("consume", e),
         e => CliError::context(format!("consume (group '{group}')"), e),
     };
-    let mut notice = JoinNotice::new(&group, super::stderr_is_terminal());
+    let consumer_protocol = cfg.group_protocol == GroupProtocol::Consumer;
+    let mut notice = JoinNotice::new(&group, super::stderr_is_terminal(), consumer_protocol);
     notice.waiting();
     let mut consumer = tokio::select! {
         c = Consumer::new(cfg.clone()) => c.map_err(fail)?,

@@ -18,6 +18,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Members of KIP-848's consumer protocol, with the same checks.
+mod kip848;
+
 const PARTITIONS: i32 = 6;
 /// `REBALANCE_IN_PROGRESS` (27).
 const REBALANCE_IN_PROGRESS: i16 = 27;
@@ -147,8 +150,14 @@ impl MemberProc {
             ("--commit-interval-ms", "300"),
             ("--format", "ndjson"),
         ];
+        // The consumer protocol's session and heartbeat are the broker's.
+        let consumer = extra
+            .windows(2)
+            .any(|w| w == ["--group-protocol", "consumer"]);
         for (flag, value) in defaults {
-            if !extra.contains(&flag) {
+            let skip = extra.contains(&flag)
+                || (consumer && matches!(flag, "--heartbeat-interval-ms" | "--session-timeout-ms"));
+            if !skip {
                 cmd.args([flag, value]);
             }
         }

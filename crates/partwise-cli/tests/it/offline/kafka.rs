@@ -195,3 +195,63 @@ fn a_wrong_port_fails_within_the_timeout_for_every_command() {
         );
     }
 }
+
+/// `kafka consume`'s group-protocol flags: what belongs to one protocol is
+/// refused with the other, naming the flag, before any broker is contacted
+/// (the bootstrap here answers nobody, so a check made later would fail
+/// differently).
+#[test]
+fn consume_group_protocol_flags_that_do_not_go_together_are_exit_2_naming_them() {
+    let bootstrap = format!("127.0.0.1:{}", dead_port());
+    let cases: &[(&[&str], &str)] = &[
+        (&["--remote-assignor", "range"], "--remote-assignor"),
+        (
+            &["--group-protocol", "classic", "--remote-assignor", "range"],
+            "--remote-assignor",
+        ),
+        (
+            &["--group-protocol", "consumer", "--assignor", "range"],
+            "--assignor",
+        ),
+        (
+            &["--group-protocol", "consumer", "--session-timeout", "10s"],
+            "--session-timeout",
+        ),
+        (
+            &["--group-protocol", "consumer", "--heartbeat-interval", "1s"],
+            "--heartbeat-interval",
+        ),
+        (&["--group-protocol", "cooperative"], "--group-protocol"),
+        (
+            &["--group-protocol", "consumer", "--remote-assignor", " "],
+            "--remote-assignor",
+        ),
+        (
+            &["-X", "group.protocol=consumer", "--assignor", "range"],
+            "--assignor",
+        ),
+        (&["-X", "group.remote.assignor=range"], "--remote-assignor"),
+        (
+            &[
+                "-X",
+                "group.protocol=consumer",
+                "--group-protocol",
+                "classic",
+            ],
+            "-X group.protocol",
+        ),
+    ];
+    for (flags, named) in cases {
+        let t0 = Instant::now();
+        let out = pw()
+            .args(["kafka", "consume", "-g", "g", "-t", "t", "-b", &bootstrap])
+            .args(*flags)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(named), "{flags:?} should name {named}: {err}");
+        assert!(!err.contains("no broker reachable"), "{flags:?}: {err}");
+        assert!(t0.elapsed() < Duration::from_secs(5), "{flags:?}");
+    }
+}

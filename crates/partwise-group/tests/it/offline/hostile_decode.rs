@@ -6,13 +6,110 @@
 //! `PROPTEST_CASES` for a longer run by hand.
 
 use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::consumer_group_heartbeat_response::{
+    Assignment as TargetAssignment, TopicPartitions,
+};
+use kafka_protocol::messages::{ApiKey, ConsumerGroupHeartbeatResponse};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use partwise_group::cluster::decode_records;
-use partwise_group::protocol::{decode_assignment, encode_assignment, Subscription};
+use partwise_group::protocol::{
+    decode_assignment, decode_heartbeat_response, encode_assignment, Subscription,
+};
 use partwise_group::wire::whole_batches;
 use proptest::prelude::*;
+
+/// A ConsumerGroupHeartbeat response body (the frame without its length
+/// prefix) at `version`, answering correlation 7, as a coordinator sends it.
+fn heartbeat_body(
+    version: i16,
+    interval_ms: i32,
+    parts: &[(u128, Vec<i32>)],
+    error_code: i16,
+) -> Vec<u8> {
+    let resp = ConsumerGroupHeartbeatResponse::default()
+        .with_error_code(error_code)
+        .with_member_id(Some(StrBytes::from_static_str("m-1")))
+        .with_member_epoch(3)
+        .with_heartbeat_interval_ms(interval_ms)
+        .with_assignment(Some(
+            TargetAssignment::default().with_topic_partitions(
+                parts
+                    .iter()
+                    .map(|(id, ps)| {
+                        TopicPartitions::default()
+                            .with_topic_id(uuid::Uuid::from_u128(*id))
+                            .with_partitions(ps.clone())
+                    })
+                    .collect(),
+            ),
+        ));
+    let frame =
+        partwise_wire::frame::encode_response(ApiKey::ConsumerGroupHeartbeat, version, 7, &resp)
+            .unwrap();
+    frame[4..].to_vec()
+}
+
+#[test]
+fn heartbeat_answers_are_checked() {
+    for v in [0, 1] {
+        let ok = decode_heartbeat_response(
+            Bytes::from(heartbeat_body(
+                v,
+                500,
+                &[(1, vec![2, 0]), (1, vec![5]), (9, vec![])],
+                0,
+            )),
+            v,
+            7,
+        )
+        .unwrap();
+        assert_eq!(ok.member_epoch, 3);
+        assert_eq!(ok.member_id.as_deref(), Some("m-1"));
+        assert_eq!(ok.heartbeat_interval.as_millis(), 500);
+        let a = ok.assignment.unwrap();
+        let one: Vec<i32> = a[&uuid::Uuid::from_u128(1)].iter().copied().collect();
+        assert_eq!(one, [0, 2, 5], "the same topic twice is merged");
+        assert!(a[&uuid::Uuid::from_u128(9)].is_empty());
+        // What a member must not act on.
+        for bad in [
+            heartbeat_body(v, 500, &[(1, vec![-1])], 0),
+            heartbeat_body(v, 0, &[], 0),
+            heartbeat_body(v, -5, &[], 0),
+            heartbeat_body(v, 500, &[(0, vec![1])], 0),
+        ] {
+            assert!(decode_heartbeat_response(Bytes::from(bad), v, 7).is_err());
+        }
+        // An error answer is the error, whatever else it carries.
+        let fenced = decode_heartbeat_response(
+            Bytes::from(heartbeat_body(v, 0, &[(0, vec![-1])], 110)),
+            v,
+            7,
+        )
+        .unwrap();
+        assert_eq!((fenced.error_code, fenced.assignment), (110, None));
+        // Another request's answer.
+        let other = heartbeat_body(v, 500, &[], 0);
+        assert!(decode_heartbeat_response(Bytes::from(other), v, 8).is_err());
+    }
+}
+
+/// An assignment announcing 2^31 - 1 topics in 5 bytes is an error, not an
+/// abort: the array is reserved before one element is read, which this
+/// binary's allocator (the partwise binary's) answers without memory.
+#[test]
+fn an_absurd_assignment_count_is_an_error() {
+    let mut b = heartbeat_body(1, 500, &[], 0);
+    // v1 is flexible: ... assignment present (1), topics compact array of
+    // length 0 (varint 1), the assignment's and the response's tagged fields (0, 0).
+    let n = b.len();
+    assert_eq!(b[n - 4..], [1, 1, 0, 0]);
+    b.truncate(n - 3);
+    b.extend([0xff, 0xff, 0xff, 0xff, 0x07, 0, 0]);
+    assert!(decode_heartbeat_response(Bytes::from(b), 1, 7).is_err());
+}
 
 /// A valid record batch of `n` records, as a producer writes it.
 fn batch(n: usize, compression: Compression) -> Vec<u8> {
@@ -110,6 +207,40 @@ proptest! {
         }
         b.truncate(cut % (b.len() + 1));
         let _ = decode_records(Some(Bytes::from(b)), 0);
+    }
+
+    #[test]
+    fn heartbeat_responses_never_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..300),
+        version in 0i16..2,
+    ) {
+        let _ = decode_heartbeat_response(Bytes::from(bytes), version, 7);
+    }
+
+    /// Mutations of a real answer reach the assignment's counts, ids and
+    /// partition indexes.
+    #[test]
+    fn mutated_heartbeat_responses_never_panic(
+        version in 0i16..2,
+        parts in proptest::collection::vec((any::<u128>(), proptest::collection::vec(-3i32..100, 0..8)), 0..5),
+        interval in any::<i32>(),
+        edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+        cut in any::<usize>(),
+    ) {
+        let mut b = heartbeat_body(version, interval, &parts, 0);
+        for (at, byte) in edits {
+            let at = at % b.len();
+            b[at] = byte;
+        }
+        b.truncate(cut % (b.len() + 1));
+        if let Ok(a) = decode_heartbeat_response(Bytes::from(b), version, 7) {
+            if a.error_code == 0 {
+                prop_assert!(!a.heartbeat_interval.is_zero());
+                for ps in a.assignment.iter().flat_map(|m| m.values()) {
+                    prop_assert!(ps.iter().all(|p| *p >= 0));
+                }
+            }
+        }
     }
 
     #[test]

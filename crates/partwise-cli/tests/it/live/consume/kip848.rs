@@ -1,0 +1,524 @@
+//! `partwise kafka consume --group-protocol consumer` (KIP-848) against
+//! Apache Kafka 4.1: the broker computes the assignment with a server
+//! assignor, and the member hands out units only when it owns all their
+//! partitions.
+//!
+//! The tests share one private broker, started on first use, whose consumer
+//! groups have a 6 s session and a 500 ms heartbeat (the broker's defaults,
+//! 45 s and 5 s, are also its minimums, which would make churn slow). The
+//! server assignor under test is [`ASSIGNOR`]: server `range` co-partitions
+//! two topics of equal partition counts that every member subscribes to;
+//! once the broker also lists the `copartitioned` assignor
+//! (`dev.partwise.BrokerCopartitionedAssignor` in `group.consumer.assignors`,
+//! its jar on the class path), [`ASSIGNOR`] and [`BROKER_SETTINGS`] are the
+//! one-word change.
+
+use super::{
+    partitions_of, produce_keys, producer_at, units_of, wait_handled, wait_stable, MemberProc,
+    OffsetSampler,
+};
+use partwise_faults::{
+    ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// The server assignor the co-partitioning tests ask for.
+const ASSIGNOR: &str = "range";
+
+/// The private broker's consumer-group settings.
+const BROKER_SETTINGS: &[&str] = &[
+    "group.consumer.session.timeout.ms=6000",
+    "group.consumer.min.session.timeout.ms=6000",
+    "group.consumer.heartbeat.interval.ms=500",
+    "group.consumer.min.heartbeat.interval.ms=500",
+];
+
+/// The private broker, started by the first test that needs it; its
+/// watchdog stops it when the test process ends.
+fn kafka() -> &'static str {
+    static KAFKA: OnceLock<KafkaCluster> = OnceLock::new();
+    KAFKA
+        .get_or_init(|| KafkaCluster::start_with(1, BROKER_SETTINGS).expect("a private broker"))
+        .bootstrap()
+}
+
+/// A consumer-protocol member of `group` asking for `assignor`.
+fn member(group: &str, topics: &[&str], assignor: &str) -> MemberProc {
+    member_at(kafka(), group, topics, assignor)
+}
+
+/// [`member`] bootstrapped from `bootstrap` (a proxy of the private broker).
+fn member_at(bootstrap: &str, group: &str, topics: &[&str], assignor: &str) -> MemberProc {
+    MemberProc::start_at(
+        bootstrap,
+        group,
+        topics,
+        &[
+            "--group-protocol",
+            "consumer",
+            "--remote-assignor",
+            assignor,
+        ],
+    )
+}
+
+fn names(test: &str) -> (String, String, String) {
+    crate::common::names("pw848", test)
+}
+
+/// What each member printed, checked against the consumer protocol's
+/// promises: in every `assigned` event each listed unit is whole (partition
+/// p of every topic), and the partitions held beyond them are not processed;
+/// records come only from whole units held at that moment; a `revoked`
+/// event names only partitions the member held; and no partition is held by
+/// two members at one member epoch (the coordinator's target assignment of
+/// one group epoch gives each partition one owner, and a member holds only
+/// partitions of its target). Returns every (member, epoch, partition held
+/// but not in a unit) seen.
+fn check_epochs(all_events: &[Vec<Value>], topics: &[&str]) -> Vec<(usize, i64, (String, i64))> {
+    let mut by_epoch: BTreeMap<i64, BTreeMap<(String, i64), usize>> = BTreeMap::new();
+    let mut halves = Vec::new();
+    for (m, events) in all_events.iter().enumerate() {
+        let mut held: BTreeSet<(String, i64)> = BTreeSet::new();
+        let mut whole: BTreeSet<(String, i64)> = BTreeSet::new();
+        for e in events {
+            match e["event"].as_str().unwrap() {
+                "assigned" => {
+                    assert_eq!(e["leader"], false, "the broker assigns: {e}");
+                    held = partitions_of(e);
+                    whole.clear();
+                    for u in units_of(e) {
+                        for t in topics {
+                            let tp = (t.to_string(), u);
+                            assert!(held.contains(&tp), "unit {u} not whole: {e}");
+                            whole.insert(tp);
+                        }
+                    }
+                    let epoch = e["generation"].as_i64().unwrap();
+                    assert!(epoch > 0, "member epoch {epoch}: {e}");
+                    for tp in &held {
+                        if !whole.contains(tp) {
+                            halves.push((m, epoch, tp.clone()));
+                        }
+                        let owner = by_epoch.entry(epoch).or_default().entry(tp.clone());
+                        let first = *owner.or_insert(m);
+                        assert_eq!(
+                            first, m,
+                            "epoch {epoch}: {tp:?} held by members {first} and {m}"
+                        );
+                    }
+                }
+                "revoked" => {
+                    for tp in partitions_of(e) {
+                        assert!(held.contains(&tp), "revoked {tp:?} not held: {e}");
+                    }
+                    held.clear();
+                    whole.clear();
+                }
+                "record" => {
+                    let tp = (
+                        e["topic"].as_str().unwrap().to_string(),
+                        e["partition"].as_i64().unwrap(),
+                    );
+                    assert!(
+                        whole.contains(&tp),
+                        "record of a partition not in a whole unit: {e}"
+                    );
+                }
+                other => panic!("unknown event {other}"),
+            }
+        }
+    }
+    halves
+}
+
+/// Every (topic, key hex) some member printed as a record.
+fn handled(all_events: &[Vec<Value>]) -> BTreeSet<(String, String)> {
+    all_events
+        .iter()
+        .flatten()
+        .filter(|e| e["event"] == "record")
+        .map(|e| {
+            (
+                e["topic"].as_str().unwrap().to_string(),
+                e["key_hex"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn create(topics: &[&str]) {
+    super::create_at(kafka(), topics)
+}
+
+#[test]
+fn one_to_six_members_with_churn_own_whole_units_and_lose_nothing() {
+    let (a, b, g) = names("churn");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
+    // Committed offsets, sampled throughout: none may ever decrease.
+    let sampler = OffsetSampler::start(kafka(), &g, &topics);
+    let mut members: Vec<MemberProc> = Vec::new();
+    let mut finished: Vec<Vec<Value>> = Vec::new();
+    for n in 1..=6 {
+        members.push(member(&g, &topics, ASSIGNOR));
+        let refs: Vec<&MemberProc> = members.iter().collect();
+        let held = wait_stable(&refs, &topics, Duration::from_secs(60));
+        let mut sizes: Vec<usize> = held.iter().map(|h| units_of(h).len()).collect();
+        sizes.sort();
+        // Equal subscriptions and counts: server range keeps units whole.
+        assert_eq!(sizes.iter().sum::<usize>(), 6, "{n} members: {sizes:?}");
+    }
+    // Churn: a clean leave, a SIGKILL (its partitions come back after the
+    // 6 s session), a join.
+    std::thread::sleep(Duration::from_secs(1));
+    let m = members.remove(0);
+    let events = m.out.events.clone();
+    assert_eq!(m.terminate(), 0, "clean leave");
+    finished.push(events.lock().unwrap().clone());
+    let refs: Vec<&MemberProc> = members.iter().collect();
+    wait_stable(&refs, &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    finished.push(members.remove(0).kill());
+    members.push(member(&g, &topics, ASSIGNOR));
+    let refs: Vec<&MemberProc> = members.iter().collect();
+    wait_stable(&refs, &topics, Duration::from_secs(90));
+    std::thread::sleep(Duration::from_secs(1));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    assert!(sent.len() > 100, "only {} records produced", sent.len());
+    let everything = || {
+        let mut all = finished.clone();
+        all.extend(members.iter().map(|m| m.events()));
+        all
+    };
+    wait_handled(everything, &sent, Duration::from_secs(60));
+    let halves = check_epochs(&everything(), &topics);
+    // Half units are possible for a moment (a partition still being
+    // released by its last owner), never processed; the check above holds.
+    eprintln!("partitions held outside whole units: {}", halves.len());
+    // The commits (OffsetCommit v9 with the member epoch) reach the ends.
+    super::wait_committed_to_end(kafka(), &g, &topics, Duration::from_secs(60));
+    sampler.finish();
+    for m in members {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+/// Server `uniform` cuts the concatenated topics into contiguous slices:
+/// with two members over 2 x 6 partitions it gives each member one topic,
+/// so no unit is whole. The members hold those partitions and process none
+/// of them; once one member is alone again it gets every unit back whole
+/// and handles what was produced meanwhile.
+#[test]
+fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
+    let (a, b, g) = names("uniform");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let first = produce_keys(kafka(), &topics, "alone-", 30);
+    let m1 = member(&g, &topics, "uniform");
+    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    wait_handled(|| vec![m1.events()], &first, Duration::from_secs(60));
+
+    let m2 = member(&g, &topics, "uniform");
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let split: usize = held
+        .iter()
+        .map(|h| {
+            partitions_of(h)
+                .len()
+                .saturating_sub(units_of(h).len() * topics.len())
+        })
+        .sum();
+    assert!(split > 0, "uniform kept every unit whole: {held:?}");
+    let before = handled(&[m1.events(), m2.events()]);
+    let during = produce_keys(kafka(), &topics, "split-", 30);
+    // A record of a split unit must not be handled: give the members time
+    // to fetch it, were they to.
+    std::thread::sleep(Duration::from_secs(4));
+    let all = [m1.events(), m2.events()];
+    let halves = check_epochs(&all, &topics);
+    assert!(!halves.is_empty(), "no partition was held outside a unit");
+    // Key split-n went to partition n % 6 of both topics: only those of
+    // units still whole may have been handled.
+    let whole: BTreeSet<i64> = held.iter().flat_map(units_of).collect();
+    let leaked: Vec<_> = handled(&all)
+        .difference(&before)
+        .filter(|(t, k)| {
+            (0..30).any(|n: i64| {
+                *k == partwise_faults::live::hex(format!("split-{n}").as_bytes())
+                    && !whole.contains(&(n % 6))
+                    && topics.contains(&t.as_str())
+            })
+        })
+        .cloned()
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "records of split units handled: {leaked:?}"
+    );
+
+    // Alone again, m1 owns every unit whole and handles what waited.
+    assert_eq!(m2.terminate(), 0);
+    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    wait_handled(|| vec![m1.events()], &during, Duration::from_secs(60));
+    check_epochs(&[m1.events()], &topics);
+    assert_eq!(m1.terminate(), 0);
+}
+
+#[test]
+fn an_assignor_the_broker_does_not_offer_is_exit_2_naming_it() {
+    let (a, _, g) = names("nosuch");
+    create(&[&a]);
+    let m = member(&g, &[&a], "nosuch");
+    let (code, events, err) = m.wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("'nosuch'") && err.contains("UNSUPPORTED_ASSIGNOR"),
+        "{err}"
+    );
+    assert!(err.contains("group.consumer.assignors"), "{err}");
+}
+
+/// A member stopped (SIGSTOP) past its session is expelled by the
+/// coordinator and its units go to the others; resumed, it must learn that
+/// from a heartbeat before handing out anything fetched meanwhile: its first
+/// event is the revocation, no record comes before its new assignment, and
+/// nothing produced is lost.
+#[test]
+fn a_member_stopped_past_its_session_handles_nothing_it_lost() {
+    let (a, b, g) = names("stopped");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
+    let m1 = member(&g, &topics, ASSIGNOR);
+    let m2 = member(&g, &topics, ASSIGNOR);
+    let m3 = member(&g, &topics, ASSIGNOR);
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let lost = units_of(&m2.holding().unwrap());
+
+    super::signal(&m2, "STOP");
+    std::thread::sleep(Duration::from_millis(500));
+    let frozen = m2.events().len();
+    // The 6 s session expires and the others take its units.
+    let after = wait_stable(&[&m1, &m3], &topics, Duration::from_secs(60));
+    let taken: BTreeSet<i64> = after.iter().flat_map(units_of).collect();
+    assert!(lost.is_subset(&taken), "{lost:?} not taken over: {taken:?}");
+    std::thread::sleep(Duration::from_secs(1));
+
+    super::signal(&m2, "CONT");
+    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    let resumed: Vec<Value> = m2.events()[frozen..].to_vec();
+    assert_eq!(resumed[0]["event"], "revoked", "{resumed:?}");
+    let assigned = resumed
+        .iter()
+        .position(|e| e["event"] == "assigned")
+        .unwrap();
+    assert!(
+        resumed[..assigned].iter().all(|e| e["event"] != "record"),
+        "records handled after the stop, before rejoining: {:?}",
+        &resumed[..assigned]
+    );
+
+    std::thread::sleep(Duration::from_secs(1));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    let all = || vec![m1.events(), m2.events(), m3.events()];
+    wait_handled(all, &sent, Duration::from_secs(60));
+    check_epochs(&all(), &topics);
+    for m in [m1, m2, m3] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+/// The coordinator answering NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
+/// COORDINATOR_LOAD_IN_PROGRESS to heartbeats and commits (as while it moves
+/// to another broker): the members look it up again and keep their units,
+/// without a revocation, and nothing is lost.
+#[test]
+fn on_coordinator_errors_members_find_it_again_and_keep_their_units() {
+    let proxy = FaultProxy::start(kafka()).unwrap();
+    let (a, b, g) = names("coord");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
+    let m1 = member_at(proxy.addr(), &g, &topics, ASSIGNOR);
+    let m2 = member_at(proxy.addr(), &g, &topics, ASSIGNOR);
+    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let revoked = |m: &MemberProc| super::count(&m.events(), "revoked");
+    let before = (revoked(&m1), revoked(&m2));
+    // Two of each, fewer than a 6 s session's worth of retries.
+    for code in [
+        NOT_COORDINATOR,
+        COORDINATOR_NOT_AVAILABLE,
+        COORDINATOR_LOAD_IN_PROGRESS,
+    ] {
+        for api in [ApiKey::ConsumerGroupHeartbeat, ApiKey::OffsetCommit] {
+            proxy
+                .set_rule(Rule::Error {
+                    api,
+                    code,
+                    times: 2,
+                })
+                .unwrap();
+        }
+    }
+    let t0 = std::time::Instant::now();
+    while proxy.injected(ApiKey::ConsumerGroupHeartbeat) < 6 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "heartbeats not failed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    *stop.lock().unwrap() = true;
+    let sent = prod.join().unwrap();
+    let all = || vec![m1.events(), m2.events()];
+    wait_handled(all, &sent, Duration::from_secs(60));
+    check_epochs(&all(), &topics);
+    assert_eq!(
+        (revoked(&m1), revoked(&m2)),
+        before,
+        "units revoked on a coordinator error"
+    );
+    assert!(
+        proxy.seen(ApiKey::FindCoordinator) > 2,
+        "the coordinator was not looked up again"
+    );
+    for m in [m1, m2] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+/// A broker that does not offer ConsumerGroupHeartbeat (API 68; Apache
+/// Kafka before 4.0 without the feature, or Redpanda) is exit 2 saying so.
+#[test]
+fn a_broker_without_the_consumer_protocol_is_exit_2_saying_so() {
+    let proxy = FaultProxy::start(kafka()).unwrap();
+    proxy
+        .set_rule(Rule::HideApi {
+            api: ApiKey::ConsumerGroupHeartbeat,
+        })
+        .unwrap();
+    let (a, _, g) = names("noapi");
+    create(&[&a]);
+    let m = member_at(proxy.addr(), &g, &[&a], ASSIGNOR);
+    let (code, events, err) = m.wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("does not speak the consumer group protocol") && err.contains("classic"),
+        "{err}"
+    );
+}
+
+/// Static members: a second process with a `--group-instance-id` another
+/// member holds is exit 2 with UNRELEASED_INSTANCE_ID naming it; a static
+/// member that stops leaves with epoch -2, so its units wait for it (the
+/// other member's stay as they were), and its restart gets them back.
+#[test]
+fn static_members_keep_their_units_across_a_restart_and_their_ids_are_theirs() {
+    let (a, b, g) = names("static");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let start = |id: &str| {
+        MemberProc::start_at(
+            kafka(),
+            &g,
+            &topics,
+            &[
+                "--group-protocol",
+                "consumer",
+                "--remote-assignor",
+                ASSIGNOR,
+                "--group-instance-id",
+                id,
+            ],
+        )
+    };
+    let m1 = start("s1");
+    let m2 = start("s2");
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let units1 = units_of(&held[0]);
+    let units2 = units_of(&held[1]);
+
+    let (code, events, err) = start("s1").wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("UNRELEASED_INSTANCE_ID") && err.contains("'s1'"),
+        "{err}"
+    );
+
+    let revoked2 = super::count(&m2.events(), "revoked");
+    let seen2 = m2.events().len();
+    assert_eq!(m1.terminate(), 0);
+    // Half a session: a member that left for good would have its units
+    // given to m2 by now (heartbeats every 500 ms).
+    std::thread::sleep(Duration::from_secs(3));
+    for e in &m2.events()[seen2..] {
+        if e["event"] == "assigned" {
+            assert_eq!(
+                units_of(e),
+                units2,
+                "m2 took the static member's units: {e}"
+            );
+        }
+    }
+    let m1 = start("s1");
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    assert_eq!(
+        units_of(&held[0]),
+        units1,
+        "the restarted static member's units"
+    );
+    assert_eq!(units_of(&held[1]), units2);
+    assert_eq!(
+        super::count(&m2.events(), "revoked"),
+        revoked2,
+        "the other member gave up units: {:?}",
+        m2.events()
+    );
+    check_epochs(&[m1.events(), m2.events()], &topics);
+    for m in [m1, m2] {
+        assert_eq!(m.terminate(), 0);
+    }
+}
+
+/// A consumer-protocol member joining a live classic group of partwise
+/// `copartitioned` members asks the broker to upgrade the group online,
+/// which Apache Kafka refuses for an assignor it does not know: exit 2 with
+/// the broker's words, and the classic member keeps its units.
+#[test]
+fn joining_a_classic_copartitioned_group_is_refused_as_an_upgrade() {
+    let (a, b, g) = names("upgrade");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let classic = MemberProc::start_at(kafka(), &g, &topics, &[]);
+    wait_stable(&[&classic], &topics, Duration::from_secs(60));
+    let (code, events, err) = member(&g, &topics, ASSIGNOR).wait(Duration::from_secs(60));
+    assert_eq!(code, 2, "{err}");
+    assert!(events.is_empty(), "{events:?}");
+    assert!(
+        err.contains("GROUP_ID_NOT_FOUND")
+            && err.contains("Cannot upgrade classic group")
+            && err.contains("custom assignor"),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(super::count(&classic.events(), "revoked"), 0);
+    assert_eq!(super::count(&classic.events(), "assigned"), 1);
+    assert_eq!(classic.terminate(), 0);
+}
