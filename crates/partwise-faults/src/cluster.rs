@@ -50,6 +50,16 @@ impl KafkaCluster {
     /// Starts `nodes` nodes with extra broker properties (`key=value`, as
     /// `kafka-up --set`), e.g. `min.insync.replicas=2`.
     pub fn start_with(nodes: usize, settings: &[&str]) -> io::Result<KafkaCluster> {
+        KafkaCluster::start_with_jars(nodes, settings, &[])
+    }
+
+    /// [`start_with`](KafkaCluster::start_with), with `jars` on the nodes'
+    /// class path (`kafka-up --classpath`), e.g. a broker-side assignor.
+    pub fn start_with_jars(
+        nodes: usize,
+        settings: &[&str],
+        jars: &[&Path],
+    ) -> io::Result<KafkaCluster> {
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir().join(format!(
             "partwise-kafka-{}-{}",
@@ -94,6 +104,10 @@ impl KafkaCluster {
         let mut args = vec!["--port", "0", "--brokers", &n, "--heap", "384m"];
         for s in settings {
             args.extend(["--set", s]);
+        }
+        let jars: Vec<String> = jars.iter().map(|j| j.display().to_string()).collect();
+        for j in &jars {
+            args.extend(["--classpath", j.as_str()]);
         }
         // The script picks free ports, but another process may take one
         // before the node binds it; a second start in the same directory

@@ -5,13 +5,11 @@
 //!
 //! The tests share one private broker, started on first use, whose consumer
 //! groups have a 6 s session and a 500 ms heartbeat (the broker's defaults,
-//! 45 s and 5 s, are also its minimums, which would make churn slow). The
-//! server assignor under test is [`ASSIGNOR`]: server `range` co-partitions
-//! two topics of equal partition counts that every member subscribes to;
-//! once the broker also lists the `copartitioned` assignor
-//! (`dev.partwise.BrokerCopartitionedAssignor` in `group.consumer.assignors`,
-//! its jar on the class path), [`ASSIGNOR`] and [`BROKER_SETTINGS`] are the
-//! one-word change.
+//! 45 s and 5 s, are also its minimums, which would make churn slow). It
+//! runs partwise's broker-side assignor (`dev.partwise.BrokerCopartitionedAssignor`
+//! from `bindings/java`, on its class path and in `group.consumer.assignors`),
+//! which the co-partitioning tests ask for as [`ASSIGNOR`]; the built-in
+//! `uniform` and `range` stay available.
 
 use super::{
     partitions_of, produce_keys, producer_at, units_of, wait_handled, wait_stable, MemberProc,
@@ -27,7 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The server assignor the co-partitioning tests ask for.
-const ASSIGNOR: &str = "range";
+const ASSIGNOR: &str = "copartitioned";
 
 /// The private broker's consumer-group settings.
 const BROKER_SETTINGS: &[&str] = &[
@@ -35,14 +33,34 @@ const BROKER_SETTINGS: &[&str] = &[
     "group.consumer.min.session.timeout.ms=6000",
     "group.consumer.heartbeat.interval.ms=500",
     "group.consumer.min.heartbeat.interval.ms=500",
+    "group.consumer.assignors=uniform,range,dev.partwise.BrokerCopartitionedAssignor",
 ];
+
+/// bindings/java's jar (`bash bindings/java/test --classpath` builds it), copied
+/// so that a rebuild while the broker runs cannot change classes under it.
+fn assignor_jar() -> std::path::PathBuf {
+    let built = partwise_faults::live::repo()
+        .join("bindings/java/target/partwise-copartitioned-assignor-0.1.0.jar");
+    assert!(
+        built.is_file(),
+        "{} is missing: `bash bindings/java/test --classpath` builds it (scripts/test does)",
+        built.display()
+    );
+    let copy = std::env::temp_dir().join(format!("partwise-assignor-{}.jar", std::process::id()));
+    std::fs::copy(&built, &copy).unwrap();
+    copy
+}
 
 /// The private broker, started by the first test that needs it; its
 /// watchdog stops it when the test process ends.
 fn kafka() -> &'static str {
     static KAFKA: OnceLock<KafkaCluster> = OnceLock::new();
     KAFKA
-        .get_or_init(|| KafkaCluster::start_with(1, BROKER_SETTINGS).expect("a private broker"))
+        .get_or_init(|| {
+            let jar = assignor_jar();
+            KafkaCluster::start_with_jars(1, BROKER_SETTINGS, &[jar.as_path()])
+                .expect("a private broker")
+        })
         .bootstrap()
 }
 
@@ -172,8 +190,12 @@ fn one_to_six_members_with_churn_own_whole_units_and_lose_nothing() {
         let held = wait_stable(&refs, &topics, Duration::from_secs(60));
         let mut sizes: Vec<usize> = held.iter().map(|h| units_of(h).len()).collect();
         sizes.sort();
-        // Equal subscriptions and counts: server range keeps units whole.
+        // Equal subscriptions and counts, under the copartitioned assignor: whole units, balanced.
         assert_eq!(sizes.iter().sum::<usize>(), 6, "{n} members: {sizes:?}");
+        assert!(
+            sizes[sizes.len() - 1] - sizes[0] <= 1,
+            "{n} members unbalanced: {sizes:?}"
+        );
     }
     // Churn: a clean leave, a SIGKILL (its partitions come back after the
     // 6 s session), a join.
