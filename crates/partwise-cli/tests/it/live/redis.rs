@@ -275,15 +275,15 @@ fn a_standalone_server_exits_2_not_a_cluster() {
     }
 }
 
-#[test]
-fn hot_names_the_tag_that_crowds_one_node() {
-    let seed = cluster();
+/// Writes `n` keys with hash tag `tag` (all on one slot); the node that
+/// holds them, a connection to it (to delete them) and the keys.
+fn write_tagged(seed: &str, tag: &str, n: usize) -> (NodeAddr, NodeConn, Vec<String>) {
     let map = SlotMap::fetch(&[seed.parse().unwrap()], TIMEOUT).unwrap();
-    let keys: Vec<String> = (0..200)
-        .map(|i| format!("partwise-cli-test:{{cli-hot}}:{i}"))
+    let keys: Vec<String> = (0..n)
+        .map(|i| format!("partwise-cli-test:{{{tag}}}:{i}"))
         .collect();
     let home = map
-        .owner(key_slot(b"cli-hot"))
+        .owner(key_slot(tag.as_bytes()))
         .unwrap()
         .primary
         .addr
@@ -294,6 +294,13 @@ fn hot_names_the_tag_that_crowds_one_node() {
         pipe.cmd("SET").arg(k).arg("1").ignore();
     }
     let _: () = conn.query_pipe(&pipe, "SET").unwrap();
+    (home, conn, keys)
+}
+
+#[test]
+fn hot_names_the_tag_that_crowds_one_node() {
+    let seed = cluster();
+    let (home, mut conn, keys) = write_tagged(&seed, "cli-hot", 200);
     let o = partwise(&["redis", "hot", "-c", &seed, "--format", "json"]);
     let _: i64 = conn.query(redis::cmd("DEL").arg(&keys), "DEL").unwrap();
 
@@ -426,22 +433,7 @@ fn ndjson_is_one_object_per_line() {
     let seed = cluster();
     // `hot` prints one line per sampled tag, so the test writes its own
     // keys rather than rely on what other tests have left in the cluster.
-    let map = SlotMap::fetch(&[seed.parse().unwrap()], TIMEOUT).unwrap();
-    let keys: Vec<String> = (0..20)
-        .map(|i| format!("partwise-cli-test:{{cli-ndjson}}:{i}"))
-        .collect();
-    let home = map
-        .owner(key_slot(b"cli-ndjson"))
-        .unwrap()
-        .primary
-        .addr
-        .clone();
-    let mut conn = NodeConn::open(&home, TIMEOUT).unwrap();
-    let mut pipe = redis::pipe();
-    for k in &keys {
-        pipe.cmd("SET").arg(k).arg("1").ignore();
-    }
-    let _: () = conn.query_pipe(&pipe, "SET").unwrap();
+    let (_, mut conn, keys) = write_tagged(&seed, "cli-ndjson", 20);
     let outputs: Vec<(Vec<&str>, Output)> = [
         vec!["redis", "slots", "-c", &seed, "--key-counts"],
         vec!["redis", "hot", "-c", &seed, "--sample", "100"],
