@@ -460,6 +460,55 @@ impl JoinNotice {
     }
 }
 
+/// Under the consumer protocol the broker's assignor decides, and one that
+/// splits units (the default `uniform` does) leaves partitions held but never
+/// processed: said on stderr, once per set of such partitions, with the fix.
+/// For a moment it is normal (a unit's other half is still being released).
+struct HalfUnits {
+    assignor: Option<String>,
+    said: Vec<(String, i32)>,
+}
+
+impl HalfUnits {
+    fn new(assignor: Option<String>) -> HalfUnits {
+        HalfUnits {
+            assignor,
+            said: Vec::new(),
+        }
+    }
+
+    fn check(&mut self, a: &UnitAssignment) {
+        let half: Vec<(String, i32)> = a
+            .partitions
+            .iter()
+            .filter(|(t, p)| {
+                !a.units
+                    .iter()
+                    .any(|u| u.partition == *p && u.topics.iter().any(|ut| ut == t))
+            })
+            .cloned()
+            .collect();
+        if half.is_empty() || half == self.said {
+            return;
+        }
+        let list: Vec<String> = half.iter().map(|(t, p)| format!("{t}-{p}")).collect();
+        let by = match &self.assignor {
+            Some(n) => format!("the server assignor '{n}'"),
+            None => "the broker's default assignor (uniform unless group.consumer.assignors says otherwise)".into(),
+        };
+        say!(
+            "partwise: holding {} partition(s) of units that are not whole ({}), not processed until \
+             the rest of each unit arrives. A moment of this is normal while another member releases \
+             them; if it lasts, {by} splits units: use --remote-assignor copartitioned (partwise's \
+             broker-side assignor) or range (only when every member subscribes to the same topics of \
+             equal partition counts)",
+            half.len(),
+            list.join(", ")
+        );
+        self.said = half;
+    }
+}
+
 async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let group = cfg.group_id.clone();
@@ -472,6 +521,7 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     };
     let consumer_protocol = cfg.group_protocol == GroupProtocol::Consumer;
     let mut notice = JoinNotice::new(&group, super::stderr_is_terminal(), consumer_protocol);
+    let mut halves = HalfUnits::new(cfg.remote_assignor.clone());
     notice.waiting();
     let mut consumer = tokio::select! {
         c = Consumer::new(cfg.clone()) => c.map_err(fail)?,
@@ -506,6 +556,9 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         match event {
             Event::Assigned(a) => {
                 notice.assigned(&a);
+                if consumer_protocol {
+                    halves.check(&a);
+                }
                 printer.assignment("assigned", &a)?
             }
             Event::Revoked(a) => printer.assignment("revoked", &a)?,

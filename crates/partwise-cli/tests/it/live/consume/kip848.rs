@@ -285,6 +285,16 @@ fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
         leaked.is_empty(),
         "records of split units handled: {leaked:?}"
     );
+    // The members say on stderr what they hold and how to stop it.
+    for m in [&m1, &m2] {
+        let err = m.stderr();
+        assert!(
+            err.contains("of units that are not whole")
+                && err.contains("the server assignor 'uniform' splits units")
+                && err.contains("--remote-assignor copartitioned"),
+            "{err}"
+        );
+    }
 
     // Alone again, m1 owns every unit whole and handles what waited.
     assert_eq!(m2.terminate(), 0);
