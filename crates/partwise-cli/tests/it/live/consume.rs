@@ -1155,19 +1155,7 @@ fn a_member_that_stops_heartbeating_is_expelled_and_handles_nothing_it_lost() {
 
     signal(&m2, "CONT");
     wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
-    let resumed: Vec<Value> = m2.events()[frozen..].to_vec();
-    // It finds out it was fenced before handling anything: its first event
-    // is the revocation, and no record comes before its new assignment.
-    assert_eq!(resumed[0]["event"], "revoked", "{resumed:?}");
-    let assigned = resumed
-        .iter()
-        .position(|e| e["event"] == "assigned")
-        .unwrap();
-    assert!(
-        resumed[..assigned].iter().all(|e| e["event"] != "record"),
-        "records handled after the stop, before rejoining: {:?}",
-        &resumed[..assigned]
-    );
+    let (resumed, assigned) = fenced_before_handling(&m2, frozen);
     // Expelled, it joined again as a new member.
     assert_ne!(resumed[assigned]["member"], old_member);
 
@@ -1183,6 +1171,25 @@ fn a_member_that_stops_heartbeating_is_expelled_and_handles_nothing_it_lost() {
     for m in [m1, m2, m3] {
         assert_eq!(m.terminate(), 0);
     }
+}
+
+/// What `m` printed after its first `frozen` events, once it resumed from a
+/// stop longer than its session, and where its new assignment is in that:
+/// it finds out it was fenced before handling anything (its first event is
+/// the revocation, and no record comes before the new assignment).
+fn fenced_before_handling(m: &MemberProc, frozen: usize) -> (Vec<Value>, usize) {
+    let resumed: Vec<Value> = m.events()[frozen..].to_vec();
+    assert_eq!(resumed[0]["event"], "revoked", "{resumed:?}");
+    let assigned = resumed
+        .iter()
+        .position(|e| e["event"] == "assigned")
+        .unwrap();
+    assert!(
+        resumed[..assigned].iter().all(|e| e["event"] != "record"),
+        "records handled after the stop, before rejoining: {:?}",
+        &resumed[..assigned]
+    );
+    (resumed, assigned)
 }
 
 #[test]

@@ -349,17 +349,7 @@ fn a_member_stopped_past_its_session_handles_nothing_it_lost() {
 
     super::signal(&m2, "CONT");
     wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
-    let resumed: Vec<Value> = m2.events()[frozen..].to_vec();
-    assert_eq!(resumed[0]["event"], "revoked", "{resumed:?}");
-    let assigned = resumed
-        .iter()
-        .position(|e| e["event"] == "assigned")
-        .unwrap();
-    assert!(
-        resumed[..assigned].iter().all(|e| e["event"] != "record"),
-        "records handled after the stop, before rejoining: {:?}",
-        &resumed[..assigned]
-    );
+    super::fenced_before_handling(&m2, frozen);
 
     std::thread::sleep(Duration::from_secs(1));
     *stop.lock().unwrap() = true;
