@@ -81,6 +81,87 @@ pub struct JoinedMember {
     pub subscription: Subscription,
 }
 
+/// A member whose subscription the leader cannot read (a topic name that is
+/// not UTF-8, truncated bytes, another protocol's metadata): the leader gives
+/// it nothing rather than fail the whole group, and says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableMember {
+    /// Broker-given member id.
+    pub member_id: String,
+    /// Its `client.id`, as the classic member id starts with it (empty when
+    /// the id is not of that form).
+    pub client_id: String,
+    /// `group.instance.id` of a static member.
+    pub instance_id: Option<String>,
+    /// Why its subscription could not be decoded.
+    pub reason: String,
+}
+
+/// The `client.id` a classic member id starts with: the coordinator names a
+/// member `<client.id>-<uuid>`; empty for an id not of that form.
+pub fn client_id_of(member_id: &str) -> String {
+    const UUID: usize = 36;
+    let n = member_id.len();
+    if n > UUID && member_id.as_bytes()[n - UUID - 1] == b'-' && member_id.is_char_boundary(n - UUID) {
+        let uuid = &member_id[n - UUID..];
+        if uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            return member_id[..n - UUID - 1].to_string();
+        }
+    }
+    String::new()
+}
+
+/// The members of a JoinGroup response, each (member id, instance id,
+/// subscription bytes), split into those whose subscription decodes and
+/// those it does not, in their order. One member's bytes never stop the
+/// leader from assigning the others.
+pub fn read_members(
+    raw: impl IntoIterator<Item = (String, Option<String>, Bytes)>,
+) -> (Vec<JoinedMember>, Vec<UnreadableMember>) {
+    let mut readable = Vec::new();
+    let mut unreadable = Vec::new();
+    for (member_id, instance_id, bytes) in raw {
+        match Subscription::decode(bytes) {
+            Ok(subscription) => readable.push(JoinedMember {
+                member_id,
+                instance_id,
+                subscription,
+            }),
+            Err(e) => unreadable.push(UnreadableMember {
+                client_id: client_id_of(&member_id),
+                member_id,
+                instance_id,
+                reason: format!("its subscription could not be decoded: {e}"),
+            }),
+        }
+    }
+    (readable, unreadable)
+}
+
+/// [`leader_sync_assignments`] of the `readable` members, and for each of
+/// the `unreadable` ones an assignment of nothing (with the co-partition
+/// groups, as every member gets them): the others get exactly what they
+/// would get were it not in the group.
+pub fn leader_sync_assignments_around(
+    protocol: &str,
+    readable: &[JoinedMember],
+    unreadable: &[UnreadableMember],
+    counts: &BTreeMap<String, i32>,
+) -> Result<Vec<(String, Bytes)>> {
+    let mut out = leader_sync_assignments(protocol, readable, counts)?;
+    let nothing = Assignment {
+        partitions: Vec::new(),
+        user_data: Some(encode_unit_groups(&leader_unit_groups(readable, counts))),
+    }
+    .encode()?;
+    out.extend(
+        unreadable
+            .iter()
+            .map(|m| (m.member_id.clone(), nothing.clone())),
+    );
+    Ok(out)
+}
+
 /// What a member owned: the standard field, or when that is empty (an eager
 /// Java member revokes before it joins) what it wrote in its user data, as
 /// Java's `CopartitionedAssignor` leader reads it too.
@@ -407,6 +488,84 @@ mod tests {
                 assert!(data[id].contains(tp), "{tp:?} moved off {id}");
             }
         }
+    }
+
+    /// A member whose subscription holds a topic name that is not UTF-8
+    /// (which Apache Kafka relays as it got it) is left out with its reason;
+    /// the leader still assigns, the others get what they would without it,
+    /// and the unreadable member gets an empty assignment.
+    #[test]
+    fn an_unreadable_member_is_assigned_around() {
+        use bytes::BufMut;
+        let c = counts(&[("a", 6), ("b", 6)]);
+        let good = |id: &str| {
+            (
+                id.to_string(),
+                None,
+                member(id, &[]).subscription.encode().unwrap(),
+            )
+        };
+        // v0: topics ["a", ff], no user data.
+        let mut bad = bytes::BytesMut::new();
+        bad.put_i16(0);
+        bad.put_i32(2);
+        bad.put_i16(1);
+        bad.put_slice(b"a");
+        bad.put_i16(1);
+        bad.put_u8(0xff);
+        bad.put_i32(-1);
+        let hostile_id = "rogue-client-0d9c7f5e-3a1b-4c2d-8e9f-0123456789ab".to_string();
+        let raw = vec![
+            good("m0"),
+            (hostile_id.clone(), Some("rogue".into()), bad.freeze()),
+            good("m2"),
+        ];
+        let (readable, unreadable) = read_members(raw.clone());
+        assert_eq!(
+            readable.iter().map(|m| m.member_id.as_str()).collect::<Vec<_>>(),
+            ["m0", "m2"]
+        );
+        assert_eq!(unreadable.len(), 1);
+        let u = &unreadable[0];
+        assert_eq!(
+            (u.member_id.as_str(), u.client_id.as_str(), u.instance_id.as_deref()),
+            (hostile_id.as_str(), "rogue-client", Some("rogue"))
+        );
+        assert_eq!(
+            u.reason,
+            "its subscription could not be decoded: subscription v0: subscribed topic name 1 \
+             is not UTF-8 (bytes ff)"
+        );
+        let around = leader_sync_assignments_around("copartitioned", &readable, &unreadable, &c)
+            .unwrap();
+        // Without the member at all.
+        let (without, none) = read_members([raw[0].clone(), raw[2].clone()]);
+        assert!(none.is_empty());
+        let alone = leader_sync_assignments("copartitioned", &without, &c).unwrap();
+        assert_eq!(around[..2], alone[..]);
+        assert_eq!(around[2].0, hostile_id);
+        let got = Assignment::decode(around[2].1.clone()).unwrap();
+        assert!(got.partitions.is_empty());
+        assert_eq!(
+            got.user_data.as_deref().and_then(partwise_wire::consumer::decode_unit_groups),
+            Some(vec![vec!["a".to_string(), "b".to_string()]])
+        );
+        let held: usize = alone
+            .iter()
+            .map(|(_, b)| Assignment::decode(b.clone()).unwrap().partitions.len())
+            .sum();
+        assert_eq!(held, 12, "every partition goes to a readable member");
+    }
+
+    #[test]
+    fn client_ids_from_member_ids() {
+        assert_eq!(
+            client_id_of("partwise-0d9c7f5e-3a1b-4c2d-8e9f-0123456789ab"),
+            "partwise"
+        );
+        assert_eq!(client_id_of("m0"), "");
+        assert_eq!(client_id_of("-0d9c7f5e-3a1b-4c2d-8e9f-0123456789ab"), "");
+        assert_eq!(client_id_of("\u{e9}0d9c7f5e-3a1b-4c2d-8e9f-0123456789abcd"), "");
     }
 
     #[test]

@@ -96,11 +96,17 @@ impl Walk<'_> {
         Some((v << shift) >> shift)
     }
     fn string(&mut self) -> Option<()> {
+        self.text().map(|_| ())
+    }
+    /// A string's bytes (`None` inside for a null string).
+    fn text(&mut self) -> Option<Option<&[u8]>> {
         let len = self.int(2)?;
-        if len >= 0 {
-            self.skip(len as usize)?;
+        if len < 0 {
+            return Some(None);
         }
-        Some(())
+        let b = self.0.get(..len as usize)?;
+        self.skip(len as usize)?;
+        Some(Some(b))
     }
     fn bytes(&mut self) -> Option<()> {
         let len = self.int(4)?;
@@ -150,6 +156,32 @@ fn check_counts(bytes: &[u8], v: i16, assignment: bool, what: &str) -> Result<()
     })
 }
 
+/// The first topic name of a subscription of version `v` (its counts
+/// already checked) that is not UTF-8: which list, its place in it, and its
+/// bytes in hex. kafka-protocol refuses such a name with a bare UTF-8 error;
+/// this names the field, so a leader can say why it left a member out.
+fn non_utf8_name(bytes: &[u8], v: i16) -> Option<String> {
+    let mut w = Walk(bytes);
+    let bad = |b: &[u8]| std::str::from_utf8(b).is_err();
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    for i in 0..w.count()? {
+        if let Some(b) = w.text()?.filter(|b| bad(b)) {
+            return Some(format!("subscribed topic name {i} is not UTF-8 (bytes {})", hex(b)));
+        }
+    }
+    w.bytes()?;
+    if v >= 1 {
+        for i in 0..w.count()? {
+            if let Some(b) = w.text()?.filter(|b| bad(b)) {
+                return Some(format!("owned partitions' topic name {i} is not UTF-8 (bytes {})", hex(b)));
+            }
+            let n = w.count()?;
+            w.skip(n.checked_mul(4)?)?;
+        }
+    }
+    None
+}
+
 impl Subscription {
     /// The wire bytes, at [`VERSION`].
     pub fn encode(&self) -> Result<Bytes> {
@@ -183,6 +215,9 @@ impl Subscription {
     pub fn decode(mut bytes: Bytes) -> Result<Subscription> {
         let v = read_version(&mut bytes, "subscription")?;
         check_counts(&bytes, v, false, "subscription")?;
+        if let Some(why) = non_utf8_name(&bytes, v) {
+            return Err(Error::invalid(format!("subscription v{v}"), why));
+        }
         let s = ConsumerProtocolSubscription::decode(&mut bytes, v)
             .map_err(|e| Error::decode(format!("subscription v{v}"), e))?;
         Ok(Subscription {
@@ -476,6 +511,44 @@ mod tests {
         let mut huge = UNITS_MAGIC.to_vec();
         huge.extend_from_slice(&i32::MAX.to_be_bytes());
         assert_eq!(decode_unit_groups(&huge), None);
+    }
+
+    /// A topic name that is not UTF-8 (the broker relays such a subscription
+    /// as it got it) is an error that says which name, in either list.
+    #[test]
+    fn a_topic_name_that_is_not_utf8_is_named() {
+        // v3: topics ["ok", ff fe], no user data, owned [("ok", [0])], generation 1, no rack.
+        let mut b = BytesMut::new();
+        b.put_i16(3);
+        b.put_i32(2);
+        b.put_i16(2);
+        b.put_slice(b"ok");
+        b.put_i16(2);
+        b.put_slice(&[0xff, 0xfe]);
+        b.put_i32(-1);
+        b.put_i32(1);
+        b.put_i16(2);
+        b.put_slice(b"ok");
+        b.put_i32(1);
+        b.put_i32(0);
+        b.put_i32(1);
+        b.put_i16(-1);
+        let e = Subscription::decode(b.clone().freeze()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "subscription v3: subscribed topic name 1 is not UTF-8 (bytes fffe)"
+        );
+        // The same name among the owned partitions only.
+        let mut owned = b.to_vec();
+        let at = owned.windows(2).position(|w| w == [0xff, 0xfe]).unwrap();
+        owned[at..at + 2].copy_from_slice(b"no");
+        let last = owned.windows(2).rposition(|w| w == b"ok").unwrap();
+        owned[last..last + 2].copy_from_slice(&[0xc3, 0x28]);
+        let e = Subscription::decode(Bytes::from(owned)).unwrap_err();
+        assert!(
+            e.to_string().contains("owned partitions' topic name 0 is not UTF-8 (bytes c328)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -299,6 +299,7 @@ impl Consumer {
             member_id: self.member_id.clone(),
             units,
             partitions,
+            unreadable: Vec::new(),
         }
     }
 

@@ -9,7 +9,9 @@
 use super::{Consumer, Event, Generation, Previous, State, UnitAssignment};
 use crate::error::{Error, Result};
 use crate::protocol::{Assignment, Subscription};
-use crate::units::{leader_sync_assignments, unit_groups_of_counts, units_in, JoinedMember};
+use crate::units::{
+    leader_sync_assignments_around, read_members, unit_groups_of_counts, units_in,
+};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
@@ -65,6 +67,7 @@ impl Consumer {
                     .with_metadata(sub.clone())
             })
             .collect();
+        self.left_out.clear();
         let mut step = Join::Joining;
         loop {
             step = match step {
@@ -176,17 +179,16 @@ impl Consumer {
         protocol: &str,
     ) -> Result<Vec<SyncGroupRequestAssignment>> {
         let group = &self.cfg.group_id;
-        let members: Vec<JoinedMember> = resp
-            .members
-            .iter()
-            .map(|m| {
-                Ok(JoinedMember {
-                    member_id: m.member_id.to_string(),
-                    instance_id: m.group_instance_id.as_ref().map(|s| s.to_string()),
-                    subscription: Subscription::decode(m.metadata.clone())?,
-                })
-            })
-            .collect::<Result<_>>()?;
+        // A member whose subscription cannot be read gets nothing; failing
+        // here instead would end every partwise member that leads in turn,
+        // the whole group stopped by one member's bytes.
+        let (members, unreadable) = read_members(resp.members.iter().map(|m| {
+            (
+                m.member_id.to_string(),
+                m.group_instance_id.as_ref().map(|s| s.to_string()),
+                m.metadata.clone(),
+            )
+        }));
         let all_topics: BTreeSet<String> = members
             .iter()
             .flat_map(|m| m.subscription.topics.iter().cloned())
@@ -197,8 +199,8 @@ impl Consumer {
             .iter()
             .map(|(t, m)| (t.clone(), m.leaders.len() as i32))
             .collect();
-        let assignments =
-            leader_sync_assignments(protocol, &members, &counts).map_err(|e| match e {
+        let assignments = leader_sync_assignments_around(protocol, &members, &unreadable, &counts)
+            .map_err(|e| match e {
                 Error::GroupProtocol { reason, source, .. } => Error::GroupProtocol {
                     group: group.clone(),
                     reason,
@@ -206,6 +208,7 @@ impl Consumer {
                 },
                 e => e,
             })?;
+        self.left_out = unreadable;
         Ok(assignments
             .into_iter()
             .map(|(member, bytes)| {
@@ -309,6 +312,11 @@ impl Consumer {
             member_id: self.member_id.clone(),
             units,
             partitions,
+            unreadable: if led {
+                std::mem::take(&mut self.left_out)
+            } else {
+                Vec::new()
+            },
         };
         let positions = self.start_positions(&assignment).await?;
         self.state = State::Stable(Box::new(Generation {

@@ -33,7 +33,7 @@ pub use config::{Config, GroupAssignor, GroupProtocol, OffsetReset};
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
-use crate::units::Unit;
+use crate::units::{Unit, UnreadableMember};
 use bytes::Bytes;
 use commit::Positions;
 use fetch::Fetcher;
@@ -65,6 +65,10 @@ pub struct UnitAssignment {
     /// held but never processed. In an [`Event::Revoked`] of the consumer
     /// protocol: the partitions given up.
     pub partitions: Vec<(String, i32)>,
+    /// When this member led: the members it gave nothing because their
+    /// subscription could not be decoded, with why (the application should
+    /// say so; the rest of the group is assigned as if they were absent).
+    pub unreadable: Vec<UnreadableMember>,
 }
 
 /// One record, as handed to the application.
@@ -168,6 +172,9 @@ pub struct Consumer {
     failing_since: Option<Instant>,
     /// The consumer protocol's member state (unused by classic members).
     kip: kip848::Membership,
+    /// The members the join in progress left out as unreadable, when this
+    /// member leads it.
+    left_out: Vec<UnreadableMember>,
 }
 
 impl Consumer {
@@ -206,6 +213,7 @@ impl Consumer {
             joined_once: false,
             failing_since: None,
             kip: kip848::Membership::new(),
+            left_out: Vec::new(),
         })
     }
 

@@ -559,6 +559,21 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
                 if consumer_protocol {
                     halves.check(&a);
                 }
+                for m in &a.unreadable {
+                    say!(
+                        "partwise: as leader of generation {} of group '{group}', gave member {} \
+                         (client id '{}'{}) nothing: {}; the others are assigned as if it were \
+                         absent. Fix or stop that client",
+                        a.generation,
+                        m.member_id,
+                        m.client_id,
+                        m.instance_id
+                            .as_ref()
+                            .map(|i| format!(", group.instance.id '{i}'"))
+                            .unwrap_or_default(),
+                        m.reason
+                    );
+                }
                 printer.assignment("assigned", &a)?
             }
             Event::Revoked(a) => printer.assignment("revoked", &a)?,
