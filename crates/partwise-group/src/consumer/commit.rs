@@ -10,7 +10,7 @@ use kafka_protocol::messages::offset_commit_request::{
 use kafka_protocol::messages::{OffsetCommitRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
-    self, FencedMemberEpoch, IllegalGeneration, RebalanceInProgress, StaleMemberEpoch,
+    self, FencedInstanceId, FencedMemberEpoch, IllegalGeneration, RebalanceInProgress, StaleMemberEpoch,
     UnknownMemberId,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -103,6 +103,10 @@ impl Consumer {
                         if let Some(off) = todo.iter().find(|(k, _)| *k == tp).map(|(_, o)| *o) {
                             self.committed.insert(tp, off);
                         }
+                    }
+                    Some(FencedInstanceId) => {
+                        self.shared.lock().expect("poisoned").fenced = true;
+                        return Err(self.fenced());
                     }
                     Some(
                         e @ (RebalanceInProgress | IllegalGeneration | UnknownMemberId

@@ -27,6 +27,12 @@ pub(super) struct Shared {
     /// sent: the session is known to be alive until a session timeout later.
     pub(super) beat_at: Instant,
     pub(super) closed: bool,
+    /// The coordinator answered FENCED_INSTANCE_ID: another member joined
+    /// with this member's group.instance.id and holds its place. Rejoining
+    /// would take the place back and fence that one in turn, the two
+    /// trading it forever, so the member stops (as Java's
+    /// FencedInstanceIdException does).
+    pub(super) fenced: bool,
 }
 
 impl Shared {
@@ -41,6 +47,7 @@ impl Shared {
             last_poll: Instant::now(),
             beat_at: Instant::now(),
             closed: false,
+            fenced: false,
         }
     }
 }
@@ -114,7 +121,11 @@ pub(super) async fn heartbeat_loop(shared: Arc<Mutex<Shared>>, cfg: Config) {
                         s.beat_at = s.beat_at.max(sent);
                     }
                     Some(RebalanceInProgress | IllegalGeneration) => s.rejoin = true,
-                    Some(UnknownMemberId | FencedInstanceId) => {
+                    Some(FencedInstanceId) => {
+                        s.fenced = true;
+                        s.active = false;
+                    }
+                    Some(UnknownMemberId) => {
                         s.rejoin = true;
                         s.forget_member = true;
                     }

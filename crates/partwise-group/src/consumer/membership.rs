@@ -20,8 +20,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
-    self, IllegalGeneration, InconsistentGroupProtocol, MemberIdRequired, RebalanceInProgress,
-    UnknownMemberId,
+    self, FencedInstanceId, IllegalGeneration, InconsistentGroupProtocol, MemberIdRequired,
+    RebalanceInProgress, UnknownMemberId,
 };
 use partwise_wire::consumer::decode_unit_groups;
 use std::collections::{BTreeMap, BTreeSet};
@@ -120,6 +120,7 @@ impl Consumer {
                 return Ok(None);
             }
             Some(RebalanceInProgress) => return Ok(None),
+            Some(FencedInstanceId) => return Err(self.fenced()),
             Some(_) if self.coordinator_moved(resp.error_code) => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 return Ok(None);
@@ -255,6 +256,7 @@ impl Consumer {
                 return Ok(false);
             }
             Some(RebalanceInProgress | IllegalGeneration) => return Ok(false),
+            Some(FencedInstanceId) => return Err(self.fenced()),
             Some(_) if self.coordinator_moved(resp.error_code) => return Ok(false),
             Some(_) => return Err(Error::protocol(&group, "SyncGroup", resp.error_code)),
         }

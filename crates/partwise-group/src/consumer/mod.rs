@@ -250,6 +250,13 @@ impl Consumer {
         self.queue_fetched();
         self.shared.lock().expect("poisoned").last_poll = Instant::now();
         loop {
+            if self.shared.lock().expect("poisoned").fenced {
+                // Nothing more is handed out or committed: the units are
+                // another member's now.
+                self.pending.clear();
+                self.state = State::Unjoined;
+                return Err(self.fenced());
+            }
             let unconfirmed = self.kip848()
                 && matches!(self.pending.front(), Some(Event::Records { .. }))
                 && self.kip.unconfirmed();
@@ -285,6 +292,23 @@ impl Consumer {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The error a classic static member stops with when the coordinator
+    /// answers FENCED_INSTANCE_ID (to a heartbeat, JoinGroup, SyncGroup or
+    /// OffsetCommit): another member joined with its group.instance.id and
+    /// took its place. It must not rejoin: that would fence the other in
+    /// turn, and the two would trade the units forever.
+    fn fenced(&self) -> Error {
+        let id = self.cfg.group_instance_id.as_deref().unwrap_or_default();
+        Error::group_protocol(
+            &self.cfg.group_id,
+            format!(
+                "FENCED_INSTANCE_ID: another member joined with group.instance.id '{id}' and \
+                 took this member's place, so this one stops; two running members must not \
+                 share a group.instance.id (give each its own --group-instance-id)"
+            ),
+        )
     }
 
     /// The group id, as every group request carries it.

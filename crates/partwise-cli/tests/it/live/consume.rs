@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 
 /// Members of KIP-848's consumer protocol, with the same checks.
 mod kip848;
+/// A member whose subscription cannot be decoded, and two members with one
+/// group.instance.id.
+mod members;
 
 const PARTITIONS: i32 = 6;
 /// `REBALANCE_IN_PROGRESS` (27).

@@ -1,0 +1,287 @@
+//! Hostile and mistaken members next to `partwise kafka consume` members on
+//! the classic protocol: a member whose subscription cannot be decoded (a
+//! topic name that is not UTF-8, which Apache Kafka relays as it got it) is
+//! assigned around by the partwise leader, and of two members started with
+//! one `--group-instance-id` the fenced one stops instead of taking the
+//! place back.
+
+use super::{coordinator_of, create, names, partitions_of, units_of, wait_stable, MemberProc};
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::{GroupId, HeartbeatRequest, JoinGroupRequest, SyncGroupRequest};
+use kafka_protocol::protocol::StrBytes;
+use partwise_faults::live::test_broker as broker;
+use partwise_group::cluster::Cluster;
+use partwise_group::protocol::decode_assignment;
+use partwise_group::wire::Connection;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The client id the hostile member connects with.
+const HOSTILE_CLIENT: &str = "hostile-client";
+
+/// A v0 subscription to `topic` and to a topic whose name is the bytes ff
+/// fe, which are not UTF-8.
+fn non_utf8_subscription(topic: &str) -> Bytes {
+    let mut b = BytesMut::new();
+    b.put_i16(0);
+    b.put_i32(2);
+    b.put_i16(topic.len() as i16);
+    b.put_slice(topic.as_bytes());
+    b.put_i16(2);
+    b.put_slice(&[0xff, 0xfe]);
+    b.put_i32(-1);
+    b.freeze()
+}
+
+/// What the hostile member saw.
+#[derive(Default)]
+struct Seen {
+    member_id: String,
+    /// The generation it synced last, and the assignment bytes it got.
+    synced: Option<(i32, Bytes)>,
+    error: Option<String>,
+}
+
+/// A classic member written by hand: it joins with `metadata` under the
+/// `copartitioned` protocol, syncs, heartbeats, and rejoins when the group
+/// rebalances, until dropped.
+struct RawMember {
+    stop: Arc<AtomicBool>,
+    seen: Arc<Mutex<Seen>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RawMember {
+    fn start(group: &str, metadata: Bytes) -> RawMember {
+        let stop = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (g, s, st) = (group.to_string(), seen.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let rt = partwise_faults::live::rt();
+            if let Err(e) = rt.block_on(raw_member(&g, metadata, &s, &st)) {
+                s.lock().unwrap().error = Some(e);
+            }
+        });
+        RawMember {
+            stop,
+            seen,
+            thread: Some(thread),
+        }
+    }
+
+    fn member_id(&self) -> String {
+        self.seen.lock().unwrap().member_id.clone()
+    }
+
+    fn synced(&self) -> Option<(i32, Bytes)> {
+        let s = self.seen.lock().unwrap();
+        assert!(s.error.is_none(), "hostile member: {:?}", s.error);
+        s.synced.clone()
+    }
+}
+
+impl Drop for RawMember {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn raw_member(
+    group: &str,
+    metadata: Bytes,
+    seen: &Mutex<Seen>,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    let t = Duration::from_secs(10);
+    let mut c = Cluster::new(vec![broker()], "partwise-test", t);
+    let coord = coordinator_of(&mut c, group).await;
+    let mut conn = Connection::connect(&coord, HOSTILE_CLIENT, t)
+        .await
+        .map_err(|e| e.to_string())?;
+    let gid = || GroupId(StrBytes::from_string(group.to_string()));
+    let mut member = String::new();
+    'join: while !stop.load(Ordering::SeqCst) {
+        let req = JoinGroupRequest::default()
+            .with_group_id(gid())
+            .with_session_timeout_ms(10_000)
+            .with_rebalance_timeout_ms(10_000)
+            .with_member_id(StrBytes::from_string(member.clone()))
+            .with_protocol_type(StrBytes::from_static_str("consumer"))
+            .with_protocols(vec![JoinGroupRequestProtocol::default()
+                .with_name(StrBytes::from_static_str("copartitioned"))
+                .with_metadata(metadata.clone())]);
+        let (resp, _) = conn
+            .send(&req, Duration::from_secs(40))
+            .await
+            .map_err(|e| e.to_string())?;
+        member = resp.member_id.to_string();
+        seen.lock().unwrap().member_id = member.clone();
+        match resp.error_code {
+            0 => {}
+            // MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS.
+            79 | 27 => continue,
+            e => return Err(format!("JoinGroup: error {e}")),
+        }
+        if resp.leader == resp.member_id {
+            return Err("the hostile member leads: the test expects a partwise leader".into());
+        }
+        let generation = resp.generation_id;
+        let req = SyncGroupRequest::default()
+            .with_group_id(gid())
+            .with_generation_id(generation)
+            .with_member_id(StrBytes::from_string(member.clone()))
+            .with_protocol_type(Some(StrBytes::from_static_str("consumer")))
+            .with_protocol_name(Some(StrBytes::from_static_str("copartitioned")));
+        let (resp, _) = conn
+            .send(&req, Duration::from_secs(40))
+            .await
+            .map_err(|e| e.to_string())?;
+        match resp.error_code {
+            0 => seen.lock().unwrap().synced = Some((generation, resp.assignment.clone())),
+            27 | 22 => continue,
+            e => return Err(format!("SyncGroup: error {e}")),
+        }
+        while !stop.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let req = HeartbeatRequest::default()
+                .with_group_id(gid())
+                .with_generation_id(generation)
+                .with_member_id(StrBytes::from_string(member.clone()));
+            let (resp, _) = conn.send(&req, t).await.map_err(|e| e.to_string())?;
+            match resp.error_code {
+                0 => {}
+                27 | 22 => continue 'join,
+                e => return Err(format!("Heartbeat: error {e}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The last assignment `m` printed of generation `generation`, if any.
+fn assigned_in(m: &MemberProc, generation: i64) -> Option<serde_json::Value> {
+    m.holding()
+        .filter(|a| a["generation"].as_i64() == Some(generation))
+}
+
+/// Two partwise members hold every unit; a third member joins whose
+/// subscription names a topic that is not UTF-8. The partwise leader must
+/// not exit (it did, with exit 2 and without naming the member, and the
+/// other partwise member then led and died the same way): it gives that
+/// member nothing, names it on stderr with its client id and why, and the
+/// partwise members keep exactly what they held without it.
+#[test]
+fn a_member_whose_subscription_cannot_be_decoded_gets_nothing_and_the_leader_carries_on() {
+    let (a, b, g) = names("unreadable");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let mut m1 = MemberProc::start(&g, &topics, &[]);
+    let mut m2 = MemberProc::start(&g, &topics, &[]);
+    let before = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let gen_before = before[0]["generation"].as_i64().unwrap();
+
+    let hostile = RawMember::start(&g, non_utf8_subscription(&a));
+    let start = Instant::now();
+    let (generation, got) = loop {
+        assert!(m1.running(), "member 1 exited: {}", m1.stderr());
+        assert!(m2.running(), "member 2 exited: {}", m2.stderr());
+        if let Some((gen, bytes)) = hostile.synced() {
+            if i64::from(gen) > gen_before
+                && assigned_in(&m1, gen.into()).is_some()
+                && assigned_in(&m2, gen.into()).is_some()
+            {
+                break (i64::from(gen), bytes);
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no generation with the hostile member within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(decode_assignment(got).unwrap(), vec![]);
+    let after = [
+        assigned_in(&m1, generation).unwrap(),
+        assigned_in(&m2, generation).unwrap(),
+    ];
+    // Without the hostile member the two held `before`; the sticky assignor
+    // keeps it, and the hostile member changes nothing of it.
+    for (i, (was, is)) in before.iter().zip(&after).enumerate() {
+        assert_eq!(partitions_of(was), partitions_of(is), "member {}", i + 1);
+        assert_eq!(units_of(was), units_of(is), "member {}", i + 1);
+    }
+    let (leader, other) = if after[0]["leader"] == true {
+        (&m1, &m2)
+    } else {
+        (&m2, &m1)
+    };
+    assert!(after.iter().any(|x| x["leader"] == true), "no partwise leader");
+    let id = hostile.member_id();
+    let start = Instant::now();
+    while !leader.stderr().contains(&id) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let said = leader.stderr();
+    assert!(
+        said.contains(&format!("gave member {id} (client id '{HOSTILE_CLIENT}')"))
+            && said.contains("subscribed topic name 1 is not UTF-8 (bytes fffe)"),
+        "the leader should name the member, its client and why:\n{said}"
+    );
+    assert!(!other.stderr().contains(&id), "{}", other.stderr());
+    // Still running a while later, with nothing revoked.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(m1.running() && m2.running());
+    drop(hostile);
+    assert_eq!(m1.terminate(), 0);
+    assert_eq!(m2.terminate(), 0);
+}
+
+/// Two classic members started with one `--group-instance-id` on an idle
+/// topic: the second takes the first's place, and the coordinator answers
+/// the first FENCED_INSTANCE_ID. It must stop with exit 2 naming the
+/// instance id (it used to rejoin, fencing the other in turn, the two
+/// trading every unit forever, each believing it held them all), and the
+/// second keeps every unit.
+#[test]
+fn of_two_members_with_one_instance_id_the_fenced_one_exits_and_the_other_keeps_every_unit() {
+    let (a, b, g) = names("instance");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let id = format!("{g}-static");
+    let flags = ["--group-instance-id", id.as_str()];
+    let first = MemberProc::start(&g, &topics, &flags);
+    wait_stable(&[&first], &topics, Duration::from_secs(60));
+    let mut second = MemberProc::start(&g, &topics, &flags);
+    let start = Instant::now();
+    // A heartbeat interval of 300 ms: the first learns within a second or
+    // two; the bound leaves room for a slow machine.
+    let (code, _, stderr) = first.wait(Duration::from_secs(20));
+    let took = start.elapsed();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("FENCED_INSTANCE_ID")
+            && stderr.contains(&format!("group.instance.id '{id}'"))
+            && stderr.contains("took this member's place"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let held = wait_stable(&[&second], &topics, Duration::from_secs(30));
+    assert_eq!(units_of(&held[0]).len(), 6);
+    // And it keeps them: nothing revoked for a few heartbeats more.
+    let events = second.events().len();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(second.running(), "{}", second.stderr());
+    let later = second.events();
+    assert!(
+        later[events..].iter().all(|e| e["event"] != "revoked"),
+        "the second member lost its units: {:?}",
+        &later[events..]
+    );
+    assert!(second.holding().is_some());
+    assert_eq!(second.terminate(), 0);
+}
