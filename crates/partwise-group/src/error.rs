@@ -224,8 +224,8 @@ mod tests {
         // v3 subscription: one topic "t", no user data, no owned
         // partitions, generation 1, and a rack that is not UTF-8.
         let bytes = bytes::Bytes::from_static(&[
-            0, 3, 0, 0, 0, 1, 0, 1, b't', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0,
-            1, 0xff,
+            0, 3, 0, 0, 0, 1, 0, 1, b't', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1,
+            0xff,
         ]);
         let e: Error = crate::protocol::Subscription::decode(bytes)
             .unwrap_err()

@@ -102,7 +102,10 @@ pub struct UnreadableMember {
 pub fn client_id_of(member_id: &str) -> String {
     const UUID: usize = 36;
     let n = member_id.len();
-    if n > UUID && member_id.as_bytes()[n - UUID - 1] == b'-' && member_id.is_char_boundary(n - UUID) {
+    if n > UUID
+        && member_id.as_bytes()[n - UUID - 1] == b'-'
+        && member_id.is_char_boundary(n - UUID)
+    {
         let uuid = &member_id[n - UUID..];
         if uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
             return member_id[..n - UUID - 1].to_string();
@@ -522,13 +525,20 @@ mod tests {
         ];
         let (readable, unreadable) = read_members(raw.clone());
         assert_eq!(
-            readable.iter().map(|m| m.member_id.as_str()).collect::<Vec<_>>(),
+            readable
+                .iter()
+                .map(|m| m.member_id.as_str())
+                .collect::<Vec<_>>(),
             ["m0", "m2"]
         );
         assert_eq!(unreadable.len(), 1);
         let u = &unreadable[0];
         assert_eq!(
-            (u.member_id.as_str(), u.client_id.as_str(), u.instance_id.as_deref()),
+            (
+                u.member_id.as_str(),
+                u.client_id.as_str(),
+                u.instance_id.as_deref()
+            ),
             (hostile_id.as_str(), "rogue-client", Some("rogue"))
         );
         assert_eq!(
@@ -536,8 +546,8 @@ mod tests {
             "its subscription could not be decoded: subscription v0: subscribed topic name 1 \
              is not UTF-8 (bytes ff)"
         );
-        let around = leader_sync_assignments_around("copartitioned", &readable, &unreadable, &c)
-            .unwrap();
+        let around =
+            leader_sync_assignments_around("copartitioned", &readable, &unreadable, &c).unwrap();
         // Without the member at all.
         let (without, none) = read_members([raw[0].clone(), raw[2].clone()]);
         assert!(none.is_empty());
@@ -547,7 +557,9 @@ mod tests {
         let got = Assignment::decode(around[2].1.clone()).unwrap();
         assert!(got.partitions.is_empty());
         assert_eq!(
-            got.user_data.as_deref().and_then(partwise_wire::consumer::decode_unit_groups),
+            got.user_data
+                .as_deref()
+                .and_then(partwise_wire::consumer::decode_unit_groups),
             Some(vec![vec!["a".to_string(), "b".to_string()]])
         );
         let held: usize = alone
@@ -565,7 +577,10 @@ mod tests {
         );
         assert_eq!(client_id_of("m0"), "");
         assert_eq!(client_id_of("-0d9c7f5e-3a1b-4c2d-8e9f-0123456789ab"), "");
-        assert_eq!(client_id_of("\u{e9}0d9c7f5e-3a1b-4c2d-8e9f-0123456789abcd"), "");
+        assert_eq!(
+            client_id_of("\u{e9}0d9c7f5e-3a1b-4c2d-8e9f-0123456789abcd"),
+            ""
+        );
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub struct MemberDescription {
     pub assignment_user_data: Option<Vec<u8>>,
     /// The broker's target assignment (consumer-protocol groups only).
     pub target: Option<Vec<(String, Vec<u32>)>>,
+    /// Why the member's subscription or assignment bytes could not be
+    /// decoded (`subscription could not be decoded: ...`), when they could
+    /// not: that one member is shown without them, the others as usual.
+    pub undecodable: Option<String>,
 }
 
 /// A group as described by its coordinator.
@@ -158,6 +162,7 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
                 assignment: AssignmentData::Assigned(a),
                 assignment_user_data: None,
                 target: Some(parts(m.target_assignment)),
+                undecodable: None,
             }
         })
         .collect();
@@ -199,7 +204,7 @@ fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> 
                 m.assignment(),
             )
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Vec<_>>();
     Ok(GroupDescription {
         name: g.name().to_string(),
         state: g.state().to_string(),
@@ -210,6 +215,10 @@ fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> 
     })
 }
 
+/// One described member. Bytes of it that do not decode mark that member
+/// ([`MemberDescription::undecodable`]) instead of failing the description:
+/// one member's bytes must not hide the rest of the group. An undecodable
+/// assignment reads as holding nothing, which is all the member can process.
 fn member(
     consumer: bool,
     id: &str,
@@ -217,19 +226,29 @@ fn member(
     client_host: &str,
     metadata: Option<&[u8]>,
     assignment: Option<&[u8]>,
-) -> Result<MemberDescription> {
+) -> MemberDescription {
+    let mut undecodable = Vec::new();
     let subscription = match metadata {
-        Some(b) if !b.is_empty() && consumer => Some(decode_subscription(b)?),
+        Some(b) if !b.is_empty() && consumer => match decode_subscription(b) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                undecodable.push(format!("subscription could not be decoded: {}", why(e)));
+                None
+            }
+        },
         _ => None,
     };
     let (assignment, assignment_user_data) = match assignment {
-        Some(b) if !b.is_empty() && consumer => {
-            let (a, data) = decode_assignment_and_user_data(b)?;
-            (AssignmentData::Assigned(a), data)
-        }
+        Some(b) if !b.is_empty() && consumer => match decode_assignment_and_user_data(b) {
+            Ok((a, data)) => (AssignmentData::Assigned(a), data),
+            Err(e) => {
+                undecodable.push(format!("assignment could not be decoded: {}", why(e)));
+                (AssignmentData::Assigned(Vec::new()), None)
+            }
+        },
         _ => (AssignmentData::NotReturned, None),
     };
-    Ok(MemberDescription {
+    MemberDescription {
         id: id.to_string(),
         client_id: client_id.to_string(),
         client_host: client_host.to_string(),
@@ -237,7 +256,16 @@ fn member(
         assignment,
         assignment_user_data,
         target: None,
-    })
+        undecodable: (!undecodable.is_empty()).then(|| undecodable.join("; ")),
+    }
+}
+
+/// A decode error's words without the "member " prefix the decoders give it.
+fn why(e: Error) -> String {
+    match e {
+        Error::Decode(m) => m.strip_prefix("member ").map(str::to_string).unwrap_or(m),
+        e => e.to_string(),
+    }
 }
 
 fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescription> {
@@ -272,7 +300,7 @@ fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescripti
                 Some(&m.member_assignment),
             )
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Vec<_>>();
     Ok(GroupDescription {
         name: group.to_string(),
         state: g.group_state.to_string(),
@@ -333,5 +361,41 @@ mod tests {
             assert!(decode_assignment(&b[..cut]).is_err(), "cut {cut}");
         }
         assert!(decode_subscription(&[0, 0, 0]).is_err());
+    }
+
+    /// A member whose subscription holds a topic name that is not UTF-8, or
+    /// whose assignment is cut short, is described and marked; it does not
+    /// fail the description.
+    #[test]
+    fn undecodable_bytes_mark_the_member() {
+        // v0: topics ["a", ff fe], no user data.
+        let sub = [
+            0, 0, 0, 0, 0, 2, 0, 1, b'a', 0, 2, 0xff, 0xfe, 0xff, 0xff, 0xff, 0xff,
+        ];
+        let good = encode_assignment(0, &[("a", &[1])]);
+        let m = member(true, "m", "c", "/h", Some(&sub), Some(&good));
+        assert_eq!(m.subscription, None);
+        assert_eq!(
+            m.assignment,
+            AssignmentData::Assigned(vec![("a".to_string(), vec![1])])
+        );
+        assert_eq!(
+            m.undecodable.as_deref(),
+            Some(
+                "subscription could not be decoded: subscription v0: subscribed topic name 1 \
+                 is not UTF-8 (bytes fffe)"
+            )
+        );
+        let m = member(true, "m", "c", "/h", None, Some(&good[..good.len() - 2]));
+        assert_eq!(m.assignment, AssignmentData::Assigned(vec![]));
+        assert!(
+            m.undecodable
+                .as_deref()
+                .is_some_and(|w| w.starts_with("assignment could not be decoded: assignment v0")),
+            "{:?}",
+            m.undecodable
+        );
+        let ok = member(true, "m", "c", "/h", None, Some(&good));
+        assert_eq!(ok.undecodable, None);
     }
 }

@@ -102,6 +102,7 @@ fn members(d: &GroupDescription, target: bool) -> Vec<DescribedMember> {
                     AssignmentData::NotReturned => None,
                 }
             },
+            undecodable: m.undecodable.clone(),
         })
         .collect()
 }

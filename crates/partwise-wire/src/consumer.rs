@@ -166,14 +166,20 @@ fn non_utf8_name(bytes: &[u8], v: i16) -> Option<String> {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     for i in 0..w.count()? {
         if let Some(b) = w.text()?.filter(|b| bad(b)) {
-            return Some(format!("subscribed topic name {i} is not UTF-8 (bytes {})", hex(b)));
+            return Some(format!(
+                "subscribed topic name {i} is not UTF-8 (bytes {})",
+                hex(b)
+            ));
         }
     }
     w.bytes()?;
     if v >= 1 {
         for i in 0..w.count()? {
             if let Some(b) = w.text()?.filter(|b| bad(b)) {
-                return Some(format!("owned partitions' topic name {i} is not UTF-8 (bytes {})", hex(b)));
+                return Some(format!(
+                    "owned partitions' topic name {i} is not UTF-8 (bytes {})",
+                    hex(b)
+                ));
             }
             let n = w.count()?;
             w.skip(n.checked_mul(4)?)?;
@@ -546,7 +552,8 @@ mod tests {
         owned[last..last + 2].copy_from_slice(&[0xc3, 0x28]);
         let e = Subscription::decode(Bytes::from(owned)).unwrap_err();
         assert!(
-            e.to_string().contains("owned partitions' topic name 0 is not UTF-8 (bytes c328)"),
+            e.to_string()
+                .contains("owned partitions' topic name 0 is not UTF-8 (bytes c328)"),
             "{e}"
         );
     }

@@ -13,6 +13,7 @@
 //!     id: id.into(),
 //!     subscription: Some(vec!["a".into(), "b".into()]),
 //!     assignment: Some(parts),
+//!     undecodable: None,
 //! };
 //! // Partition 0 of `a` and of `b` on different members: index 0 is split.
 //! let members = [
@@ -40,6 +41,38 @@ pub struct DescribedMember {
     /// Its partitions per topic (`None`: the coordinator returned no
     /// assignment bytes, as Apache Kafka does while the group rebalances).
     pub assignment: Option<Vec<(String, Vec<u32>)>>,
+    /// Why its consumer-protocol bytes could not be decoded, when they could
+    /// not (`subscription could not be decoded: ...`): the member is shown
+    /// and marked, its subscription counted as none (a partwise leader gives
+    /// such a member nothing) and an undecodable assignment as holding
+    /// nothing, and the others are analysed as usual.
+    pub undecodable: Option<String>,
+}
+
+/// The finding for a member whose bytes could not be decoded.
+pub const UNDECODABLE: &str = "member-undecodable";
+
+/// One finding per member of `members` whose consumer-protocol bytes could
+/// not be decoded, naming it and why, with the fix.
+pub fn undecodable_findings(members: &[DescribedMember]) -> Vec<crate::readiness::Finding> {
+    members
+        .iter()
+        .filter_map(|m| {
+            let why = m.undecodable.as_ref()?;
+            Some(crate::readiness::Finding {
+                kind: UNDECODABLE,
+                message: format!(
+                    "member {}: {why}; it is shown without it and analysed as subscribed to \
+                     nothing (a partwise leader gives it nothing), the other members as usual",
+                    m.id
+                ),
+                fix: "find that client by its member and client id and its host: it writes \
+                      bytes that are not the consumer protocol's (a topic name that is not \
+                      UTF-8, say); fix or stop it"
+                    .to_string(),
+            })
+        })
+        .collect()
 }
 
 /// A topic of the cluster, as its metadata says.
@@ -120,6 +153,8 @@ pub struct Analysis {
     pub split_count: usize,
     /// Whether the prediction equals the live assignment (when both exist).
     pub matches_live: Option<bool>,
+    /// Members whose bytes could not be decoded ([`undecodable_findings`]).
+    pub findings: Vec<crate::readiness::Finding>,
 }
 
 /// Why an assignor's prediction cannot be made.
@@ -195,6 +230,7 @@ pub fn analyze(
         not_returned: members.iter().filter(|m| m.assignment.is_none()).count(),
         split_count,
         matches_live,
+        findings: undecodable_findings(members),
     })
 }
 
@@ -219,6 +255,7 @@ fn live(members: &[DescribedMember], cluster: &[ClusterTopic]) -> Option<View> {
         .iter()
         .map(|m| match &m.subscription {
             Some(sub) => Member::new(m.id.clone(), sub.iter().cloned()),
+            None if m.undecodable.is_some() => Member::new(m.id.clone(), Vec::<String>::new()),
             None => Member::new(m.id.clone(), topics.iter().map(|t| t.name.clone())),
         })
         .collect();
@@ -257,6 +294,10 @@ fn predict(
         members
             .iter()
             .map(|m| {
+                if m.undecodable.is_some() && m.subscription.is_none() {
+                    // What a partwise leader does with it: nothing assigned.
+                    return Ok(Vec::new());
+                }
                 m.subscription
                     .clone()
                     .ok_or_else(|| PredictError::NoSubscription {
@@ -342,6 +383,7 @@ mod tests {
                     .map(|(t, p)| (t.to_string(), p.to_vec()))
                     .collect()
             }),
+            undecodable: None,
         }
     }
 
@@ -415,5 +457,49 @@ mod tests {
             r.predicted.unwrap().1.owned_by()["x"],
             [("a".to_string(), 0)]
         );
+    }
+
+    /// One member whose subscription could not be decoded: the others are
+    /// analysed (live and predicted) as if it subscribed to nothing, and it
+    /// is a finding naming it.
+    #[test]
+    fn an_undecodable_member_is_marked_and_the_others_analysed() {
+        let cluster = [topic("a", 2, true), topic("b", 2, true)];
+        let sub: &[&str] = &["a", "b"];
+        let mut bad = member("bad", None, Some(&[]));
+        bad.undecodable = Some(
+            "subscription could not be decoded: subscription v0: \
+                                subscribed topic name 1 is not UTF-8 (bytes fffe)"
+                .into(),
+        );
+        let members = [
+            member("x", Some(sub), Some(&[("a", &[0]), ("b", &[0])])),
+            bad,
+            member("y", Some(sub), Some(&[("a", &[1]), ("b", &[1])])),
+        ];
+        let asg: Assignor = "java:range".parse().unwrap();
+        let r = analyze(&members, &cluster, Some((asg, &[]))).unwrap();
+        let live = r.live.as_ref().unwrap();
+        assert_eq!(live.split_count(), 0);
+        assert_eq!(
+            live.sets[0].colocation.owners,
+            [[Some(0), Some(0)], [Some(2), Some(2)]]
+        );
+        let pred = &r.predicted.as_ref().unwrap().1;
+        assert!(pred.owned_by()["bad"].is_empty());
+        assert_eq!(r.matches_live, Some(true));
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].kind, UNDECODABLE);
+        assert!(
+            r.findings[0]
+                .message
+                .starts_with("member bad: subscription could not be decoded: ")
+                && r.findings[0].message.contains("not UTF-8"),
+            "{}",
+            r.findings[0].message
+        );
+        assert!(!r.findings[0].fix.is_empty());
+        let clean = analyze(&[members[0].clone(), members[2].clone()], &cluster, None).unwrap();
+        assert!(clean.findings.is_empty());
     }
 }

@@ -24,6 +24,7 @@
 //!     id: id.into(),
 //!     subscription: Some(sub.iter().map(|t| t.to_string()).collect()),
 //!     assignment: Some(vec![]),
+//!     undecodable: None,
 //! };
 //! let g = ClassicGroup {
 //!     name: "joins".into(),
@@ -409,7 +410,9 @@ fn range_check(
     };
     let (_, view) = r.predicted?;
     let mut subscriptions: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-    for m in members {
+    // A member whose subscription could not be read is its own finding, not
+    // a member of another subscription.
+    for m in members.iter().filter(|m| m.undecodable.is_none()) {
         let mut s = m.subscription.clone().unwrap_or_default();
         s.sort();
         s.dedup();
@@ -576,7 +579,7 @@ fn remote_assignors(
 pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopic]) -> Readiness {
     let default = BrokerConfig::default();
     let cfg = configs.first().unwrap_or(&default);
-    let mut findings = Vec::new();
+    let mut findings = crate::described::undecodable_findings(&g.members);
     let upgrade = upgrade(g, cfg);
     match &upgrade {
         Upgrade::Refused {
@@ -643,7 +646,7 @@ pub fn consumer(
     configs: &[BrokerConfig],
     topics: &[ClusterTopic],
 ) -> ConsumerGroupCheck {
-    let mut findings = Vec::new();
+    let mut findings = crate::described::undecodable_findings(current);
     let view = |ms: &[DescribedMember]| analyze(ms, topics, None).ok().and_then(|r| r.live);
     let (cur, tgt) = (view(current), view(target));
     let reconciled = match (&cur, &tgt) {
@@ -728,6 +731,7 @@ mod tests {
                     .map(|(t, p)| (t.to_string(), p.to_vec()))
                     .collect()
             }),
+            undecodable: None,
         }
     }
 
@@ -855,6 +859,37 @@ mod tests {
         assert_eq!(
             classic(&g, &[off], &t).findings[0].kind,
             "upgrade-refused-policy"
+        );
+    }
+
+    /// A member whose subscription could not be decoded is a finding of its
+    /// own; the others are checked as usual, and it is no "other
+    /// subscription" for server range.
+    #[test]
+    fn an_undecodable_member_is_named_and_the_rest_checked() {
+        let mut members = whole_pair();
+        members.push(DescribedMember {
+            id: "bad".into(),
+            subscription: None,
+            assignment: Some(vec![]),
+            undecodable: Some("subscription could not be decoded: not UTF-8".into()),
+        });
+        let cfg = BrokerConfig {
+            assignors: Some(vec![COPARTITIONED_CLASS.into()]),
+            ..BrokerConfig::default()
+        };
+        let g = group("Stable", members, vec![None, None, None]);
+        let r = classic(&g, &[cfg], &[topic("a", 6), topic("b", 6)]);
+        assert_eq!(kinds(&r), ["member-undecodable"]);
+        assert!(r.findings[0]
+            .message
+            .starts_with("member bad: subscription could not be decoded"));
+        let rc = r.range.as_ref().unwrap();
+        assert_eq!((rc.split_count, rc.subscriptions.len()), (0, 0));
+        assert!(
+            matches!(r.upgrade, Upgrade::Allowed { .. }),
+            "{:?}",
+            r.upgrade
         );
     }
 

@@ -10,8 +10,8 @@ use kafka_protocol::messages::offset_commit_request::{
 use kafka_protocol::messages::{OffsetCommitRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
-    self, FencedInstanceId, FencedMemberEpoch, IllegalGeneration, RebalanceInProgress, StaleMemberEpoch,
-    UnknownMemberId,
+    self, FencedInstanceId, FencedMemberEpoch, IllegalGeneration, RebalanceInProgress,
+    StaleMemberEpoch, UnknownMemberId,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;

@@ -9,9 +9,7 @@
 use super::{Consumer, Event, Generation, Previous, State, UnitAssignment};
 use crate::error::{Error, Result};
 use crate::protocol::{Assignment, Subscription};
-use crate::units::{
-    leader_sync_assignments_around, read_members, unit_groups_of_counts, units_in,
-};
+use crate::units::{leader_sync_assignments_around, read_members, unit_groups_of_counts, units_in};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;

@@ -62,6 +62,7 @@ pub fn described(d: &GroupDescription) -> Vec<DescribedMember> {
                 AssignmentData::Assigned(a) => Some(a.clone()),
                 AssignmentData::NotReturned => None,
             },
+            undecodable: m.undecodable.clone(),
         })
         .collect()
 }
@@ -165,11 +166,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         format => crate::output::write_doc(&mut out, format, &to_json(&d, &r))?,
     }
     out.flush()?;
-    Ok(if r.not_returned > 0 || r.split_count > 0 {
-        ExitCode::Findings
-    } else {
-        ExitCode::Ok
-    })
+    Ok(
+        if r.not_returned > 0 || r.split_count > 0 || !r.findings.is_empty() {
+            ExitCode::Findings
+        } else {
+            ExitCode::Ok
+        },
+    )
 }
 
 /// The group's header line and its members' table.
@@ -198,9 +201,11 @@ pub(super) fn write_members(out: &mut impl Write, d: &GroupDescription) -> Resul
             m.id.clone(),
             m.client_id.clone(),
             m.client_host.clone(),
-            m.subscription
-                .as_ref()
-                .map_or("(not returned)".into(), |s| s.join(",")),
+            match (&m.subscription, &m.undecodable) {
+                (Some(s), _) => s.join(","),
+                (None, Some(_)) => "(could not be decoded)".into(),
+                (None, None) => "(not returned)".into(),
+            },
             match &m.assignment {
                 AssignmentData::NotReturned => "(not returned)".to_string(),
                 AssignmentData::Assigned(a) => a
@@ -239,6 +244,7 @@ fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Resu
             d.members.iter().filter(|m| m.assignment == AssignmentData::NotReturned).count()
         )?;
     }
+    write_findings(&mut *out, d, r)?;
     if let Some(view) = &r.live {
         write_matrices(&mut *out, view, "broker")?;
     }
@@ -257,6 +263,21 @@ fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Resu
             )?,
             None => {}
         }
+    }
+    Ok(())
+}
+
+/// The analysis' findings (members whose bytes could not be decoded), each
+/// with the member's client and host and the fix.
+fn write_findings(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Result<()> {
+    for f in &r.findings {
+        let client = d
+            .members
+            .iter()
+            .find(|m| f.message.starts_with(&format!("member {}:", m.id)))
+            .map(|m| format!(" (client '{}', host {})", m.client_id, m.client_host))
+            .unwrap_or_default();
+        writeln!(out, "\n{}{client}: {}\n  fix: {}", f.kind, f.message, f.fix)?;
     }
     Ok(())
 }
@@ -283,6 +304,9 @@ pub(super) fn members_json(d: &GroupDescription) -> Vec<Value> {
             if let Some(t) = &m.target {
                 v["target_assignment"] = parts_json(t);
             }
+            if let Some(why) = &m.undecodable {
+                v["undecodable"] = json!(why);
+            }
             v
         })
         .collect()
@@ -307,6 +331,11 @@ pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
         "colocation": colocation,
         "colocation_source": source,
         "split_count": r.split_count,
+        "findings": r.findings.iter().map(|f| json!({
+            "kind": f.kind,
+            "message": f.message,
+            "fix": f.fix,
+        })).collect::<Vec<_>>(),
     });
     if let Some((asg, view)) = &r.predicted {
         doc["prediction"] = json!({

@@ -650,6 +650,9 @@ impl Model {
                         if a.matches_live == Some(false) {
                             what.push("its assignment is not what the declared assignor gives its members".into());
                         }
+                        let undecodable: Vec<String> =
+                            a.findings.iter().map(|f| f.message.clone()).collect();
+                        what.extend(undecodable.iter().cloned());
                         let head = format!(
                             "live consumer group {g} ({} members, assignor {})",
                             d.members.len(),
@@ -666,7 +669,13 @@ impl Model {
                                 vec![],
                             )
                         } else {
-                            (false, format!("{head}: {}", what.join("; ")), vec!["run the declared assignor (the placement fix above), or declare the one that runs".to_string()])
+                            let mut fixes: Vec<String> =
+                                a.findings.iter().map(|f| f.fix.clone()).collect();
+                            if what.len() > undecodable.len() {
+                                fixes.push("run the declared assignor (the placement fix above), or declare the one that runs".to_string());
+                            }
+                            fixes.dedup();
+                            (false, format!("{head}: {}", what.join("; ")), fixes)
                         }
                     }
                 };

@@ -220,7 +220,10 @@ fn a_member_whose_subscription_cannot_be_decoded_gets_nothing_and_the_leader_car
     } else {
         (&m2, &m1)
     };
-    assert!(after.iter().any(|x| x["leader"] == true), "no partwise leader");
+    assert!(
+        after.iter().any(|x| x["leader"] == true),
+        "no partwise leader"
+    );
     let id = hostile.member_id();
     let start = Instant::now();
     while !leader.stderr().contains(&id) && start.elapsed() < Duration::from_secs(5) {
@@ -239,6 +242,147 @@ fn a_member_whose_subscription_cannot_be_decoded_gets_nothing_and_the_leader_car
     drop(hostile);
     assert_eq!(m1.terminate(), 0);
     assert_eq!(m2.terminate(), 0);
+}
+
+/// `partwise` with `args`: its exit code, stdout and stderr.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = crate::common::partwise().args(args).output().unwrap();
+    let err = crate::common::text(&out.stderr);
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    (out.status.code(), crate::common::text(&out.stdout), err)
+}
+
+/// The same group (two partwise members and the hostile one, settled) as
+/// `kafka group`, `kafka group --readiness` and `report -b` describe it:
+/// they used to exit 2 for the whole group, naming no member. Now the
+/// member is shown and marked, the others analysed, and it is a finding.
+#[test]
+fn group_readiness_and_report_mark_a_member_whose_subscription_cannot_be_decoded() {
+    let (a, b, g) = names("describe-unreadable");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let mut m1 = MemberProc::start(&g, &topics, &[]);
+    let mut m2 = MemberProc::start(&g, &topics, &[]);
+    let before = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let gen_before = before[0]["generation"].as_i64().unwrap();
+    let hostile = RawMember::start(&g, non_utf8_subscription(&a));
+    let start = Instant::now();
+    loop {
+        assert!(m1.running() && m2.running(), "a partwise member exited");
+        if let Some((gen, _)) = hostile.synced() {
+            if i64::from(gen) > gen_before
+                && assigned_in(&m1, gen.into()).is_some()
+                && assigned_in(&m2, gen.into()).is_some()
+            {
+                break;
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "never settled");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let id = hostile.member_id();
+    let why = "subscription could not be decoded: subscription v0: subscribed topic name 1 is \
+               not UTF-8 (bytes fffe)";
+    let bootstrap = broker();
+
+    let (code, out, err) = run(&["kafka", "group", "-b", &bootstrap, "-g", &g]);
+    assert_eq!(code, Some(1), "{err}\n{out}");
+    let row = out
+        .lines()
+        .find(|l| l.contains(&id))
+        .unwrap_or_else(|| panic!("no row for {id}:\n{out}"));
+    assert!(
+        row.contains("(could not be decoded)") && row.contains(HOSTILE_CLIENT),
+        "{row}"
+    );
+    assert!(
+        out.contains(&format!("member-undecodable (client '{HOSTILE_CLIENT}'"))
+            && out.contains(why)
+            && out.contains("fix: "),
+        "{out}"
+    );
+    assert!(
+        out.contains("0 of 6 indices split"),
+        "the others analysed:\n{out}"
+    );
+
+    let (code, out, err) = run(&[
+        "kafka", "group", "-b", &bootstrap, "-g", &g, "--format", "json",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let members = v["members"].as_array().unwrap();
+    assert_eq!(members.len(), 3, "{v}");
+    for m in members {
+        if m["id"] == id.as_str() {
+            assert_eq!(m["undecodable"], why);
+            assert!(m["subscription"].is_null());
+            assert_eq!(m["assignment"], serde_json::json!([]));
+        } else {
+            assert!(m.get("undecodable").is_none(), "{m}");
+            assert_eq!(m["subscription"], serde_json::json!([a, b]));
+        }
+    }
+    assert_eq!(v["findings"][0]["kind"], "member-undecodable");
+    assert_eq!(v["split_count"], 0);
+    assert_eq!(v["colocation"].as_array().unwrap().len(), 1, "{v}");
+
+    let (code, out, err) = run(&[
+        "kafka",
+        "group",
+        "-b",
+        &bootstrap,
+        "-g",
+        &g,
+        "--readiness",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let kinds: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"member-undecodable"), "{v}");
+    assert!(
+        !kinds.contains(&"range-splits"),
+        "the others share one subscription: {v}"
+    );
+
+    let topology = crate::common::temp_file(format!(
+        "[[topic]]\nname = \"{a}\"\npartitions = 6\n[[topic]]\nname = \"{b}\"\npartitions = 6\n\
+         [[consumer_group]]\nname = \"{g}\"\nassignor = \"copartitioned\"\nmembers = 2\n\
+         subscriptions = [\"{a}\", \"{b}\"]\n"
+    ));
+    let (code, out, err) = run(&[
+        "report",
+        topology.path().to_str().unwrap(),
+        "-b",
+        &bootstrap,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let verdict = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["area"] == "live" && x["text"].as_str().unwrap().contains(&g))
+        .unwrap_or_else(|| panic!("no verdict for {g}: {v}"))
+        .clone();
+    assert_eq!(verdict["ok"], false);
+    assert!(
+        verdict["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("member {id}: {why}")),
+        "{verdict}"
+    );
+    drop(hostile);
 }
 
 /// Two classic members started with one `--group-instance-id` on an idle
