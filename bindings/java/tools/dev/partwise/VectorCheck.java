@@ -97,6 +97,47 @@ public final class VectorCheck {
         return null;
     }
 
+    /**
+     * The case with one more member whose subscription held a topic name that was not UTF-8
+     * (kafka-clients hands it over with U+FFFD in its place), besides the case's topics: it
+     * gets nothing and the user data, and the others exactly what the Rust leader gives them
+     * without it, as the Rust leader assigns around such a member.
+     */
+    static String checkUnreadable(Case c) {
+        Map<String, Subscription> subs = new HashMap<>();
+        for (Member m : c.members()) {
+            Subscription t = new Subscription(m.topics(), null, m.owned(), 1, Optional.empty());
+            t.setGroupInstanceId(Optional.ofNullable(m.instanceId()));
+            subs.put(m.id(), t);
+        }
+        List<String> topics = new ArrayList<>(c.topics().keySet());
+        topics.add("\uFFFD\uFFFD");
+        String hostile = "hostile-client-0d9c7f5e-3a1b-4c2d-8e9f-0123456789ab";
+        subs.put(hostile, new Subscription(topics, null, List.of(), -1, Optional.empty()));
+        // The assignor says on stderr whom it gave nothing; 848 times is noise here.
+        java.io.PrintStream err = System.err;
+        Map<String, Assignment> got;
+        try {
+            System.setErr(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+            got = new CopartitionedAssignor()
+                    .assign(cluster(c.topics()), new GroupSubscription(subs)).groupAssignment();
+        } finally {
+            System.setErr(err);
+        }
+        Assignment h = got.get(hostile);
+        if (h == null || !h.partitions().isEmpty() || !hex(h.userData()).equals(c.userData())) {
+            return "the unreadable member got " + (h == null ? "no assignment" : h.partitions());
+        }
+        for (Map.Entry<String, List<TopicPartition>> e : c.expect().entrySet()) {
+            Assignment a = got.get(e.getKey());
+            if (a == null || !new HashSet<>(a.partitions()).equals(new HashSet<>(e.getValue()))) {
+                return e.getKey() + " beside an unreadable member: java "
+                        + (a == null ? null : a.partitions()) + ", rust without it " + e.getValue();
+            }
+        }
+        return null;
+    }
+
     /** Every case of the vectors file at {@code path}. */
     static List<Case> read(String path) throws java.io.IOException {
         List<Case> cases = new ArrayList<>();
@@ -134,8 +175,20 @@ public final class VectorCheck {
                 }
             }
         }
+        int unreadable = 0;
+        for (Case c : cases) {
+            String why = checkUnreadable(c);
+            if (why != null) {
+                unreadable++;
+                if (unreadable <= 10) {
+                    System.err.println("MISMATCH " + c.name() + " (beside an unreadable member): " + why);
+                }
+            }
+        }
+        System.out.println("copartitioned vectors beside a member whose subscription is not UTF-8: "
+                + (cases.size() - unreadable) + " of " + cases.size() + " give it nothing and the others the Rust leader's");
         System.out.println("copartitioned vectors: " + cases.size() + " cases x 2 (owned in the standard field, in user data): "
                 + (2 * cases.size() - failed) + " equal to the Rust leader, " + failed + " differ");
-        System.exit(failed == 0 ? 0 : 1);
+        System.exit(failed == 0 && unreadable == 0 ? 0 : 1);
     }
 }

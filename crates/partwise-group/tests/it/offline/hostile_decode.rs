@@ -243,6 +243,52 @@ proptest! {
         }
     }
 
+    /// A leader reads every member's metadata: whatever one member sent,
+    /// the others are still assigned (exactly as without it when its bytes
+    /// do not decode), and the one it cannot read gets nothing, with a reason.
+    #[test]
+    fn a_leader_assigns_around_any_member_metadata(
+        bytes in proptest::collection::vec(any::<u8>(), 0..200),
+        flip in any::<usize>(),
+    ) {
+        use partwise_group::units::{leader_sync_assignments, leader_sync_assignments_around, read_members};
+        let counts: std::collections::BTreeMap<String, i32> =
+            [("a".to_string(), 4), ("b".to_string(), 4)].into_iter().collect();
+        let good = |id: &str| (
+            id.to_string(),
+            None,
+            Subscription { topics: vec!["a".into(), "b".into()], generation: -1, ..Subscription::default() }
+                .encode()
+                .unwrap(),
+        );
+        // Arbitrary bytes, and a real subscription with one byte of a name made 0xff.
+        let mut named = Subscription { topics: vec!["a".into(), "bb".into()], generation: -1, ..Subscription::default() }
+            .encode()
+            .unwrap()
+            .to_vec();
+        let names = [8usize, 11, 12];
+        named[names[flip % names.len()]] = 0xff;
+        for (other, not_utf8) in [(Bytes::from(bytes.clone()), false), (Bytes::from(named), true)] {
+            let raw = vec![good("m0"), ("x".to_string(), None, other), good("m2")];
+            let (readable, unreadable) = read_members(raw.clone());
+            prop_assert_eq!(readable.len() + unreadable.len(), 3);
+            if not_utf8 {
+                prop_assert_eq!(unreadable.len(), 1);
+                prop_assert!(unreadable[0].reason.contains("is not UTF-8"), "{}", unreadable[0].reason);
+            }
+            let around = leader_sync_assignments_around("copartitioned", &readable, &unreadable, &counts).unwrap();
+            prop_assert_eq!(around.len(), 3);
+            if let Some(u) = unreadable.first() {
+                prop_assert_eq!(u.member_id.as_str(), "x");
+                prop_assert!(u.reason.starts_with("its subscription could not be decoded: "));
+                let (alone, _) = read_members([raw[0].clone(), raw[2].clone()]);
+                let without = leader_sync_assignments("copartitioned", &alone, &counts).unwrap();
+                prop_assert_eq!(&around[..2], &without[..]);
+                prop_assert!(decode_assignment(around[2].1.clone()).unwrap().is_empty());
+            }
+        }
+    }
+
     #[test]
     fn member_metadata_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = Subscription::decode(Bytes::from(bytes.clone()));

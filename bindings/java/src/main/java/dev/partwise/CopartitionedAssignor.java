@@ -63,8 +63,13 @@ public class CopartitionedAssignor implements ConsumerPartitionAssignor {
     @Override
     public GroupAssignment assign(Cluster metadata, GroupSubscription groupSubscription) {
         List<Copartitioned.Member> members = new ArrayList<>();
+        List<String> unreadable = new ArrayList<>();
         for (Map.Entry<String, Subscription> e : groupSubscription.groupSubscription().entrySet()) {
             Subscription s = e.getValue();
+            if (unreadable(s)) {
+                unreadable.add(e.getKey());
+                continue;
+            }
             List<TopicPartition> claims = s.ownedPartitions();
             if (claims.isEmpty()) {
                 claims = decodeOwned(s.userData());
@@ -78,7 +83,33 @@ public class CopartitionedAssignor implements ConsumerPartitionAssignor {
         for (Map.Entry<String, List<TopicPartition>> e : r.partitions().entrySet()) {
             out.put(e.getKey(), new Assignment(e.getValue(), groups.duplicate()));
         }
+        for (String id : unreadable) {
+            System.err.println("partwise copartitioned assignor: gave member " + id
+                    + " nothing: its subscription names a topic that is not UTF-8; the others are"
+                    + " assigned as if it were absent. Fix or stop that client");
+            out.put(id, new Assignment(List.of(), groups.duplicate()));
+        }
         return new GroupAssignment(out);
+    }
+
+    /**
+     * Whether a member's subscription could not be read. kafka-clients decodes topic names
+     * leniently: bytes that are not UTF-8 become U+FFFD, which no legal topic name holds (only
+     * letters, digits, '.', '_' and '-'). The Rust leader refuses such bytes and gives that
+     * member nothing; so does this one, so both leaders give the group the same assignment.
+     */
+    static boolean unreadable(Subscription s) {
+        for (String t : s.topics()) {
+            if (t.indexOf('\uFFFD') >= 0) {
+                return true;
+            }
+        }
+        for (TopicPartition tp : s.ownedPartitions()) {
+            if (tp.topic().indexOf('\uFFFD') >= 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The co-partition groups a leader put in {@code assignment}, or null if it put none. */
