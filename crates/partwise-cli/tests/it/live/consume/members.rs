@@ -385,21 +385,34 @@ fn group_readiness_and_report_mark_a_member_whose_subscription_cannot_be_decoded
     drop(hostile);
 }
 
-/// Two classic members started with one `--group-instance-id` on an idle
-/// topic: the second takes the first's place, and the coordinator answers
-/// the first FENCED_INSTANCE_ID. It must stop with exit 2 naming the
-/// instance id (it used to rejoin, fencing the other in turn, the two
-/// trading every unit forever, each believing it held them all), and the
-/// second keeps every unit.
-#[test]
-fn of_two_members_with_one_instance_id_the_fenced_one_exits_and_the_other_keeps_every_unit() {
-    let (a, b, g) = names("instance");
+/// Two classic members started with one `--group-instance-id`: the second
+/// takes the first's place, and the coordinator answers the first
+/// FENCED_INSTANCE_ID (to its heartbeat or, with traffic, maybe first to its
+/// commit). It must stop with exit 2 naming the instance id (on an idle
+/// topic it used to rejoin, fencing the other in turn, the two trading
+/// every unit forever, each believing it held them all; with traffic it
+/// exited 2 on the commit without saying why), and the second keeps every
+/// unit.
+fn one_instance_id_twice(tag: &str, traffic: bool) {
+    let (a, b, g) = names(tag);
     create(&[&a, &b]);
     let topics = [a.as_str(), b.as_str()];
+    let stop = Arc::new(Mutex::new(false));
+    let producing = traffic.then(|| super::producer(vec![a.clone(), b.clone()], stop.clone()));
     let id = format!("{g}-static");
     let flags = ["--group-instance-id", id.as_str()];
     let first = MemberProc::start(&g, &topics, &flags);
     wait_stable(&[&first], &topics, Duration::from_secs(60));
+    if traffic {
+        let start = Instant::now();
+        while !first.events().iter().any(|e| e["event"] == "record") {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no record handled"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
     let mut second = MemberProc::start(&g, &topics, &flags);
     let start = Instant::now();
     // A heartbeat interval of 300 ms: the first learns within a second or
@@ -427,5 +440,19 @@ fn of_two_members_with_one_instance_id_the_fenced_one_exits_and_the_other_keeps_
         &later[events..]
     );
     assert!(second.holding().is_some());
+    *stop.lock().unwrap() = true;
+    if let Some(p) = producing {
+        p.join().unwrap();
+    }
     assert_eq!(second.terminate(), 0);
+}
+
+#[test]
+fn of_two_members_with_one_instance_id_the_fenced_one_exits_and_the_other_keeps_every_unit() {
+    one_instance_id_twice("instance", false);
+}
+
+#[test]
+fn with_traffic_of_two_members_with_one_instance_id_the_fenced_one_exits_naming_it() {
+    one_instance_id_twice("instance-traffic", true);
 }
