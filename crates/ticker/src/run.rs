@@ -2,7 +2,7 @@
 //! through partwise's adapters, and returns an exit code (0 ok, 1 findings)
 //! or an error (exit 2).
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, SYMBOLS};
+use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
 use crate::Common;
 use partwise::topology::{check, Topology};
 use partwise::{KeyFormat, Partitioner};
@@ -274,8 +274,14 @@ fn symbols(file: Option<&PathBuf>) -> Result<Vec<(String, i64)>> {
                     .trim()
                     .parse()
                     .ok()
-                    .filter(|v| *v > 0)
-                    .ok_or_else(|| format!("{}: '{p}' is not a positive price", at()))?;
+                    .filter(|v| (1..=MAX_PRICE).contains(v))
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: '{}' is not a price from 1 to {MAX_PRICE} rupiah",
+                            at(),
+                            p.trim()
+                        )
+                    })?;
                 (s.trim().to_string(), price)
             }
             None => {
@@ -325,7 +331,7 @@ pub fn feed(a: &FeedArgs) -> Result<u8> {
         producers.insert(topic.clone(), rp);
     }
     let run = a.run.clone().unwrap_or_else(|| format!("r{}", now_ms()));
-    let mut g = Generator::new(&run, a.seed, syms, a.users);
+    let mut g = Generator::new(&run, a.seed, syms, a.users)?;
     let total = ((a.rate as f64) * dur.as_secs_f64()).round() as u64;
     let start = Instant::now();
     let (mut ticks, mut alerts) = (0u64, 0u64);
