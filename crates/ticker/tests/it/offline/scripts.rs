@@ -59,13 +59,20 @@ fn redis_cluster_down_leaves_a_process_a_stale_pid_file_names() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(sleep.alive(), "redis-cluster-down killed a sleep: {}", stderr(&o));
+    assert!(
+        sleep.alive(),
+        "redis-cluster-down killed a sleep: {}",
+        stderr(&o)
+    );
     let e = stderr(&o);
     assert!(
         e.contains(&sleep.pid()) && e.contains("not a redis-server") && e.contains("left alone"),
         "{e}"
     );
-    assert!(dir.path().join("notes.txt").exists(), "a file it did not make was removed");
+    assert!(
+        dir.path().join("notes.txt").exists(),
+        "a file it did not make was removed"
+    );
     assert!(!node.exists(), "its own node directory stays");
 }
 
@@ -92,6 +99,9 @@ fn kafka_up_stop_and_kill_leave_a_process_a_stale_pid_file_names() {
             stderr(&o)
         );
         let e = stderr(&o);
-        assert!(e.contains(&sleep.pid()) && e.contains("left alone"), "{action:?}: {e}");
+        assert!(
+            e.contains(&sleep.pid()) && e.contains("left alone"),
+            "{action:?}: {e}"
+        );
     }
 }
