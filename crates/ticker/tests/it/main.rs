@@ -10,5 +10,6 @@ mod offline {
 
 #[cfg(feature = "live")]
 mod live {
+    mod scripts;
     mod ticker;
 }
