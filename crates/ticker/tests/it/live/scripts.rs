@@ -112,3 +112,30 @@ fn redis_cluster_up_leaves_a_paused_cluster_of_its_own_alone() {
     );
     assert!(down.status.success(), "{}", stderr(&down));
 }
+
+/// A node that cannot start (its cluster-bus port is taken) fails the whole
+/// start, and the nodes that did start are stopped, not left running.
+#[test]
+fn redis_cluster_up_stops_the_nodes_it_started_when_one_fails() {
+    let base = free_base(3);
+    let dir = tempfile::tempdir().unwrap();
+    let bus = std::net::TcpListener::bind(("127.0.0.1", base + 1 + 10000)).unwrap();
+    let o = script("redis-cluster-up", base, dir.path());
+    drop(bus);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!("port {} did not start", base + 1)),
+        "{e}"
+    );
+    for p in [base, base + 2] {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::net::TcpStream::connect(("127.0.0.1", p)).is_ok() {
+            assert!(
+                Instant::now() < deadline,
+                "a node it started still runs on {p}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
