@@ -1715,3 +1715,25 @@ fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
     );
     Ok(code)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::slot::key_slot;
+
+    /// A namespace goes in front of the keys and leaves the symbol the hash
+    /// tag: both keys of a symbol stay in the symbol's own slot.
+    #[test]
+    fn namespaced_keys_keep_the_symbols_slot() {
+        for sym in ["BBCA", "GOTO", "S1X9"] {
+            let want = key_slot(sym.as_bytes());
+            let (mk, nk) = keys(Some("ticker-demo-1796-42"), sym);
+            assert_eq!(mk, format!("ticker-demo-1796-42:market:{{{sym}}}"));
+            assert_eq!(
+                (key_slot(mk.as_bytes()), key_slot(nk.as_bytes())),
+                (want, want)
+            );
+            assert_eq!(keys(None, sym).0, format!("market:{{{sym}}}"));
+        }
+    }
+}

@@ -43,3 +43,20 @@ fn a_price_past_the_maximum_is_refused_naming_its_line() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("no brokers"), "{err}");
 }
+
+/// A namespace goes into topic names and in front of Redis keys: one that
+/// Kafka would refuse, or with a brace that would become the keys' hash tag,
+/// is refused naming it, before anything is read or written.
+#[test]
+fn a_namespace_that_cannot_name_topics_and_keys_is_refused() {
+    for ns in ["a{b}", "", "has space", "x/y"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ticker"))
+            .args(["verify", "--namespace", ns])
+            .env_remove("PARTWISE_KAFKA_BOOTSTRAP")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{ns}: {err}");
+        assert!(err.contains(&format!("--namespace: '{ns}'")), "{ns}: {err}");
+    }
+}
