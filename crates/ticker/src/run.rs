@@ -1514,8 +1514,9 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     }
     println!("== up: topics from {} on {b}", common.topology.display());
     let (code, created) = up_created(&common)?;
+    let group = format!("{ns}-joiner");
     let result = if code == 0 {
-        drill(a, &common, &format!("{ns}-joiner"))
+        drill(a, &common, &group)
     } else {
         Ok(code)
     };
@@ -1538,12 +1539,38 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         if let Err(e) = delete_topics(&b, &created) {
             cleanup.push(e);
         }
+        // The group commits nothing, so the broker would drop it in time
+        // anyway; a member whose session has not run out yet keeps it alive,
+        // which is why this one is only a warning.
+        if code == 0 {
+            if let Err(e) = delete_group(&b, &group) {
+                eprintln!("ticker demo: {e}");
+            }
+        }
     }
     drop(started);
     match result {
         Ok(code) if cleanup.is_empty() => Ok(code),
         Ok(_) => Err(cleanup.join("; ")),
         Err(e) => Err(e),
+    }
+}
+
+/// Deletes the demo's consumer group (its name has the run id).
+fn delete_group(b: &str, group: &str) -> Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", b)
+        .create()
+        .map_err(|e| format!("{b}: {e}"))?;
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = rt()?
+        .block_on(admin.delete_groups(&[group], &opts))
+        .map_err(|e| format!("{b}: deleting group {group}: {e}"))?;
+    match results.into_iter().find_map(|r| r.err()) {
+        None => Ok(()),
+        Some((g, e)) => Err(format!("{b}: deleting group {g}: {e}")),
     }
 }
 

@@ -488,8 +488,22 @@ fn topic_exists(topic: &str) -> bool {
         .any(|t| t.name() == topic && t.error().is_none())
 }
 
-/// The demo's keys and topics are its own (a run id in every name, the
-/// symbol's hash tag kept), it removes them and nothing else when it ends,
+fn group_exists(group: &str) -> bool {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let c: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", broker())
+        .create()
+        .unwrap();
+    let list = c
+        .fetch_group_list(Some(group), Duration::from_secs(10))
+        .unwrap();
+    list.groups()
+        .iter()
+        .any(|g| g.name() == group && g.state() != "Dead")
+}
+
+/// The demo's keys, topics and group are its own (a run id in every name,
+/// the symbol's hash tag kept), it removes them and nothing else when it ends,
 /// and it starts (and stops) servers of its own instead of touching others.
 #[test]
 fn the_demo_touches_only_what_it_created() {
@@ -545,6 +559,11 @@ fn the_demo_touches_only_what_it_created() {
             "theirs"
         );
     }
+    assert!(
+        !group_exists(&format!("{ns}-joiner")),
+        "the demo left its group: {}",
+        text(&o.stderr)
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     for topic in [
         format!("{ns}-market-updates"),
