@@ -21,6 +21,7 @@ mod cmd;
 mod exit;
 mod input;
 mod limits;
+mod outfile;
 mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -409,8 +409,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.n,
             cfg.partitioner.spec()
         );
-        std::fs::write(path, load_svg(&tally.loads, &report.stats, &title, None))
-            .map_err(|e| CliError::msg(format!("--plot {}: {e}", path.display())))?;
+        let svg = load_svg(&tally.loads, &report.stats, &title, None);
+        crate::outfile::write("--plot", path, svg.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
     match cfg.out {

@@ -1463,3 +1463,273 @@ fn live_commands_exit_2_within_their_timeout_against_hostile_peers() {
         }
     });
 }
+
+/// Every command that writes a file the user names, writing to `out`, with
+/// what its bytes start with.
+fn file_writers(dir: &Path, out: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
+    let keys = dir.join("keys.txt").display().to_string();
+    let out = out.display().to_string();
+    let ticker = crate::common::example("ticker.toml");
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            "-o/--output",
+            s(&["report", &ticker, "-i", &keys, "-o", &out]),
+            "<!DOCTYPE html>",
+        ),
+        (
+            "-o/--output",
+            s(&["report", &ticker, "--format", "json", "-o", &out]),
+            "{",
+        ),
+        (
+            "--plot",
+            s(&["skew", "-i", &keys, "-p", "6", "--plot", &out]),
+            "<svg",
+        ),
+    ]
+}
+
+/// Runs partwise with `args`, killed after [`FAST`]; stdout captured.
+fn run_capturing(args: &[String]) -> (Option<i32>, Vec<u8>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut o, mut e) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = o.read_to_end(&mut b);
+        b
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = e.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > FAST {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running after {FAST:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (code, out.join().unwrap(), err.join().unwrap())
+}
+
+/// A device node of our own (`mknod`: tests run as root in CI), never the
+/// machine's: char 1 3 is a null device, char 1 7 a full one.
+fn device(path: &Path, minor: u32) {
+    let ok = Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", &minor.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mknod {} c 1 {minor} (needs root)", path.display());
+}
+
+fn is_char_device(path: &Path, rdev: u64) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == rdev)
+}
+
+/// The names in `dir`: nothing may be left beside the output (a temporary
+/// file that was never renamed).
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A device given as the output is written through, never replaced by a
+/// regular file (as root, renaming over `/dev/null` replaces the machine's
+/// null device), and a full one is exit 2 naming the flag and the path.
+#[test]
+fn no_writer_replaces_a_device_given_as_its_output() {
+    let fx = fixtures();
+    for i in 0..file_writers(fx.path(), Path::new("OUT")).len() {
+        let dir = tempfile::tempdir().unwrap();
+        let (null, full) = (dir.path().join("null"), dir.path().join("full"));
+        device(&null, 3);
+        device(&full, 7);
+        let (_, a, _) = file_writers(fx.path(), &null).swap_remove(i);
+        let (code, _, err) = run_capturing(&a);
+        assert!(matches!(code, Some(0 | 1)), "{a:?}: exit {code:?}: {err}");
+        assert!(
+            is_char_device(&null, 0x103),
+            "{a:?}: the null device was replaced"
+        );
+        let (flag, a, _) = file_writers(fx.path(), &full).swap_remove(i);
+        let (code, _, err) = run_capturing(&a);
+        assert_eq!(code, Some(2), "{a:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} {}", full.display()))
+                && err.contains("No space left on device")
+                && !err.contains("panicked"),
+            "{a:?}: {err}"
+        );
+        assert!(
+            is_char_device(&full, 0x107),
+            "{a:?}: the full device was replaced"
+        );
+        assert_eq!(names_in(dir.path()), ["full", "null"], "{a:?}");
+    }
+}
+
+/// A FIFO given as the output is written through: its reader gets the
+/// whole output and the FIFO stays a FIFO.
+#[test]
+fn no_writer_replaces_a_fifo_given_as_its_output() {
+    use std::os::unix::fs::FileTypeExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    for (_, args, head) in file_writers(fx.path(), &fifo) {
+        if !fifo.exists() {
+            assert!(Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success());
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let read = std::fs::File::open(&path).and_then(|mut f| f.read_to_end(&mut b));
+            let _ = tx.send(read.map(|_| b));
+        });
+        let (code, _, err) = run_capturing(&args);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?}: exit {code:?}: {err}"
+        );
+        let got = rx.recv_timeout(FAST);
+        let is_fifo = std::fs::symlink_metadata(&fifo).is_ok_and(|m| m.file_type().is_fifo());
+        if !is_fifo {
+            // Unblock the reader, still waiting on the replaced FIFO's inode.
+            let _ = std::fs::remove_file(&fifo);
+        }
+        assert!(is_fifo, "{args:?}: the FIFO was replaced by a regular file");
+        let got = got.expect("the FIFO's reader got nothing").unwrap();
+        assert!(
+            got.starts_with(head.as_bytes()) && got.len() > 100,
+            "{args:?}: the reader got {:?}",
+            String::from_utf8_lossy(&got[..got.len().min(200)])
+        );
+        assert_eq!(names_in(dir.path()), ["fifo"], "{args:?}");
+    }
+}
+
+/// A symbolic link given as the output stays a link: its target gets the
+/// bytes (and keeps its permissions), including a link not yet pointing at
+/// anything; a link to `/proc/self/fd/1` (what `/dev/stdout` is) writes to
+/// our stdout.
+#[test]
+fn no_writer_replaces_a_symlink_given_as_its_output() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("link");
+    let target = dir.path().join("target");
+    for (_, args, head) in file_writers(fx.path(), &link) {
+        for dangling in [false, true] {
+            let _ = std::fs::remove_file(&link);
+            let _ = std::fs::remove_file(&target);
+            if !dangling {
+                std::fs::write(&target, "old\n").unwrap();
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+            }
+            // Relative, as `ln -s target link` makes it.
+            std::os::unix::fs::symlink("target", &link).unwrap();
+            let (code, _, err) = run_capturing(&args);
+            assert!(
+                matches!(code, Some(0 | 1)),
+                "{args:?}: exit {code:?}: {err}"
+            );
+            let meta = std::fs::symlink_metadata(&link).unwrap();
+            assert!(
+                meta.file_type().is_symlink(),
+                "{args:?}: the link was replaced"
+            );
+            let got = std::fs::read(&target).unwrap();
+            assert!(
+                got.starts_with(head.as_bytes()),
+                "{args:?} (dangling {dangling})"
+            );
+            if !dangling {
+                let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o640, "{args:?}: the target's mode changed");
+            }
+            assert_eq!(names_in(dir.path()), ["link", "target"], "{args:?}");
+        }
+        let _ = std::fs::remove_file(&link);
+        let _ = std::fs::remove_file(&target);
+        std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+        let (code, stdout, err) = run_capturing(&args);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?}: exit {code:?}: {err}"
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{args:?}: the link to stdout was replaced"
+        );
+        assert!(
+            stdout.starts_with(head.as_bytes()),
+            "{args:?}: stdout got {}",
+            stdout.len()
+        );
+        let _ = std::fs::remove_file(&link);
+    }
+}
+
+/// A regular file given as the output is replaced whole (nothing left
+/// beside it) and keeps its permissions; a directory is exit 2 naming it.
+#[test]
+fn writers_replace_a_regular_file_whole_and_refuse_a_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.file");
+    for (_, args, head) in file_writers(fx.path(), &file) {
+        std::fs::write(&file, "old\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let (code, _, err) = run_capturing(&args);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?}: exit {code:?}: {err}"
+        );
+        assert!(std::fs::read(&file).unwrap().starts_with(head.as_bytes()));
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{args:?}: the file's mode changed");
+        assert_eq!(names_in(dir.path()), ["out.file"], "{args:?}");
+    }
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for (flag, args, _) in file_writers(fx.path(), &sub) {
+        let (code, _, err) = run_capturing(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} {}", sub.display())),
+            "{args:?}: {err}"
+        );
+        assert!(sub.is_dir() && names_in(&sub).is_empty(), "{args:?}");
+    }
+}
