@@ -1733,3 +1733,68 @@ fn writers_replace_a_regular_file_whole_and_refuse_a_directory() {
         assert!(sub.is_dir() && names_in(&sub).is_empty(), "{args:?}");
     }
 }
+
+/// Characters that draw nothing or reorder what follows: a bidi override
+/// (`\u{202E}gnp.exe` reads as `exe.png`), a zero-width space, a byte order
+/// mark inside a key, a control character.
+const INVISIBLE: [char; 5] = ['\u{202E}', '\u{200B}', '\u{FEFF}', '\u{2066}', '\u{1b}'];
+
+/// Keys holding invisible characters print in tables as hex, as keys that
+/// are not UTF-8 do, never as themselves.
+#[test]
+fn keys_with_invisible_characters_print_as_hex_in_tables() {
+    let keys = [
+        "\u{202E}gnp.exe",
+        "a\u{200B}b",
+        "BB\u{FEFF}CA",
+        "x\u{2066}y",
+    ];
+    for cmd in [&["route", "-p", "6"][..], &["slot"]] {
+        let out = crate::common::output(&[cmd, &keys[..]].concat(), 0);
+        let table = String::from_utf8(out.stdout).unwrap();
+        assert!(!table.contains(INVISIBLE), "{cmd:?}: {table:?}");
+        for k in keys {
+            let hex: String = k.bytes().map(|b| format!("{b:02x}")).collect();
+            assert!(
+                table.contains(&format!("0x{hex}")),
+                "{cmd:?}: {k:?} not in hex:\n{table}"
+            );
+        }
+    }
+}
+
+/// The HTML report shows invisible characters escaped: in sample keys (as
+/// hex, as the tables do) and in names from the topology file (as `\u{..}`).
+#[test]
+fn the_report_shows_invisible_characters_escaped() {
+    let keys = crate::common::temp_file("BBCA\n\u{202E}gnp.exe\nm\u{200B}x\n");
+    let topo = std::fs::read_to_string(crate::common::example("ticker.toml"))
+        .unwrap()
+        .replace(
+            "members = 3",
+            "members = [\"\u{202E}1m\", \"m\u{200B}2\", \"m\u{FEFF}3\"]",
+        );
+    let topo = crate::common::temp_file(topo);
+    let out = crate::common::partwise()
+        .args(["report", topo.path().to_str().unwrap(), "-i"])
+        .arg(keys.path())
+        .output()
+        .unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.contains("</html>"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !page.contains(INVISIBLE),
+        "an invisible character reached the page"
+    );
+    assert!(
+        page.contains("0xe280ae676e702e657865"),
+        "the key is not in hex"
+    );
+    for m in ["\\u{202e}1m", "m\\u{200b}2", "m\\u{feff}3"] {
+        assert!(page.contains(m), "member {m} is not shown escaped");
+    }
+}
