@@ -281,8 +281,11 @@ pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&s
     let n = loads.len().max(1) as f64;
     let max = stats.max.max(1) as f64;
     let bw = (w - 2.0 * pad) / n;
+    // Invisible characters escaped as the tables show them (and C0
+    // controls are not even allowed in XML 1.0).
     let esc = |t: &str| {
-        t.replace('&', "&amp;")
+        crate::output::visible(t)
+            .replace('&', "&amp;")
             .replace('<', "&lt;")
             .replace('>', "&gt;")
             .replace('"', "&quot;")

@@ -651,18 +651,21 @@ fn a_hostile_client_id_prints_escaped_in_the_table() {
         assert!(Instant::now() < deadline, "the member never joined");
     };
     assert_eq!(v["members"][0]["client_id"], hostile, "{v}");
-    let out = Cmd::cargo_bin("partwise")
-        .unwrap()
-        .args(["kafka", "group", "-b", &b, "-g", &group])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
-        "a control character reached the terminal: {text:?}"
-    );
-    assert!(
-        text.contains("c\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\u{202e}gnp.exe"),
-        "{text}"
-    );
+    for extra in [&[][..], &["--readiness"]] {
+        let out = Cmd::cargo_bin("partwise")
+            .unwrap()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{extra:?}: a control character reached the terminal: {text:?}"
+        );
+        assert!(
+            text.contains("c\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\u{202e}gnp.exe"),
+            "{extra:?}: {text}"
+        );
+    }
 }

@@ -1773,7 +1773,8 @@ fn the_report_shows_invisible_characters_escaped() {
         .replace(
             "members = 3",
             "members = [\"\u{202E}1m\", \"m\u{200B}2\", \"m\u{FEFF}3\"]",
-        );
+        )
+        .replace("\"market-updates\"", "\"market\u{2066}updates\"");
     let topo = crate::common::temp_file(topo);
     let out = crate::common::partwise()
         .args(["report", topo.path().to_str().unwrap(), "-i"])
@@ -1797,4 +1798,6 @@ fn the_report_shows_invisible_characters_escaped() {
     for m in ["\\u{202e}1m", "m\\u{200b}2", "m\\u{feff}3"] {
         assert!(page.contains(m), "member {m} is not shown escaped");
     }
+    // The topic's name, in the tables and in its load chart's title.
+    assert!(page.contains("<title id=\"skew-0-chart-title\">market\\u{2066}updates"));
 }
