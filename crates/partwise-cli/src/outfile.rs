@@ -15,7 +15,7 @@
 use crate::exit::{CliError, Result};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path`; an error names `flag` and `path` (exit 2).
@@ -65,6 +65,12 @@ fn target(path: &Path) -> io::Result<Target> {
     let mut p = path.to_path_buf();
     // The kernel gives up after 40 links (ELOOP); so do we.
     for _ in 0..40 {
+        // `/proc/self/fd/N` (and `/dev/fd/N`, the same directory) names an
+        // open descriptor (a pipe, a terminal, the file a shell redirected
+        // into): its link text is no path to rename over.
+        if p.starts_with("/proc") || p.starts_with("/dev/fd") {
+            return Ok(Target::Through);
+        }
         let meta = match fs::symlink_metadata(&p) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::Replace(p)),
@@ -73,20 +79,11 @@ fn target(path: &Path) -> io::Result<Target> {
         let t = meta.file_type();
         if t.is_symlink() {
             let to = fs::read_link(&p)?;
-            // `/proc/self/fd/N` names an open descriptor (a pipe, a
-            // terminal, the file a shell redirected into): its link text
-            // is no path to rename over.
-            if to.starts_with("/proc") || to.starts_with("/dev/fd") {
-                return Ok(Target::Through);
-            }
             p = match p.parent() {
                 Some(dir) if to.is_relative() => dir.join(to),
                 _ => to,
             };
             continue;
-        }
-        if p.starts_with("/proc") {
-            return Ok(Target::Through);
         }
         if t.is_dir() {
             return Err(io::Error::new(
@@ -116,14 +113,12 @@ fn replace(real: &Path, bytes: &[u8]) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = real
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let old = fs::metadata(real).ok();
     let mut tmp = None;
     for n in 0..100u32 {
-        let candidate = dir.join(format!(".{name}.partwise-{}-{n}.tmp", std::process::id()));
+        // Not derived from the file's name, which may already be as long
+        // as a name can be.
+        let candidate = dir.join(format!(".partwise-{}-{n}.tmp", std::process::id()));
         // create_new: never reuse (or follow a link planted at) a name
         // someone else made.
         match OpenOptions::new()
@@ -149,6 +144,9 @@ fn replace(real: &Path, bytes: &[u8]) -> io::Result<()> {
     let written = (|| {
         f.write_all(bytes)?;
         if let Some(m) = &old {
+            // Owner first: changing it may clear set-id bits the mode sets.
+            // Only root may give a file away; anyone else keeps their own.
+            let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
             f.set_permissions(m.permissions())?;
         }
         f.sync_all()?;

@@ -1697,20 +1697,47 @@ fn no_writer_replaces_a_symlink_given_as_its_output() {
             stdout.len()
         );
         let _ = std::fs::remove_file(&link);
+        // The descriptor's own names (never `/dev/stdout` itself here: a
+        // writer that renamed over it would replace the machine's).
+        for fd in ["/proc/self/fd/1", "/dev/fd/1"] {
+            let link = link.display().to_string();
+            let a: Vec<String> = args
+                .iter()
+                .map(|s| {
+                    if *s == link {
+                        fd.to_string()
+                    } else {
+                        s.clone()
+                    }
+                })
+                .collect();
+            let (code, stdout, err) = run_capturing(&a);
+            assert!(matches!(code, Some(0 | 1)), "{a:?}: exit {code:?}: {err}");
+            assert!(
+                stdout.starts_with(head.as_bytes()),
+                "{a:?}: stdout got {}",
+                stdout.len()
+            );
+        }
     }
 }
 
 /// A regular file given as the output is replaced whole (nothing left
-/// beside it) and keeps its permissions; a directory is exit 2 naming it.
+/// beside it) and keeps its owner and permissions; a directory is exit 2
+/// naming it.
 #[test]
 fn writers_replace_a_regular_file_whole_and_refuse_a_directory() {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let fx = fixtures();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.file");
     for (_, args, head) in file_writers(fx.path(), &file) {
         std::fs::write(&file, "old\n").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Someone else's file (tests run as root in CI; elsewhere the chown
+        // fails and the file stays ours).
+        let _ = std::os::unix::fs::chown(&file, Some(4321), Some(4321));
+        let owner = std::fs::metadata(&file).unwrap().uid();
         let (code, _, err) = run_capturing(&args);
         assert!(
             matches!(code, Some(0 | 1)),
@@ -1719,6 +1746,8 @@ fn writers_replace_a_regular_file_whole_and_refuse_a_directory() {
         assert!(std::fs::read(&file).unwrap().starts_with(head.as_bytes()));
         let mode = std::fs::metadata(&file).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "{args:?}: the file's mode changed");
+        let now = std::fs::metadata(&file).unwrap().uid();
+        assert_eq!(now, owner, "{args:?}: the file's owner changed");
         assert_eq!(names_in(dir.path()), ["out.file"], "{args:?}");
     }
     let sub = dir.path().join("sub");
