@@ -151,12 +151,21 @@ pub fn invisible(c: char) -> bool {
 /// [`key_cell`] (hex); this is for names, ids and hosts, where the readable
 /// part matters more than the exact bytes.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(invisible) {
+    escaped(text, invisible)
+}
+
+/// [`visible`] for a message of several lines: its line breaks stay.
+pub fn visible_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, |c| c != '\n' && invisible(c))
+}
+
+fn escaped(text: &str, hide: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&hide) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut s = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if invisible(c) {
+        if hide(c) {
             use std::fmt::Write as _;
             let _ = write!(s, "\\u{{{:x}}}", u32::from(c));
         } else {

@@ -1830,3 +1830,25 @@ fn the_report_shows_invisible_characters_escaped() {
     // The topic's name, in the tables and in its load chart's title.
     assert!(page.contains("<title id=\"skew-0-chart-title\">market\\u{2066}updates"));
 }
+
+/// An error quoting a hostile name (a file name that retitles the window
+/// and reverses the text after it) shows it escaped on stderr.
+#[test]
+fn error_messages_show_invisible_characters_escaped() {
+    let name = "/nonexistent/a\u{1b}]0;pwned\u{7}\u{202e}b";
+    for args in [
+        &["route", "-p", "6", "-i", name][..],
+        &["report", name],
+        &["skew", "-p", "6", "-i", name],
+    ] {
+        let err = crate::common::fails(args);
+        assert!(
+            !err.contains(INVISIBLE) && !err.contains('\u{7}'),
+            "{args:?}: {err:?}"
+        );
+        assert!(
+            err.contains("/nonexistent/a\\u{1b}]0;pwned\\u{7}\\u{202e}b"),
+            "{args:?}: {err}"
+        );
+    }
+}
