@@ -1852,3 +1852,20 @@ fn error_messages_show_invisible_characters_escaped() {
         );
     }
 }
+
+/// A warning quoting a hostile file name shows it escaped on stderr.
+#[test]
+fn warnings_show_invisible_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k\u{1b}[2J\u{202e}.csv");
+    std::fs::write(&file, "BBCA,5\nANTM,3\n").unwrap();
+    let out = crate::common::partwise()
+        .args(["skew", "-p", "6", "-i"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--counts was not given"), "{err}");
+    assert!(!err.contains(INVISIBLE), "{err:?}");
+    assert!(err.contains("k\\u{1b}[2J\\u{202e}.csv"), "{err}");
+}
