@@ -132,6 +132,17 @@ fn replace(real: &Path, bytes: &[u8]) -> io::Result<()> {
                 break;
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            // The file itself may be writable in a directory that is not:
+            // say which one refused.
+            Err(e) if old.is_some() => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot create a file in {} to replace it with whole: {e}",
+                        dir.display()
+                    ),
+                ))
+            }
             Err(e) => return Err(e),
         }
     }
