@@ -6,10 +6,11 @@
 //! renamed over the name only once it is whole, so a failed write never
 //! leaves a half page that looks like a report. Anything else the name may
 //! be is written through instead, because a rename would swap the thing
-//! itself for a plain file: a device (`/dev/null`; as root, renaming over it
-//! replaces the device node for everyone), a FIFO (its reader would get
-//! nothing), a terminal, or a symbolic link (the link stays a link and its
-//! target gets the bytes). `/dev/stdout` and the other `/proc/self/fd`
+//! itself for a plain file: a character device (`/dev/null`; as root,
+//! renaming over it replaces the device node for everyone), a FIFO (its
+//! reader would get nothing), a terminal, or a symbolic link (the link stays
+//! a link and its target gets the bytes). A block device (a disk) and a
+//! socket are refused. `/dev/stdout` and the other `/proc/self/fd`
 //! names are our own descriptors, so they are written through as well.
 
 use crate::exit::{CliError, Result};
@@ -89,6 +90,13 @@ fn target(path: &Path) -> io::Result<Target> {
             return Err(io::Error::new(
                 io::ErrorKind::IsADirectory,
                 "is a directory",
+            ));
+        }
+        if t.is_block_device() {
+            // A report written through to a disk overwrites its first
+            // sectors: never what `-o` meant.
+            return Err(io::Error::other(
+                "is a block device; give a file, a character device or a FIFO",
             ));
         }
         if t.is_socket() {

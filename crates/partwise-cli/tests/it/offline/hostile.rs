@@ -1589,6 +1589,44 @@ fn no_writer_replaces_a_device_given_as_its_output() {
     }
 }
 
+/// A block device (a disk: written through, a report would overwrite its
+/// first sectors) and a socket given as the output are exit 2 naming them,
+/// and stay what they are.
+#[test]
+fn writers_refuse_a_block_device_or_a_socket() {
+    use std::os::unix::fs::FileTypeExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    // Major 240 is reserved for local use: no driver answers it, so even a
+    // writer that opened it would write nowhere.
+    let disk = dir.path().join("disk");
+    let ok = Command::new("mknod")
+        .arg(&disk)
+        .args(["b", "240", "0"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mknod {} b 240 0 (needs root)", disk.display());
+    let sock = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    for (path, what) in [(&disk, "block device"), (&sock, "socket")] {
+        for (flag, args, _) in file_writers(fx.path(), path) {
+            let (code, _, err) = run_capturing(&args);
+            assert_eq!(code, Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("{flag} {}: is a {what}", path.display())),
+                "{args:?}: {err}"
+            );
+            let t = std::fs::symlink_metadata(path).unwrap().file_type();
+            assert!(
+                t.is_block_device() || t.is_socket(),
+                "{args:?}: {path:?} was replaced"
+            );
+        }
+    }
+    assert_eq!(names_in(dir.path()), ["disk", "sock"]);
+}
+
 /// A FIFO given as the output is written through: its reader gets the
 /// whole output and the FIFO stays a FIFO.
 #[test]
