@@ -7,7 +7,7 @@
 
 use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
 use partwise_redis::{
     check, sample, CheckReport, Error, Family, FamilyReason, HotReport, HotRule, Node, NodeAddr,
     Shard, SlotMap,
@@ -319,7 +319,8 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
             writeln!(
                 out,
                 "cluster_state:{} ({source} from {})",
-                map.state, map.seed
+                visible(&map.state),
+                map.seed
             )?;
             if !unassigned.is_empty() {
                 writeln!(out, "unassigned slots: {}", ranges_text(&unassigned))?;
@@ -636,7 +637,13 @@ fn write_hot(
             t.write(out)?;
             let hot: Vec<String> = report
                 .hot_tags(min_share)
-                .map(|t| format!("{{{}}} on {}", key_cell(&t.tag), t.node))
+                .map(|t| {
+                    format!(
+                        "{{{}}} on {}",
+                        key_cell(&t.tag),
+                        visible(&t.node.to_string())
+                    )
+                })
                 .collect();
             if hot.is_empty() {
                 writeln!(

@@ -5,7 +5,7 @@
 
 use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::Format;
+use crate::output::{visible, Format};
 use partwise_group::{
     Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Security,
     UnitAssignment,
@@ -293,7 +293,13 @@ impl Printer {
             Format::Table => writeln!(
                 self.out,
                 "{event:<9} generation {} member {} units {} partitions {}",
-                v["generation"], v["member"], v["units"], v["partitions"]
+                v["generation"],
+                // The member id is the coordinator's, the topics its
+                // metadata's: JSON escapes control characters but leaves
+                // bidi and zero-width ones as they are.
+                visible(&v["member"].to_string()),
+                visible(&v["units"].to_string()),
+                visible(&v["partitions"].to_string())
             )?,
             _ => {
                 self.open()?;
@@ -318,7 +324,9 @@ impl Printer {
                     write!(
                         self.out,
                         "record    {}-{} @{} key ",
-                        r.topic, r.partition, r.offset
+                        visible(&r.topic),
+                        r.partition,
+                        r.offset
                     )?;
                     self.out.write_all(key_hex.unwrap_or(b"-"))?;
                     self.out.write_all(b"\n")?;
