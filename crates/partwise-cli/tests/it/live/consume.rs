@@ -496,6 +496,8 @@ impl OffsetSampler {
                     Cluster::new(split(&bk), "partwise-test-offsets", Duration::from_secs(5));
                 let mut high = Committed::new();
                 let mut coordinator: Option<String> = None;
+                // A move seen, whose first successful reads are not printed yet.
+                let mut unlogged_move = false;
                 let mut samples = 0;
                 while *run.lock().unwrap() {
                     // The coordinator before and after the reads: a read
@@ -517,7 +519,9 @@ impl OffsetSampler {
                         let after = c.find_coordinator(&g).await.ok();
                         let moved = before != after
                             || (coordinator.is_some() && before.is_some() && coordinator != before);
-                        if moved && !read.is_empty() {
+                        unlogged_move |= moved;
+                        if unlogged_move && !read.is_empty() {
+                            unlogged_move = false;
                             let mut last: Vec<_> = high.iter().collect();
                             last.sort();
                             let mut first = read.clone();
