@@ -554,12 +554,33 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
             tokio::pin!(poll);
             loop {
                 tokio::select! {
-                    e = &mut poll => break e.map_err(fail)?,
+                    e = &mut poll => break e,
                     _ = ticker.tick(), if waiting => notice.still_waiting(),
                     _ = term.recv() => break 'events,
                     _ = int.recv() => break 'events,
                 }
             }
+        };
+        let event = match event {
+            Ok(e) => e,
+            // A subscribed topic was deleted: the member stops (the units it
+            // was in can never be whole again), but what was handled of the
+            // other topics is committed, and it leaves so that the others
+            // need not wait out its session.
+            Err(e @ partwise_group::Error::TopicDeleted { .. }) => {
+                if let partwise_group::Error::TopicDeleted { topic, .. } = &e {
+                    say!(
+                        "partwise: topic '{topic}' was deleted: committing what was handled \
+                         of the other topics and leaving group '{group}'"
+                    );
+                }
+                if let Some(a) = consumer.assignment().cloned() {
+                    printer.assignment("revoked", &a)?;
+                }
+                let _ = consumer.close().await;
+                return Err(fail(e));
+            }
+            Err(e) => return Err(fail(e)),
         };
         match event {
             Event::Assigned(a) => {
