@@ -55,6 +55,7 @@ function assignerLogger(logger) {
 // not have is assigned to no one, as KafkaJS's RoundRobinAssigner assigns
 // only topics the cluster knows; the listing, not a local rule on names,
 // decides, so this leader assigns what a Rust or Java leader would.
+const LISTING_RETRIES = [250, 500, 1000]
 async function partitionCounts(cluster, wanted, log, groupId) {
   const counts = {}
   const known = t => {
@@ -73,14 +74,24 @@ async function partitionCounts(cluster, wanted, log, groupId) {
   }
   if (other.length === 0) return counts
   let listing
-  try {
-    listing = await cluster.metadata({ topics: [] })
-  } catch (e) {
-    log.warn(
-      `could not list the cluster's topics (${e.message}); topics only other members subscribe to are not assigned this generation: ${someNames(other)}`,
-      { groupId }
-    )
-    return counts
+  for (let attempt = 0; ; attempt++) {
+    try {
+      listing = await cluster.metadata({ topics: [] })
+      break
+    } catch (e) {
+      // KafkaJS fails a whole listing for one topic's error, and a topic
+      // just created or being deleted anywhere on the cluster has one for
+      // a moment: try again briefly before giving up on these topics.
+      if (attempt < LISTING_RETRIES.length) {
+        await new Promise(r => setTimeout(r, LISTING_RETRIES[attempt]))
+        continue
+      }
+      log.warn(
+        `could not list the cluster's topics (${e.message}); topics only other members subscribe to are not assigned this generation: ${someNames(other)}`,
+        { groupId }
+      )
+      return counts
+    }
   }
   const byName = new Map((listing.topicMetadata || []).map(t => [t.topic, t.partitionMetadata || []]))
   const missing = []

@@ -11,14 +11,17 @@
 //   INVALID_TOPIC_EXCEPTION, when a name is not a legal topic name;
 //   addMultipleTargetTopics keeps the new names as target topics (refreshed
 //   from then on) unless that request failed so;
-// - a Metadata request naming no topic lists every topic and creates none.
+// - a Metadata request naming no topic lists every topic and creates none;
+//   the first `failListings` of them fail, as KafkaJS fails a listing when
+//   any topic of the cluster has an error (one being created or deleted).
 // `created` lists the topics requests created, `requests` the topics each
 // request named.
 function legal(name) {
   return /^[a-zA-Z0-9._-]{1,249}$/.test(name) && name !== '.' && name !== '..'
 }
 
-function fakeCluster(topics, { targetTopics = Object.keys(topics) } = {}) {
+function fakeCluster(topics, { targetTopics = Object.keys(topics), failListings = 0 } = {}) {
+  let listingsFailed = 0
   const existing = new Map(Object.entries(topics))
   const created = []
   const requests = []
@@ -30,7 +33,15 @@ function fakeCluster(topics, { targetTopics = Object.keys(topics) } = {}) {
   const answer = names => ({ topicMetadata: names.filter(n => existing.has(n)).map(describe) })
   const request = async names => {
     requests.push(names.slice())
-    if (names.length === 0) return answer([...existing.keys()])
+    if (names.length === 0) {
+      if (listingsFailed < failListings) {
+        listingsFailed++
+        const e = new Error('This server does not host this topic-partition')
+        Object.assign(e, { name: 'KafkaJSProtocolError', type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true })
+        throw e
+      }
+      return answer([...existing.keys()])
+    }
     const bad = names.find(n => !legal(n))
     if (bad !== undefined) {
       const e = new Error(`The request attempted to perform an operation on an invalid topic (${JSON.stringify(bad)})`)

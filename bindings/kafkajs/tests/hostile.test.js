@@ -19,8 +19,8 @@ const OWN = Object.keys(GOOD)
 
 // One generation: two well-behaved members (one speaking KafkaJS's own v0
 // metadata) and `hostile`, led by a consumer subscribed to OWN.
-async function lead(hostile, topics = GOOD) {
-  const cluster = fakeCluster(topics, { targetTopics: OWN })
+async function lead(hostile, topics = GOOD, failListings = 0) {
+  const cluster = fakeCluster(topics, { targetTopics: OWN, failListings })
   const logger = captureLogger()
   const assigner = copartitionedAssigner()({ cluster, groupId: 'hostile-group', logger })
   const members = [
@@ -78,6 +78,18 @@ test("a topic only another member subscribes to is assigned, without becoming th
   const r = await lead(encodeSubscription(['hx-only'], [], -1), { ...GOOD, 'hx-only': 2 })
   assertSound(r, ['hx-only/0', 'hx-only/1'])
   assert.deepStrictEqual(r.out.hostile.partitions, [['hx-only', 0], ['hx-only', 1]])
+})
+
+test('a listing that fails for a moment is tried again; one that keeps failing leaves only those topics unassigned', async () => {
+  const only = { ...GOOD, 'hx-only': 2 }
+  const brief = await lead(encodeSubscription(['hx-only'], [], -1), only, 2)
+  assertSound(brief, ['hx-only/0', 'hx-only/1'])
+  assert.deepStrictEqual(brief.out.hostile.partitions, [['hx-only', 0], ['hx-only', 1]])
+  const down = await lead(encodeSubscription(['hx-only'], [], -1), only, Infinity)
+  assertSound(down)
+  assert.deepStrictEqual(down.out.hostile.partitions, [])
+  const warned = down.logger.lines.filter(([level, message]) => level === 'warn' && message.includes('"hx-only"'))
+  assert.strictEqual(warned.length, 1, JSON.stringify(down.logger.lines))
 })
 
 // Consumer protocol v0 subscription bytes with one topic name of raw bytes.
