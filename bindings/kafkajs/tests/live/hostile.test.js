@@ -10,7 +10,7 @@
 const test = require('node:test')
 const assert = require('node:assert')
 const { Kafka, logLevel, AssignerProtocol } = require('kafkajs')
-const { bootstrap } = require('./helpers')
+const { bootstrap, createTopics } = require('./helpers')
 const { copartitionedAssigner, encodeSubscription } = require('../..')
 
 const sleep = ms => new Promise(r => setTimeout(r, ms))
@@ -40,23 +40,6 @@ async function listTopics(admin) {
       if (attempt >= 10) throw e
       await sleep(300)
     }
-  }
-}
-
-// Creates `topics` and waits until every partition has a leader. KafkaJS's
-// own waitForLeaders gives up when the broker does not know a new topic yet.
-async function createTopics(admin, topics) {
-  await admin.createTopics({ topics: topics.map(topic => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })) })
-  const end = Date.now() + 30000
-  for (;;) {
-    try {
-      const { topics: got } = await admin.fetchTopicMetadata({ topics })
-      if (got.every(t => t.partitions.length === PARTITIONS && t.partitions.every(p => p.leader >= 0))) return
-    } catch (e) {
-      if (Date.now() > end) throw e
-    }
-    if (Date.now() > end) throw new Error(`topics ${topics} have no leaders after 30 s`)
-    await sleep(300)
   }
 }
 
@@ -100,7 +83,7 @@ async function scenario(name, metadata) {
     await admin.disconnect()
   }
   try {
-    await createTopics(admin, topics)
+    await createTopics(admin, topics, PARTITIONS)
     const before = await listTopics(admin)
     await member('leader', copartitionedAssigner())
     const joined = Date.now() + 60000
