@@ -8,6 +8,7 @@
 //! newline-aligned byte ranges, one per thread.
 
 use crate::exit::{CliError, Result};
+use partwise::encoding::UTF8_BOM;
 use partwise::KeyFormat;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Seek, SeekFrom};
@@ -23,6 +24,132 @@ const BLOCK: usize = 4 << 20;
 /// a stream without newlines must not grow it without bound. Far above any
 /// Kafka key (a record is at most about 1 MiB by default).
 pub const MAX_LINE: usize = 64 << 20;
+
+/// The most input a command that holds what it reads reads: a table of
+/// every key (`route`, `slot`, `kafka produce`), sample keys (`check -i`,
+/// `report -i`), the moved keys of `resize`, the distribution of `salt`.
+/// Endless input (`-i /dev/urandom`, `yes |`) then stops with an error
+/// naming the input instead of taking all memory. Commands that only count
+/// (`route --summary`, `skew`, `--format ndjson`) stream any amount.
+pub const MAX_HELD_BYTES: u64 = 256 << 20;
+
+/// The most lines such a command holds: each held key costs a few hundred
+/// bytes beside its own (its row, its placements), so 256 MiB of one-byte
+/// keys would take tens of GiB.
+pub const MAX_HELD_KEYS: u64 = 10_000_000;
+
+/// Counts the input a holding command has read against [`MAX_HELD_BYTES`]
+/// and [`MAX_HELD_KEYS`].
+pub struct Held {
+    what: &'static str,
+    hint: &'static str,
+    keys: u64,
+    bytes: u64,
+}
+
+impl Held {
+    /// A count for a command that holds `what` (said in the error); `hint`
+    /// (may be empty) says how to do without holding.
+    pub fn new(what: &'static str, hint: &'static str) -> Held {
+        Held {
+            what,
+            hint,
+            keys: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Counts `lines` read from `name`; an error once past either cap.
+    pub fn take(&mut self, name: &str, lines: &[&[u8]]) -> Result<()> {
+        self.keys += lines.len() as u64;
+        // Each line with its newline, as it was read.
+        self.bytes += lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>();
+        if self.keys > MAX_HELD_KEYS || self.bytes > MAX_HELD_BYTES {
+            return Err(CliError::msg(format!(
+                "{name}: more than {MAX_HELD_KEYS} keys or {} MiB: partwise holds {} in memory and reads at most that much (an endless input?){}",
+                MAX_HELD_BYTES >> 20,
+                self.what,
+                self.hint,
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Warns, on stderr, about keys holding characters that cannot be seen
+/// (see [`partwise::encoding::first_invisible`]): such a key looks like
+/// another key and hashes apart from it. The first few are named by line,
+/// the rest counted when the input ends.
+pub struct Lint {
+    name: String,
+    /// Lines before the first line handed out (a range of a file).
+    base: u64,
+    warned: u64,
+}
+
+/// Keys named one by one before the rest are only counted.
+const NAMED_WARNINGS: u64 = 3;
+
+impl Lint {
+    pub fn new(name: impl Into<String>, base: u64) -> Lint {
+        Lint {
+            name: name.into(),
+            base,
+            warned: 0,
+        }
+    }
+
+    /// Checks the lines of a group whose first line has 0-based number `first`.
+    pub fn group(&mut self, first: u64, group: &[&[u8]]) {
+        for (i, line) in group.iter().enumerate() {
+            if let Some((at, c)) = partwise::encoding::first_invisible(line) {
+                self.warned += 1;
+                if self.warned <= NAMED_WARNINGS {
+                    let line_no = self.base + first + i as u64 + 1;
+                    Lint::warn(&format!("{} line {line_no}", self.name), at, c);
+                }
+            }
+        }
+    }
+
+    /// Checks one key given whole, `label` naming it (`key argument 2`).
+    pub fn key(label: &str, key: &[u8]) {
+        if let Some((at, c)) = partwise::encoding::first_invisible(key) {
+            Lint::warn(label, at, c);
+        }
+    }
+
+    fn warn(label: &str, at: usize, c: char) {
+        let kind = if c.is_control() {
+            "a control character"
+        } else if matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
+            "a bidi control (it reorders what is shown after it)"
+        } else {
+            "a zero-width character"
+        };
+        say!(
+            "partwise: warning: {label}: the key holds {kind}, U+{:04X}, at byte {at}: it is hashed as part of the key, which looks like one without it and lands elsewhere",
+            u32::from(c)
+        );
+    }
+}
+
+impl Drop for Lint {
+    fn drop(&mut self) {
+        if self.warned > NAMED_WARNINGS {
+            say!(
+                "partwise: warning: {}: {} more keys hold invisible characters",
+                self.name,
+                self.warned - NAMED_WARNINGS
+            );
+        }
+    }
+}
+
+/// The note for a byte-order mark dropped from the start of `name`.
+fn bom_note(name: &str) {
+    say!("partwise: note: {name}: dropped the UTF-8 byte-order mark before line 1 (it is no part of the first key)");
+}
 
 /// A batch of keys: `inputs[i]` is the text as given, `keys[i]` its key bytes.
 pub struct Batch<'a> {
@@ -46,16 +173,6 @@ pub fn input_name(path: &Path) -> String {
     }
 }
 
-/// Opens a file for reading, or stdin for `-`.
-pub fn open(path: &Path) -> Result<Box<dyn Read>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(io::stdin().lock()));
-    }
-    let file = File::open(path)
-        .map_err(|e| CliError::context(format!("cannot open {}", path.display()), e))?;
-    Ok(Box::new(file))
-}
-
 /// Calls `f(first, lines)` for every group of up to [`BATCH`] lines of
 /// `reader`, `first` being the 0-based number of the group's first line.
 /// Returns the number of lines. The callback's error type is the caller's,
@@ -65,10 +182,19 @@ pub fn for_each_line_group<E: From<CliError>>(
     name: &str,
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
+    let mut lint = Lint::new(name, 0);
+    let mut f = |first: u64, group: &[&[u8]]| {
+        lint.group(first, group);
+        f(first, group)
+    };
     let mut buf = vec![0u8; BLOCK];
     let mut filled = 0usize;
     let mut line_no = 0u64;
     let mut eof = false;
+    // Until the first three bytes are in (a pipe may hand out one at a
+    // time), whether the input starts with a byte-order mark is open; a
+    // mark's prefix holds no newline, so no line is cut meanwhile.
+    let mut at_start = true;
     while !eof {
         // Fill the block, growing it when one line is longer than the block.
         if filled == buf.len() {
@@ -87,6 +213,19 @@ pub fn for_each_line_group<E: From<CliError>>(
             .map_err(|e| CliError::context(format!("reading {name}"), e))?;
         filled += n;
         eof = n == 0;
+        if at_start {
+            let seen = filled.min(UTF8_BOM.len());
+            if buf[..seen] != UTF8_BOM[..seen] {
+                at_start = false;
+            } else if seen == UTF8_BOM.len() {
+                buf.copy_within(seen..filled, 0);
+                filled -= seen;
+                bom_note(name);
+                at_start = false;
+            } else if !eof {
+                continue;
+            }
+        }
         let end = if eof {
             filled
         } else {
@@ -275,7 +414,38 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     .map_err(err)?;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
-    split_groups(&map[..], &mut line_no, &mut f)?;
+    let name = path.display().to_string();
+    let mut hay = &map[..];
+    if start == 0 {
+        if let Some(rest) = hay.strip_prefix(UTF8_BOM) {
+            bom_note(&name);
+            hay = rest;
+        }
+    }
+    // A range's lines are numbered from its start; the lines before it are
+    // counted only if a warning needs them (rarely).
+    let mut lint: Option<Lint> = None;
+    let mut f = |first: u64, group: &[&[u8]]| {
+        if group
+            .iter()
+            .any(|l| partwise::encoding::first_invisible(l).is_some())
+        {
+            let lint = match &mut lint {
+                Some(l) => l,
+                None => {
+                    let base = if start == 0 {
+                        0
+                    } else {
+                        lines_before(path, start)?
+                    };
+                    lint.insert(Lint::new(name.clone(), base))
+                }
+            };
+            lint.group(first, group);
+        }
+        f(first, group)
+    };
+    split_groups(hay, &mut line_no, &mut f)?;
     Ok(line_no)
 }
 
@@ -388,12 +558,28 @@ impl KeySource {
 
     /// Calls `f` with every batch of keys: arguments first, then the file.
     /// Returns the number of keys.
-    pub fn for_each_batch(&self, mut f: impl FnMut(Batch<'_>) -> Result<()>) -> Result<u64> {
+    pub fn for_each_batch(&self, f: impl FnMut(Batch<'_>) -> Result<()>) -> Result<u64> {
+        self.batches(None, f)
+    }
+
+    /// [`for_each_batch`](Self::for_each_batch) for a command that holds
+    /// what it reads: the file is read up to [`MAX_HELD_KEYS`] and
+    /// [`MAX_HELD_BYTES`], `held` saying what is held.
+    pub fn for_each_held(&self, held: Held, f: impl FnMut(Batch<'_>) -> Result<()>) -> Result<u64> {
+        self.batches(Some(held), f)
+    }
+
+    fn batches(
+        &self,
+        mut held: Option<Held>,
+        mut f: impl FnMut(Batch<'_>) -> Result<()>,
+    ) -> Result<u64> {
         let mut total = 0u64;
         if !self.args.is_empty() {
             let mut arena = Vec::new();
             let mut spans = Vec::new();
             for (i, a) in self.args.iter().enumerate() {
+                Lint::key(&format!("key argument {}", i + 1), a);
                 let start = arena.len();
                 self.format.encode_into(a, &mut arena).map_err(|e| {
                     CliError::msg(format!(
@@ -415,6 +601,9 @@ impl KeySource {
             let name = input_name(path);
             let mut arena = Vec::new();
             let per_group = |first: u64, group: &[&[u8]]| {
+                if let Some(h) = &mut held {
+                    h.take(&name, group)?;
+                }
                 if self.format.is_identity() {
                     return f(Batch {
                         inputs: group,

@@ -808,7 +808,7 @@ const CASES: &[(&[&str], &str)] = &[
     (&["skew", "-i", "/dev/zero", "-p", "6"], "/dev/zero line 1"),
     (
         &["salt", "-i", "/dev/zero", "-p", "6"],
-        "-i /dev/zero: larger than 256 MiB",
+        "/dev/zero line 1: longer than 64 MiB",
     ),
     (&["check", "/dev/zero"], "/dev/zero: larger than 4 MiB"),
     (
