@@ -123,7 +123,7 @@ fn read_lines(
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let (partitioner, format) = (a.partitioner, a.key_format);
+    let format = a.key_format;
     let name = input_name(&a.input);
     let source = if a.input.as_os_str() == "-" {
         Source::Stdin
@@ -132,15 +132,37 @@ pub fn run(a: Args) -> Result<ExitCode> {
             File::open(&a.input).map_err(|e| CliError::context(format!("reading {name}"), e))?,
         )
     };
-    let conn = a.conn.connection()?;
-    let mut p = RoutedProducer::new(&conn, partitioner).map_err(kerr)?;
-    p.partition_count(&a.topic).map_err(kerr)?;
-
     let (tx, rx) = mpsc::sync_channel::<Record>(QUEUE);
     let reader = {
         let name = name.clone();
         std::thread::spawn(move || read_lines(source, &name, format, &tx))
     };
+    // Nothing is sent before the first line: an input that cannot be read
+    // (a directory) or whose first key does not decode is refused before
+    // connecting, as when the whole input was read first.
+    let mut first = rx.recv().ok();
+    if first.is_none() {
+        reader
+            .join()
+            .unwrap_or_else(|_| Err(CliError::msg(format!("reading {name}: the reader failed"))))?;
+        let reader = std::thread::spawn(|| Ok(()));
+        return produce(&a, None, rx, reader);
+    }
+    produce(&a, first.take(), rx, reader)
+}
+
+/// Sends `first`, then every record of `rx` as it arrives, and prints where
+/// each landed; `reader` is the thread that feeds `rx`.
+fn produce(
+    a: &Args,
+    mut first: Option<Record>,
+    rx: mpsc::Receiver<Record>,
+    reader: std::thread::JoinHandle<Result<()>>,
+) -> Result<ExitCode> {
+    let name = input_name(&a.input);
+    let conn = a.conn.connection()?;
+    let mut p = RoutedProducer::new(&conn, a.partitioner).map_err(kerr)?;
+    p.partition_count(&a.topic).map_err(kerr)?;
 
     let bar = super::stderr_is_terminal().then(|| {
         let b = indicatif::ProgressBar::new_spinner();
@@ -154,12 +176,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         b
     });
     let mut out = std::io::stdout().lock();
-    let mut view = View::new(&a, &mut out)?;
+    let mut view = View::new(a, &mut out)?;
     let mut pending: HashMap<usize, Pending> = HashMap::new();
     let mut sent = 0usize;
     let sending = (|| -> Result<()> {
         loop {
-            match rx.recv_timeout(Duration::from_millis(100)) {
+            let next = match first.take() {
+                Some(rec) => Ok(rec),
+                None => rx.recv_timeout(Duration::from_millis(100)),
+            };
+            match next {
                 Ok(rec) => {
                     let id = sent;
                     let placement = p
@@ -200,7 +226,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Ok(ds) = &flushed {
+    if let (Ok(ds), Ok(())) = (&flushed, &sending) {
         for d in ds.iter().cloned() {
             view.delivered(&mut pending, d)?;
         }
