@@ -811,6 +811,21 @@ const CASES: &[(&[&str], &str)] = &[
         "/dev/zero line 1: longer than 64 MiB",
     ),
     (&["check", "/dev/zero"], "/dev/zero: larger than 4 MiB"),
+    // Checked before connecting: the first line decides whether there is
+    // anything to send.
+    (
+        &[
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "-i",
+            "/dev/zero",
+        ],
+        "/dev/zero line 1: longer than 64 MiB",
+    ),
     (
         &[
             "assign",
@@ -1491,6 +1506,28 @@ fn a_byte_order_mark_is_dropped_from_the_first_key_by_every_reader() {
             );
         }
     }
+    // `kafka produce` reads its first line before it connects (the live
+    // tests show the key it sends).
+    let out = Command::new(bin)
+        .args([
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "--timeout",
+            "1s",
+            "-i",
+        ])
+        .arg(&bom)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bom.txt: dropped the UTF-8 byte-order mark before line 1"),
+        "kafka produce: {err}"
+    );
 }
 
 /// Keys holding characters nobody sees (zero-width, bidi controls such as
@@ -1559,6 +1596,19 @@ fn invisible_characters_in_keys_are_warned_about_by_every_reader() {
             }
         }
     }
+    // `kafka produce` reads (and warns) before it connects.
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            &format!("{bin} kafka produce -b 127.0.0.1:1 -t t --timeout 1s < {file}"),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stdin line 2: the key holds a zero-width character, U+200B"),
+        "kafka produce: {err}"
+    );
     let out = Command::new(bin)
         .args(["route", "-p", "6", "TLKM", "TL\u{200B}KM"])
         .output()
