@@ -82,8 +82,11 @@ impl Held {
 /// the rest counted when the input ends.
 pub struct Lint {
     name: String,
-    /// Lines before the first line handed out (a range of a file).
-    base: u64,
+    /// Lines before the first line handed out: 0 from the start of the
+    /// input; for a range of a file, counted when a warning first needs it.
+    base: Option<u64>,
+    /// The file and offset of that range.
+    range: Option<(PathBuf, u64)>,
     warned: u64,
 }
 
@@ -91,25 +94,55 @@ pub struct Lint {
 const NAMED_WARNINGS: u64 = 3;
 
 impl Lint {
-    pub fn new(name: impl Into<String>, base: u64) -> Lint {
+    /// For an input read from its start.
+    pub fn new(name: impl Into<String>) -> Lint {
         Lint {
             name: name.into(),
-            base,
+            base: Some(0),
+            range: None,
             warned: 0,
         }
     }
 
-    /// Checks the lines of a group whose first line has 0-based number `first`.
-    pub fn group(&mut self, first: u64, group: &[&[u8]]) {
+    /// For bytes from `start` of the file at `path`.
+    fn range(path: &Path, start: u64) -> Lint {
+        Lint {
+            name: path.display().to_string(),
+            base: (start == 0).then_some(0),
+            range: Some((path.to_path_buf(), start)),
+            warned: 0,
+        }
+    }
+
+    /// Checks the lines of a group whose first line has 0-based number
+    /// `first`; `span` holds the group's bytes (lines and newlines).
+    fn group(&mut self, first: u64, group: &[&[u8]], span: &[u8]) -> Result<()> {
+        // One pass over the group's bytes (which vectorizes) clears almost
+        // every group of a key file; the lines are looked at one by one only
+        // when a byte that may start an invisible character is there.
+        let suspect = |b: u8| (b < 0x20 && b != b'\n') || matches!(b, 0x7F | 0xC2 | 0xE2 | 0xEF);
+        if !span.iter().fold(false, |any, &b| any | suspect(b)) {
+            return Ok(());
+        }
         for (i, line) in group.iter().enumerate() {
             if let Some((at, c)) = partwise::encoding::first_invisible(line) {
                 self.warned += 1;
                 if self.warned <= NAMED_WARNINGS {
-                    let line_no = self.base + first + i as u64 + 1;
+                    let base = match (self.base, &self.range) {
+                        (Some(b), _) => b,
+                        (None, Some((path, start))) => {
+                            let b = lines_before(path, *start)?;
+                            self.base = Some(b);
+                            b
+                        }
+                        (None, None) => 0,
+                    };
+                    let line_no = base + first + i as u64 + 1;
                     Lint::warn(&format!("{} line {line_no}", self.name), at, c);
                 }
             }
         }
+        Ok(())
     }
 
     /// Checks one key given whole, `label` naming it (`key argument 2`).
@@ -182,11 +215,7 @@ pub fn for_each_line_group<E: From<CliError>>(
     name: &str,
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
-    let mut lint = Lint::new(name, 0);
-    let mut f = |first: u64, group: &[&[u8]]| {
-        lint.group(first, group);
-        f(first, group)
-    };
+    let mut lint = Lint::new(name);
     let mut buf = vec![0u8; BLOCK];
     let mut filled = 0usize;
     let mut line_no = 0u64;
@@ -235,7 +264,7 @@ pub fn for_each_line_group<E: From<CliError>>(
             }
         };
         if end > 0 {
-            split_groups(&buf[..end], &mut line_no, &mut f)?;
+            split_groups(&buf[..end], &mut line_no, &mut lint, &mut f)?;
         }
         buf.copy_within(end..filled, 0);
         filled -= end;
@@ -244,10 +273,12 @@ pub fn for_each_line_group<E: From<CliError>>(
 }
 
 /// Hands out the lines of `chunk` (whole lines; the last may lack its
-/// newline) in groups of up to [`BATCH`], numbering from `*line_no`.
-fn split_groups<'a, E>(
+/// newline) in groups of up to [`BATCH`], numbering from `*line_no`, each
+/// group checked by `lint` first.
+fn split_groups<'a, E: From<CliError>>(
     chunk: &'a [u8],
     line_no: &mut u64,
+    lint: &mut Lint,
     f: &mut impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     // One group at a time, so the slices stay in cache (a block holds
@@ -255,13 +286,17 @@ fn split_groups<'a, E>(
     let mut group: Vec<&'a [u8]> = Vec::with_capacity(BATCH);
     let mut cutter = LineCutter::new(chunk);
     loop {
+        let from = cutter.start;
         let more = cutter.fill(&mut group, BATCH);
+        let mut to = cutter.start;
         if !more && cutter.start < chunk.len() {
             // `fill` stops short of `BATCH` when it runs out of newlines, so
             // the unterminated last line still fits.
             group.push(strip_cr(&chunk[cutter.start..]));
+            to = chunk.len();
         }
         if !group.is_empty() {
+            lint.group(*line_no, &group, &chunk[from..to])?;
             f(*line_no, &group)?;
             *line_no += group.len() as u64;
             group.clear();
@@ -422,30 +457,8 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
             hay = rest;
         }
     }
-    // A range's lines are numbered from its start; the lines before it are
-    // counted only if a warning needs them (rarely).
-    let mut lint: Option<Lint> = None;
-    let mut f = |first: u64, group: &[&[u8]]| {
-        if group
-            .iter()
-            .any(|l| partwise::encoding::first_invisible(l).is_some())
-        {
-            let lint = match &mut lint {
-                Some(l) => l,
-                None => {
-                    let base = if start == 0 {
-                        0
-                    } else {
-                        lines_before(path, start)?
-                    };
-                    lint.insert(Lint::new(name.clone(), base))
-                }
-            };
-            lint.group(first, group);
-        }
-        f(first, group)
-    };
-    split_groups(hay, &mut line_no, &mut f)?;
+    let mut lint = Lint::range(path, start);
+    split_groups(hay, &mut line_no, &mut lint, &mut f)?;
     Ok(line_no)
 }
 
@@ -815,6 +828,45 @@ mod tests {
             .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
             proptest::prop_assert_eq!(lines, want.len() as u64);
             proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    /// A byte-order mark is dropped however the reads cut it (a pipe may
+    /// hand out a byte at a time); a prefix of one, or one later in the
+    /// input, is kept.
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped_from_a_stream() {
+        for (data, want) in [
+            (
+                &b"\xEF\xBB\xBFTLKM\nBBCA\n"[..],
+                vec![&b"TLKM"[..], b"BBCA"],
+            ),
+            (b"\xEF\xBB\xBF", vec![]),
+            (b"\xEF\xBB\xBF\n", vec![b""]),
+            (b"\xEF\xBBx\n", vec![b"\xEF\xBBx"]),
+            (b"\xEF\n", vec![b"\xEF"]),
+            (b"a\n\xEF\xBB\xBFb\n", vec![b"a", b"\xEF\xBB\xBFb"]),
+        ] {
+            for size in [1, 2, 3, 64] {
+                let mut reader = Chunked {
+                    data: data.to_vec(),
+                    at: 0,
+                    sizes: vec![size],
+                    turn: 0,
+                };
+                let mut got: Vec<Vec<u8>> = Vec::new();
+                for_each_line_group(&mut reader, "stdin", |_, group| {
+                    got.extend(group.iter().map(|l| l.to_vec()));
+                    Ok::<(), CliError>(())
+                })
+                .unwrap();
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?} in reads of {size}",
+                    data.escape_ascii().to_string()
+                );
+            }
         }
     }
 

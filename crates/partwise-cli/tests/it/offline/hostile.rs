@@ -1385,6 +1385,19 @@ fn endless_input_stops_every_holding_key_reader_at_the_cap() {
         vec!["report", &ticker, "-i", "-", "-o", "{dir}/report.html"],
         vec!["resize", "-i", "-", "--from", "6", "--to", "8"],
         vec!["salt", "-i", "-", "-p", "6"],
+        // Read before the cluster is asked anything.
+        vec![
+            "redis",
+            "check",
+            "-c",
+            "127.0.0.1:1",
+            "--family",
+            "a:{%s}",
+            "--family",
+            "b:{%s}",
+            "-i",
+            "-",
+        ],
     ];
     let results: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = cmds
