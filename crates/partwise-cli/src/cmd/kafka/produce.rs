@@ -200,7 +200,7 @@ fn produce(
                             placement,
                         },
                     );
-                    if sent % 256 != 0 {
+                    if !sent.is_multiple_of(256) {
                         continue;
                     }
                 }
