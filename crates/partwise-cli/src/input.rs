@@ -87,6 +87,8 @@ pub struct Lint {
     base: Option<u64>,
     /// The file and offset of that range.
     range: Option<(PathBuf, u64)>,
+    /// Lines are `KEY<TAB>VALUE`: only the key is looked at.
+    before_tab: bool,
     warned: u64,
 }
 
@@ -100,6 +102,7 @@ impl Lint {
             name: name.into(),
             base: Some(0),
             range: None,
+            before_tab: false,
             warned: 0,
         }
     }
@@ -110,6 +113,7 @@ impl Lint {
             name: path.display().to_string(),
             base: (start == 0).then_some(0),
             range: Some((path.to_path_buf(), start)),
+            before_tab: false,
             warned: 0,
         }
     }
@@ -125,7 +129,11 @@ impl Lint {
             return Ok(());
         }
         for (i, line) in group.iter().enumerate() {
-            if let Some((at, c)) = partwise::encoding::first_invisible(line) {
+            let key = match (self.before_tab, memchr::memchr(b'\t', line)) {
+                (true, Some(t)) => &line[..t],
+                _ => line,
+            };
+            if let Some((at, c)) = partwise::encoding::first_invisible(key) {
                 self.warned += 1;
                 if self.warned <= NAMED_WARNINGS {
                     let base = match (self.base, &self.range) {
@@ -213,9 +221,30 @@ pub fn input_name(path: &Path) -> String {
 pub fn for_each_line_group<E: From<CliError>>(
     reader: &mut dyn Read,
     name: &str,
-    mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+    f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
+    stream_lines(reader, name, Lint::new(name), f)
+}
+
+/// [`for_each_line_group`] over lines of `KEY<TAB>VALUE` (or `KEY`): only
+/// the keys are checked for invisible characters (a value is no key, and
+/// the tab is the separator).
+pub fn for_each_record_group<E: From<CliError>>(
+    reader: &mut dyn Read,
+    name: &str,
+    f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
     let mut lint = Lint::new(name);
+    lint.before_tab = true;
+    stream_lines(reader, name, lint, f)
+}
+
+fn stream_lines<E: From<CliError>>(
+    reader: &mut dyn Read,
+    name: &str,
+    mut lint: Lint,
+    mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
     let mut buf = vec![0u8; BLOCK];
     let mut filled = 0usize;
     let mut line_no = 0u64;

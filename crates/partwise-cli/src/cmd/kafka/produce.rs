@@ -11,7 +11,7 @@
 use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
-use crate::input::{for_each_line_group, input_name, Held};
+use crate::input::{for_each_record_group, input_name, Held};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise::{KeyFormat, Partitioner, Placement};
 use partwise_kafka::produce::{Delivery, RoutedProducer};
@@ -115,9 +115,9 @@ fn read_lines(
     let r = match source {
         Source::Stdin => {
             let mut stdin = std::io::stdin().lock();
-            for_each_line_group(&mut stdin, name, per_group)
+            for_each_record_group(&mut stdin, name, per_group)
         }
-        Source::File(mut f) => for_each_line_group(&mut f, name, per_group),
+        Source::File(mut f) => for_each_record_group(&mut f, name, per_group),
     };
     r.map(|_| ())
 }

@@ -1609,17 +1609,24 @@ fn invisible_characters_in_keys_are_warned_about_by_every_reader() {
             }
         }
     }
-    // `kafka produce` reads (and warns) before it connects.
+    // `kafka produce` reads (and warns) before it connects; its lines are
+    // KEY<TAB>VALUE, and neither the tab nor the value is the key.
+    let records = d.join("records.tsv");
+    std::fs::write(&records, "k1\tv\u{200B}1\nTL\u{200B}KM\tv2\n").unwrap();
     let out = Command::new("bash")
         .args([
             "-c",
-            &format!("{bin} kafka produce -b 127.0.0.1:1 -t t --timeout 1s < {file}"),
+            &format!(
+                "{bin} kafka produce -b 127.0.0.1:1 -t t --timeout 1s < {}",
+                records.display()
+            ),
         ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("stdin line 2: the key holds a zero-width character, U+200B"),
+        err.contains("stdin line 2: the key holds a zero-width character, U+200B, at byte 2")
+            && !err.contains("line 1:"),
         "kafka produce: {err}"
     );
     let out = Command::new(bin)
