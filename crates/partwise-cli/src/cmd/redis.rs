@@ -373,7 +373,8 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
         ));
     }
     let mut keys = Vec::new();
-    source.for_each_batch(|b| {
+    let held = crate::input::Held::new("the logical keys", "");
+    source.for_each_held(held, |b| {
         keys.extend(b.keys.iter().map(|k| k.to_vec()));
         Ok(())
     })?;

@@ -808,9 +808,24 @@ const CASES: &[(&[&str], &str)] = &[
     (&["skew", "-i", "/dev/zero", "-p", "6"], "/dev/zero line 1"),
     (
         &["salt", "-i", "/dev/zero", "-p", "6"],
-        "-i /dev/zero: larger than 256 MiB",
+        "/dev/zero line 1: longer than 64 MiB",
     ),
     (&["check", "/dev/zero"], "/dev/zero: larger than 4 MiB"),
+    // Checked before connecting: the first line decides whether there is
+    // anything to send.
+    (
+        &[
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "-i",
+            "/dev/zero",
+        ],
+        "/dev/zero line 1: longer than 64 MiB",
+    ),
     (
         &[
             "assign",
@@ -1288,6 +1303,342 @@ fn ndjson_from_an_open_stdin_answers_each_key_as_it_arrives() {
         drop(stdin);
         assert_eq!(child.wait().unwrap().code(), Some(0), "{cmd:?}");
     }
+}
+
+/// Runs partwise with `args` (`{dir}` replaced) under [`MEMORY_LIMIT`],
+/// its stdin fed forever by a thread (random-looking letters, a newline every
+/// few kilobytes, as `-i /dev/urandom` gives, but never waiting on the
+/// machine's entropy), killed after `limit`.
+fn run_endless(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{dir}", &dir.display().to_string()))
+        .collect();
+    let mut child = Command::new("prlimit")
+        .arg(format!("--as={MEMORY_LIMIT}"))
+        .arg(env!("CARGO_BIN_EXE_partwise"))
+        .args(&args)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) runs partwise");
+    let mut w = child.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let block: Vec<u8> = (0..1 << 20)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 4099 == 4098 {
+                    b'\n'
+                } else {
+                    b'a' + (x % 26) as u8
+                }
+            })
+            .collect();
+        // Ends when partwise closes its stdin (it stopped reading).
+        while w.write_all(&block).is_ok() {}
+    });
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running after {limit:?} on an endless input");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Outcome {
+        code,
+        stderr: reader.join().unwrap(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Every command that holds the keys it reads (a table of every key, sample
+/// keys, the keys that move, a distribution) stops an endless input at one
+/// cap, exit 2 naming the input and the cap, instead of taking all memory
+/// (an abort) or running forever.
+#[test]
+fn endless_input_stops_every_holding_key_reader_at_the_cap() {
+    let dir = fixtures();
+    let ticker = crate::common::example("ticker.toml");
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["route", "-i", "-", "-p", "6"],
+        vec![
+            "route", "-i", "-", "-p", "6", "--from", "java", "--to", "sarama",
+        ],
+        vec!["slot", "-i", "-"],
+        vec!["check", &ticker, "-i", "-"],
+        vec!["report", &ticker, "-i", "-", "-o", "{dir}/report.html"],
+        vec!["resize", "-i", "-", "--from", "6", "--to", "8"],
+        vec!["salt", "-i", "-", "-p", "6"],
+        // Read before the cluster is asked anything.
+        vec![
+            "redis",
+            "check",
+            "-c",
+            "127.0.0.1:1",
+            "--family",
+            "a:{%s}",
+            "--family",
+            "b:{%s}",
+            "-i",
+            "-",
+        ],
+    ];
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = cmds
+            .iter()
+            .map(|args| {
+                let dir = dir.path();
+                s.spawn(move || {
+                    // Generous: the cap is hundreds of MiB, read by a debug
+                    // build on a busy machine.
+                    let o = run_endless(dir, args, Duration::from_secs(300));
+                    assert_eq!(o.code, Some(2), "{args:?}: exit {:?}\n{}", o.code, o.stderr);
+                    assert!(
+                        o.stderr
+                            .contains("stdin: more than 10000000 keys or 256 MiB: partwise holds")
+                            && !o.stderr.contains("panicked"),
+                        "{args:?}: {}",
+                        o.stderr
+                    );
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    for r in results {
+        if let Err(e) = r {
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+/// The lines of `path` with a UTF-8 byte-order mark in front.
+fn with_bom(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// A UTF-8 byte-order mark before the first line (as Windows editors write)
+/// is no part of the first key: every key reader drops it, says so on
+/// stderr, and answers as for the file without it. Before, it was hashed
+/// into the first key (`TLKM` went to partition 4, not 5) and the table hid it.
+#[test]
+fn a_byte_order_mark_is_dropped_from_the_first_key_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = "TLKM\nBBCA\nANTM\n";
+    let plain = d.join("plain.txt");
+    std::fs::write(&plain, keys).unwrap();
+    let plain = plain.display().to_string();
+    let bom = with_bom(d, "bom.txt", keys);
+    let counts_plain = d.join("counts.csv");
+    std::fs::write(&counts_plain, "TLKM,50\nBBCA,3\nANTM,2\n").unwrap();
+    let counts_plain = counts_plain.display().to_string();
+    let counts_bom = with_bom(d, "counts-bom.csv", "TLKM,50\nBBCA,3\nANTM,2\n");
+    let ticker = crate::common::example("ticker.toml");
+    let bin = env!("CARGO_BIN_EXE_partwise");
+    // Each command with `{}` for its input, and the file it reads.
+    let cmds: Vec<(String, &str, &str)> = vec![
+        ("route -p 6 --format json -i {}".into(), &plain, &bom),
+        (
+            "route -p 6 --summary --format json -i {}".into(),
+            &plain,
+            &bom,
+        ),
+        ("slot --format json -i {}".into(), &plain, &bom),
+        ("skew -p 6 --format json -i {}".into(), &plain, &bom),
+        (
+            "skew -p 6 --counts --format json -i {}".into(),
+            &counts_plain,
+            &counts_bom,
+        ),
+        (
+            "salt -p 6 --counts --format json -i {}".into(),
+            &counts_plain,
+            &counts_bom,
+        ),
+        (
+            "resize --from 6 --to 7 --format json -i {}".into(),
+            &plain,
+            &bom,
+        ),
+        (
+            format!("check {ticker} --format json -i {{}}"),
+            &plain,
+            &bom,
+        ),
+    ];
+    for (cmd, plain, bom) in &cmds {
+        for how in ["file", "stdin"] {
+            let script = |path: &str| match how {
+                "file" => format!("{bin} {}", cmd.replace("{}", path)),
+                _ => format!("{bin} {} < {path}", cmd.replace("{}", "-")),
+            };
+            let run = |path: &str| {
+                Command::new("bash")
+                    .args(["-c", &script(path)])
+                    .output()
+                    .unwrap()
+            };
+            let (want, got) = (run(plain), run(bom));
+            let err = String::from_utf8_lossy(&got.stderr);
+            assert_eq!(
+                String::from_utf8_lossy(&got.stdout).replace(bom, plain),
+                String::from_utf8_lossy(&want.stdout),
+                "{cmd} ({how}): the mark changed the answer\n{err}"
+            );
+            assert_eq!(
+                got.status.code(),
+                want.status.code(),
+                "{cmd} ({how}): {err}"
+            );
+            assert!(
+                err.contains("dropped the UTF-8 byte-order mark before line 1"),
+                "{cmd} ({how}): no note\n{err}"
+            );
+        }
+    }
+    // `kafka produce` reads its first line before it connects (the live
+    // tests show the key it sends).
+    let out = Command::new(bin)
+        .args([
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "--timeout",
+            "1s",
+            "-i",
+        ])
+        .arg(&bom)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bom.txt: dropped the UTF-8 byte-order mark before line 1"),
+        "kafka produce: {err}"
+    );
+}
+
+/// Keys holding characters nobody sees (zero-width, bidi controls such as
+/// U+202E, which shows `\u{202E}gnp.exe` as `exe.png`, control characters)
+/// look like other keys and hash apart from them: every key reader warns,
+/// naming the input and line (or the argument), and still answers.
+#[test]
+fn invisible_characters_in_keys_are_warned_about_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("keys.txt");
+    std::fs::write(
+        &file,
+        "TLKM\nTL\u{200B}KM\n\u{202E}gnp.exe\nBB\u{1b}[2JCA\nAN\u{2066}TM\nA\u{FEFF}\n",
+    )
+    .unwrap();
+    let counts = d.join("counts.csv");
+    std::fs::write(&counts, "TLKM,5\nTL\u{200B}KM,3\n").unwrap();
+    let (file, counts) = (file.display().to_string(), counts.display().to_string());
+    let ticker = crate::common::example("ticker.toml");
+    let bin = env!("CARGO_BIN_EXE_partwise");
+    let cmds: Vec<(String, &str)> = vec![
+        ("route -p 6 -i {}".into(), &file),
+        ("route -p 6 --summary -i {}".into(), &file),
+        ("slot -i {}".into(), &file),
+        ("skew -p 6 -i {}".into(), &file),
+        ("salt -p 6 --counts -i {}".into(), &counts),
+        ("resize --from 6 --to 7 -i {}".into(), &file),
+        (format!("check {ticker} -i {{}}"), &file),
+    ];
+    for (cmd, path) in &cmds {
+        for (how, script, name) in [
+            (
+                "file",
+                format!("{bin} {}", cmd.replace("{}", path)),
+                path.to_string(),
+            ),
+            (
+                "stdin",
+                format!("{bin} {} < {path}", cmd.replace("{}", "-")),
+                "stdin".to_string(),
+            ),
+        ] {
+            let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{cmd} ({how}): {err}"
+            );
+            assert!(
+                err.contains(&format!(
+                    "{name} line 2: the key holds a zero-width character, U+200B"
+                )),
+                "{cmd} ({how}): {err}"
+            );
+            if path == &file {
+                for want in [
+                    format!("{name} line 3: the key holds a bidi control"),
+                    format!("{name} line 4: the key holds a control character, U+001B"),
+                    // Past the first few, the rest are counted.
+                    format!("{name}: 2 more keys hold invisible characters"),
+                ] {
+                    assert!(err.contains(&want), "{cmd} ({how}): no '{want}'\n{err}");
+                }
+                assert!(!err.contains("line 1:"), "{cmd} ({how}): {err}");
+            }
+        }
+    }
+    // `kafka produce` reads (and warns) before it connects; its lines are
+    // KEY<TAB>VALUE, and neither the tab nor the value is the key.
+    let records = d.join("records.tsv");
+    std::fs::write(&records, "k1\tv\u{200B}1\nTL\u{200B}KM\tv2\n").unwrap();
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            &format!(
+                "{bin} kafka produce -b 127.0.0.1:1 -t t --timeout 1s < {}",
+                records.display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stdin line 2: the key holds a zero-width character, U+200B, at byte 2")
+            && !err.contains("line 1:"),
+        "kafka produce: {err}"
+    );
+    let out = Command::new(bin)
+        .args(["route", "-p", "6", "TLKM", "TL\u{200B}KM"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("key argument 2: the key holds a zero-width character, U+200B, at byte 2")
+            && !err.contains("key argument 1"),
+        "{err}"
+    );
 }
 
 /// How a hostile listener treats each connection.
