@@ -57,12 +57,12 @@ pub const MAX_SWEEP_MEMBERS: u32 = 24;
 /// computed instead and cost nothing here; the others are simulated until
 /// this is spent, shared fairly between the consumer groups, and a sweep
 /// that it cuts short says so.
-pub const MAX_SIMULATED_PAIRS: u64 = 20_000_000;
+pub const MAX_SIMULATED_PAIRS: u64 = 5_000_000;
 
 /// Split partition indices listed per member count (`split_count` has
 /// them all): enough to name the first ones, and bounded however many
 /// counts and partitions a file declares.
-pub const MAX_LISTED_SPLIT: usize = 32;
+pub const MAX_LISTED_SPLIT: usize = 8;
 
 /// One member count of a consumer group, under its assignor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -457,8 +457,14 @@ fn predicted(
                 // Partition p of each unit topic goes to (offset + p) mod m:
                 // every index is whole, or every index is split.
                 let whole = shift.windows(2).all(|w| w[0].1 == w[1].1);
-                let split = (0..indices).filter(move |_| !whole);
-                return Some(CountResult::of_split(members, split, indices));
+                let split = if whole { 0 } else { indices };
+                return Some(CountResult {
+                    members,
+                    split: (0..split.min(MAX_LISTED_SPLIT as u32)).collect(),
+                    split_count: split,
+                    indices,
+                    error: None,
+                });
             }
             let split = (0..indices).filter(move |&p| {
                 let mut it = shift
@@ -474,10 +480,30 @@ fn predicted(
     }
 }
 
-/// The members x partitions a run costs against the budget.
-fn cost(topics: &[Topic], members: u32) -> u64 {
-    let partitions: u64 = topics.iter().map(|x| u64::from(x.partitions)).sum();
-    partitions.max(1).saturating_mul(u64::from(members.max(1)))
+/// What a count costs against the budget: nothing when the answer follows
+/// from the counts at once (units of equal counts under range or
+/// round-robin), a pass over the indices when it follows from them one by
+/// one, members x partitions when the assignor is simulated.
+fn cost(topics: &[Topic], assignor: Assignor, members: u32, unit_topics: &[u32], indices: u32) -> u64 {
+    let computed = matches!(
+        assignor,
+        Assignor::JavaRange
+            | Assignor::Kip848Range
+            | Assignor::LibrdkafkaRange
+            | Assignor::JavaRoundRobin
+            | Assignor::LibrdkafkaRoundRobin
+            | Assignor::KafkajsRoundRobin
+    );
+    let mut counts = unit_topics.iter().map(|&t| topics[t as usize].partitions);
+    let first = counts.next();
+    if computed && counts.all(|n| Some(n) == first) {
+        0
+    } else if computed {
+        u64::from(indices) * unit_topics.len() as u64
+    } else {
+        let partitions: u64 = topics.iter().map(|x| u64::from(x.partitions)).sum();
+        partitions.max(1).saturating_mul(u64::from(members.max(1)))
+    }
 }
 
 fn simulate(group: &Group, assignor: Assignor, unit_topics: &[u32], indices: u32) -> CountResult {
@@ -518,12 +544,12 @@ fn fill(
             continue;
         }
         let k = counts[i];
+        if !budget.take(cost(topics, assignor, k, unit_topics, indices)) {
+            return;
+        }
         if let Some(r) = predicted(topics, assignor, k, unit_topics, indices) {
             row[i] = Some(r);
             continue;
-        }
-        if !budget.take(cost(topics, k)) {
-            return;
         }
         let group = group_of(t, cg, &members_at(cg, k));
         row[i] = Some(simulate(&group, assignor, unit_topics, indices));
