@@ -472,9 +472,7 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
             None => writeln!(
                 out,
                 "  - at {} members: {} of {} partition indices split across members",
-                c.members,
-                c.split_count,
-                c.indices
+                c.members, c.split_count, c.indices
             )?,
         }
     }

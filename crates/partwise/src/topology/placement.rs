@@ -484,7 +484,13 @@ fn predicted(
 /// from the counts at once (units of equal counts under range or
 /// round-robin), a pass over the indices when it follows from them one by
 /// one, members x partitions when the assignor is simulated.
-fn cost(topics: &[Topic], assignor: Assignor, members: u32, unit_topics: &[u32], indices: u32) -> u64 {
+fn cost(
+    topics: &[Topic],
+    assignor: Assignor,
+    members: u32,
+    unit_topics: &[u32],
+    indices: u32,
+) -> u64 {
     let computed = matches!(
         assignor,
         Assignor::JavaRange
@@ -661,7 +667,12 @@ fn verdict(
     v
 }
 
-fn fix(cg: &ConsumerGroup, v: &PlacementVerdict, declared_at: &[usize], indices: u32) -> PlacementFix {
+fn fix(
+    cg: &ConsumerGroup,
+    v: &PlacementVerdict,
+    declared_at: &[usize],
+    indices: u32,
+) -> PlacementFix {
     if !v.unsubscribed.is_empty() {
         return PlacementFix {
             assignors: Vec::new(),
@@ -923,7 +934,16 @@ subscriptions = {subs}
         let spent: u64 = v
             .iter()
             .flat_map(|v| &v.sweep)
-            .filter(|s| predicted(&[Topic::new("a", 100), Topic::new("b", 100)], s.assignor, 1, &[0, 1], 100).is_none())
+            .filter(|s| {
+                predicted(
+                    &[Topic::new("a", 100), Topic::new("b", 100)],
+                    s.assignor,
+                    1,
+                    &[0, 1],
+                    100,
+                )
+                .is_none()
+            })
             .flat_map(|s| s.counts.iter().flatten())
             .map(|c| 200 * u64::from(c.members))
             .sum();
@@ -937,7 +957,14 @@ subscriptions = {subs}
             // Not every count checked: not a pass.
             assert!(!p.ok());
             assert_eq!(p.kind(), Some("placement_unchecked"));
-            assert!(cut.note().contains(&format!("{} of the 50 declared member counts (1..50)", cut.checked)), "{}", cut.note());
+            assert!(
+                cut.note().contains(&format!(
+                    "{} of the 50 declared member counts (1..50)",
+                    cut.checked
+                )),
+                "{}",
+                cut.note()
+            );
         }
         // The groups shared it: the last got as much as the first.
         assert_eq!(v[0].counts.len(), v[3].counts.len());
@@ -963,7 +990,12 @@ subscriptions = {subs}
             let specs: Vec<&str> = fix.assignors.iter().map(|a| a.spec()).collect();
             assert_eq!(specs, ["java:range", "kip848:range", "librdkafka:range"]);
             assert!(cut.assignors.contains(&Assignor::Copartitioned));
-            assert!(cut.note().contains("every declared member count (1..1000) was checked"), "{}", cut.note());
+            assert!(
+                cut.note()
+                    .contains("every declared member count (1..1000) was checked"),
+                "{}",
+                cut.note()
+            );
         }
     }
 
@@ -972,6 +1004,9 @@ subscriptions = {subs}
         let t = topology("java:sticky", "\"1..9\"", r#"["a", "b"]"#);
         let v = placements(&t);
         assert!(v[0].cut.is_none());
-        assert!(v[0].sweep.iter().all(|s| s.counts.iter().all(Option::is_some)));
+        assert!(v[0]
+            .sweep
+            .iter()
+            .all(|s| s.counts.iter().all(Option::is_some)));
     }
 }

@@ -529,16 +529,15 @@ fn sweep_matches_the_placement_verdict() {
     let s = &declared.sweep;
     assert_eq!(s.len(), crate::assign::Assignor::ALL.len());
     assert!(declared.cut.is_none());
-    assert_eq!(&declared.sweep_counts[..8], &(1..=8).collect::<Vec<u32>>()[..]);
+    assert_eq!(
+        &declared.sweep_counts[..8],
+        &(1..=8).collect::<Vec<u32>>()[..]
+    );
     let rr = s.iter().find(|x| x.assignor == declared.assignor).unwrap();
     // The sweep of the declared assignor is the verdict's own result per count.
     let row: Vec<_> = rr.counts[..8].iter().cloned().map(Option::unwrap).collect();
     assert_eq!(row, declared.counts);
-    let splitting: Vec<u32> = row
-        .iter()
-        .filter(|c| !c.ok())
-        .map(|c| c.members)
-        .collect();
+    let splitting: Vec<u32> = row.iter().filter(|c| !c.ok()).map(|c| c.members).collect();
     assert_eq!(splitting, vec![4, 5, 7, 8]);
     let co = s
         .iter()
@@ -569,7 +568,10 @@ fn a_name_longer_than_the_bound_is_refused_naming_its_field() {
     ] {
         let e = error(&text);
         assert_eq!(e.field, field, "{e}");
-        assert!(e.message.contains("a name of 250 bytes; at most 249"), "{e}");
+        assert!(
+            e.message.contains("a name of 250 bytes; at most 249"),
+            "{e}"
+        );
         // The message does not echo the name.
         assert!(e.to_string().len() < 200, "{e}");
     }

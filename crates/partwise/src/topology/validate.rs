@@ -51,10 +51,7 @@ impl Validator<'_> {
             return self.err(
                 span,
                 field,
-                format!(
-                    "a name of {} bytes; at most {MAX_NAME_BYTES}",
-                    name.len()
-                ),
+                format!("a name of {} bytes; at most {MAX_NAME_BYTES}", name.len()),
             );
         }
         Ok(())

@@ -376,10 +376,7 @@ fn placement_of(t: &Topology, v: &PlacementVerdict) -> Option<Placement> {
         .iter()
         .find(|c| !c.ok())
         .or(v.counts.first())
-        .map_or_else(
-            || placement::declared_counts(&cg.members)[0],
-            |c| c.members,
-        );
+        .map_or_else(|| placement::declared_counts(&cg.members)[0], |c| c.members);
     let members = placement::members_at(cg, at);
     let group = placement::group_of(t, cg, &members);
     let (unit_topics, indices) = placement::unit_topics(&group, g);
