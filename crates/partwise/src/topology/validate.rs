@@ -13,8 +13,8 @@ use std::collections::HashSet;
 use std::ops::Range;
 use toml::Spanned;
 
-/// The largest member count of a `members = "A..B"` range: each count runs
-/// the assignor once.
+/// The largest member count of a `members = "A..B"` range: each count is
+/// one result of the check, computed or simulated within the file's budget.
 const MAX_RANGE_MEMBERS: u32 = 1000;
 
 /// The longest name (topic, group, member id, producer, family, key) in

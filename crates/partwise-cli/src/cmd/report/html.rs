@@ -419,10 +419,11 @@ fn matrix(s: &mut String, p: &Placement, mx: &Matrix) {
     }
 }
 
-/// Member names longer than this are shown in a matrix cell by number
-/// (`#3`), and named once under the table: a name repeated in every cell
-/// would make the page as many times its length as the matrix has cells.
-const MAX_CELL_NAME: usize = 24;
+/// Member names longer than this (longer than the ids Kafka generates) are
+/// shown in a matrix cell by number (`#3`), and named once under the table:
+/// a name repeated in every cell would make the page as many times its
+/// length as the matrix has cells.
+const MAX_CELL_NAME: usize = 64;
 
 /// A co-location matrix: a row per partition index (the first
 /// [`MAX_MATRIX_ROWS`], the rest counted), the owner of that partition of

@@ -69,7 +69,10 @@ pub fn model(m: &Model) -> Value {
                                 .collect();
                             v["rows"] = rows.into();
                             v["rows_omitted"] = co.owners.len().saturating_sub(MAX_MATRIX_ROWS).into();
-                            v["split_indices"] = json!(co.split);
+                            // The split indices among the rows shown; `split_count` has them all.
+                            let shown = co.split.partition_point(|&p| (p as usize) < MAX_MATRIX_ROWS);
+                            v["split_indices"] = json!(co.split[..shown]);
+                            v["split_count"] = co.split.len().into();
                         }
                         Err(e) => v["error"] = e.clone().into(),
                     }

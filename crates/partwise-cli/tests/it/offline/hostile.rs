@@ -1577,6 +1577,8 @@ fn names_as_long_as_allowed_make_a_bounded_report_naming_each_member_once() {
     );
     assert_eq!(m["rows"].as_array().unwrap().len(), 2_000);
     assert_eq!(m["rows_omitted"], 3_000);
+    assert_eq!(m["split_count"], 5_000);
+    assert_eq!(m["split_indices"].as_array().unwrap().len(), 2_000);
     assert_eq!(out[3].matches(&long).count(), 1, "named once in the JSON");
 }
 
