@@ -57,7 +57,7 @@ pub const MAX_SWEEP_MEMBERS: u32 = 24;
 /// computed instead and cost nothing here; the others are simulated until
 /// this is spent, shared fairly between the consumer groups, and a sweep
 /// that it cuts short says so.
-pub const MAX_SIMULATED_PAIRS: u64 = 5_000_000;
+pub const MAX_SIMULATED_PAIRS: u64 = 20_000_000;
 
 /// Split partition indices listed per member count (`split_count` has
 /// them all): enough to name the first ones, and bounded however many
@@ -610,15 +610,16 @@ fn verdict(
         .position(|a| *a == assignor)
         .unwrap_or_default();
     // The verdict first (the declared assignor at the declared counts),
-    // then the rest of its row, then every other assignor's (declared
-    // counts first: the fix needs them), each with a fair share of what is left.
+    // then every other assignor at the declared counts (the fix needs
+    // them), then every assignor over the rest of the sweep; in each pass
+    // each assignor has a fair share of what is left.
     let rows_n = rows.len();
     let mut order: Vec<usize> = vec![me];
     order.extend((0..rows_n).filter(|&r| r != me));
-    for (n, &r) in order.iter().enumerate() {
-        let mut share = budget.share(rows_n - n);
-        let a = rows[r].assignor;
-        for at in [&declared_at, &all_at] {
+    for at in [&declared_at, &all_at] {
+        for (n, &r) in order.iter().enumerate() {
+            let mut share = budget.share(rows_n - n);
+            let a = rows[r].assignor;
             fill(
                 t,
                 cg,
@@ -631,8 +632,8 @@ fn verdict(
                 indices,
                 &mut share,
             );
+            budget.give_back(share);
         }
-        budget.give_back(share);
     }
     let counts: Vec<CountResult> = declared_at
         .iter()
