@@ -25,6 +25,86 @@ try {
 const PROTOCOL = 'copartitioned'
 // Consumer protocol v3, what the partwise runtime and the Java client send.
 const VERSION = 3
+// What stands in for a member whose metadata does not decode.
+const EMPTY_SUBSCRIPTION = native.encodeSubscription([], [], -1)
+
+// Names as a log line shows them: a hostile member may send hundreds of
+// names of hundreds of characters.
+function someNames(names) {
+  const shown = names.slice(0, 10).map(n => JSON.stringify(n.length > 60 ? `${n.slice(0, 60)}...` : n))
+  return names.length > 10 ? `${shown.join(', ')} and ${names.length - 10} more` : shown.join(', ')
+}
+
+// KafkaJS hands an assigner its root logger; without one (an assigner built
+// by hand) warnings still reach stderr.
+function assignerLogger(logger) {
+  if (logger && typeof logger.namespace === 'function') return logger.namespace('CopartitionedAssigner')
+  if (logger && typeof logger.warn === 'function') return logger
+  const stderr = (message, extra) => process.stderr.write(`partwise-kafkajs: ${message} ${JSON.stringify(extra || {})}\n`)
+  return { error: stderr, warn: stderr, info() {}, debug() {} }
+}
+
+// Partition counts of the topics the members subscribe to that exist. The
+// leader's own topics are in the cluster's cache already (KafkaJS refreshed
+// it before calling assign). Other members' topics are looked up in a
+// listing of every topic: a Metadata request that names topics makes the
+// broker create them (auto.create.topics.enable) or fail the request for
+// a name that is not a legal topic name ('', '..', 'a/b', 250 characters),
+// and adding them to the cluster's target topics would refresh (and
+// re-create) them for the consumer's whole life. A name the listing does
+// not have is assigned to no one, as KafkaJS's RoundRobinAssigner assigns
+// only topics the cluster knows; the listing, not a local rule on names,
+// decides, so this leader assigns what a Rust or Java leader would.
+const LISTING_RETRIES = [250, 500, 1000]
+async function partitionCounts(cluster, wanted, log, groupId) {
+  const counts = {}
+  const known = t => {
+    try {
+      const parts = cluster.findTopicPartitionMetadata(t)
+      return Array.isArray(parts) ? parts.length : 0
+    } catch (_) {
+      return 0 // metadata not loaded: look it up like any other topic
+    }
+  }
+  const other = []
+  for (const t of wanted) {
+    const n = known(t)
+    if (n > 0) counts[t] = n
+    else other.push(t)
+  }
+  if (other.length === 0) return counts
+  let listing
+  for (let attempt = 0; ; attempt++) {
+    try {
+      listing = await cluster.metadata({ topics: [] })
+      break
+    } catch (e) {
+      // KafkaJS fails a whole listing for one topic's error, and a topic
+      // just created or being deleted anywhere on the cluster has one for
+      // a moment: try again briefly before giving up on these topics.
+      if (attempt < LISTING_RETRIES.length) {
+        await new Promise(r => setTimeout(r, LISTING_RETRIES[attempt]))
+        continue
+      }
+      log.warn(
+        `could not list the cluster's topics (${e.message}); topics only other members subscribe to are not assigned this generation: ${someNames(other)}`,
+        { groupId }
+      )
+      return counts
+    }
+  }
+  const byName = new Map((listing.topicMetadata || []).map(t => [t.topic, t.partitionMetadata || []]))
+  const missing = []
+  for (const t of other) {
+    const parts = byName.get(t)
+    if (parts && parts.length > 0) counts[t] = parts.length
+    else missing.push(t)
+  }
+  if (missing.length > 0) {
+    log.info(`members subscribe to topics the cluster does not have; no one is assigned them: ${someNames(missing)}`, { groupId })
+  }
+  return counts
+}
 
 /**
  * An assigner factory whose members remember what they were assigned, so
@@ -36,40 +116,50 @@ const VERSION = 3
 function copartitionedAssigner() {
   // Owned partitions as [topic, partition], from the last GROUP_JOIN.
   const state = { owned: [] }
-  const factory = ({ cluster }) => ({
-    name: PROTOCOL,
-    version: VERSION,
+  const factory = ({ cluster, groupId, logger }) => {
+    const log = assignerLogger(logger)
+    return {
+      name: PROTOCOL,
+      version: VERSION,
 
-    async assign({ members }) {
-      const joined = members.map(m => ({
-        memberId: m.memberId,
-        groupInstanceId: typeof m.groupInstanceId === 'string' ? m.groupInstanceId : undefined,
-        memberMetadata: m.memberMetadata,
-      }))
-      // KafkaJS hands the leader its own topics; the Rust leader (and so
-      // this one) assigns every topic any member subscribes to.
-      const topics = native.subscribedTopics(joined)
-      await cluster.addMultipleTargetTopics(topics)
-      const counts = {}
-      for (const t of topics) {
-        let parts
-        try {
-          parts = cluster.findTopicPartitionMetadata(t)
-        } catch (_) {
-          continue // a topic that does not exist is not assigned
+      async assign({ members }) {
+        // Each member's metadata is decoded on its own: bytes that do not
+        // decode are that member's fault, so it is named in the log and
+        // assigned nothing (an empty subscription stands in for it) while
+        // the others are assigned as usual. Throwing instead would make
+        // KafkaJS retry the same join for minutes and then stop the leader.
+        const wanted = new Set()
+        const joined = members.map(m => {
+          let metadata = m.memberMetadata
+          try {
+            for (const t of native.subscriptionTopics(metadata)) wanted.add(t)
+          } catch (e) {
+            log.warn(`member '${m.memberId}' sent subscription metadata that does not decode (${e.message}); it is assigned nothing`, {
+              groupId,
+              memberId: m.memberId,
+            })
+            metadata = EMPTY_SUBSCRIPTION
+          }
+          return {
+            memberId: m.memberId,
+            groupInstanceId: typeof m.groupInstanceId === 'string' ? m.groupInstanceId : undefined,
+            memberMetadata: metadata,
+          }
+        })
+        // KafkaJS hands the leader its own topics; the Rust leader (and so
+        // this one) assigns every topic any member subscribes to that exists.
+        const counts = await partitionCounts(cluster, [...wanted].sort(), log, groupId)
+        return native.assign(joined, counts)
+      },
+
+      protocol({ topics }) {
+        return {
+          name: PROTOCOL,
+          metadata: native.encodeSubscription(topics, state.owned, -1),
         }
-        if (parts && parts.length > 0) counts[t] = parts.length
-      }
-      return native.assign(joined, counts)
-    },
-
-    protocol({ topics }) {
-      return {
-        name: PROTOCOL,
-        metadata: native.encodeSubscription(topics, state.owned, -1),
-      }
-    },
-  })
+      },
+    }
+  }
   factory.track = consumer => {
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const owned = []
@@ -96,14 +186,15 @@ const CopartitionedAssigner = copartitionedAssigner()
  * A bad spec throws at once, naming it.
  */
 function createPartitioner(spec) {
-  native.partitionerSpec(String(spec))
+  // Parsed once: a priority spec's regexes are compiled here, not per record.
+  const partitioner = new native.Partitioner(String(spec))
   return () => {
     const counters = new Map()
     const sticky = new Map()
     return ({ topic, partitionMetadata, message }) => {
       const n = partitionMetadata.length
       const key = message.key == null ? null : message.key
-      const got = native.place(String(spec), key, n)
+      const got = partitioner.place(key, n, headerPairs(message.headers))
       if (got.kind === 'partition') return got.partition
       if (got.kind === 'rejected') {
         throw new Error(`partitioner '${spec}': rejects this record for topic '${topic}'`)
@@ -127,6 +218,20 @@ function createPartitioner(spec) {
       return pool[Math.floor(Math.random() * pool.length)]
     }
   }
+}
+
+// KafkaJS's message headers ({ name: value | [values] }, values strings or
+// Buffers) as the [name, value] byte pairs a priority header rule matches.
+function headerPairs(headers) {
+  if (headers == null || typeof headers !== 'object') return undefined
+  const pairs = []
+  for (const [name, value] of Object.entries(headers)) {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (v == null) continue
+      pairs.push([Buffer.from(name), Buffer.isBuffer(v) ? v : Buffer.from(String(v))])
+    }
+  }
+  return pairs.length > 0 ? pairs : undefined
 }
 
 module.exports = {

@@ -64,14 +64,6 @@ test('an assignment from KafkaJS v0 bytes and foreign user data decodes without 
   assert.deepStrictEqual(decodeAssignment(bytes), { partitions: [['a', 0], ['a', 1]] })
 })
 
-test('bad subscription bytes are an error naming the member', async () => {
-  const assigner = CopartitionedAssigner({ cluster: fakeCluster(TOPICS) })
-  await assert.rejects(
-    assigner.assign({ members: [{ memberId: 'bad-1', memberMetadata: Buffer.from([0, 1, 0xff]) }], topics: [] }),
-    /member 'bad-1'/
-  )
-})
-
 function meta(n) {
   return Array.from({ length: n }, (_, p) => ({ partitionId: p, leader: 0 }))
 }

@@ -73,14 +73,16 @@ impl CliError {
     }
 
     /// The whole report for stderr: `partwise: error: MESSAGE`, then each
-    /// cause on its own line.
+    /// cause on its own line. Messages quote file names, keys and what
+    /// servers said, so invisible characters in them are shown escaped:
+    /// a terminal must not obey them.
     pub fn report(&self) -> String {
         let mut s = format!("partwise: error: {self}");
         for c in self.causes() {
             s.push_str("\n  caused by: ");
             s.push_str(&c);
         }
-        s
+        crate::output::visible_lines(&s).into_owned()
     }
 }
 

@@ -8,6 +8,7 @@
 //! newline-aligned byte ranges, one per thread.
 
 use crate::exit::{CliError, Result};
+use partwise::encoding::UTF8_BOM;
 use partwise::KeyFormat;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Seek, SeekFrom};
@@ -23,6 +24,173 @@ const BLOCK: usize = 4 << 20;
 /// a stream without newlines must not grow it without bound. Far above any
 /// Kafka key (a record is at most about 1 MiB by default).
 pub const MAX_LINE: usize = 64 << 20;
+
+/// The most input a command that holds what it reads reads: a table of
+/// every key (`route`, `slot`, `kafka produce`), sample keys (`check -i`,
+/// `report -i`), the moved keys of `resize`, the distribution of `salt`.
+/// Endless input (`-i /dev/urandom`, `yes |`) then stops with an error
+/// naming the input instead of taking all memory. Commands that only count
+/// (`route --summary`, `skew`, `--format ndjson`) stream any amount.
+pub const MAX_HELD_BYTES: u64 = 256 << 20;
+
+/// The most lines such a command holds: each held key costs a few hundred
+/// bytes beside its own (its row, its placements), so 256 MiB of one-byte
+/// keys would take tens of GiB.
+pub const MAX_HELD_KEYS: u64 = 10_000_000;
+
+/// Counts the input a holding command has read against [`MAX_HELD_BYTES`]
+/// and [`MAX_HELD_KEYS`].
+pub struct Held {
+    what: &'static str,
+    hint: &'static str,
+    keys: u64,
+    bytes: u64,
+}
+
+impl Held {
+    /// A count for a command that holds `what` (said in the error); `hint`
+    /// (may be empty) says how to do without holding.
+    pub fn new(what: &'static str, hint: &'static str) -> Held {
+        Held {
+            what,
+            hint,
+            keys: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Counts `lines` read from `name`; an error once past either cap.
+    pub fn take(&mut self, name: &str, lines: &[&[u8]]) -> Result<()> {
+        self.keys += lines.len() as u64;
+        // Each line with its newline, as it was read.
+        self.bytes += lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>();
+        if self.keys > MAX_HELD_KEYS || self.bytes > MAX_HELD_BYTES {
+            return Err(CliError::msg(format!(
+                "{name}: more than {MAX_HELD_KEYS} keys or {} MiB: partwise holds {} in memory and reads at most that much (an endless input?){}",
+                MAX_HELD_BYTES >> 20,
+                self.what,
+                self.hint,
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Warns, on stderr, about keys holding characters that cannot be seen
+/// (see [`partwise::encoding::first_invisible`]): such a key looks like
+/// another key and hashes apart from it. The first few are named by line,
+/// the rest counted when the input ends.
+pub struct Lint {
+    name: String,
+    /// Lines before the first line handed out: 0 from the start of the
+    /// input; for a range of a file, counted when a warning first needs it.
+    base: Option<u64>,
+    /// The file and offset of that range.
+    range: Option<(PathBuf, u64)>,
+    /// Lines are `KEY<TAB>VALUE`: only the key is looked at.
+    before_tab: bool,
+    warned: u64,
+}
+
+/// Keys named one by one before the rest are only counted.
+const NAMED_WARNINGS: u64 = 3;
+
+impl Lint {
+    /// For an input read from its start.
+    pub fn new(name: impl Into<String>) -> Lint {
+        Lint {
+            name: name.into(),
+            base: Some(0),
+            range: None,
+            before_tab: false,
+            warned: 0,
+        }
+    }
+
+    /// For bytes from `start` of the file at `path`.
+    fn range(path: &Path, start: u64) -> Lint {
+        Lint {
+            name: path.display().to_string(),
+            base: (start == 0).then_some(0),
+            range: Some((path.to_path_buf(), start)),
+            before_tab: false,
+            warned: 0,
+        }
+    }
+
+    /// Checks the lines of a group whose first line has 0-based number
+    /// `first`; `span` holds the group's bytes (lines and newlines).
+    fn group(&mut self, first: u64, group: &[&[u8]], span: &[u8]) -> Result<()> {
+        // One pass over the group's bytes (which vectorizes) clears almost
+        // every group of a key file; the lines are looked at one by one only
+        // when a byte that may start an invisible character is there.
+        let suspect = |b: u8| (b < 0x20 && b != b'\n') || matches!(b, 0x7F | 0xC2 | 0xE2 | 0xEF);
+        if !span.iter().fold(false, |any, &b| any | suspect(b)) {
+            return Ok(());
+        }
+        for (i, line) in group.iter().enumerate() {
+            let key = match (self.before_tab, memchr::memchr(b'\t', line)) {
+                (true, Some(t)) => &line[..t],
+                _ => line,
+            };
+            if let Some((at, c)) = partwise::encoding::first_invisible(key) {
+                self.warned += 1;
+                if self.warned <= NAMED_WARNINGS {
+                    let base = match (self.base, &self.range) {
+                        (Some(b), _) => b,
+                        (None, Some((path, start))) => {
+                            let b = lines_before(path, *start)?;
+                            self.base = Some(b);
+                            b
+                        }
+                        (None, None) => 0,
+                    };
+                    let line_no = base + first + i as u64 + 1;
+                    Lint::warn(&format!("{} line {line_no}", self.name), at, c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks one key given whole, `label` naming it (`key argument 2`).
+    pub fn key(label: &str, key: &[u8]) {
+        if let Some((at, c)) = partwise::encoding::first_invisible(key) {
+            Lint::warn(label, at, c);
+        }
+    }
+
+    fn warn(label: &str, at: usize, c: char) {
+        let kind = if c.is_control() {
+            "a control character"
+        } else if matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
+            "a bidi control (it reorders what is shown after it)"
+        } else {
+            "a zero-width character"
+        };
+        say!(
+            "partwise: warning: {label}: the key holds {kind}, U+{:04X}, at byte {at}: it is hashed as part of the key, which looks like one without it and lands elsewhere",
+            u32::from(c)
+        );
+    }
+}
+
+impl Drop for Lint {
+    fn drop(&mut self) {
+        if self.warned > NAMED_WARNINGS {
+            say!(
+                "partwise: warning: {}: {} more keys hold invisible characters",
+                self.name,
+                self.warned - NAMED_WARNINGS
+            );
+        }
+    }
+}
+
+/// The note for a byte-order mark dropped from the start of `name`.
+fn bom_note(name: &str) {
+    say!("partwise: note: {name}: dropped the UTF-8 byte-order mark before line 1 (it is no part of the first key)");
+}
 
 /// A batch of keys: `inputs[i]` is the text as given, `keys[i]` its key bytes.
 pub struct Batch<'a> {
@@ -46,16 +214,6 @@ pub fn input_name(path: &Path) -> String {
     }
 }
 
-/// Opens a file for reading, or stdin for `-`.
-pub fn open(path: &Path) -> Result<Box<dyn Read>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(io::stdin().lock()));
-    }
-    let file = File::open(path)
-        .map_err(|e| CliError::context(format!("cannot open {}", path.display()), e))?;
-    Ok(Box::new(file))
-}
-
 /// Calls `f(first, lines)` for every group of up to [`BATCH`] lines of
 /// `reader`, `first` being the 0-based number of the group's first line.
 /// Returns the number of lines. The callback's error type is the caller's,
@@ -63,12 +221,38 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>> {
 pub fn for_each_line_group<E: From<CliError>>(
     reader: &mut dyn Read,
     name: &str,
+    f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
+    stream_lines(reader, name, Lint::new(name), f)
+}
+
+/// [`for_each_line_group`] over lines of `KEY<TAB>VALUE` (or `KEY`): only
+/// the keys are checked for invisible characters (a value is no key, and
+/// the tab is the separator).
+pub fn for_each_record_group<E: From<CliError>>(
+    reader: &mut dyn Read,
+    name: &str,
+    f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
+) -> std::result::Result<u64, E> {
+    let mut lint = Lint::new(name);
+    lint.before_tab = true;
+    stream_lines(reader, name, lint, f)
+}
+
+fn stream_lines<E: From<CliError>>(
+    reader: &mut dyn Read,
+    name: &str,
+    mut lint: Lint,
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
     let mut buf = vec![0u8; BLOCK];
     let mut filled = 0usize;
     let mut line_no = 0u64;
     let mut eof = false;
+    // Until the first three bytes are in (a pipe may hand out one at a
+    // time), whether the input starts with a byte-order mark is open; a
+    // mark's prefix holds no newline, so no line is cut meanwhile.
+    let mut at_start = true;
     while !eof {
         // Fill the block, growing it when one line is longer than the block.
         if filled == buf.len() {
@@ -87,6 +271,19 @@ pub fn for_each_line_group<E: From<CliError>>(
             .map_err(|e| CliError::context(format!("reading {name}"), e))?;
         filled += n;
         eof = n == 0;
+        if at_start {
+            let seen = filled.min(UTF8_BOM.len());
+            if buf[..seen] != UTF8_BOM[..seen] {
+                at_start = false;
+            } else if seen == UTF8_BOM.len() {
+                buf.copy_within(seen..filled, 0);
+                filled -= seen;
+                bom_note(name);
+                at_start = false;
+            } else if !eof {
+                continue;
+            }
+        }
         let end = if eof {
             filled
         } else {
@@ -96,7 +293,7 @@ pub fn for_each_line_group<E: From<CliError>>(
             }
         };
         if end > 0 {
-            split_groups(&buf[..end], &mut line_no, &mut f)?;
+            split_groups(&buf[..end], &mut line_no, &mut lint, &mut f)?;
         }
         buf.copy_within(end..filled, 0);
         filled -= end;
@@ -105,10 +302,12 @@ pub fn for_each_line_group<E: From<CliError>>(
 }
 
 /// Hands out the lines of `chunk` (whole lines; the last may lack its
-/// newline) in groups of up to [`BATCH`], numbering from `*line_no`.
-fn split_groups<'a, E>(
+/// newline) in groups of up to [`BATCH`], numbering from `*line_no`, each
+/// group checked by `lint` first.
+fn split_groups<'a, E: From<CliError>>(
     chunk: &'a [u8],
     line_no: &mut u64,
+    lint: &mut Lint,
     f: &mut impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     // One group at a time, so the slices stay in cache (a block holds
@@ -116,13 +315,17 @@ fn split_groups<'a, E>(
     let mut group: Vec<&'a [u8]> = Vec::with_capacity(BATCH);
     let mut cutter = LineCutter::new(chunk);
     loop {
+        let from = cutter.start;
         let more = cutter.fill(&mut group, BATCH);
+        let mut to = cutter.start;
         if !more && cutter.start < chunk.len() {
             // `fill` stops short of `BATCH` when it runs out of newlines, so
             // the unterminated last line still fits.
             group.push(strip_cr(&chunk[cutter.start..]));
+            to = chunk.len();
         }
         if !group.is_empty() {
+            lint.group(*line_no, &group, &chunk[from..to])?;
             f(*line_no, &group)?;
             *line_no += group.len() as u64;
             group.clear();
@@ -275,7 +478,16 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     .map_err(err)?;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
-    split_groups(&map[..], &mut line_no, &mut f)?;
+    let name = path.display().to_string();
+    let mut hay = &map[..];
+    if start == 0 {
+        if let Some(rest) = hay.strip_prefix(UTF8_BOM) {
+            bom_note(&name);
+            hay = rest;
+        }
+    }
+    let mut lint = Lint::range(path, start);
+    split_groups(hay, &mut line_no, &mut lint, &mut f)?;
     Ok(line_no)
 }
 
@@ -388,12 +600,28 @@ impl KeySource {
 
     /// Calls `f` with every batch of keys: arguments first, then the file.
     /// Returns the number of keys.
-    pub fn for_each_batch(&self, mut f: impl FnMut(Batch<'_>) -> Result<()>) -> Result<u64> {
+    pub fn for_each_batch(&self, f: impl FnMut(Batch<'_>) -> Result<()>) -> Result<u64> {
+        self.batches(None, f)
+    }
+
+    /// [`for_each_batch`](Self::for_each_batch) for a command that holds
+    /// what it reads: the file is read up to [`MAX_HELD_KEYS`] and
+    /// [`MAX_HELD_BYTES`], `held` saying what is held.
+    pub fn for_each_held(&self, held: Held, f: impl FnMut(Batch<'_>) -> Result<()>) -> Result<u64> {
+        self.batches(Some(held), f)
+    }
+
+    fn batches(
+        &self,
+        mut held: Option<Held>,
+        mut f: impl FnMut(Batch<'_>) -> Result<()>,
+    ) -> Result<u64> {
         let mut total = 0u64;
         if !self.args.is_empty() {
             let mut arena = Vec::new();
             let mut spans = Vec::new();
             for (i, a) in self.args.iter().enumerate() {
+                Lint::key(&format!("key argument {}", i + 1), a);
                 let start = arena.len();
                 self.format.encode_into(a, &mut arena).map_err(|e| {
                     CliError::msg(format!(
@@ -415,6 +643,9 @@ impl KeySource {
             let name = input_name(path);
             let mut arena = Vec::new();
             let per_group = |first: u64, group: &[&[u8]]| {
+                if let Some(h) = &mut held {
+                    h.take(&name, group)?;
+                }
                 if self.format.is_identity() {
                     return f(Batch {
                         inputs: group,
@@ -626,6 +857,45 @@ mod tests {
             .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
             proptest::prop_assert_eq!(lines, want.len() as u64);
             proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    /// A byte-order mark is dropped however the reads cut it (a pipe may
+    /// hand out a byte at a time); a prefix of one, or one later in the
+    /// input, is kept.
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped_from_a_stream() {
+        for (data, want) in [
+            (
+                &b"\xEF\xBB\xBFTLKM\nBBCA\n"[..],
+                vec![&b"TLKM"[..], b"BBCA"],
+            ),
+            (b"\xEF\xBB\xBF", vec![]),
+            (b"\xEF\xBB\xBF\n", vec![b""]),
+            (b"\xEF\xBBx\n", vec![b"\xEF\xBBx"]),
+            (b"\xEF\n", vec![b"\xEF"]),
+            (b"a\n\xEF\xBB\xBFb\n", vec![b"a", b"\xEF\xBB\xBFb"]),
+        ] {
+            for size in [1, 2, 3, 64] {
+                let mut reader = Chunked {
+                    data: data.to_vec(),
+                    at: 0,
+                    sizes: vec![size],
+                    turn: 0,
+                };
+                let mut got: Vec<Vec<u8>> = Vec::new();
+                for_each_line_group(&mut reader, "stdin", |_, group| {
+                    got.extend(group.iter().map(|l| l.to_vec()));
+                    Ok::<(), CliError>(())
+                })
+                .unwrap();
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?} in reads of {size}",
+                    data.escape_ascii().to_string()
+                );
+            }
         }
     }
 

@@ -9,11 +9,14 @@
 //! are chosen.
 
 /// `eprintln!` that never panics: a full or closed stderr loses the message
-/// but must not turn an answer, or an error's exit 2, into a panic.
+/// but must not turn an answer, or an error's exit 2, into a panic. Warnings
+/// quote file names and what servers sent, so invisible characters in them
+/// are shown escaped.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", crate::output::visible_lines(&line));
     }};
 }
 
@@ -21,6 +24,7 @@ mod cmd;
 mod exit;
 mod input;
 mod limits;
+mod outfile;
 mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};

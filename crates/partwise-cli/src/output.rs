@@ -96,16 +96,89 @@ pub fn key_json(bytes: &[u8]) -> Value {
     std::str::from_utf8(bytes).map_or(Value::Null, |s| Value::String(s.to_string()))
 }
 
-/// The key for a table cell: printable text as is, anything else as `0x..` hex.
+/// The key for a table cell: printable text as is, anything else as `0x..`
+/// hex: bytes that are not UTF-8, control characters, and characters that
+/// draw nothing or reorder what follows (a key `\u{202E}gnp.exe` would read
+/// as `exe.png`), so two keys that look alike never print alike.
 pub fn key_cell(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
-        Ok(s) if !s.is_empty() && !s.chars().any(|c| c.is_control()) => s.to_string(),
+        Ok(s) if !s.is_empty() && !s.chars().any(invisible) => s.to_string(),
         Ok("") => "\"\"".to_string(),
         _ => format!("0x{}", hex(bytes)),
     }
 }
 
-/// A simple left-aligned table; the last column is not padded.
+/// Whether `c` must not reach a terminal or a page as itself: control
+/// characters (C0, DEL, C1: a terminal obeys them, so a client id can clear
+/// the screen or retitle the window), the bidirectional controls (they
+/// reorder the text after them), zero-width and other format characters
+/// (Unicode's Cf: they draw nothing, so two different names look the same),
+/// the byte order mark, and the line and paragraph separators.
+pub fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' // soft hyphen
+            | '\u{034F}' // combining grapheme joiner
+            | '\u{0600}'..='\u{0605}'
+            | '\u{061C}' // Arabic letter mark
+            | '\u{06DD}'
+            | '\u{070F}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08E2}'
+            | '\u{115F}'..='\u{1160}' // Hangul fillers
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}' // Mongolian selectors and vowel separator
+            | '\u{200B}'..='\u{200F}' // zero-width space, joiners, LRM, RLM
+            | '\u{2028}'..='\u{202E}' // separators, bidi embeddings and overrides
+            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates
+            | '\u{3164}' // Hangul filler
+            | '\u{FE00}'..='\u{FE0F}' // variation selectors
+            | '\u{FEFF}' // byte order mark, zero-width no-break space
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}' // tags and variation selectors supplement
+        )
+}
+
+/// `text` with every [`invisible`] character shown as a `\u{..}` escape
+/// (Rust's notation), the rest as is: what a table cell or a report prints
+/// of a string a broker, a client or a file supplied. Keys print as
+/// [`key_cell`] (hex); this is for names, ids and hosts, where the readable
+/// part matters more than the exact bytes.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, invisible)
+}
+
+/// [`visible`] for a message of several lines: its line breaks stay.
+pub fn visible_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, |c| c != '\n' && invisible(c))
+}
+
+fn escaped(text: &str, hide: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&hide) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut s = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hide(c) {
+            use std::fmt::Write as _;
+            let _ = write!(s, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            s.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(s)
+}
+
+/// A simple left-aligned table; the last column is not padded. Every cell
+/// passes through [`visible`] when written: cells carry names and ids from
+/// brokers and clients, and one of them must not be able to drive the
+/// operator's terminal.
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
@@ -126,12 +199,16 @@ impl Table {
     pub fn write(&self, out: &mut impl Write) -> Result<()> {
         let cols = self.header.len();
         let mut width = vec![0usize; cols];
-        for r in std::iter::once(&self.header).chain(&self.rows) {
+        let shown: Vec<Vec<std::borrow::Cow<'_, str>>> = std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|r| r.iter().map(|c| visible(c)).collect())
+            .collect();
+        for r in &shown {
             for (w, c) in width.iter_mut().zip(r) {
                 *w = (*w).max(c.chars().count());
             }
         }
-        for r in std::iter::once(&self.header).chain(&self.rows) {
+        for r in &shown {
             let mut line = String::new();
             for (i, c) in r.iter().enumerate() {
                 if i + 1 < r.len() {
@@ -177,4 +254,51 @@ pub fn colocation_table(
         t.row(cells);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a hostile client id tries: clear the screen, retitle the window
+    /// (OSC ... BEL), a C1 CSI, a bidi override, a zero-width space.
+    const HOSTILE: &str = "c\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}gnp.exe\u{200b}";
+
+    #[test]
+    fn table_cells_show_invisible_characters_escaped() {
+        let mut t = Table::new(["MEMBER", HOSTILE]);
+        t.row([HOSTILE, "x\ty\nz"]);
+        let mut out = Vec::new();
+        t.write(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.chars().any(|c| invisible(c) && c != '\n'), "{text:?}");
+        let want = "c\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\u{9b}31m\\u{202e}gnp.exe\\u{200b}";
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().all(|l| l.contains(want)), "{text}");
+        assert!(text.contains("x\\u{9}y\\u{a}z"), "{text}");
+        // Columns align on what is printed.
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0].find(want), lines[1].find("x\\u{9}"), "{text}");
+    }
+
+    #[test]
+    fn visible_leaves_printable_text_alone() {
+        for s in ["BBCA", "ünïcødé 日本 🙂", "a\\b", "", "<&>"] {
+            assert!(matches!(visible(s), std::borrow::Cow::Borrowed(t) if t == s));
+        }
+        assert_eq!(visible("\u{feff}BBCA"), "\\u{feff}BBCA");
+        assert_eq!(visible("a\u{2066}b\u{2069}"), "a\\u{2066}b\\u{2069}");
+        assert_eq!(visible("\u{7f}\u{85}"), "\\u{7f}\\u{85}");
+    }
+
+    #[test]
+    fn keys_with_invisible_characters_are_hex() {
+        assert_eq!(
+            key_cell("\u{202e}gnp.exe".as_bytes()),
+            "0xe280ae676e702e657865"
+        );
+        assert_eq!(key_cell("a\u{200b}".as_bytes()), "0x61e2808b");
+        assert_eq!(key_cell("\u{feff}K".as_bytes()), "0xefbbbf4b");
+        assert_eq!(key_cell("ünï 日本".as_bytes()), "ünï 日本");
+    }
 }

@@ -20,8 +20,8 @@ use kafka_protocol::protocol::{Request, StrBytes};
 use kafka_protocol::records::{Record, TimestampType};
 use kafka_protocol::ResponseError;
 pub use partwise_wire::records::decode_records;
-use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// Whether `e` means the group coordinator must be looked up again.
@@ -31,6 +31,23 @@ pub(crate) fn coordinator_moved(e: ResponseError) -> bool {
         e,
         CoordinatorLoadInProgress | CoordinatorNotAvailable | NotCoordinator
     )
+}
+
+/// Whether OffsetFetch to the coordinator at `addr` asks for stable
+/// offsets (`require_stable`, v7+), as the Java consumer always does.
+///
+/// Without it, Apache Kafka's group coordinator (the one of 3.7+, KIP-848's
+/// runtime) answers from the offsets its `__consumer_offsets` partition has
+/// committed, as far as that partition's high watermark says. Right after
+/// the coordinator moved, the new leader of that partition has every commit
+/// the old one acknowledged in its log, but its high watermark is still the
+/// one it last heard as a follower, a fetch behind: for a moment it answers
+/// with offsets older than the old coordinator already returned (a few
+/// records behind, for a group committing continuously). With
+/// `require_stable` it answers from its whole log, once that is committed,
+/// so the offsets read never step back across the move.
+pub(crate) async fn stable_offsets(c: &mut Cluster, addr: &str) -> Result<bool> {
+    Ok(c.version::<OffsetFetchRequest>(addr).await? >= 7)
 }
 
 /// Partition count and leaders of one topic.
@@ -60,6 +77,29 @@ pub struct Cluster {
     /// topics by id.
     ids: HashMap<String, Uuid>,
     names: HashMap<Uuid, String>,
+    /// Topics some Metadata answer showed existing: only those can be
+    /// deleted (a name never seen is a wrong name, or a topic being made).
+    seen: HashSet<String>,
+    /// Seen topics that Metadata has since answered as unknown: the first
+    /// and the latest of those answers, with no answer showing the topic in
+    /// between.
+    missing: HashMap<String, (Instant, Instant)>,
+    /// Seen topics that came back with another topic id: deleted and
+    /// created again, a different topic under the same name.
+    recreated: HashSet<String>,
+}
+
+/// A subscribed topic that went away under a client that had seen it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deletion {
+    /// Metadata has answered UNKNOWN_TOPIC_OR_PARTITION for it, but not yet
+    /// over [`Cluster::DELETION_CONFIRMED`]: one answer could come from a
+    /// broker that has not caught up.
+    Suspected,
+    /// Unknown in every Metadata answer for [`Cluster::DELETION_CONFIRMED`].
+    Deleted,
+    /// There again, with another topic id: deleted and created anew.
+    Recreated,
 }
 
 impl Cluster {
@@ -78,6 +118,9 @@ impl Cluster {
             topics: HashMap::new(),
             ids: HashMap::new(),
             names: HashMap::new(),
+            seen: HashSet::new(),
+            missing: HashMap::new(),
+            recreated: HashSet::new(),
         }
     }
 
@@ -197,13 +240,22 @@ impl Cluster {
                 .insert(b.node_id.0, format!("{}:{}", b.host.as_str(), b.port));
         }
         let mut out = BTreeMap::new();
+        let now = Instant::now();
         for t in resp.topics {
             let Some(name) = t.name else { continue };
-            if t.error_code == ResponseError::UnknownTopicOrPartition.code()
-                || t.partitions.is_empty()
-            {
+            if t.error_code == ResponseError::UnknownTopicOrPartition.code() {
+                if self.seen.contains(name.0.as_str()) {
+                    self.topics.remove(name.0.as_str());
+                    let m = self.missing.entry(name.0.to_string()).or_insert((now, now));
+                    m.1 = now;
+                }
                 continue;
             }
+            if t.partitions.is_empty() {
+                continue;
+            }
+            self.seen.insert(name.0.to_string());
+            self.missing.remove(name.0.as_str());
             let n = t
                 .partitions
                 .iter()
@@ -219,7 +271,10 @@ impl Cluster {
             if !t.topic_id.is_nil() {
                 // A topic deleted and created again has a new id.
                 if let Some(old) = self.ids.insert(name.0.to_string(), t.topic_id) {
-                    self.names.remove(&old);
+                    if old != t.topic_id {
+                        self.names.remove(&old);
+                        self.recreated.insert(name.0.to_string());
+                    }
                 }
                 self.names.insert(t.topic_id, name.0.to_string());
             }
@@ -227,6 +282,27 @@ impl Cluster {
             out.insert(name.0.to_string(), meta);
         }
         Ok(out)
+    }
+
+    /// How long every Metadata answer must have called a topic this client
+    /// saw unknown before it counts as deleted. KRaft brokers answer from
+    /// the metadata log they have replayed, and one answer of a broker that
+    /// lags it is not worth ending a consumer over.
+    pub const DELETION_CONFIRMED: Duration = Duration::from_millis(500);
+
+    /// Whether `topic`, which an earlier Metadata answer showed, has been
+    /// deleted since (or deleted and created again), as far as the Metadata
+    /// answers so far say; `None` while it stands.
+    pub fn deletion(&self, topic: &str) -> Option<Deletion> {
+        if self.recreated.contains(topic) {
+            return Some(Deletion::Recreated);
+        }
+        let (first, last) = self.missing.get(topic)?;
+        Some(if *last - *first >= Self::DELETION_CONFIRMED {
+            Deletion::Deleted
+        } else {
+            Deletion::Suspected
+        })
     }
 
     /// The id of topic `name`, from the last Metadata that named it.
@@ -388,6 +464,7 @@ impl Cluster {
         let coord = self.find_coordinator(group).await?;
         let req = OffsetFetchRequest::default()
             .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_require_stable(stable_offsets(self, &coord).await?)
             .with_topics(Some(vec![OffsetFetchRequestTopic::default()
                 .with_name(TopicName(StrBytes::from_string(topic.to_string())))
                 .with_partition_indexes(partitions.to_vec())]));

@@ -95,6 +95,17 @@ pub enum Error {
     },
     /// A subscribed topic does not exist.
     UnknownTopic(String),
+    /// A subscribed topic was deleted while the member consumed it (or
+    /// deleted and created again: another topic under its name). The units
+    /// it was part of can never be whole again, so the member stops rather
+    /// than hold its partners' partitions unprocessed; what was handled can
+    /// still be committed by [`Consumer::close`](crate::Consumer::close).
+    TopicDeleted {
+        /// The topic.
+        topic: String,
+        /// It exists again, with a new topic id.
+        recreated: bool,
+    },
     /// Invalid configuration.
     Config(String),
     /// The member was closed.
@@ -187,6 +198,20 @@ impl fmt::Display for Error {
                 after.as_secs_f64()
             ),
             Error::UnknownTopic(t) => write!(f, "topic '{t}' does not exist"),
+            Error::TopicDeleted { topic, recreated } => {
+                write!(f, "topic '{topic}' was deleted")?;
+                if *recreated {
+                    f.write_str(
+                        " and created again (a new topic id: its old offsets mean nothing to it)",
+                    )?;
+                }
+                write!(
+                    f,
+                    " while the group consumed it: the co-partitioned units it was part of \
+                     can never be whole again (subscribe without '{topic}', or create it \
+                     again and restart)"
+                )
+            }
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
             Error::Closed => f.write_str("the member is closed"),
         }

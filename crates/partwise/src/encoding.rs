@@ -307,8 +307,77 @@ impl FromStr for KeyFormat {
     }
 }
 
+/// The UTF-8 byte-order mark. Editors on Windows write it before the first
+/// line of a text file; it is no part of the first key.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Whether `c` cannot be seen where a key is shown: control characters (C0,
+/// DEL, C1), zero-width characters (U+200B-U+200D, U+2060, U+FEFF) and bidi
+/// controls (U+202A-U+202E, U+2066-U+2069), which reorder what follows them
+/// (`\u{202E}gnp.exe` shows as `exe.png`). Two keys that differ by one of
+/// them look alike and hash apart.
+pub fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200B}'..='\u{200D}'
+                | '\u{2060}'
+                | '\u{FEFF}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// The first invisible character of `text` (see [`is_invisible`]) and its
+/// byte offset. Bytes that are not UTF-8 are skipped: they are shown
+/// escaped already.
+pub fn first_invisible(text: &[u8]) -> Option<(usize, char)> {
+    // Every such character starts with a byte below 0x20, 0x7F, 0xC2 (C1),
+    // 0xE2 (U+2000-U+2FFF) or 0xEF (U+FEFF); a key file has few of them, so
+    // a plain byte test skips almost every key without decoding it.
+    let suspect = |b: u8| b < 0x20 || matches!(b, 0x7F | 0xC2 | 0xE2 | 0xEF);
+    if !text.iter().fold(false, |any, &b| any | suspect(b)) {
+        return None;
+    }
+    let mut at = 0;
+    for chunk in text.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            if is_invisible(c) {
+                return Some((at + i, c));
+            }
+        }
+        at += chunk.valid().len() + chunk.invalid().len();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn invisible_characters_are_found_and_visible_ones_are_not() {
+        for (text, want) in [
+            ("TLKM", None),
+            ("caf\u{e9} \u{4e2d}\u{6587} \u{2019}", None),
+            ("a\u{200B}b", Some((1, '\u{200B}'))),
+            ("\u{202E}gnp.exe", Some((0, '\u{202E}'))),
+            ("x\u{2066}", Some((1, '\u{2066}'))),
+            ("k\u{FEFF}", Some((1, '\u{FEFF}'))),
+            ("k\u{2060}", Some((1, '\u{2060}'))),
+            ("a\tb", Some((1, '\t'))),
+            ("a\u{1b}[2J", Some((1, '\u{1b}'))),
+            ("a\u{85}", Some((1, '\u{85}'))),
+            ("a\u{7f}", Some((1, '\u{7f}'))),
+        ] {
+            assert_eq!(first_invisible(text.as_bytes()), want, "{text:?}");
+        }
+        // Offsets count the bytes that are not UTF-8 before the character.
+        assert_eq!(
+            first_invisible(b"\xff\xfe\xE2\x80\x8B"),
+            Some((2, '\u{200B}'))
+        );
+        assert_eq!(first_invisible(b"\xE2\x80"), None);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -3,12 +3,13 @@
 //! `examples/ticker.toml` declares; join workers on partwise's group runtime
 //! (the `copartitioned` assignor keeps partition p of both topics in one
 //! process); results in Redis Cluster, `market:{SYM}` and `notif:{SYM}`
-//! written together in one MULTI/EXEC.
+//! (under `--namespace NS`, `NS:market:{SYM}` and `NS:notif:{SYM}`) written
+//! together in one MULTI/EXEC.
 //!
 //! Commands: `up` (topics, after `check`), `feed` (reproducible ticks and
 //! alerts, routed by the topology's partitioners), `join` (K workers),
 //! `verify` (recomputes from the topics what Redis must hold), `demo` (all of
-//! it with a SIGKILLed worker). Exit codes: 0 ok, 1 findings, 2 error.
+//! it with a SIGKILLed worker, in a namespace of its own that it removes). Exit codes: 0 ok, 1 findings, 2 error.
 
 mod model;
 mod run;
@@ -45,17 +46,24 @@ pub struct Common {
         value_name = "BROKERS"
     )]
     pub bootstrap: Option<String>,
-    /// Redis Cluster node(s), host:port[,host:port]
-    #[arg(
-        long,
-        env = "PARTWISE_REDIS",
-        value_name = "NODES",
-        default_value = "127.0.0.1:7100"
-    )]
-    pub redis: String,
+    /// Redis Cluster node(s), host:port[,host:port] [default: 127.0.0.1:7100; `demo` starts a cluster of its own instead]
+    #[arg(long, env = "PARTWISE_REDIS", value_name = "NODES")]
+    pub redis: Option<String>,
+    /// Names of one run's own: topics NS-market-updates and NS-notifications
+    /// (each topic the topology declares, prefixed), Redis keys NS:market:{SYM}
+    /// and NS:notif:{SYM} (same slot as without it). Letters, digits, '.', '_', '-'
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
     /// The topology file: topics, producers' partitioners, the co-partition group
     #[arg(long, value_name = "FILE", default_value_os_t = default_topology())]
     pub topology: PathBuf,
+}
+
+impl Common {
+    /// The Redis seed nodes, or the default address of `scripts/redis-cluster-up`.
+    pub fn redis_nodes(&self) -> &str {
+        self.redis.as_deref().unwrap_or("127.0.0.1:7100")
+    }
 }
 
 fn default_topology() -> PathBuf {

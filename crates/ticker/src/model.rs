@@ -91,6 +91,12 @@ pub const SYMBOLS: [(&str, i64); 10] = [
     ("ICBP", 11000),
 ];
 
+/// The highest price the feed takes or makes, in rupiah (10^12, far above
+/// any share price). Every step of [`Generator::next`] multiplies a price by
+/// at most 20 before dividing; under this bound that never leaves `i64`, and
+/// the random walk is clamped to it so a long feed cannot climb out of it.
+pub const MAX_PRICE: i64 = 1_000_000_000_000;
+
 /// SplitMix64: a seeded, reproducible stream (the feed must be replayable
 /// from its seed, not secure).
 pub struct Rng(u64);
@@ -136,15 +142,31 @@ pub struct Generator {
 }
 
 impl Generator {
-    /// A generator over `symbols` (with starting prices), `users` users, seeded.
-    pub fn new(run: &str, seed: u64, symbols: Vec<(String, i64)>, users: u64) -> Generator {
-        Generator {
+    /// A generator over `symbols` (with starting prices), `users` users,
+    /// seeded. Refused: no symbol (there would be nothing to draw from) or a
+    /// start price outside `1..=MAX_PRICE` (the walk's arithmetic would leave
+    /// `i64`).
+    pub fn new(
+        run: &str,
+        seed: u64,
+        symbols: Vec<(String, i64)>,
+        users: u64,
+    ) -> Result<Generator, String> {
+        if symbols.is_empty() {
+            return Err("no symbols to generate events for".into());
+        }
+        if let Some((s, p)) = symbols.iter().find(|(_, p)| !(1..=MAX_PRICE).contains(p)) {
+            return Err(format!(
+                "{s}: start price {p} is outside 1..={MAX_PRICE} rupiah"
+            ));
+        }
+        Ok(Generator {
             run: run.to_string(),
             seq: 0,
             rng: Rng::new(seed),
             prices: symbols,
             users: users.max(1),
-        }
+        })
     }
 
     /// The next event, stamped `ts_ms`: one alert in five, ticks otherwise.
@@ -175,7 +197,7 @@ impl Generator {
         // A step of -0.6% .. +0.6%, at least one rupiah.
         let step = (price * 6 / 1000).max(1);
         let moved = price + (self.rng.below(2 * step as u64 + 1) as i64 - step);
-        let moved = moved.max(1);
+        let moved = moved.clamp(1, MAX_PRICE);
         self.prices[i].1 = moved;
         Event::Tick(Tick {
             run: self.run.clone(),
@@ -341,8 +363,27 @@ mod tests {
 
     fn events(seed: u64, n: usize) -> Vec<Event> {
         let symbols = SYMBOLS.iter().map(|(s, p)| (s.to_string(), *p)).collect();
-        let mut g = Generator::new("r", seed, symbols, 50);
+        let mut g = Generator::new("r", seed, symbols, 50).unwrap();
         (0..n).map(|i| g.next(i as i64)).collect()
+    }
+
+    /// At the highest price the walk and the alerts stay in range (a debug
+    /// build panics on an overflow), and a price past it is refused.
+    #[test]
+    fn prices_stay_within_the_documented_maximum() {
+        let top = vec![("TOP".to_string(), MAX_PRICE), ("ONE".to_string(), 1)];
+        let mut g = Generator::new("r", 3, top, 5).unwrap();
+        for i in 0..20_000 {
+            match g.next(i) {
+                Event::Tick(t) => assert!((1..=MAX_PRICE).contains(&t.price), "{t:?}"),
+                Event::Alert(a) => assert!(a.threshold >= 1, "{a:?}"),
+            }
+        }
+        for bad in [MAX_PRICE + 1, i64::MAX, 0, -5] {
+            let e = Generator::new("r", 1, vec![("X".into(), bad)], 5).err();
+            assert!(e.is_some_and(|e| e.contains(&bad.to_string())), "{bad}");
+        }
+        assert!(Generator::new("r", 1, vec![], 5).is_err());
     }
 
     #[test]

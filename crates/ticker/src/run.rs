@@ -2,7 +2,7 @@
 //! through partwise's adapters, and returns an exit code (0 ok, 1 findings)
 //! or an error (exit 2).
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, SYMBOLS};
+use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
 use crate::Common;
 use partwise::topology::{check, Topology};
 use partwise::{KeyFormat, Partitioner};
@@ -32,9 +32,58 @@ struct Plan {
     /// Per topic: its first producer's partitioner and key format.
     routing: HashMap<String, (Partitioner, KeyFormat)>,
     topology: Topology,
+    /// `--namespace`: in front of both topic names and every Redis key.
+    ns: Option<String>,
 }
 
-fn plan(path: &Path) -> Result<Plan> {
+/// A namespace as `--namespace` takes it: it goes into topic names (Kafka
+/// allows letters, digits, '.', '_', '-') and in front of the Redis keys,
+/// where a brace would become the keys' hash tag and move them off their
+/// symbol's slot.
+fn namespace(c: &Common) -> Result<Option<String>> {
+    match c.namespace.as_deref() {
+        None => Ok(None),
+        Some(ns)
+            if !ns.is_empty()
+                && ns.len() <= 100
+                && ns
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) =>
+        {
+            Ok(Some(ns.to_string()))
+        }
+        Some(ns) => Err(format!(
+            "--namespace: '{ns}' must be 1 to 100 letters, digits, '.', '_' or '-' (it goes into topic names and in front of Redis keys)"
+        )),
+    }
+}
+
+/// The Redis keys of one symbol, the last tick and the fired alerts: hash
+/// tagged by the symbol, so both share its slot whatever the namespace.
+fn keys(ns: Option<&str>, sym: &str) -> (String, String) {
+    let pre = ns.map_or(String::new(), |n| format!("{n}:"));
+    (
+        format!("{pre}market:{{{sym}}}"),
+        format!("{pre}notif:{{{sym}}}"),
+    )
+}
+
+/// The topology's plan under the flags' namespace: the topics the command
+/// reads and writes are `NS-NAME` for each NAME the file declares.
+fn plan(c: &Common) -> Result<Plan> {
+    let ns = namespace(c)?;
+    let mut p = plan_file(&c.topology)?;
+    if let Some(ns) = &ns {
+        let name = |t: &str| format!("{ns}-{t}");
+        p.routing = p.routing.into_iter().map(|(t, r)| (name(&t), r)).collect();
+        p.market = name(&p.market);
+        p.notif = name(&p.notif);
+    }
+    p.ns = ns;
+    Ok(p)
+}
+
+fn plan_file(path: &Path) -> Result<Plan> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read topology file {}: {e}", path.display()))?;
     let topology = Topology::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -74,6 +123,7 @@ fn plan(path: &Path) -> Result<Plan> {
         partitions,
         routing,
         topology,
+        ns: None,
     })
 }
 
@@ -92,7 +142,7 @@ fn brokers(b: &str) -> Vec<String> {
 }
 
 fn redis_seeds(c: &Common) -> Result<Vec<NodeAddr>> {
-    c.redis
+    c.redis_nodes()
         .split(',')
         .map(|s| {
             s.trim()
@@ -146,12 +196,17 @@ pub struct UpArgs {
 }
 
 pub fn up(a: &UpArgs) -> Result<u8> {
-    let p = plan(&a.common.topology)?;
+    up_created(&a.common).map(|(code, _)| code)
+}
+
+/// `up`, and the topics it created (the demo removes those, and only those).
+fn up_created(common: &Common) -> Result<(u8, Vec<String>)> {
+    let p = plan(common)?;
     let report = check(&p.topology, &[]);
     if !report.ok() {
         println!(
             "refused: {} fails partwise check:",
-            a.common.topology.display()
+            common.topology.display()
         );
         for g in &report.groups {
             for r in &g.reasons {
@@ -174,9 +229,9 @@ pub fn up(a: &UpArgs) -> Result<u8> {
                     .map_or(String::new(), |f| format!("\n    fix: {}", f.advice))
             );
         }
-        return Ok(1);
+        return Ok((1, Vec::new()));
     }
-    let b = bootstrap(&a.common)?;
+    let b = bootstrap(common)?;
     rt()?.block_on(async {
         let mut c = Cluster::new(brokers(&b), "ticker", Duration::from_secs(10));
         let names = vec![p.market.clone(), p.notif.clone()];
@@ -188,7 +243,7 @@ pub fn up(a: &UpArgs) -> Result<u8> {
                     println!(
                         "refused: topic {name} exists with {} partitions; {} says {}. ticker never changes an existing topic (a new count moves keys: partwise resize --from {} --to {} shows which)",
                         m.leaders.len(),
-                        a.common.topology.display(),
+                        common.topology.display(),
                         p.partitions,
                         m.leaders.len(),
                         p.partitions
@@ -200,7 +255,7 @@ pub fn up(a: &UpArgs) -> Result<u8> {
             }
         }
         if refused {
-            return Ok(1);
+            return Ok((1, Vec::new()));
         }
         let missing: Vec<(&str, i32)> = names
             .iter()
@@ -225,7 +280,7 @@ pub fn up(a: &UpArgs) -> Result<u8> {
                 println!("topic {n}: created with {k} partitions");
             }
         }
-        Ok(0)
+        Ok((0, missing.iter().map(|(n, _)| n.to_string()).collect()))
     })
 }
 
@@ -274,8 +329,14 @@ fn symbols(file: Option<&PathBuf>) -> Result<Vec<(String, i64)>> {
                     .trim()
                     .parse()
                     .ok()
-                    .filter(|v| *v > 0)
-                    .ok_or_else(|| format!("{}: '{p}' is not a positive price", at()))?;
+                    .filter(|v| (1..=MAX_PRICE).contains(v))
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: '{}' is not a price from 1 to {MAX_PRICE} rupiah",
+                            at(),
+                            p.trim()
+                        )
+                    })?;
                 (s.trim().to_string(), price)
             }
             None => {
@@ -304,7 +365,7 @@ fn symbols(file: Option<&PathBuf>) -> Result<Vec<(String, i64)>> {
 }
 
 pub fn feed(a: &FeedArgs) -> Result<u8> {
-    let p = plan(&a.common.topology)?;
+    let p = plan(&a.common)?;
     let syms = symbols(a.symbols.as_ref())?;
     let dur = duration("--duration", &a.duration)?;
     if a.rate == 0 || a.rate > 100_000 {
@@ -325,7 +386,7 @@ pub fn feed(a: &FeedArgs) -> Result<u8> {
         producers.insert(topic.clone(), rp);
     }
     let run = a.run.clone().unwrap_or_else(|| format!("r{}", now_ms()));
-    let mut g = Generator::new(&run, a.seed, syms, a.users);
+    let mut g = Generator::new(&run, a.seed, syms, a.users)?;
     let total = ((a.rate as f64) * dur.as_secs_f64()).round() as u64;
     let start = Instant::now();
     let (mut ticks, mut alerts) = (0u64, 0u64);
@@ -431,12 +492,13 @@ fn out(v: Value) {
 /// (by id, so writing one again changes nothing).
 fn write_symbol(
     w: &mut Writer,
+    ns: Option<&str>,
     stored: &mut HashMap<String, i64>,
     sym: &str,
     tick: Option<&(Tick, i64)>,
     fired: &[(String, Fired)],
 ) -> std::result::Result<bool, partwise_redis::Error> {
-    let (mk, nk) = (format!("market:{{{sym}}}"), format!("notif:{{{sym}}}"));
+    let (mk, nk) = keys(ns, sym);
     let have = match stored.get(sym) {
         Some(&o) => o,
         None => {
@@ -494,6 +556,7 @@ struct Sink {
     id: String,
     market: String,
     notif: String,
+    ns: Option<String>,
     seeds: Vec<NodeAddr>,
     retry: Duration,
     writer: Writer,
@@ -518,6 +581,7 @@ impl Sink {
             id: a.id.clone(),
             market: p.market.clone(),
             notif: p.notif.clone(),
+            ns: p.ns.clone(),
             seeds,
             retry: duration("--redis-retry", &a.redis_retry)?,
             writer,
@@ -593,6 +657,7 @@ impl Sink {
             loop {
                 match write_symbol(
                     &mut self.writer,
+                    self.ns.as_deref(),
                     &mut self.stored,
                     &sym,
                     w.tick.as_ref(),
@@ -670,7 +735,7 @@ impl Sink {
 }
 
 pub fn worker(a: &WorkerArgs) -> Result<u8> {
-    let p = plan(&a.common.topology)?;
+    let p = plan(&a.common)?;
     let b = bootstrap(&a.common)?;
     let mut sink = Sink::new(a, &p)?;
     match a.runtime.as_str() {
@@ -858,7 +923,14 @@ impl WorkerProc {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(exe);
         cmd.arg("worker")
-            .args(["--id", name, "--group", group, "--redis", &common.redis])
+            .args([
+                "--id",
+                name,
+                "--group",
+                group,
+                "--redis",
+                common.redis_nodes(),
+            ])
             .arg("--topology")
             .arg(&common.topology)
             .args(["--session-timeout-ms", &session_ms.to_string()])
@@ -868,6 +940,9 @@ impl WorkerProc {
             ]);
         if let Some(b) = &common.bootstrap {
             cmd.args(["-b", b]);
+        }
+        if let Some(ns) = &common.namespace {
+            cmd.args(["--namespace", ns]);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -940,7 +1015,7 @@ impl Drop for WorkerProc {
 }
 
 pub fn join(a: &JoinArgs) -> Result<u8> {
-    plan(&a.common.topology)?;
+    plan(&a.common)?;
     bootstrap(&a.common)?;
     if a.workers == 0 || a.workers > 64 {
         return Err(format!("--workers: {} must be between 1 and 64", a.workers));
@@ -1133,7 +1208,7 @@ fn verify_once(c: &Common, p: &Plan) -> Result<Verdict> {
     };
     let mut stored_fired: BTreeMap<String, (String, Fired)> = BTreeMap::new();
     for sym in &symbols {
-        let (mk, nk) = (format!("market:{{{sym}}}"), format!("notif:{{{sym}}}"));
+        let (mk, nk) = keys(p.ns.as_deref(), sym);
         let r = w
             .transaction(&[&mk, &nk], |pp| {
                 pp.cmd("HGETALL").arg(&mk).cmd("HGETALL").arg(&nk);
@@ -1238,7 +1313,7 @@ pub fn verify(a: &VerifyArgs) -> Result<u8> {
     if a.format != "table" && a.format != "json" {
         return Err(format!("--format: '{}' is not table or json", a.format));
     }
-    let p = plan(&a.common.topology)?;
+    let p = plan(&a.common)?;
     let wait = duration("--wait", &a.wait)?;
     let deadline = Instant::now() + wait;
     loop {
@@ -1280,11 +1355,12 @@ fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-/// Runs one of the repository's scripts; its last stdout line.
-fn script(name: &str, args: &[&str]) -> Result<String> {
+/// Runs one of the repository's scripts (with `env` added); its last stdout line.
+fn script(name: &str, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Result<String> {
     let out = Command::new("bash")
         .arg(repo().join("scripts").join(name))
         .args(args)
+        .envs(env.iter().copied())
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("scripts/{name}: {e}"))?;
@@ -1299,47 +1375,244 @@ fn script(name: &str, args: &[&str]) -> Result<String> {
         .to_string())
 }
 
-pub fn demo(a: &DemoArgs) -> Result<u8> {
-    let mut common = a.common.clone();
-    if common.bootstrap.is_none() {
-        println!("== starting Apache Kafka (scripts/kafka-up --dir /tmp/ticker-demo-kafka)");
-        common.bootstrap = Some(script(
+/// What the demo started, stopped when it ends (on an error too): a Kafka
+/// node and a Redis Cluster of its own, in a directory of its own, on free
+/// ports. Nothing it did not start is stopped.
+struct Started {
+    dir: PathBuf,
+    kafka: bool,
+    redis: Option<u16>,
+}
+
+impl Started {
+    fn kafka(&mut self) -> Result<String> {
+        let kdir = self.dir.join("kafka");
+        println!(
+            "== starting Apache Kafka of the demo's own (scripts/kafka-up --dir {} --port 0)",
+            kdir.display()
+        );
+        self.kafka = true;
+        script(
             "kafka-up",
-            &["--dir", "/tmp/ticker-demo-kafka", "--port", "0"],
-        )?);
+            &["--dir", &kdir.to_string_lossy(), "--port", "0"],
+            &[],
+        )
     }
-    if std::env::var_os("PARTWISE_REDIS").is_none() && common.redis == "127.0.0.1:7100" {
-        println!("== starting the Redis Cluster (scripts/redis-cluster-up)");
-        script("redis-cluster-up", &[])?;
+
+    fn redis(&mut self) -> Result<String> {
+        let base = free_redis_base()?;
+        println!(
+            "== starting a Redis Cluster of the demo's own on 127.0.0.1:{base}-{} (scripts/redis-cluster-up {base})",
+            base + 2
+        );
+        self.redis = Some(base);
+        script(
+            "redis-cluster-up",
+            &[&base.to_string()],
+            &[("PARTWISE_REDIS_DIR", self.dir.join("redis").as_os_str())],
+        )?;
+        Ok(format!("127.0.0.1:{base}"))
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(base) = self.redis {
+            let dir = self.dir.join("redis");
+            if let Err(e) = script(
+                "redis-cluster-down",
+                &[&base.to_string()],
+                &[("PARTWISE_REDIS_DIR", dir.as_os_str())],
+            ) {
+                eprintln!("ticker demo: stopping its Redis Cluster: {e}");
+            }
+        }
+        if self.kafka {
+            let kdir = self.dir.join("kafka");
+            if let Err(e) = script(
+                "kafka-up",
+                &["--dir", &kdir.to_string_lossy(), "--stop"],
+                &[],
+            ) {
+                eprintln!("ticker demo: stopping its Kafka: {e}");
+            }
+        }
+        // Made by the demo alone (create_dir, not create_dir_all, below).
+        if self.kafka || self.redis.is_some() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        } else {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// Three free loopback ports BASE..BASE+2 whose cluster-bus ports (+10000)
+/// are free too, for a Redis Cluster of the demo's own.
+fn free_redis_base() -> Result<u16> {
+    let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    let spread = std::process::id() as u64 ^ now_ms() as u64;
+    (0..400u64)
+        .map(|i| 20000 + ((spread + i * 37) % 2000) as u16 * 3)
+        .find(|&b| (0..3).all(|k| free(b + k) && free(b + k + 10000)))
+        .ok_or_else(|| {
+            "no three free ports (with free bus ports) for the demo's Redis Cluster in 20000-25999"
+                .into()
+        })
+}
+
+/// The demo's keys: those of the symbols it feeds, under its namespace.
+fn demo_keys(ns: &str) -> Vec<(String, String)> {
+    SYMBOLS.iter().map(|(s, _)| keys(Some(ns), s)).collect()
+}
+
+pub fn demo(a: &DemoArgs) -> Result<u8> {
+    let run = format!("{}-{}", now_ms(), std::process::id());
+    let mut common = a.common.clone();
+    // Its own names: a run id in the topics, the group and every key, so that
+    // nothing of another ticker (or anything else) at the plain names is read,
+    // overwritten or removed.
+    let ns = match namespace(&common)? {
+        Some(ns) => ns,
+        None => format!("ticker-demo-{run}"),
+    };
+    common.namespace = Some(ns.clone());
+    let dir = std::env::temp_dir().join(format!("ticker-demo-{run}"));
+    std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut started = Started {
+        dir,
+        kafka: false,
+        redis: None,
+    };
+    if common
+        .bootstrap
+        .as_deref()
+        .is_none_or(|b| b.trim().is_empty())
+    {
+        common.bootstrap = Some(started.kafka()?);
+    }
+    if common.redis.is_none() {
+        common.redis = Some(started.redis()?);
     }
     let b = common.bootstrap.clone().expect("set above");
-    // Redis may hold another cluster's ticker (an earlier demo on another
-    // broker): its offsets and alert ids mean nothing against these topics.
-    println!("== clearing market:{{SYM}} and notif:{{SYM}} of the ten symbols: the demo starts from a clean slate");
+    println!("== namespace {ns}: topics {ns}-*, keys {ns}:market:{{SYM}} and {ns}:notif:{{SYM}}; the demo removes what it creates when it ends");
     let mut w = Writer::connect(&redis_seeds(&common)?, Duration::from_secs(2))
         .map_err(|e| format!("--redis: {e}"))?;
-    for (sym, _) in SYMBOLS {
-        let (mk, nk) = (format!("market:{{{sym}}}"), format!("notif:{{{sym}}}"));
-        w.transaction(&[&mk, &nk], |pp| {
-            pp.cmd("DEL").arg(&mk).arg(&nk).ignore();
-        })
-        .map_err(|e| format!("--redis: {e}"))?;
+    // The keys it will remove at the end must be ones it wrote: none may
+    // exist before it starts.
+    for (mk, nk) in demo_keys(&ns) {
+        let r = w
+            .transaction(&[&mk, &nk], |pp| {
+                pp.cmd("EXISTS").arg(&mk).arg(&nk);
+            })
+            .map_err(|e| format!("--redis: {e}"))?;
+        if !matches!(r.first(), Some(redis::Value::Int(0))) {
+            return Err(format!(
+                "--namespace {ns}: {} already holds {mk} or {nk}; the demo writes (and removes) only keys of its own: give another --namespace",
+                common.redis_nodes()
+            ));
+        }
     }
     println!("== up: topics from {} on {b}", common.topology.display());
-    let code = up(&UpArgs {
-        common: common.clone(),
-    })?;
-    if code != 0 {
-        return Ok(code);
+    let (code, created) = up_created(&common)?;
+    let group = format!("{ns}-joiner");
+    let result = if code == 0 {
+        drill(a, &common, &group)
+    } else {
+        Ok(code)
+    };
+    // The workers have stopped (drill waits for them, or drops them, which
+    // kills them): nothing writes the keys any more.
+    println!(
+        "== removing what the demo created: its keys and {} topic(s)",
+        created.len()
+    );
+    let mut cleanup = Vec::new();
+    for (mk, nk) in demo_keys(&ns) {
+        if let Err(e) = w.transaction(&[&mk, &nk], |pp| {
+            pp.cmd("DEL").arg(&mk).arg(&nk).ignore();
+        }) {
+            cleanup.push(format!("--redis: removing {mk} and {nk}: {e}"));
+        }
     }
-    let group = format!("ticker-demo-{}", now_ms());
+    // A broker of the demo's own goes with its directory.
+    if !started.kafka && !created.is_empty() {
+        if let Err(e) = delete_topics(&b, &created) {
+            cleanup.push(e);
+        }
+        // The group commits nothing, so the broker would drop it in time
+        // anyway; a member whose session has not run out yet keeps it alive,
+        // which is why this one is only a warning.
+        if code == 0 {
+            if let Err(e) = delete_group(&b, &group) {
+                eprintln!("ticker demo: {e}");
+            }
+        }
+    }
+    drop(started);
+    match result {
+        Ok(code) if cleanup.is_empty() => Ok(code),
+        Ok(_) => Err(cleanup.join("; ")),
+        Err(e) => Err(e),
+    }
+}
+
+/// Deletes the demo's consumer group (its name has the run id).
+fn delete_group(b: &str, group: &str) -> Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", b)
+        .create()
+        .map_err(|e| format!("{b}: {e}"))?;
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = rt()?
+        .block_on(admin.delete_groups(&[group], &opts))
+        .map_err(|e| format!("{b}: deleting group {group}: {e}"))?;
+    match results.into_iter().find_map(|r| r.err()) {
+        None => Ok(()),
+        Some((g, e)) => Err(format!("{b}: deleting group {g}: {e}")),
+    }
+}
+
+/// Deletes topics the demo created, and waits until the broker confirms.
+fn delete_topics(b: &str, names: &[String]) -> Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", b)
+        .create()
+        .map_err(|e| format!("{b}: {e}"))?;
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = rt()?
+        .block_on(admin.delete_topics(&names, &opts))
+        .map_err(|e| format!("{b}: deleting {}: {e}", names.join(", ")))?;
+    let failed: Vec<String> = results
+        .into_iter()
+        .filter_map(|r| r.err().map(|(t, e)| format!("{t}: {e}")))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{b}: deleting the demo's topics: {}",
+            failed.join(", ")
+        ))
+    }
+}
+
+/// The drill on the demo's topics and keys: workers, feed, a SIGKILL, a new
+/// worker, a clean leave, verify.
+fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
+    let common = common.clone();
+    let b = common.bootstrap.clone().expect("set by demo");
     println!("== join: 3 workers in group {group} (copartitioned assignor)");
     let mut workers: Vec<WorkerProc> = (0..3)
         .map(|i| {
             WorkerProc::start(
                 &common,
                 &format!("w{i}"),
-                &group,
+                group,
                 a.session_timeout_ms,
                 false,
             )
@@ -1367,7 +1640,9 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
             "-b",
             &b,
             "--redis",
-            &common.redis,
+            common.redis_nodes(),
+            "--namespace",
+            common.namespace.as_deref().expect("set by demo"),
             "--rate",
             &a.rate.to_string(),
         ])
@@ -1391,7 +1666,7 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     workers.push(WorkerProc::start(
         &common,
         "w3",
-        &group,
+        group,
         a.session_timeout_ms,
         false,
     )?);
@@ -1466,4 +1741,26 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         }
     );
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::slot::key_slot;
+
+    /// A namespace goes in front of the keys and leaves the symbol the hash
+    /// tag: both keys of a symbol stay in the symbol's own slot.
+    #[test]
+    fn namespaced_keys_keep_the_symbols_slot() {
+        for sym in ["BBCA", "GOTO", "S1X9"] {
+            let want = key_slot(sym.as_bytes());
+            let (mk, nk) = keys(Some("ticker-demo-1796-42"), sym);
+            assert_eq!(mk, format!("ticker-demo-1796-42:market:{{{sym}}}"));
+            assert_eq!(
+                (key_slot(mk.as_bytes()), key_slot(nk.as_bytes())),
+                (want, want)
+            );
+            assert_eq!(keys(None, sym).0, format!("market:{{{sym}}}"));
+        }
+    }
 }

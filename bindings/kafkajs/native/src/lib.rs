@@ -69,19 +69,6 @@ fn decode_members(members: &[GroupMember]) -> Result<Vec<JoinedMember>> {
         .collect()
 }
 
-/// The topics any member subscribes to, sorted: the leader must know their
-/// partition counts before it calls [`assign`].
-#[napi]
-pub fn subscribed_topics(members: Vec<GroupMember>) -> Result<Vec<String>> {
-    let mut all: Vec<String> = decode_members(&members)?
-        .into_iter()
-        .flat_map(|m| m.subscription.topics)
-        .collect();
-    all.sort();
-    all.dedup();
-    Ok(all)
-}
-
 /// The leader's `copartitioned` assignment of `members` over the topics of
 /// `counts` (topic to partition count): each member's consumer-protocol
 /// assignment, with the co-partition groups in its user data, exactly what
@@ -125,6 +112,17 @@ pub fn encode_subscription(
     Ok(bytes.to_vec().into())
 }
 
+/// The topics of one member's subscription bytes (any version): what the
+/// leader checks member by member, so that one member's bytes that do not
+/// decode (or name a topic in bytes that are not UTF-8) are that member's
+/// problem, not the whole group's.
+#[napi]
+pub fn subscription_topics(metadata: Buffer) -> Result<Vec<String>> {
+    let s = Subscription::decode(bytes::Bytes::copy_from_slice(&metadata))
+        .map_err(|e| invalid(format!("subscription: {e}")))?;
+    Ok(s.topics)
+}
+
 /// Decodes subscription bytes of any version.
 #[napi]
 pub fn decode_subscription(metadata: Buffer) -> Result<DecodedSubscription> {
@@ -157,10 +155,7 @@ pub fn decode_assignment(assignment: Buffer) -> Result<DecodedAssignment> {
 /// Checks a partitioner spec, returning its canonical spec.
 #[napi]
 pub fn partitioner_spec(spec: String) -> Result<String> {
-    let p: Partitioner = spec
-        .parse()
-        .map_err(|e| invalid(format!("partitioner '{spec}': {e}")))?;
-    Ok(p.spec().to_string())
+    Ok(parse_partitioner(&spec)?.spec().to_string())
 }
 
 /// Where one record lands under a partitioner.
@@ -172,34 +167,68 @@ pub struct Landing {
     pub partition: Option<u32>,
 }
 
-/// Where a record with `key` (`null`: no key) goes under partitioner `spec`
-/// over `partitions` partitions. Key-less strategies (sticky, random,
-/// round-robin) are named, not applied: they depend on producer state the
-/// caller keeps.
+fn parse_partitioner(spec: &str) -> Result<Partitioner> {
+    spec.parse()
+        .map_err(|e| invalid(format!("partitioner '{spec}': {e}")))
+}
+
+/// A partitioner parsed once from its spec, placing records without parsing
+/// again: parsing a priority spec compiles its regexes, which costs far more
+/// than placing a record, so a producer must not pay it per record.
+#[napi(js_name = "Partitioner")]
+pub struct PartitionerHandle {
+    inner: Partitioner,
+}
+
 #[napi]
-pub fn place(
-    spec: String,
-    key: Option<Either<Buffer, String>>,
-    partitions: u32,
-) -> Result<Landing> {
-    let p: Partitioner = spec
-        .parse()
-        .map_err(|e| invalid(format!("partitioner '{spec}': {e}")))?;
-    let n = PartitionCount::new(partitions)
-        .map_err(|e| invalid(format!("partition count {partitions}: {e}")))?;
-    let key: Option<Vec<u8>> = key.map(|k| match k {
-        Either::A(b) => b.to_vec(),
-        Either::B(s) => s.into_bytes(),
-    });
-    let (kind, partition) = match p.place(key.as_deref(), n) {
-        Placement::Partition(x) => ("partition", Some(x)),
-        Placement::Sticky => ("sticky", None),
-        Placement::Random => ("random", None),
-        Placement::RoundRobin => ("roundrobin", None),
-        Placement::Rejected => ("rejected", None),
-    };
-    Ok(Landing {
-        kind: kind.to_string(),
-        partition,
-    })
+impl PartitionerHandle {
+    /// Parses `spec`; a bad spec is an error naming it.
+    #[napi(constructor)]
+    pub fn new(spec: String) -> Result<Self> {
+        Ok(PartitionerHandle {
+            inner: parse_partitioner(&spec)?,
+        })
+    }
+
+    /// The canonical spec.
+    #[napi(getter)]
+    pub fn spec(&self) -> String {
+        self.inner.spec().to_string()
+    }
+
+    /// Where a record with `key` (`null`: no key) and `headers` (`[name,
+    /// value]` pairs, which only priority rules on headers look at) goes over
+    /// `partitions` partitions. Key-less strategies (sticky, random,
+    /// round-robin) are named, not applied: they depend on producer state
+    /// the caller keeps.
+    #[napi]
+    pub fn place(
+        &self,
+        key: Option<Either<Buffer, String>>,
+        partitions: u32,
+        headers: Option<Vec<(Buffer, Buffer)>>,
+    ) -> Result<Landing> {
+        let n = PartitionCount::new(partitions)
+            .map_err(|e| invalid(format!("partition count {partitions}: {e}")))?;
+        let key: Option<Vec<u8>> = key.map(|k| match k {
+            Either::A(b) => b.to_vec(),
+            Either::B(s) => s.into_bytes(),
+        });
+        let headers = headers.unwrap_or_default();
+        let pairs: Vec<(&[u8], &[u8])> = headers
+            .iter()
+            .map(|(name, value)| (&name[..], &value[..]))
+            .collect();
+        let (kind, partition) = match self.inner.place_with_headers(key.as_deref(), &pairs, n) {
+            Placement::Partition(x) => ("partition", Some(x)),
+            Placement::Sticky => ("sticky", None),
+            Placement::Random => ("random", None),
+            Placement::RoundRobin => ("roundrobin", None),
+            Placement::Rejected => ("rejected", None),
+        };
+        Ok(Landing {
+            kind: kind.to_string(),
+            partition,
+        })
+    }
 }

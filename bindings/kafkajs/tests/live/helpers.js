@@ -142,6 +142,25 @@ function onlyLeaverMoved(before, after) {
   }
 }
 
+// Creates `topics` of `partitions` partitions and waits until every
+// partition has a leader. KafkaJS's own waitForLeaders gives up at once
+// when the broker does not know a new topic yet (UNKNOWN_TOPIC_OR_PARTITION),
+// which a busy shared broker answers for a moment.
+async function createTopics(admin, topics, partitions = N) {
+  await admin.createTopics({ topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1 })) })
+  const end = Date.now() + 30000
+  for (;;) {
+    try {
+      const { topics: got } = await admin.fetchTopicMetadata({ topics })
+      if (got.every(t => t.partitions.length === partitions && t.partitions.every(p => p.leader >= 0))) return
+    } catch (e) {
+      if (Date.now() > end) throw e
+    }
+    if (Date.now() > end) throw new Error(`topics ${topics.join(', ')} have no leaders after 30 s`)
+    await sleep(300)
+  }
+}
+
 // Topics of N partitions, a producer writing ids as key and value, and the
 // check that every id was handled by some member.
 async function setup(kafka, prefix) {
@@ -149,7 +168,7 @@ async function setup(kafka, prefix) {
   const topics = [`${prefix}-a-${run}`, `${prefix}-b-${run}`]
   const admin = kafka.admin()
   await admin.connect()
-  await admin.createTopics({ waitForLeaders: true, topics: topics.map(topic => ({ topic, numPartitions: N, replicationFactor: 1 })) })
+  await createTopics(admin, topics)
   const producer = kafka.producer()
   await producer.connect()
   let produced = 0
@@ -190,4 +209,4 @@ async function setup(kafka, prefix) {
   }
 }
 
-module.exports = { bootstrap, N, Member, rustBinary, javaClasspath, unitsWhole, settled, onlyLeaverMoved, setup }
+module.exports = { bootstrap, N, Member, rustBinary, javaClasspath, unitsWhole, settled, onlyLeaverMoved, createTopics, setup }

@@ -43,7 +43,9 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
 pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     let mut keys = Vec::new();
     if input.is_some() {
-        key_source(Vec::new(), input, partwise::KeyFormat::Utf8).for_each_batch(|b| {
+        let held =
+            crate::input::Held::new("the sample keys", "; a sample of the keys answers as well");
+        key_source(Vec::new(), input, partwise::KeyFormat::Utf8).for_each_held(held, |b| {
             keys.extend(b.keys.iter().map(|k| k.to_vec()));
             Ok(())
         })?;

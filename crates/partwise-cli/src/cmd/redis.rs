@@ -7,7 +7,7 @@
 
 use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
 use partwise_redis::{
     check, sample, CheckReport, Error, Family, FamilyReason, HotReport, HotRule, Node, NodeAddr,
     Shard, SlotMap,
@@ -319,7 +319,8 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
             writeln!(
                 out,
                 "cluster_state:{} ({source} from {})",
-                map.state, map.seed
+                visible(&map.state),
+                map.seed
             )?;
             if !unassigned.is_empty() {
                 writeln!(out, "unassigned slots: {}", ranges_text(&unassigned))?;
@@ -372,7 +373,8 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
         ));
     }
     let mut keys = Vec::new();
-    source.for_each_batch(|b| {
+    let held = crate::input::Held::new("the logical keys", "");
+    source.for_each_held(held, |b| {
         keys.extend(b.keys.iter().map(|k| k.to_vec()));
         Ok(())
     })?;
@@ -636,7 +638,13 @@ fn write_hot(
             t.write(out)?;
             let hot: Vec<String> = report
                 .hot_tags(min_share)
-                .map(|t| format!("{{{}}} on {}", key_cell(&t.tag), t.node))
+                .map(|t| {
+                    format!(
+                        "{{{}}} on {}",
+                        key_cell(&t.tag),
+                        visible(&t.node.to_string())
+                    )
+                })
                 .collect();
             if hot.is_empty() {
                 writeln!(

@@ -9,7 +9,7 @@ mod live;
 mod model;
 
 use super::check::{bounded, load_samples, load_topology};
-use crate::exit::{CliError, ExitCode, Result};
+use crate::exit::{ExitCode, Result};
 use crate::output::Format;
 use std::io::Write;
 use std::path::PathBuf;
@@ -83,16 +83,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     };
     match &args.output {
-        // Written whole or not at all: a half-written page would look like a report.
-        Some(path) => {
-            let tmp = path.with_extension("partwise-tmp");
-            std::fs::write(&tmp, &text)
-                .and_then(|()| std::fs::rename(&tmp, path))
-                .map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    CliError::msg(format!("-o/--output {}: {e}", path.display()))
-                })?;
-        }
+        // Written whole or not at all: a half-written page would look like
+        // a report (and a device, FIFO or link given as the path is written
+        // through, never replaced).
+        Some(path) => crate::outfile::write("-o/--output", path, &text)?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(&text)?;

@@ -151,7 +151,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         })?;
     }
     let mut moved = Vec::new();
-    let total = source.for_each_batch(|b| {
+    let held = crate::input::Held::new("every key that moves", "");
+    let total = source.for_each_held(held, |b| {
         for (input, key) in b.inputs.iter().zip(b.keys) {
             let m = key_move(partitioner, Some(key), from, to);
             if m.moved() {

@@ -4,7 +4,7 @@
 use super::key_source;
 use super::parse::{self, Partitioners};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::input::{KeySource, BATCH};
+use crate::input::{Batch, Held, KeySource, BATCH};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise::compare::{agree, Agreement, Migration};
 use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
@@ -398,7 +398,11 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
             if cfg.null_key {
                 keep(None, place_all(None));
             }
-            cfg.source.for_each_batch(|b| {
+            let held = Held::new(
+                "a table of every key",
+                "; --format ndjson streams any number",
+            );
+            cfg.source.for_each_held(held, |b| {
                 for (input, key) in b.inputs.iter().zip(b.keys) {
                     keep(Some((input.to_vec(), key.to_vec())), place_all(Some(key)));
                 }
@@ -492,7 +496,7 @@ fn migrate(
         f => Some(JsonStream::new(&mut out, f)?),
     };
     let mut table = Table::new(["KEY", "N", "FROM", "TO", ""]);
-    cfg.source.for_each_batch(|b| {
+    let each = |b: Batch<'_>| {
         for (input, key) in b.inputs.iter().zip(b.keys) {
             for step in m.add(key) {
                 let (n, a, z, moves) = (step.partitions, step.from, step.to, step.moved);
@@ -519,7 +523,16 @@ fn migrate(
             }
         }
         Ok(())
-    })?;
+    };
+    if cfg.format != Format::Table {
+        cfg.source.for_each_batch(each)?;
+    } else {
+        let held = Held::new(
+            "a table of every key",
+            "; --format ndjson streams any number",
+        );
+        cfg.source.for_each_held(held, each)?;
+    }
     let r = m.finish();
     let (keys, moved) = (r.keys, &r.moved);
     let keep: Vec<&str> = r.move_nothing.iter().map(|p| p.spec()).collect();

@@ -183,33 +183,42 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
 
 /// Distinct keys with their summed counts, in first-seen order.
 fn read_counts(path: &std::path::Path, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
-    let name = path.display().to_string();
+    let name = crate::input::input_name(path);
     // The distribution is held whole, with an entry per distinct key.
-    let text = crate::input::read_capped(path, 256 << 20, "-i")?;
+    let mut held = crate::input::Held::new("the distribution of the keys", "");
     let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            continue;
-        }
-        let (key, c) = if with_counts {
-            super::skew::split_count(line)
-                .map_err(|e| CliError::msg(format!("{name}: line {}: {e}", i + 1)))?
-        } else {
-            (line, 1)
-        };
-        match index.get(key) {
-            Some(&k) => {
-                out[k].1 = out[k].1.checked_add(c).ok_or_else(|| {
-                    CliError::msg(format!("{name}: line {}: the counts overflow", i + 1))
-                })?
+    let per_group = |first: u64, group: &[&[u8]]| -> Result<()> {
+        held.take(&name, group)?;
+        for (i, line) in group.iter().enumerate() {
+            let line_no = first + i as u64 + 1;
+            if line.is_empty() {
+                continue;
             }
-            None => {
-                index.insert(key.to_vec(), out.len());
-                out.push((key.to_vec(), c));
+            let (key, c) = if with_counts {
+                super::skew::split_count(line)
+                    .map_err(|e| CliError::msg(format!("{name}: line {line_no}: {e}")))?
+            } else {
+                (*line, 1)
+            };
+            match index.get(key) {
+                Some(&k) => {
+                    out[k].1 = out[k].1.checked_add(c).ok_or_else(|| {
+                        CliError::msg(format!("{name}: line {line_no}: the counts overflow"))
+                    })?
+                }
+                None => {
+                    index.insert(key.to_vec(), out.len());
+                    out.push((key.to_vec(), c));
+                }
             }
         }
+        Ok(())
+    };
+    if path.as_os_str() == "-" {
+        crate::input::for_each_line_group(&mut std::io::stdin().lock(), &name, per_group)?;
+    } else {
+        crate::input::for_each_line_group_mapped(path, 0, None, per_group)?;
     }
     if out.is_empty() {
         return Err(CliError::msg(format!(

@@ -281,8 +281,11 @@ pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&s
     let n = loads.len().max(1) as f64;
     let max = stats.max.max(1) as f64;
     let bw = (w - 2.0 * pad) / n;
+    // Invisible characters escaped as the tables show them (and C0
+    // controls are not even allowed in XML 1.0).
     let esc = |t: &str| {
-        t.replace('&', "&amp;")
+        crate::output::visible(t)
+            .replace('&', "&amp;")
             .replace('<', "&lt;")
             .replace('>', "&gt;")
             .replace('"', "&quot;")
@@ -409,8 +412,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.n,
             cfg.partitioner.spec()
         );
-        std::fs::write(path, load_svg(&tally.loads, &report.stats, &title, None))
-            .map_err(|e| CliError::msg(format!("--plot {}: {e}", path.display())))?;
+        let svg = load_svg(&tally.loads, &report.stats, &title, None);
+        crate::outfile::write("--plot", path, svg.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
     match cfg.out {

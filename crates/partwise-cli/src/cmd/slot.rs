@@ -2,6 +2,7 @@
 
 use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
+use crate::input::Held;
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise::slot::{hash_tag, key_slot};
 use serde_json::{json, Value};
@@ -53,7 +54,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         Format::Table => {
             let mut t = Table::new(["KEY", "HASHTAG", "SLOT"]);
-            source.for_each_batch(|b| {
+            let held = Held::new(
+                "a table of every key",
+                "; --format ndjson streams any number",
+            );
+            source.for_each_held(held, |b| {
                 for key in b.keys {
                     let tag = hash_tag(key).map_or_else(|| "-".to_string(), key_cell);
                     t.row([key_cell(key), tag, key_slot(key).to_string()]);

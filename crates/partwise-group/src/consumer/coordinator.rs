@@ -7,6 +7,7 @@ use crate::cluster::coordinator_moved;
 use crate::error::{Error, Result};
 use kafka_protocol::ResponseError::{
     LeaderNotAvailable, NotLeaderOrFollower, RebalanceInProgress, UnknownTopicOrPartition,
+    UnstableOffsetCommit,
 };
 
 impl Consumer {
@@ -45,6 +46,10 @@ impl Consumer {
                         | NotLeaderOrFollower
                         | LeaderNotAvailable
                         | UnknownTopicOrPartition
+                        // A stable OffsetFetch to a coordinator before
+                        // KIP-848's runtime, while a transaction's offsets
+                        // for the partition are pending: asked again.
+                        | UnstableOffsetCommit
                 )
         })
     }

@@ -4,7 +4,7 @@
 
 use super::commit::{Positions, Tp};
 use super::{Config, ConsumedRecord, Consumer, Event, Generation, State, UnitAssignment};
-use crate::cluster::{decode_records, Cluster};
+use crate::cluster::{decode_records, stable_offsets, Cluster};
 use crate::error::{Error, Result};
 use crate::units::Unit;
 use crate::wire::{Connection, Submitted};
@@ -44,8 +44,10 @@ impl Consumer {
         if want.is_empty() {
             return Ok(positions);
         }
+        let coord = self.coordinator().await?;
         let req = OffsetFetchRequest::default()
             .with_group_id(self.group_id())
+            .with_require_stable(stable_offsets(&mut self.cluster, &coord).await?)
             .with_topics(Some(
                 want.iter()
                     .map(|(t, ps)| {
@@ -55,7 +57,6 @@ impl Consumer {
                     })
                     .collect(),
             ));
-        let coord = self.coordinator().await?;
         let timeout = self.cfg.request_timeout;
         let (resp, _) = self.cluster.send_to(&coord, &req, timeout).await?;
         if resp.error_code != 0 {

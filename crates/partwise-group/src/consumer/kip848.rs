@@ -244,7 +244,15 @@ impl Consumer {
         self.kip.beat_ok = sent;
         self.kip.interval = answer.heartbeat_interval;
         if let Some(a) = answer.assignment {
+            // A topic gone from the assignment may be a topic deleted: its
+            // partitions stop being fetched now, so no refused fetch would
+            // tell, and the rest of its units would be held unprocessed.
+            // Metadata says whether it still exists (poll acts on it).
+            let lost_topic = self.kip.target.keys().any(|id| !a.contains_key(id));
             self.kip.target = a;
+            if lost_topic {
+                let _ = self.cluster.metadata(&self.cfg.topics).await;
+            }
         }
         if matches!(self.state, State::Unjoined) {
             self.kip.announced = None;

@@ -230,7 +230,12 @@ impl Consumer {
     /// cluster before the first join, a group protocol it does not share, a
     /// fenced static member. Lost connections, a moved or unavailable
     /// coordinator and missing leaders after the first join are retried for
-    /// up to `retry_timeout`, then reported as [`Error::GaveUp`].
+    /// up to `retry_timeout`, then reported as [`Error::GaveUp`]. A
+    /// subscribed topic deleted meanwhile (Metadata calls it unknown for
+    /// half a second, or gives it a new topic id) is not waited for: it is
+    /// [`Error::TopicDeleted`] at once, under either group protocol, and
+    /// [`close`](Consumer::close) then commits what was handled of the
+    /// other topics and leaves the group.
     ///
     /// Not cancel-safe: dropping the future mid-request makes the member
     /// reconnect, and a dropped join leaves it to rejoin on the next call.
@@ -261,7 +266,14 @@ impl Consumer {
                 }
                 return Ok(e);
             }
-            match self.step().await {
+            let stepped = self.step().await;
+            // Whatever the step ended in (a fetch of the topic refused, no
+            // leader, a heartbeat that took its partitions away), a deleted
+            // topic is said now rather than retried until the retry timeout.
+            if let Some(e) = self.deleted_topic().await {
+                return Err(e);
+            }
+            match stepped {
                 Ok(()) => self.failing_since = None,
                 Err(e) if self.retriable(&e) => {
                     let since = *self.failing_since.get_or_insert_with(Instant::now);
@@ -277,6 +289,49 @@ impl Consumer {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// A subscribed topic deleted since the member started, as
+    /// [`Error::TopicDeleted`]; its partitions are dropped from the
+    /// positions, so that [`close`](Consumer::close) commits what was handled
+    /// of the others. A deletion only suspected (one Metadata answer) is
+    /// asked of Metadata again once it can be confirmed.
+    async fn deleted_topic(&mut self) -> Option<Error> {
+        use crate::cluster::Deletion;
+        let suspected: Vec<String> = self
+            .cfg
+            .topics
+            .iter()
+            .filter(|t| self.cluster.deletion(t) == Some(Deletion::Suspected))
+            .cloned()
+            .collect();
+        if !suspected.is_empty() {
+            tokio::time::sleep(Cluster::DELETION_CONFIRMED).await;
+            // An answer that fails says nothing either way; the next step asks again.
+            let _ = self.cluster.metadata(&suspected).await;
+        }
+        let (topic, how) = self
+            .cfg
+            .topics
+            .iter()
+            .find_map(|t| match self.cluster.deletion(t) {
+                Some(d @ (Deletion::Deleted | Deletion::Recreated)) => Some((t.clone(), d)),
+                _ => None,
+            })?;
+        if let State::Stable(g) = &mut self.state {
+            let p = &mut g.positions;
+            for map in [&mut p.next, &mut p.delivered, &mut p.handled] {
+                map.retain(|(t, _), _| *t != topic);
+            }
+        }
+        self.pending.retain(|e| match e {
+            Event::Records { unit, .. } => !unit.topics.contains(&topic),
+            _ => true,
+        });
+        Some(Error::TopicDeleted {
+            topic,
+            recreated: how == Deletion::Recreated,
+        })
     }
 
     /// The group id, as every group request carries it.

@@ -1,8 +1,15 @@
-//! The ticker's integration tests, one binary: the live modules run under
-//! the `live` feature (`bash scripts/test`) against Apache Kafka and the
-//! Redis Cluster of `scripts/services`, and fail when one is missing.
+//! The ticker's integration tests, one binary: the offline modules always
+//! (no service), the live modules under the `live` feature
+//! (`bash scripts/test`) against Apache Kafka and the Redis Cluster of
+//! `scripts/services`, and fail when one is missing.
+
+mod offline {
+    mod feed;
+    mod scripts;
+}
 
 #[cfg(feature = "live")]
 mod live {
+    mod scripts;
     mod ticker;
 }

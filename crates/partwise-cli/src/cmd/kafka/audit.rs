@@ -9,7 +9,7 @@ use super::{kerr, stderr_is_terminal, ConnArgs};
 use crate::cmd::check::reason_json;
 use crate::cmd::parse::{self, Partitioners};
 use crate::exit::{ExitCode, Result};
-use crate::output::{hex, key_cell, key_json, Format, Table};
+use crate::output::{hex, key_cell, key_json, visible, Format, Table};
 use partwise::routing::{candidates, Routing};
 use partwise::{KeyFormat, Partitioner};
 use partwise_kafka::audit::{audit, summarize, AuditOptions, AuditReport, Progress, TopicAudit};
@@ -235,13 +235,13 @@ fn partition_note(p: &partwise_kafka::audit::PartitionAudit) -> String {
 
 fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
     for t in &r.topics {
-        writeln!(out, "topic {}", t.name)?;
+        writeln!(out, "topic {}", visible(&t.name))?;
         if let Some(e) = &t.error {
-            writeln!(out, "  error: {e}\n")?;
+            writeln!(out, "  error: {}\n", visible(&e.to_string()))?;
             continue;
         }
         if let Some(p) = &t.partial {
-            writeln!(out, "  PARTIAL: {p}")?;
+            writeln!(out, "  PARTIAL: {}", visible(&p.to_string()))?;
         }
         let mut tab = Table::new([
             "  PARTITION",

@@ -5,7 +5,7 @@
 
 use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::Format;
+use crate::output::{visible, Format};
 use partwise_group::{
     Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Security,
     UnitAssignment,
@@ -293,7 +293,13 @@ impl Printer {
             Format::Table => writeln!(
                 self.out,
                 "{event:<9} generation {} member {} units {} partitions {}",
-                v["generation"], v["member"], v["units"], v["partitions"]
+                v["generation"],
+                // The member id is the coordinator's, the topics its
+                // metadata's: JSON escapes control characters but leaves
+                // bidi and zero-width ones as they are.
+                visible(&v["member"].to_string()),
+                visible(&v["units"].to_string()),
+                visible(&v["partitions"].to_string())
             )?,
             _ => {
                 self.open()?;
@@ -318,7 +324,9 @@ impl Printer {
                     write!(
                         self.out,
                         "record    {}-{} @{} key ",
-                        r.topic, r.partition, r.offset
+                        visible(&r.topic),
+                        r.partition,
+                        r.offset
                     )?;
                     self.out.write_all(key_hex.unwrap_or(b"-"))?;
                     self.out.write_all(b"\n")?;
@@ -546,12 +554,33 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
             tokio::pin!(poll);
             loop {
                 tokio::select! {
-                    e = &mut poll => break e.map_err(fail)?,
+                    e = &mut poll => break e,
                     _ = ticker.tick(), if waiting => notice.still_waiting(),
                     _ = term.recv() => break 'events,
                     _ = int.recv() => break 'events,
                 }
             }
+        };
+        let event = match event {
+            Ok(e) => e,
+            // A subscribed topic was deleted: the member stops (the units it
+            // was in can never be whole again), but what was handled of the
+            // other topics is committed, and it leaves so that the others
+            // need not wait out its session.
+            Err(e @ partwise_group::Error::TopicDeleted { .. }) => {
+                if let partwise_group::Error::TopicDeleted { topic, .. } = &e {
+                    say!(
+                        "partwise: topic '{topic}' was deleted: committing what was handled \
+                         of the other topics and leaving group '{group}'"
+                    );
+                }
+                if let Some(a) = consumer.assignment().cloned() {
+                    printer.assignment("revoked", &a)?;
+                }
+                let _ = consumer.close().await;
+                return Err(fail(e));
+            }
+            Err(e) => return Err(fail(e)),
         };
         match event {
             Event::Assigned(a) => {

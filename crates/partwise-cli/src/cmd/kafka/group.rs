@@ -9,7 +9,7 @@
 use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{colocation_table, Format, Table};
+use crate::output::{colocation_table, visible, Format, Table};
 use partwise::assign::Assignor;
 use partwise::described::{
     analyze, Analysis, ClusterTopic, DescribedMember, PredictError, TopicSet, View,
@@ -121,7 +121,7 @@ pub(super) fn not_found(d: &GroupDescription, group: &str) -> Result<()> {
     if d.members.is_empty() && (d.state == "Dead" || d.state.is_empty()) {
         return Err(CliError::msg(format!(
             "group {group}: not found (the coordinator reports state '{}' and no members)",
-            d.state
+            visible(&d.state)
         )));
     }
     Ok(())
@@ -177,19 +177,19 @@ pub(super) fn write_members(out: &mut impl Write, d: &GroupDescription) -> Resul
     writeln!(
         out,
         "group {}: state {}, {} protocol, assignor {} ({}), {} members",
-        d.name,
-        d.state,
-        d.group_protocol,
-        if d.protocol.is_empty() {
+        visible(&d.name),
+        visible(&d.state),
+        visible(&d.group_protocol),
+        visible(if d.protocol.is_empty() {
             "-"
         } else {
             &d.protocol
-        },
-        if d.protocol_type.is_empty() {
+        }),
+        visible(if d.protocol_type.is_empty() {
             "-"
         } else {
             &d.protocol_type
-        },
+        }),
         d.members.len()
     )?;
     let mut t = Table::new(["MEMBER", "CLIENT", "HOST", "SUBSCRIPTION", "ASSIGNMENT"]);
@@ -229,7 +229,7 @@ fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Resu
         } else {
             format!(
                 "; the group is in state {}, and the coordinator describes members without them until it is Stable: run again",
-                d.state
+                visible(&d.state)
             )
         };
         writeln!(

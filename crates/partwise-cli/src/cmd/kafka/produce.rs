@@ -1,17 +1,27 @@
 //! `partwise kafka produce`: one record per input line, `KEY<TAB>VALUE` or
 //! `KEY` alone, to the one topic named, each routed by a partwise partitioner
 //! and set explicitly on the record; prints where each landed.
+//!
+//! The input is streamed: a thread reads and encodes lines into a bounded
+//! queue and each record is sent as it arrives, so a slow pipe is written
+//! line by line, and an endless one (`yes |`) in bounded memory (JSON rows
+//! are printed as their deliveries come; a table holds its rows, up to the
+//! cap of every command that holds its input).
 
 use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
-use crate::input::{input_name, open};
+use crate::input::{for_each_record_group, input_name, Held};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
 use partwise::{KeyFormat, Partitioner, Placement};
 use partwise_kafka::produce::{Delivery, RoutedProducer};
 use serde_json::json;
-use std::io::{BufRead, BufReader, Write};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,107 +50,208 @@ pub struct Args {
     format: Format,
 }
 
-struct Line {
+/// Lines read ahead of the producer at most: the reader waits for the
+/// producer beyond that, so memory stays bounded whatever the input.
+const QUEUE: usize = 1024;
+
+/// One line of input, encoded.
+struct Record {
+    /// Its line number (1-based).
+    line: u64,
     key: Vec<u8>,
     value: Option<Vec<u8>>,
+}
+
+/// A record sent whose delivery is awaited.
+struct Pending {
+    key: Vec<u8>,
+    value_bytes: Option<usize>,
     placement: Placement,
 }
 
-pub fn run(a: Args) -> Result<ExitCode> {
-    let (partitioner, format) = (a.partitioner, a.key_format);
-    // Read and encode every line first: a bad line stops the run before
-    // anything is written.
-    let name = input_name(&a.input);
-    let reader = BufReader::new(open(&a.input)?);
-    let mut lines: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let mut line = line.map_err(|e| CliError::context(format!("reading {name}"), e))?;
-        if line.last() == Some(&b'\r') {
-            line.pop();
+/// Where the lines come from, opened before connecting so that a path that
+/// cannot be read is refused before anything is sent.
+enum Source {
+    Stdin,
+    File(File),
+}
+
+/// Reads `source` into `tx` a line at a time, encoding each key: returns
+/// the first error (a read error, a line too long, a key that does not
+/// decode), or `Ok` at the end of the input or when the producer stopped
+/// listening.
+fn read_lines(
+    source: Source,
+    name: &str,
+    format: KeyFormat,
+    tx: &mpsc::SyncSender<Record>,
+) -> Result<()> {
+    let per_group = |first: u64, group: &[&[u8]]| -> Result<()> {
+        for (i, line) in group.iter().enumerate() {
+            let line_no = first + i as u64 + 1;
+            if line.is_empty() {
+                continue;
+            }
+            let (k, v) = match memchr::memchr(b'\t', line) {
+                Some(t) => (&line[..t], Some(line[t + 1..].to_vec())),
+                None => (&line[..], None),
+            };
+            let key = format
+                .encode(k)
+                .map_err(|e| CliError::msg(format!("{name} line {line_no}: {e}")))?;
+            let rec = Record {
+                line: line_no,
+                key,
+                value: v,
+            };
+            if tx.send(rec).is_err() {
+                // The producer stopped on an error of its own, the one
+                // to show; nothing more is read.
+                return Ok(());
+            }
         }
-        if line.is_empty() {
-            continue;
-        }
-        let (k, v) = match memchr::memchr(b'\t', &line) {
-            Some(t) => (&line[..t], Some(line[t + 1..].to_vec())),
-            None => (&line[..], None),
-        };
-        let key = format
-            .encode(k)
-            .map_err(|e| CliError::msg(format!("{name}:{}: {e}", i + 1)))?;
-        lines.push((key, v));
-    }
-    let conn = a.conn.connection()?;
-    let mut p = RoutedProducer::new(&conn, partitioner).map_err(kerr)?;
-    p.partition_count(&a.topic).map_err(kerr)?;
-    let mut sent: Vec<Line> = Vec::with_capacity(lines.len());
-    for (i, (key, value)) in lines.into_iter().enumerate() {
-        let placement = p
-            .send(&a.topic, Some(&key), value.as_deref(), &[], i)
-            .map_err(kerr)?;
-        sent.push(Line {
-            key,
-            value,
-            placement,
-        });
-    }
-    let mut deliveries: Vec<Delivery> = p.flush().map_err(kerr)?;
-    deliveries.sort_by_key(|d| d.id);
-    let mut out = std::io::stdout().lock();
-    // `json` is one document (an array of the delivery rows), `ndjson` a row per line.
-    let mut rows = match a.format {
-        Format::Table => None,
-        f => Some(JsonStream::new(&mut out, f)?),
+        Ok(())
     };
-    let mut failed = 0;
-    let mut mismatched = 0;
-    let mut tab = Table::new(["KEY", "PARTITION", "OFFSET", "NOTE"]);
-    for d in &deliveries {
-        let Some(l) = sent.get(d.id) else { continue };
-        let expected = l.placement.partition();
-        let note = match (&d.error, expected) {
-            (Some(e), _) => {
-                failed += 1;
-                format!("FAILED: {e}")
+    let r = match source {
+        Source::Stdin => {
+            let mut stdin = std::io::stdin().lock();
+            for_each_record_group(&mut stdin, name, per_group)
+        }
+        Source::File(mut f) => for_each_record_group(&mut f, name, per_group),
+    };
+    r.map(|_| ())
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let format = a.key_format;
+    let name = input_name(&a.input);
+    let source = if a.input.as_os_str() == "-" {
+        Source::Stdin
+    } else {
+        Source::File(
+            File::open(&a.input).map_err(|e| CliError::context(format!("reading {name}"), e))?,
+        )
+    };
+    let (tx, rx) = mpsc::sync_channel::<Record>(QUEUE);
+    let reader = {
+        let name = name.clone();
+        std::thread::spawn(move || read_lines(source, &name, format, &tx))
+    };
+    // Nothing is sent before the first line: an input that cannot be read
+    // (a directory) or whose first key does not decode is refused before
+    // connecting, as when the whole input was read first.
+    let mut first = rx.recv().ok();
+    if first.is_none() {
+        reader
+            .join()
+            .unwrap_or_else(|_| Err(CliError::msg(format!("reading {name}: the reader failed"))))?;
+        let reader = std::thread::spawn(|| Ok(()));
+        return produce(&a, None, rx, reader);
+    }
+    produce(&a, first.take(), rx, reader)
+}
+
+/// Sends `first`, then every record of `rx` as it arrives, and prints where
+/// each landed; `reader` is the thread that feeds `rx`.
+fn produce(
+    a: &Args,
+    mut first: Option<Record>,
+    rx: mpsc::Receiver<Record>,
+    reader: std::thread::JoinHandle<Result<()>>,
+) -> Result<ExitCode> {
+    let name = input_name(&a.input);
+    let conn = a.conn.connection()?;
+    let mut p = RoutedProducer::new(&conn, a.partitioner).map_err(kerr)?;
+    p.partition_count(&a.topic).map_err(kerr)?;
+
+    let bar = super::stderr_is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos} records sent ({per_sec}), {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        b.set_message(format!("{} delivered", 0));
+        b
+    });
+    let mut out = std::io::stdout().lock();
+    let mut view = View::new(a, &mut out)?;
+    let mut pending: HashMap<usize, Pending> = HashMap::new();
+    let mut sent = 0usize;
+    let sending = (|| -> Result<()> {
+        loop {
+            let next = match first.take() {
+                Some(rec) => Ok(rec),
+                None => rx.recv_timeout(Duration::from_millis(100)),
+            };
+            match next {
+                Ok(rec) => {
+                    let id = sent;
+                    let placement = p
+                        .send(&a.topic, Some(&rec.key), rec.value.as_deref(), &[], id)
+                        .map_err(|e| CliError::context(format!("{name} line {}", rec.line), e))?;
+                    sent += 1;
+                    pending.insert(
+                        id,
+                        Pending {
+                            key: rec.key,
+                            value_bytes: rec.value.as_ref().map(Vec::len),
+                            placement,
+                        },
+                    );
+                    if !sent.is_multiple_of(256) {
+                        continue;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
             }
-            (None, Some(e)) if e as i32 != d.partition => {
-                mismatched += 1;
-                format!("expected partition {e}")
+            for d in p.poll_deliveries() {
+                view.delivered(&mut pending, d)?;
             }
-            (None, None) => format!("{} (placed by librdkafka)", l.placement.behaviour()),
-            _ => String::new(),
-        };
-        match a.format {
-            Format::Table => tab.row([
-                key_cell(&l.key),
-                d.partition.to_string(),
-                d.offset.to_string(),
-                note,
-            ]),
-            Format::Json | Format::Ndjson => {
-                rows.as_mut()
-                    .expect("a JSON format has a stream")
-                    .write(&json!({
-                        "key": key_json(&l.key),
-                        "key_hex": hex(&l.key),
-                        "value_bytes": l.value.as_ref().map(Vec::len),
-                        "topic": a.topic,
-                        "partition": d.partition,
-                        "offset": d.offset,
-                        "expected_partition": expected,
-                        "error": d.error,
-                    }))?;
+            if let Some(b) = &bar {
+                b.set_position(sent as u64);
+                b.set_message(format!("{} delivered", view.delivered));
             }
         }
+    })();
+    // Stop the reader (it sees the queue closed) before waiting for what
+    // was sent, whatever ended the loop.
+    drop(rx);
+    let read = reader
+        .join()
+        .unwrap_or_else(|_| Err(CliError::msg(format!("reading {name}: the reader failed"))));
+    let flushed = p.flush().map_err(kerr);
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
-    if let Some(rows) = rows {
-        rows.finish()?;
+    if let (Ok(ds), Ok(())) = (&flushed, &sending) {
+        for d in ds.iter().cloned() {
+            view.delivered(&mut pending, d)?;
+        }
     }
-    if a.format == Format::Table {
-        tab.write(&mut out)?;
-    }
-    out.flush()?;
-    let missing = sent.len() - deliveries.len();
+    let (failed, mismatched, delivered) = (view.failed, view.mismatched, view.delivered);
+    view.finish()?;
+    let missing = pending.len();
+    // Records already sent stay sent: an error after some says how many.
+    let so_far = |e: CliError| {
+        let ctx = format!("stopped after {sent} record(s) were sent ({delivered} delivered)");
+        match e {
+            CliError::Msg(m) => CliError::msg(format!("{m} ({ctx})")),
+            CliError::Lib { context, error } => CliError::Lib {
+                context: Some(match context {
+                    Some(c) => format!("{c} ({ctx})"),
+                    None => ctx,
+                }),
+                error,
+            },
+            other => other,
+        }
+    };
+    sending.map_err(so_far)?;
+    read.map_err(so_far)?;
+    flushed?;
     if failed > 0 || missing > 0 {
         return Err(CliError::msg(format!(
             "{failed} record(s) failed and {missing} got no delivery report within the timeout"
@@ -151,4 +262,116 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Ok
     })
+}
+
+/// Where delivery rows go.
+enum Sink<'o, W: Write> {
+    /// Streamed as the deliveries come.
+    Json(JsonStream<&'o mut W>),
+    /// Held (within the cap) and sorted into input order at the end.
+    Table {
+        out: &'o mut W,
+        rows: Vec<(usize, [String; 4])>,
+        held: Held,
+    },
+}
+
+/// The rows of the deliveries, and their tallies.
+struct View<'o, W: Write> {
+    topic: String,
+    sink: Sink<'o, W>,
+    name: String,
+    delivered: u64,
+    failed: u64,
+    mismatched: u64,
+}
+
+impl<'o, W: Write> View<'o, W> {
+    fn new(a: &Args, out: &'o mut W) -> Result<View<'o, W>> {
+        let sink = match a.format {
+            Format::Table => Sink::Table {
+                out,
+                rows: Vec::new(),
+                held: Held::new(
+                    "a table of every record",
+                    "; --format ndjson streams any number",
+                ),
+            },
+            f => Sink::Json(JsonStream::new(out, f)?),
+        };
+        Ok(View {
+            topic: a.topic.clone(),
+            sink,
+            name: input_name(&a.input),
+            delivered: 0,
+            failed: 0,
+            mismatched: 0,
+        })
+    }
+
+    fn delivered(&mut self, pending: &mut HashMap<usize, Pending>, d: Delivery) -> Result<()> {
+        let Some(l) = pending.remove(&d.id) else {
+            return Ok(());
+        };
+        self.delivered += 1;
+        let expected = l.placement.partition();
+        let note = match (&d.error, expected) {
+            (Some(e), _) => {
+                self.failed += 1;
+                format!("FAILED: {e}")
+            }
+            (None, Some(e)) if e as i32 != d.partition => {
+                self.mismatched += 1;
+                format!("expected partition {e}")
+            }
+            (None, None) => format!("{} (placed by librdkafka)", l.placement.behaviour()),
+            _ => String::new(),
+        };
+        match &mut self.sink {
+            Sink::Json(rows) => {
+                rows.write(&json!({
+                "key": key_json(&l.key),
+                "key_hex": hex(&l.key),
+                "value_bytes": l.value_bytes,
+                "topic": self.topic,
+                "partition": d.partition,
+                "offset": d.offset,
+                "expected_partition": expected,
+                "error": d.error,
+                }))?;
+                rows.flush()?;
+            }
+            Sink::Table { rows, held, .. } => {
+                held.take(&self.name, &[l.key.as_slice()])?;
+                rows.push((
+                    d.id,
+                    [
+                        key_cell(&l.key),
+                        d.partition.to_string(),
+                        d.offset.to_string(),
+                        note,
+                    ],
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<()> {
+        match self.sink {
+            Sink::Json(rows) => {
+                rows.finish()?;
+            }
+            Sink::Table { out, mut rows, .. } => {
+                rows.sort_by_key(|(id, _)| *id);
+                let mut tab = Table::new(["KEY", "PARTITION", "OFFSET", "NOTE"]);
+                for (_, row) in rows {
+                    tab.row(row);
+                }
+                tab.write(&mut *out)?;
+                out.flush()?;
+            }
+        }
+        Ok(())
+    }
 }

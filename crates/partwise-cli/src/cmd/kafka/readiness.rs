@@ -5,7 +5,7 @@
 use super::group::{matrices_json, members_json, not_found, write_matrices, write_members};
 use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{Format, Table};
+use crate::output::{visible, Format, Table};
 use partwise::readiness::{
     BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness, RemoteAssignor,
     Upgrade,
@@ -61,9 +61,9 @@ fn config_line(c: &BrokerConfig) -> String {
     format!(
         "broker {}: group.consumer.migration.policy={}, group.consumer.max.size={}, group.consumer.assignors={}",
         c.broker,
-        or_default(c.migration_policy.clone()),
+        visible(&or_default(c.migration_policy.clone())),
         or_default(c.consumer_max_size.map(|n| n.to_string())),
-        or_default(c.assignors.as_ref().map(|a| a.join(","))),
+        visible(&or_default(c.assignors.as_ref().map(|a| a.join(",")))),
     )
 }
 
@@ -90,8 +90,9 @@ fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
     }
     writeln!(out, "\nnot ready: {} finding(s)", findings.len())?;
     for f in findings {
-        writeln!(out, "  - [{}] {}", f.kind, f.message)?;
-        writeln!(out, "    fix: {}", f.fix)?;
+        // Findings quote member ids, topics and configs the broker sent.
+        writeln!(out, "  - [{}] {}", f.kind, visible(&f.message))?;
+        writeln!(out, "    fix: {}", visible(&f.fix))?;
     }
     Ok(())
 }
@@ -110,8 +111,8 @@ fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()>
         writeln!(
             out,
             "  {} subscribe to {}",
-            members.join(", "),
-            topics.join(", ")
+            visible(&members.join(", ")),
+            visible(&topics.join(", "))
         )?;
     }
     if !r.counts.is_empty() {
@@ -120,7 +121,7 @@ fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()>
             "  partition counts differ, and topics of different counts are never co-partitioned: {}",
             r.counts
                 .iter()
-                .map(|(t, n)| format!("{t} ({n})"))
+                .map(|(t, n)| format!("{} ({n})", visible(t)))
                 .collect::<Vec<_>>()
                 .join(", ")
         )?;
@@ -143,7 +144,9 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
             ..
         } => writeln!(
             out,
-            "\nonline upgrade to the consumer protocol: REFUSED ({detail}); the joining member gets {error}: {message}"
+            "\nonline upgrade to the consumer protocol: REFUSED ({}); the joining member gets {error}: {}",
+            visible(&detail.to_string()),
+            visible(&message.to_string())
         )?,
         Upgrade::Unknown { why } => {
             writeln!(out, "\nonline upgrade to the consumer protocol: unknown ({why})")?
@@ -159,11 +162,11 @@ fn write_consumer(out: &mut impl Write, c: &ConsumerGroupCheck) -> Result<()> {
     writeln!(
         out,
         "\nconsumer protocol, broker assignor {}; members {} their target assignment",
-        if c.assignor.is_empty() {
+        visible(if c.assignor.is_empty() {
             "-"
         } else {
             &c.assignor
-        },
+        }),
         if c.reconciled {
             "own"
         } else {

@@ -3,7 +3,7 @@
 
 use super::{kerr, ConnArgs};
 use crate::exit::{ExitCode, Result};
-use crate::output::{Format, Table};
+use crate::output::{visible, Format, Table};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -48,7 +48,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 writeln!(
                     out,
                     "\npartitions without a leader: {}",
-                    leaderless.join(" ")
+                    visible(&leaderless.join(" "))
                 )?;
             }
         }

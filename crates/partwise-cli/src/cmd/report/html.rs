@@ -7,18 +7,24 @@
 
 use super::model::{Matrix, Model, Placement, Verdict, MAX_MATRIX_ROWS};
 use crate::cmd::skew::load_svg;
-use crate::output::key_cell;
+use crate::output::{invisible, key_cell};
 use partwise::assign::Colocation;
 use std::fmt::Write as _;
 
 /// Rows above which a table starts folded in a `<details>`.
 const FOLD_ROWS: usize = 64;
 
-/// `text` safe in HTML text and in a quoted attribute.
+/// `text` safe in HTML text and in a quoted attribute, with every
+/// [`invisible`] character shown as a `\u{..}` escape, as the tables show
+/// it: a browser draws nothing for a zero-width space and lets a bidi
+/// override reverse what follows, so a name must not reach it as itself.
 pub fn esc(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            c if invisible(c) => {
+                let _ = write!(s, "\\u{{{:x}}}", u32::from(c));
+            }
             '&' => s.push_str("&amp;"),
             '<' => s.push_str("&lt;"),
             '>' => s.push_str("&gt;"),

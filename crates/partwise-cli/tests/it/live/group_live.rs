@@ -621,3 +621,51 @@ fn a_rebalancing_group_is_reported_without_assignment_data() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["split_count"], 0);
 }
+
+/// A member's client id is whatever the client sent: one that tries to clear
+/// the operator's screen, retitle the window and reverse the text after it
+/// prints escaped in `kafka group`'s table (the JSON keeps it exact).
+#[test]
+fn a_hostile_client_id_prints_escaped_in_the_table() {
+    let b = bootstrap();
+    let x = unique("pwgl-hx");
+    create_topics(&b, &[(&x, 2)]);
+    let group = unique("pwgl-hostile");
+    let hostile = "c\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e}gnp.exe";
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &b)
+        .set("group.id", &group)
+        .set("client.id", hostile)
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    c.subscribe(&[&x]).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let v = loop {
+        let _ = c.poll(Duration::from_millis(20));
+        if let Ok((_, v)) = try_describe(&b, &group, &[]) {
+            if v["members"].as_array().is_some_and(|m| !m.is_empty()) {
+                break v;
+            }
+        }
+        assert!(Instant::now() < deadline, "the member never joined");
+    };
+    assert_eq!(v["members"][0]["client_id"], hostile, "{v}");
+    for extra in [&[][..], &["--readiness"]] {
+        let out = Cmd::cargo_bin("partwise")
+            .unwrap()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{extra:?}: a control character reached the terminal: {text:?}"
+        );
+        assert!(
+            text.contains("c\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\u{202e}gnp.exe"),
+            "{extra:?}: {text}"
+        );
+    }
+}

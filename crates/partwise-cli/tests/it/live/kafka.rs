@@ -297,6 +297,113 @@ fn produce_routes_with_the_partwise_partitioner_and_the_audit_sees_it() {
     assert!(!text(&out.stdout).contains(&missing));
 }
 
+/// `kafka produce` sends each line as it arrives: from a pipe that stays
+/// open, each record is on the broker (its delivery row, with the offset the
+/// broker gave it, is printed) before the next line is written. Before, the
+/// whole input was read first, so nothing was sent until the pipe closed. A
+/// byte-order mark before the first line is dropped, with a note.
+#[test]
+fn produce_sends_a_slow_pipe_line_by_line() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let b = bootstrap();
+    let t = unique("pwc-slowpipe");
+    create_topics(&b, &[(&t, 4)]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args(["kafka", "produce", "-b", &b, "-t", &t, "--format", "ndjson"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    for (i, line) in ["\u{FEFF}slow-1\tv1", "slow-2", "slow-3\tv3"]
+        .iter()
+        .enumerate()
+    {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let row = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no delivery of line {} while the pipe is open", i + 1));
+        let v: Value = serde_json::from_str(&row).unwrap();
+        assert_eq!(v["key"], format!("slow-{}", i + 1), "{row}");
+        assert!(v["offset"].as_i64().is_some_and(|o| o >= 0), "{row}");
+        assert_eq!(v["partition"], v["expected_partition"], "{row}");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before its input"
+        );
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("stdin: dropped the UTF-8 byte-order mark before line 1"),
+        "{err}"
+    );
+}
+
+/// An endless input (`yes | partwise kafka produce`) is sent as it is read,
+/// in bounded memory (under an address-space limit a process that held its
+/// input would abort): deliveries keep coming while the input never ends.
+/// Before, it was read whole first and aborted with nothing sent.
+#[test]
+fn produce_sends_an_endless_input_in_bounded_memory() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let b = bootstrap();
+    let t = unique("pwc-endless");
+    create_topics(&b, &[(&t, 3)]);
+    let mut child = std::process::Command::new("prlimit")
+        .arg(format!("--as={}", 3u64 << 30))
+        .arg(env!("CARGO_BIN_EXE_partwise"))
+        .args(["kafka", "produce", "-b", &b, "-t", &t, "--format", "ndjson"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        let block: String = (0..10_000).map(|i| format!("y{}\n", i % 97)).collect();
+        while stdin.write_all(block.as_bytes()).is_ok() {}
+    });
+    let stdout = child.stdout.take().unwrap();
+    let start = Instant::now();
+    let mut rows = 0u64;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert!(v["offset"].as_i64().is_some_and(|o| o >= 0), "{line}");
+        rows += 1;
+        if rows == 50_000 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240),
+            "{rows} deliveries in 240 s"
+        );
+    }
+    let still_running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(rows, 50_000, "{}", text(&out.stderr));
+    assert!(
+        still_running,
+        "stopped on an endless input: {}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn measure_creates_and_deletes_its_topic() {
     let b = bootstrap();

@@ -848,9 +848,24 @@ const CASES: &[(&[&str], &str)] = &[
     (&["skew", "-i", "/dev/zero", "-p", "6"], "/dev/zero line 1"),
     (
         &["salt", "-i", "/dev/zero", "-p", "6"],
-        "-i /dev/zero: larger than 256 MiB",
+        "/dev/zero line 1: longer than 64 MiB",
     ),
     (&["check", "/dev/zero"], "/dev/zero: larger than 4 MiB"),
+    // Checked before connecting: the first line decides whether there is
+    // anything to send.
+    (
+        &[
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "-i",
+            "/dev/zero",
+        ],
+        "/dev/zero line 1: longer than 64 MiB",
+    ),
     (
         &[
             "assign",
@@ -1330,6 +1345,342 @@ fn ndjson_from_an_open_stdin_answers_each_key_as_it_arrives() {
     }
 }
 
+/// Runs partwise with `args` (`{dir}` replaced) under [`MEMORY_LIMIT`],
+/// its stdin fed forever by a thread (random-looking letters, a newline every
+/// few kilobytes, as `-i /dev/urandom` gives, but never waiting on the
+/// machine's entropy), killed after `limit`.
+fn run_endless(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{dir}", &dir.display().to_string()))
+        .collect();
+    let mut child = Command::new("prlimit")
+        .arg(format!("--as={MEMORY_LIMIT}"))
+        .arg(env!("CARGO_BIN_EXE_partwise"))
+        .args(&args)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) runs partwise");
+    let mut w = child.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let block: Vec<u8> = (0..1 << 20)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 4099 == 4098 {
+                    b'\n'
+                } else {
+                    b'a' + (x % 26) as u8
+                }
+            })
+            .collect();
+        // Ends when partwise closes its stdin (it stopped reading).
+        while w.write_all(&block).is_ok() {}
+    });
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running after {limit:?} on an endless input");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Outcome {
+        code,
+        stderr: reader.join().unwrap(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Every command that holds the keys it reads (a table of every key, sample
+/// keys, the keys that move, a distribution) stops an endless input at one
+/// cap, exit 2 naming the input and the cap, instead of taking all memory
+/// (an abort) or running forever.
+#[test]
+fn endless_input_stops_every_holding_key_reader_at_the_cap() {
+    let dir = fixtures();
+    let ticker = crate::common::example("ticker.toml");
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["route", "-i", "-", "-p", "6"],
+        vec![
+            "route", "-i", "-", "-p", "6", "--from", "java", "--to", "sarama",
+        ],
+        vec!["slot", "-i", "-"],
+        vec!["check", &ticker, "-i", "-"],
+        vec!["report", &ticker, "-i", "-", "-o", "{dir}/report.html"],
+        vec!["resize", "-i", "-", "--from", "6", "--to", "8"],
+        vec!["salt", "-i", "-", "-p", "6"],
+        // Read before the cluster is asked anything.
+        vec![
+            "redis",
+            "check",
+            "-c",
+            "127.0.0.1:1",
+            "--family",
+            "a:{%s}",
+            "--family",
+            "b:{%s}",
+            "-i",
+            "-",
+        ],
+    ];
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = cmds
+            .iter()
+            .map(|args| {
+                let dir = dir.path();
+                s.spawn(move || {
+                    // Generous: the cap is hundreds of MiB, read by a debug
+                    // build on a busy machine.
+                    let o = run_endless(dir, args, Duration::from_secs(300));
+                    assert_eq!(o.code, Some(2), "{args:?}: exit {:?}\n{}", o.code, o.stderr);
+                    assert!(
+                        o.stderr
+                            .contains("stdin: more than 10000000 keys or 256 MiB: partwise holds")
+                            && !o.stderr.contains("panicked"),
+                        "{args:?}: {}",
+                        o.stderr
+                    );
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    for r in results {
+        if let Err(e) = r {
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+/// The lines of `path` with a UTF-8 byte-order mark in front.
+fn with_bom(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// A UTF-8 byte-order mark before the first line (as Windows editors write)
+/// is no part of the first key: every key reader drops it, says so on
+/// stderr, and answers as for the file without it. Before, it was hashed
+/// into the first key (`TLKM` went to partition 4, not 5) and the table hid it.
+#[test]
+fn a_byte_order_mark_is_dropped_from_the_first_key_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = "TLKM\nBBCA\nANTM\n";
+    let plain = d.join("plain.txt");
+    std::fs::write(&plain, keys).unwrap();
+    let plain = plain.display().to_string();
+    let bom = with_bom(d, "bom.txt", keys);
+    let counts_plain = d.join("counts.csv");
+    std::fs::write(&counts_plain, "TLKM,50\nBBCA,3\nANTM,2\n").unwrap();
+    let counts_plain = counts_plain.display().to_string();
+    let counts_bom = with_bom(d, "counts-bom.csv", "TLKM,50\nBBCA,3\nANTM,2\n");
+    let ticker = crate::common::example("ticker.toml");
+    let bin = env!("CARGO_BIN_EXE_partwise");
+    // Each command with `{}` for its input, and the file it reads.
+    let cmds: Vec<(String, &str, &str)> = vec![
+        ("route -p 6 --format json -i {}".into(), &plain, &bom),
+        (
+            "route -p 6 --summary --format json -i {}".into(),
+            &plain,
+            &bom,
+        ),
+        ("slot --format json -i {}".into(), &plain, &bom),
+        ("skew -p 6 --format json -i {}".into(), &plain, &bom),
+        (
+            "skew -p 6 --counts --format json -i {}".into(),
+            &counts_plain,
+            &counts_bom,
+        ),
+        (
+            "salt -p 6 --counts --format json -i {}".into(),
+            &counts_plain,
+            &counts_bom,
+        ),
+        (
+            "resize --from 6 --to 7 --format json -i {}".into(),
+            &plain,
+            &bom,
+        ),
+        (
+            format!("check {ticker} --format json -i {{}}"),
+            &plain,
+            &bom,
+        ),
+    ];
+    for (cmd, plain, bom) in &cmds {
+        for how in ["file", "stdin"] {
+            let script = |path: &str| match how {
+                "file" => format!("{bin} {}", cmd.replace("{}", path)),
+                _ => format!("{bin} {} < {path}", cmd.replace("{}", "-")),
+            };
+            let run = |path: &str| {
+                Command::new("bash")
+                    .args(["-c", &script(path)])
+                    .output()
+                    .unwrap()
+            };
+            let (want, got) = (run(plain), run(bom));
+            let err = String::from_utf8_lossy(&got.stderr);
+            assert_eq!(
+                String::from_utf8_lossy(&got.stdout).replace(bom, plain),
+                String::from_utf8_lossy(&want.stdout),
+                "{cmd} ({how}): the mark changed the answer\n{err}"
+            );
+            assert_eq!(
+                got.status.code(),
+                want.status.code(),
+                "{cmd} ({how}): {err}"
+            );
+            assert!(
+                err.contains("dropped the UTF-8 byte-order mark before line 1"),
+                "{cmd} ({how}): no note\n{err}"
+            );
+        }
+    }
+    // `kafka produce` reads its first line before it connects (the live
+    // tests show the key it sends).
+    let out = Command::new(bin)
+        .args([
+            "kafka",
+            "produce",
+            "-b",
+            "127.0.0.1:1",
+            "-t",
+            "t",
+            "--timeout",
+            "1s",
+            "-i",
+        ])
+        .arg(&bom)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bom.txt: dropped the UTF-8 byte-order mark before line 1"),
+        "kafka produce: {err}"
+    );
+}
+
+/// Keys holding characters nobody sees (zero-width, bidi controls such as
+/// U+202E, which shows `\u{202E}gnp.exe` as `exe.png`, control characters)
+/// look like other keys and hash apart from them: every key reader warns,
+/// naming the input and line (or the argument), and still answers.
+#[test]
+fn invisible_characters_in_keys_are_warned_about_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("keys.txt");
+    std::fs::write(
+        &file,
+        "TLKM\nTL\u{200B}KM\n\u{202E}gnp.exe\nBB\u{1b}[2JCA\nAN\u{2066}TM\nA\u{FEFF}\n",
+    )
+    .unwrap();
+    let counts = d.join("counts.csv");
+    std::fs::write(&counts, "TLKM,5\nTL\u{200B}KM,3\n").unwrap();
+    let (file, counts) = (file.display().to_string(), counts.display().to_string());
+    let ticker = crate::common::example("ticker.toml");
+    let bin = env!("CARGO_BIN_EXE_partwise");
+    let cmds: Vec<(String, &str)> = vec![
+        ("route -p 6 -i {}".into(), &file),
+        ("route -p 6 --summary -i {}".into(), &file),
+        ("slot -i {}".into(), &file),
+        ("skew -p 6 -i {}".into(), &file),
+        ("salt -p 6 --counts -i {}".into(), &counts),
+        ("resize --from 6 --to 7 -i {}".into(), &file),
+        (format!("check {ticker} -i {{}}"), &file),
+    ];
+    for (cmd, path) in &cmds {
+        for (how, script, name) in [
+            (
+                "file",
+                format!("{bin} {}", cmd.replace("{}", path)),
+                path.to_string(),
+            ),
+            (
+                "stdin",
+                format!("{bin} {} < {path}", cmd.replace("{}", "-")),
+                "stdin".to_string(),
+            ),
+        ] {
+            let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{cmd} ({how}): {err}"
+            );
+            assert!(
+                err.contains(&format!(
+                    "{name} line 2: the key holds a zero-width character, U+200B"
+                )),
+                "{cmd} ({how}): {err}"
+            );
+            if path == &file {
+                for want in [
+                    format!("{name} line 3: the key holds a bidi control"),
+                    format!("{name} line 4: the key holds a control character, U+001B"),
+                    // Past the first few, the rest are counted.
+                    format!("{name}: 2 more keys hold invisible characters"),
+                ] {
+                    assert!(err.contains(&want), "{cmd} ({how}): no '{want}'\n{err}");
+                }
+                assert!(!err.contains("line 1:"), "{cmd} ({how}): {err}");
+            }
+        }
+    }
+    // `kafka produce` reads (and warns) before it connects; its lines are
+    // KEY<TAB>VALUE, and neither the tab nor the value is the key.
+    let records = d.join("records.tsv");
+    std::fs::write(&records, "k1\tv\u{200B}1\nTL\u{200B}KM\tv2\n").unwrap();
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            &format!(
+                "{bin} kafka produce -b 127.0.0.1:1 -t t --timeout 1s < {}",
+                records.display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stdin line 2: the key holds a zero-width character, U+200B, at byte 2")
+            && !err.contains("line 1:"),
+        "kafka produce: {err}"
+    );
+    let out = Command::new(bin)
+        .args(["route", "-p", "6", "TLKM", "TL\u{200B}KM"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("key argument 2: the key holds a zero-width character, U+200B, at byte 2")
+            && !err.contains("key argument 1"),
+        "{err}"
+    );
+}
+
 /// How a hostile listener treats each connection.
 #[derive(Clone, Copy, Debug)]
 enum Peer {
@@ -1657,4 +2008,448 @@ fn forty_sweeps_of_a_thousand_counts_finish_in_seconds_and_say_what_they_covered
         .iter()
         .any(|c| c.is_null()));
     assert!(r["placements"][0]["verdict"]["cut_short"]["note"].is_string());
+}
+
+/// Every command that writes a file the user names, writing to `out`, with
+/// what its bytes start with.
+fn file_writers(dir: &Path, out: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
+    let keys = dir.join("keys.txt").display().to_string();
+    let out = out.display().to_string();
+    let ticker = crate::common::example("ticker.toml");
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            "-o/--output",
+            s(&["report", &ticker, "-i", &keys, "-o", &out]),
+            "<!DOCTYPE html>",
+        ),
+        (
+            "-o/--output",
+            s(&["report", &ticker, "--format", "json", "-o", &out]),
+            "{",
+        ),
+        (
+            "--plot",
+            s(&["skew", "-i", &keys, "-p", "6", "--plot", &out]),
+            "<svg",
+        ),
+    ]
+}
+
+/// Runs partwise with `args`, killed after [`FAST`]; stdout captured.
+fn run_capturing(args: &[String]) -> (Option<i32>, Vec<u8>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut o, mut e) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = o.read_to_end(&mut b);
+        b
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = e.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > FAST {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running after {FAST:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (code, out.join().unwrap(), err.join().unwrap())
+}
+
+/// A device node of our own (`mknod`: tests run as root in CI), never the
+/// machine's: char 1 3 is a null device, char 1 7 a full one.
+fn device(path: &Path, minor: u32) {
+    let ok = Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", &minor.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mknod {} c 1 {minor} (needs root)", path.display());
+}
+
+fn is_char_device(path: &Path, rdev: u64) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == rdev)
+}
+
+/// The names in `dir`: nothing may be left beside the output (a temporary
+/// file that was never renamed).
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A device given as the output is written through, never replaced by a
+/// regular file (as root, renaming over `/dev/null` replaces the machine's
+/// null device), and a full one is exit 2 naming the flag and the path.
+#[test]
+fn no_writer_replaces_a_device_given_as_its_output() {
+    let fx = fixtures();
+    for i in 0..file_writers(fx.path(), Path::new("OUT")).len() {
+        let dir = tempfile::tempdir().unwrap();
+        let (null, full) = (dir.path().join("null"), dir.path().join("full"));
+        device(&null, 3);
+        device(&full, 7);
+        let (_, a, _) = file_writers(fx.path(), &null).swap_remove(i);
+        let (code, _, err) = run_capturing(&a);
+        assert!(matches!(code, Some(0 | 1)), "{a:?}: exit {code:?}: {err}");
+        assert!(
+            is_char_device(&null, 0x103),
+            "{a:?}: the null device was replaced"
+        );
+        let (flag, a, _) = file_writers(fx.path(), &full).swap_remove(i);
+        let (code, _, err) = run_capturing(&a);
+        assert_eq!(code, Some(2), "{a:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} {}", full.display()))
+                && err.contains("No space left on device")
+                && !err.contains("panicked"),
+            "{a:?}: {err}"
+        );
+        assert!(
+            is_char_device(&full, 0x107),
+            "{a:?}: the full device was replaced"
+        );
+        assert_eq!(names_in(dir.path()), ["full", "null"], "{a:?}");
+    }
+}
+
+/// A block device (a disk: written through, a report would overwrite its
+/// first sectors) and a socket given as the output are exit 2 naming them,
+/// and stay what they are.
+#[test]
+fn writers_refuse_a_block_device_or_a_socket() {
+    use std::os::unix::fs::FileTypeExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    // Major 240 is reserved for local use: no driver answers it, so even a
+    // writer that opened it would write nowhere.
+    let disk = dir.path().join("disk");
+    let ok = Command::new("mknod")
+        .arg(&disk)
+        .args(["b", "240", "0"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mknod {} b 240 0 (needs root)", disk.display());
+    let sock = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    for (path, what) in [(&disk, "block device"), (&sock, "socket")] {
+        for (flag, args, _) in file_writers(fx.path(), path) {
+            let (code, _, err) = run_capturing(&args);
+            assert_eq!(code, Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("{flag} {}: is a {what}", path.display())),
+                "{args:?}: {err}"
+            );
+            let t = std::fs::symlink_metadata(path).unwrap().file_type();
+            assert!(
+                t.is_block_device() || t.is_socket(),
+                "{args:?}: {path:?} was replaced"
+            );
+        }
+    }
+    assert_eq!(names_in(dir.path()), ["disk", "sock"]);
+}
+
+/// A FIFO given as the output is written through: its reader gets the
+/// whole output and the FIFO stays a FIFO.
+#[test]
+fn no_writer_replaces_a_fifo_given_as_its_output() {
+    use std::os::unix::fs::FileTypeExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    for (_, args, head) in file_writers(fx.path(), &fifo) {
+        if !fifo.exists() {
+            assert!(Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success());
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let read = std::fs::File::open(&path).and_then(|mut f| f.read_to_end(&mut b));
+            let _ = tx.send(read.map(|_| b));
+        });
+        let (code, _, err) = run_capturing(&args);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?}: exit {code:?}: {err}"
+        );
+        let got = rx.recv_timeout(FAST);
+        let is_fifo = std::fs::symlink_metadata(&fifo).is_ok_and(|m| m.file_type().is_fifo());
+        if !is_fifo {
+            // Unblock the reader, still waiting on the replaced FIFO's inode.
+            let _ = std::fs::remove_file(&fifo);
+        }
+        assert!(is_fifo, "{args:?}: the FIFO was replaced by a regular file");
+        let got = got.expect("the FIFO's reader got nothing").unwrap();
+        assert!(
+            got.starts_with(head.as_bytes()) && got.len() > 100,
+            "{args:?}: the reader got {:?}",
+            String::from_utf8_lossy(&got[..got.len().min(200)])
+        );
+        assert_eq!(names_in(dir.path()), ["fifo"], "{args:?}");
+    }
+}
+
+/// A symbolic link given as the output stays a link: its target gets the
+/// bytes (and keeps its permissions), including a link not yet pointing at
+/// anything; a link to `/proc/self/fd/1` (what `/dev/stdout` is) writes to
+/// our stdout.
+#[test]
+fn no_writer_replaces_a_symlink_given_as_its_output() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("link");
+    let target = dir.path().join("target");
+    for (_, args, head) in file_writers(fx.path(), &link) {
+        for dangling in [false, true] {
+            let _ = std::fs::remove_file(&link);
+            let _ = std::fs::remove_file(&target);
+            if !dangling {
+                std::fs::write(&target, "old\n").unwrap();
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+            }
+            // Relative, as `ln -s target link` makes it.
+            std::os::unix::fs::symlink("target", &link).unwrap();
+            let (code, _, err) = run_capturing(&args);
+            assert!(
+                matches!(code, Some(0 | 1)),
+                "{args:?}: exit {code:?}: {err}"
+            );
+            let meta = std::fs::symlink_metadata(&link).unwrap();
+            assert!(
+                meta.file_type().is_symlink(),
+                "{args:?}: the link was replaced"
+            );
+            let got = std::fs::read(&target).unwrap();
+            assert!(
+                got.starts_with(head.as_bytes()),
+                "{args:?} (dangling {dangling})"
+            );
+            if !dangling {
+                let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o640, "{args:?}: the target's mode changed");
+            }
+            assert_eq!(names_in(dir.path()), ["link", "target"], "{args:?}");
+        }
+        let _ = std::fs::remove_file(&link);
+        let _ = std::fs::remove_file(&target);
+        std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+        let (code, stdout, err) = run_capturing(&args);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?}: exit {code:?}: {err}"
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{args:?}: the link to stdout was replaced"
+        );
+        assert!(
+            stdout.starts_with(head.as_bytes()),
+            "{args:?}: stdout got {}",
+            stdout.len()
+        );
+        let _ = std::fs::remove_file(&link);
+        // The descriptor's own names (never `/dev/stdout` itself here: a
+        // writer that renamed over it would replace the machine's).
+        for fd in ["/proc/self/fd/1", "/dev/fd/1"] {
+            let link = link.display().to_string();
+            let a: Vec<String> = args
+                .iter()
+                .map(|s| {
+                    if *s == link {
+                        fd.to_string()
+                    } else {
+                        s.clone()
+                    }
+                })
+                .collect();
+            let (code, stdout, err) = run_capturing(&a);
+            assert!(matches!(code, Some(0 | 1)), "{a:?}: exit {code:?}: {err}");
+            assert!(
+                stdout.starts_with(head.as_bytes()),
+                "{a:?}: stdout got {}",
+                stdout.len()
+            );
+        }
+    }
+}
+
+/// A regular file given as the output is replaced whole (nothing left
+/// beside it) and keeps its owner and permissions; a directory is exit 2
+/// naming it.
+#[test]
+fn writers_replace_a_regular_file_whole_and_refuse_a_directory() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.file");
+    for (_, args, head) in file_writers(fx.path(), &file) {
+        std::fs::write(&file, "old\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Someone else's file (tests run as root in CI; elsewhere the chown
+        // fails and the file stays ours).
+        let _ = std::os::unix::fs::chown(&file, Some(4321), Some(4321));
+        let owner = std::fs::metadata(&file).unwrap().uid();
+        let (code, _, err) = run_capturing(&args);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?}: exit {code:?}: {err}"
+        );
+        assert!(std::fs::read(&file).unwrap().starts_with(head.as_bytes()));
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{args:?}: the file's mode changed");
+        let now = std::fs::metadata(&file).unwrap().uid();
+        assert_eq!(now, owner, "{args:?}: the file's owner changed");
+        assert_eq!(names_in(dir.path()), ["out.file"], "{args:?}");
+    }
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for (flag, args, _) in file_writers(fx.path(), &sub) {
+        let (code, _, err) = run_capturing(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} {}", sub.display())),
+            "{args:?}: {err}"
+        );
+        assert!(sub.is_dir() && names_in(&sub).is_empty(), "{args:?}");
+    }
+}
+
+/// Characters that draw nothing or reorder what follows: a bidi override
+/// (`\u{202E}gnp.exe` reads as `exe.png`), a zero-width space, a byte order
+/// mark inside a key, a control character.
+const INVISIBLE: [char; 5] = ['\u{202E}', '\u{200B}', '\u{FEFF}', '\u{2066}', '\u{1b}'];
+
+/// Keys holding invisible characters print in tables as hex, as keys that
+/// are not UTF-8 do, never as themselves.
+#[test]
+fn keys_with_invisible_characters_print_as_hex_in_tables() {
+    let keys = [
+        "\u{202E}gnp.exe",
+        "a\u{200B}b",
+        "BB\u{FEFF}CA",
+        "x\u{2066}y",
+    ];
+    for cmd in [&["route", "-p", "6"][..], &["slot"]] {
+        let out = crate::common::output(&[cmd, &keys[..]].concat(), 0);
+        let table = String::from_utf8(out.stdout).unwrap();
+        assert!(!table.contains(INVISIBLE), "{cmd:?}: {table:?}");
+        for k in keys {
+            let hex: String = k.bytes().map(|b| format!("{b:02x}")).collect();
+            assert!(
+                table.contains(&format!("0x{hex}")),
+                "{cmd:?}: {k:?} not in hex:\n{table}"
+            );
+        }
+    }
+}
+
+/// The HTML report shows invisible characters escaped: in sample keys (as
+/// hex, as the tables do) and in names from the topology file (as `\u{..}`).
+#[test]
+fn the_report_shows_invisible_characters_escaped() {
+    let keys = crate::common::temp_file("BBCA\n\u{202E}gnp.exe\nm\u{200B}x\n");
+    let topo = std::fs::read_to_string(crate::common::example("ticker.toml"))
+        .unwrap()
+        .replace(
+            "members = 3",
+            "members = [\"\u{202E}1m\", \"m\u{200B}2\", \"m\u{FEFF}3\"]",
+        )
+        .replace("\"market-updates\"", "\"market\u{2066}updates\"");
+    let topo = crate::common::temp_file(topo);
+    let out = crate::common::partwise()
+        .args(["report", topo.path().to_str().unwrap(), "-i"])
+        .arg(keys.path())
+        .output()
+        .unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.contains("</html>"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !page.contains(INVISIBLE),
+        "an invisible character reached the page"
+    );
+    assert!(
+        page.contains("0xe280ae676e702e657865"),
+        "the key is not in hex"
+    );
+    for m in ["\\u{202e}1m", "m\\u{200b}2", "m\\u{feff}3"] {
+        assert!(page.contains(m), "member {m} is not shown escaped");
+    }
+    // The topic's name, in the tables and in its load chart's title.
+    assert!(page.contains("<title id=\"skew-0-chart-title\">market\\u{2066}updates"));
+}
+
+/// An error quoting a hostile name (a file name that retitles the window
+/// and reverses the text after it) shows it escaped on stderr.
+#[test]
+fn error_messages_show_invisible_characters_escaped() {
+    let name = "/nonexistent/a\u{1b}]0;pwned\u{7}\u{202e}b";
+    for args in [
+        &["route", "-p", "6", "-i", name][..],
+        &["report", name],
+        &["skew", "-p", "6", "-i", name],
+    ] {
+        let err = crate::common::fails(args);
+        assert!(
+            !err.contains(INVISIBLE) && !err.contains('\u{7}'),
+            "{args:?}: {err:?}"
+        );
+        assert!(
+            err.contains("/nonexistent/a\\u{1b}]0;pwned\\u{7}\\u{202e}b"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A warning quoting a hostile file name shows it escaped on stderr.
+#[test]
+fn warnings_show_invisible_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k\u{1b}[2J\u{202e}.csv");
+    std::fs::write(&file, "BBCA,5\nANTM,3\n").unwrap();
+    let out = crate::common::partwise()
+        .args(["skew", "-p", "6", "-i"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--counts was not given"), "{err}");
+    assert!(!err.contains(INVISIBLE), "{err:?}");
+    assert!(err.contains("k\\u{1b}[2J\\u{202e}.csv"), "{err}");
 }

@@ -12,8 +12,8 @@
 //! `uniform` and `range` stay available.
 
 use super::{
-    partitions_of, produce_keys, producer_at, units_of, wait_handled, wait_stable, MemberProc,
-    OffsetSampler,
+    deleting_a_topic_mid_consume_is_exit_2_naming_it, partitions_of, produce_keys, producer_at,
+    units_of, wait_handled, wait_stable, MemberProc, OffsetSampler,
 };
 use partwise_faults::{
     ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
@@ -543,4 +543,27 @@ fn joining_a_classic_copartitioned_group_is_refused_as_an_upgrade() {
     assert_eq!(super::count(&classic.events(), "revoked"), 0);
     assert_eq!(super::count(&classic.events(), "assigned"), 1);
     assert_eq!(classic.terminate(), 0);
+}
+
+/// A topic deleted under consumer-protocol members: the broker takes its
+/// partitions away, which leaves the rest of each unit held but never
+/// processed; the member says at once that the topic was deleted and exits
+/// 2, as a classic member does. On the shared test broker, whose assignor
+/// list has partwise's.
+#[test]
+fn a_topic_deleted_mid_consume_is_said_at_once_and_exit_2() {
+    let (a, b, g) = names("deleted");
+    let topics = [a.clone(), b.clone()];
+    let extra = [
+        "--group-protocol",
+        "consumer",
+        "--remote-assignor",
+        ASSIGNOR,
+    ];
+    let all = deleting_a_topic_mid_consume_is_exit_2_naming_it(
+        &partwise_faults::live::test_broker(),
+        (a, b, g),
+        &extra,
+    );
+    check_epochs(&all, &[&topics[0], &topics[1]]);
 }
