@@ -373,13 +373,28 @@ pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
             json!({
                 "members": c.members,
                 "split_indices": c.split,
-                "split_count": c.split.len(),
+                "split_count": c.split_count,
                 "indices": c.indices,
                 "error": c.error,
             })
         })
         .collect();
     m.insert("counts".into(), counts.into());
+    // Only when the simulation budget cut the sweep short, so the JSON of
+    // a file within it is what it always was.
+    if let Some(c) = &p.cut {
+        m.insert(
+            "cut_short".into(),
+            json!({
+                "declared_counts": [c.declared.0, c.declared.1],
+                "asked": c.asked,
+                "checked": c.checked,
+                "checked_to": p.counts.last().map(|c| c.members),
+                "assignors_not_run_everywhere": c.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
+                "note": c.note(),
+            }),
+        );
+    }
     m.insert(
         "fix".into(),
         p.fix.as_ref().map_or(Value::Null, |f| {
@@ -405,8 +420,15 @@ pub fn report_json(file: &Path, r: &Report) -> Value {
     })
 }
 
-/// `3`, `1..6`: the member counts a verdict covers.
+/// `3`, `1..6`: the member counts a verdict covers (the declared ones).
 fn counts_label(p: &PlacementVerdict) -> String {
+    if let Some(c) = &p.cut {
+        return if c.declared.0 == c.declared.1 {
+            c.declared.0.to_string()
+        } else {
+            format!("{}..{}", c.declared.0, c.declared.1)
+        };
+    }
     match (p.counts.first(), p.counts.last()) {
         (Some(a), Some(b)) if a.members != b.members => format!("{}..{}", a.members, b.members),
         (Some(a), _) => a.members.to_string(),
@@ -423,11 +445,22 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
         p.copartition,
         p.topics.join(", ")
     );
+    let note = |out: &mut dyn Write| -> Result<()> {
+        if let Some(c) = &p.cut {
+            writeln!(out, "  - note: {}", c.note())?;
+        }
+        Ok(())
+    };
     if p.ok() {
         writeln!(out, "{head}: units whole")?;
-        return Ok(());
+        return note(out);
     }
-    writeln!(out, "{head}: UNITS SPLIT")?;
+    if p.kind() == Some("placement_unchecked") {
+        writeln!(out, "{head}: NOT ALL COUNTS CHECKED")?;
+    } else {
+        writeln!(out, "{head}: UNITS SPLIT")?;
+    }
+    note(out)?;
     if !p.unsubscribed.is_empty() {
         writeln!(
             out,
@@ -441,9 +474,7 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
             None => writeln!(
                 out,
                 "  - at {} members: {} of {} partition indices split across members",
-                c.members,
-                c.split.len(),
-                c.indices
+                c.members, c.split_count, c.indices
             )?,
         }
     }

@@ -79,6 +79,7 @@ mod validate;
 
 pub use self::copartition::{partition_map, Alignment, GroupVerdict, PartitionMap};
 pub use self::redis::FamilyVerdict;
+pub use self::validate::MAX_NAME_BYTES;
 pub use crate::error::TopologyError;
 pub use crate::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};
 

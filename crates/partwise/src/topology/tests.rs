@@ -525,24 +525,54 @@ fn sweep_matches_the_placement_verdict() {
     let t: Topology = variant("members = 3", "members = \"1..8\"", 0)
         .parse()
         .unwrap();
-    let (cg, g) = (&t.consumer_groups[0], &t.copartition_groups[0]);
-    let counts: Vec<u32> = (1..=8).collect();
-    let s = placement::sweep(&t, cg, g, &counts);
-    assert_eq!(s.len(), crate::assign::Assignor::ALL.len());
     let declared = &placement::placements(&t)[0];
+    let s = &declared.sweep;
+    assert_eq!(s.len(), crate::assign::Assignor::ALL.len());
+    assert!(declared.cut.is_none());
+    assert_eq!(
+        &declared.sweep_counts[..8],
+        &(1..=8).collect::<Vec<u32>>()[..]
+    );
     let rr = s.iter().find(|x| x.assignor == declared.assignor).unwrap();
     // The sweep of the declared assignor is the verdict's own result per count.
-    assert_eq!(rr.counts, declared.counts);
-    let splitting: Vec<u32> = rr
-        .counts
-        .iter()
-        .filter(|c| !c.ok())
-        .map(|c| c.members)
-        .collect();
+    let row: Vec<_> = rr.counts[..8].iter().cloned().map(Option::unwrap).collect();
+    assert_eq!(row, declared.counts);
+    let splitting: Vec<u32> = row.iter().filter(|c| !c.ok()).map(|c| c.members).collect();
     assert_eq!(splitting, vec![4, 5, 7, 8]);
     let co = s
         .iter()
         .find(|x| x.assignor.spec() == "copartitioned")
         .unwrap();
-    assert!(co.counts.iter().all(|c| c.ok()));
+    assert!(co.counts.iter().all(|c| c.as_ref().unwrap().ok()));
+}
+
+#[test]
+fn a_name_longer_than_the_bound_is_refused_naming_its_field() {
+    use crate::topology::MAX_NAME_BYTES;
+    let long = "n".repeat(MAX_NAME_BYTES + 1);
+    let just = "n".repeat(MAX_NAME_BYTES);
+    let file = |topic: &str, member: &str, producer: &str, key: &str| {
+        format!(
+            "[[topic]]\nname = \"{topic}\"\npartitions = 6\nkey = \"{key}\"\n[[topic.producer]]\nname = \"{producer}\"\npartitioner = \"java\"\n\
+             [[topic]]\nname = \"b\"\npartitions = 6\n\
+             [[copartition]]\nname = \"x\"\ntopics = [\"{topic}\", \"b\"]\n\
+             [[consumer_group]]\nname = \"g\"\nassignor = \"java:range\"\nmembers = [\"m\", \"{member}\"]\nsubscriptions = [\"b\"]\n"
+        )
+    };
+    assert!(Topology::parse(&file(&just, &just, &just, &just)).is_ok());
+    for (text, field) in [
+        (file(&long, "m2", "p", "k"), "topic[0].name"),
+        (file("a", &long, "p", "k"), "consumer_group[0].members[1]"),
+        (file("a", "m2", &long, "k"), "topic[0].producer[0].name"),
+        (file("a", "m2", "p", &long), "topic[0].key"),
+    ] {
+        let e = error(&text);
+        assert_eq!(e.field, field, "{e}");
+        assert!(
+            e.message.contains("a name of 250 bytes; at most 249"),
+            "{e}"
+        );
+        // The message does not echo the name.
+        assert!(e.to_string().len() < 200, "{e}");
+    }
 }

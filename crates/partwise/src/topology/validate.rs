@@ -13,9 +13,15 @@ use std::collections::HashSet;
 use std::ops::Range;
 use toml::Spanned;
 
-/// The largest member count of a `members = "A..B"` range: each count runs
-/// the assignor once.
+/// The largest member count of a `members = "A..B"` range: each count is
+/// one result of the check, computed or simulated within the file's budget.
 const MAX_RANGE_MEMBERS: u32 = 1000;
+
+/// The longest name (topic, group, member id, producer, family, key) in
+/// bytes: Kafka's own limit for a topic name and a static member id. Every
+/// name is printed where it is reported, so an unbounded one would make
+/// each report as large as it is.
+pub const MAX_NAME_BYTES: usize = 249;
 
 pub(super) struct Validator<'a> {
     pub input: &'a str,
@@ -35,7 +41,20 @@ impl Validator<'_> {
         if s.get_ref().trim().is_empty() {
             return self.err(s.span(), field, "must not be empty");
         }
+        self.short(s.get_ref(), s.span(), field)?;
         Ok(s.get_ref().clone())
+    }
+
+    /// Refuses a name longer than [`MAX_NAME_BYTES`], without echoing it.
+    fn short(&self, name: &str, span: Range<usize>, field: String) -> Result<(), TopologyError> {
+        if name.len() > MAX_NAME_BYTES {
+            return self.err(
+                span,
+                field,
+                format!("a name of {} bytes; at most {MAX_NAME_BYTES}", name.len()),
+            );
+        }
+        Ok(())
     }
 
     /// A non-empty name not already in `seen`; `what` names the section.
@@ -121,9 +140,15 @@ impl Validator<'_> {
                         format!("{n}: {why}"),
                     )
                 })?;
+            if let Some(k) = &t.key {
+                self.short(k, t.name.span(), format!("topic[{i}].key"))?;
+            }
             let mut producers = Vec::new();
             for (j, p) in t.producer.iter().enumerate() {
                 let field = |f: &str| format!("topic[{i}].producer[{j}].{f}");
+                if let Some(n) = &p.name {
+                    self.short(n, t.name.span(), field("name"))?;
+                }
                 let partitioner = match &p.partitioner {
                     Some(s) => Some(s.get_ref().parse::<Partitioner>().map_err(|e| {
                         caused(self.input, s.span().start, field("partitioner"), e)
@@ -202,7 +227,8 @@ impl Validator<'_> {
                 },
                 RawMembers::Ids(ids) => {
                     let mut seen = HashSet::new();
-                    for id in ids {
+                    for (j, id) in ids.iter().enumerate() {
+                        self.short(id, c.members.span(), format!("{mfield}[{j}]"))?;
                         if id.trim().is_empty() {
                             return self.err(
                                 c.members.span(),

@@ -5,7 +5,7 @@
 //! Big tables are plain tables in `<details>`: no per-cell script, so a
 //! 1,000 x 1,000 report stays fast.
 
-use super::model::{Matrix, Model, Placement, Verdict};
+use super::model::{Matrix, Model, Placement, Verdict, MAX_MATRIX_ROWS};
 use crate::cmd::skew::load_svg;
 use crate::output::{invisible, key_cell};
 use partwise::assign::Colocation;
@@ -333,6 +333,9 @@ fn one_placement(s: &mut String, i: usize, p: &Placement) {
         }
         s.push_str("</p>\n");
     }
+    if let Some(c) = &v.cut {
+        let _ = writeln!(s, "<p><strong>Cut short:</strong> {}.</p>", esc(&c.note()));
+    }
     for mx in &p.matrices {
         matrix(s, p, mx);
     }
@@ -361,13 +364,17 @@ fn one_placement(s: &mut String, i: usize, p: &Placement) {
             if declared { " (declared)" } else { "" }
         );
         for c in &row.counts {
+            let Some(c) = c else {
+                s.push_str("<td>not run</td>");
+                continue;
+            };
             match &c.error {
                 Some(e) => {
                     let _ = write!(s, "<td title=\"{}\">error</td>", esc(e));
                 }
-                None if c.split.is_empty() => s.push_str("<td class=\"ok\">0</td>"),
+                None if c.split_count == 0 => s.push_str("<td class=\"ok\">0</td>"),
                 None => {
-                    let _ = write!(s, "<td class=\"split\">&#10007; {}</td>", c.split.len());
+                    let _ = write!(s, "<td class=\"split\">&#10007; {}</td>", c.split_count);
                 }
             }
         }
@@ -418,9 +425,16 @@ fn matrix(s: &mut String, p: &Placement, mx: &Matrix) {
     }
 }
 
-/// A co-location matrix: a row per partition index, the owner of that
-/// partition of each of `columns` (topic, partition count), split rows
-/// marked in words and by pattern.
+/// Member names longer than this (longer than the ids Kafka generates) are
+/// shown in a matrix cell by number (`#3`), and named once under the table:
+/// a name repeated in every cell would make the page as many times its
+/// length as the matrix has cells.
+const MAX_CELL_NAME: usize = 64;
+
+/// A co-location matrix: a row per partition index (the first
+/// [`MAX_MATRIX_ROWS`], the rest counted), the owner of that partition of
+/// each of `columns` (topic, partition count), split rows marked in words
+/// and by pattern.
 fn colocation_table(
     s: &mut String,
     caption: &str,
@@ -428,14 +442,15 @@ fn colocation_table(
     co: &Colocation,
     member: &dyn Fn(usize) -> String,
 ) {
-    let rows = co.owners.len();
+    let rows = co.owners.len().min(MAX_MATRIX_ROWS);
+    let mut numbered = std::collections::BTreeMap::new();
     open_table(s, rows, caption);
     s.push_str("<thead><tr><th scope=\"col\">Index</th>");
     for (t, _) in columns {
         let _ = write!(s, "<th scope=\"col\">{}</th>", esc(t));
     }
     s.push_str("<th scope=\"col\">Co-located</th></tr></thead>\n<tbody>\n");
-    for (idx, owners) in co.owners.iter().enumerate() {
+    for (idx, owners) in co.owners.iter().enumerate().take(rows) {
         let split = co.split.binary_search(&(idx as u32)).is_ok();
         let cls = if split { " class=\"split\"" } else { "" };
         let _ = write!(s, "<tr><th scope=\"row\">{idx}</th>");
@@ -446,7 +461,13 @@ fn colocation_table(
             }
             match o {
                 Some(m) => {
-                    let _ = write!(s, "<td{cls}>{}</td>", esc(&member(*m)));
+                    let name = member(*m);
+                    if name.len() > MAX_CELL_NAME {
+                        let _ = write!(s, "<td{cls}>#{m}</td>");
+                        numbered.entry(*m).or_insert(name);
+                    } else {
+                        let _ = write!(s, "<td{cls}>{}</td>", esc(&name));
+                    }
                 }
                 None => {
                     let _ = write!(s, "<td{cls}>(none)</td>");
@@ -460,6 +481,21 @@ fn colocation_table(
         }
     }
     close_table(s, rows);
+    if !numbered.is_empty() {
+        s.push_str("<p>Members shown by number:");
+        for (m, name) in &numbered {
+            let _ = write!(s, " #{m} {};", esc(name));
+        }
+        s.push_str("</p>\n");
+    }
+    let more = co.owners.len() - rows;
+    if more > 0 {
+        let split = co.split.len() - co.split.partition_point(|&p| (p as usize) < rows);
+        let _ = writeln!(
+            s,
+            "<p>{more} more partition indices not shown ({split} of them split).</p>"
+        );
+    }
 }
 
 fn share(part: u64, whole: u64) -> String {

@@ -2,7 +2,7 @@
 //! `check` findings in the very JSON `check --format json` prints and each
 //! topic's skew in `skew --format json`'s.
 
-use super::model::{Model, Verdict};
+use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
 use crate::cmd::check::{placement_json, producer_json, report_json};
 use crate::cmd::kafka::audit::report_json as audit_json;
 use crate::cmd::kafka::group::to_json as group_json;
@@ -53,23 +53,26 @@ pub fn model(m: &Model) -> Value {
                 .matrices
                 .iter()
                 .map(|mx| {
+                    // Each member is named once; a row names its owners by
+                    // their index in `members`.
                     let mut v = json!({"members": mx.members, "declared": mx.declared});
                     match &mx.colocation {
                         Ok(co) => {
                             let rows: Vec<Value> = co
                                 .owners
                                 .iter()
+                                .take(MAX_MATRIX_ROWS)
                                 .enumerate()
                                 .map(|(i, owners)| {
-                                    let names: Vec<Value> = owners
-                                        .iter()
-                                        .map(|o| o.map_or(Value::Null, |m| mx.members[m].clone().into()))
-                                        .collect();
-                                    json!({"index": i, "owners": names, "split": co.split.contains(&(i as u32))})
+                                    json!({"index": i, "owners": owners, "split": co.split.binary_search(&(i as u32)).is_ok()})
                                 })
                                 .collect();
                             v["rows"] = rows.into();
-                            v["split_indices"] = json!(co.split);
+                            v["rows_omitted"] = co.owners.len().saturating_sub(MAX_MATRIX_ROWS).into();
+                            // The split indices among the rows shown; `split_count` has them all.
+                            let shown = co.split.partition_point(|&p| (p as usize) < MAX_MATRIX_ROWS);
+                            v["split_indices"] = json!(co.split[..shown]);
+                            v["split_count"] = co.split.len().into();
                         }
                         Err(e) => v["error"] = e.clone().into(),
                     }
@@ -82,8 +85,8 @@ pub fn model(m: &Model) -> Value {
                 .map(|s| {
                     json!({
                         "assignor": s.assignor.spec(),
-                        "split_counts": s.counts.iter().map(|c| c.split.len()).collect::<Vec<_>>(),
-                        "errors": s.counts.iter().map(|c| c.error.clone()).collect::<Vec<_>>(),
+                        "split_counts": s.counts.iter().map(|c| c.as_ref().map(|c| c.split_count)).collect::<Vec<_>>(),
+                        "errors": s.counts.iter().map(|c| c.as_ref().and_then(|c| c.error.clone())).collect::<Vec<_>>(),
                     })
                 })
                 .collect();

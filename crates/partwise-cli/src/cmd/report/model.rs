@@ -12,10 +12,13 @@ use partwise::topology::{check, partition_map, PartitionMap, Report, Topology};
 use partwise::traffic::{self, ReportOptions, Tally};
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 
-/// The largest member count the split sweep runs for every assignor: the
-/// sweep is there to show which counts and assignors keep units whole, and
-/// past a couple dozen members the pattern only repeats.
-const MAX_SWEEP_MEMBERS: u32 = 24;
+use partwise::placement::MAX_SWEEP_MEMBERS;
+
+/// Rows of a co-location matrix shown (the rest are counted, not drawn):
+/// the matrix shows how an assignor splits, which its first couple of
+/// thousand indices show as well as all of them, and a page or document
+/// of every index of a 200,000-partition group would not be read.
+pub const MAX_MATRIX_ROWS: usize = 2_000;
 /// Heavy hitters shown per topic.
 const TOP: usize = 10;
 /// Counters of each topic's heavy-hitter summary (as `skew`'s default).
@@ -62,7 +65,8 @@ pub struct Placement {
     pub matrices: Vec<Matrix>,
     /// The member counts of the sweep.
     pub sweep_counts: Vec<u32>,
-    /// One row per assignor.
+    /// One row per assignor, a cell per count of `sweep_counts` (`None`:
+    /// not run, the simulation budget ran out).
     pub sweep: Vec<Sweep>,
 }
 
@@ -242,6 +246,14 @@ impl Model {
                     "consumer group {} ({}) keeps the units of {} whole",
                     v.consumer_group, v.assignor, v.copartition
                 )
+            } else if v.kind() == Some("placement_unchecked") {
+                format!(
+                    "consumer group {} ({}) on {}: not every declared member count was checked ({})",
+                    v.consumer_group,
+                    v.assignor,
+                    v.copartition,
+                    v.cut.as_ref().map(|c| c.note()).unwrap_or_default()
+                )
             } else if !v.unsubscribed.is_empty() {
                 format!(
                     "consumer group {} does not subscribe to {}: placement of {} is split",
@@ -358,15 +370,14 @@ fn placement_of(t: &Topology, v: &PlacementVerdict) -> Option<Placement> {
         .copartition_groups
         .iter()
         .find(|g| g.name == v.copartition)?;
-    let sets = placement::member_sets(&cg.members);
     // The first count that splits shows the split; otherwise the first declared.
     let at = v
         .counts
         .iter()
-        .position(|c| !c.ok())
-        .unwrap_or(0)
-        .min(sets.len().saturating_sub(1));
-    let members = sets.get(at)?.clone();
+        .find(|c| !c.ok())
+        .or(v.counts.first())
+        .map_or_else(|| placement::declared_counts(&cg.members)[0], |c| c.members);
+    let members = placement::members_at(cg, at);
     let group = placement::group_of(t, cg, &members);
     let (unit_topics, indices) = placement::unit_topics(&group, g);
     let matrix = |members: Vec<String>, declared: bool| {
@@ -382,23 +393,32 @@ fn placement_of(t: &Topology, v: &PlacementVerdict) -> Option<Placement> {
             colocation,
         }
     };
-    let mut sweep_counts: Vec<u32> =
-        (1..=indices.saturating_add(2).clamp(1, MAX_SWEEP_MEMBERS)).collect();
-    for c in &v.counts {
-        if !sweep_counts.contains(&c.members) {
-            sweep_counts.push(c.members);
-        }
-    }
-    let sweep = placement::sweep(t, cg, g, &sweep_counts);
+    // The check's sweep, run once: the report shows its first counts (up to
+    // the indices plus two) and the declared ones.
+    let shown = indices.saturating_add(2).clamp(1, MAX_SWEEP_MEMBERS);
+    let declared = placement::declared_counts(&cg.members);
+    let keep: Vec<usize> = v
+        .sweep_counts
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k <= shown || declared.binary_search(k).is_ok())
+        .map(|(i, _)| i)
+        .collect();
+    let sweep_counts: Vec<u32> = keep.iter().map(|&i| v.sweep_counts[i]).collect();
+    let sweep: Vec<Sweep> = v
+        .sweep
+        .iter()
+        .map(|s| Sweep {
+            assignor: s.assignor,
+            counts: keep.iter().map(|&i| s.counts[i].clone()).collect(),
+        })
+        .collect();
     let mut matrices = vec![matrix(members, true)];
     if v.ok() {
         // Units whole as declared: show where the same assignor would split them.
-        let declared = sweep.iter().find(|s| s.assignor == v.assignor);
-        if let Some(c) = declared.and_then(|s| s.counts.iter().find(|c| !c.split.is_empty())) {
-            matrices.push(matrix(
-                partwise::assign::member_names(c.members as usize),
-                false,
-            ));
+        let mine = sweep.iter().find(|s| s.assignor == v.assignor);
+        if let Some(c) = mine.and_then(|s| s.counts.iter().flatten().find(|c| c.split_count > 0)) {
+            matrices.push(matrix(placement::members_at(cg, c.members), false));
         }
     }
     Some(Placement {
@@ -445,7 +465,7 @@ fn skew_of(
         .find(|c| c.subscriptions.contains(&topic.name))
         .and_then(|c| {
             let a: Assignor = c.assignor.parse().ok()?;
-            let m = placement::member_sets(&c.members).first()?.len() as u32;
+            let m = *placement::declared_counts(&c.members).first()?;
             Some((c.name.clone(), a, m))
         });
     let opts = ReportOptions {

@@ -45,6 +45,23 @@ fn run_in(
     limit: Duration,
     address_space: u64,
 ) -> Outcome {
+    run_full(dir, args, stdin, limit, address_space, Stdio::null())
+}
+
+/// [`run`] with stdout written to `out`.
+fn run_to(dir: &Path, args: &[&str], limit: Duration, out: &Path) -> Outcome {
+    let file = std::fs::File::create(out).unwrap();
+    run_full(dir, args, None, limit, MEMORY_LIMIT, Stdio::from(file))
+}
+
+fn run_full(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    limit: Duration,
+    address_space: u64,
+    stdout: Stdio,
+) -> Outcome {
     let args: Vec<String> = args
         .iter()
         .map(|a| a.replace("{dir}", &dir.display().to_string()))
@@ -54,7 +71,7 @@ fn run_in(
         .arg(env!("CARGO_BIN_EXE_partwise"))
         .args(&args)
         .env("RUST_BACKTRACE", "0")
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -136,6 +153,11 @@ fn fixtures() -> tempfile::TempDir {
             .as_bytes(),
     );
     w("range-work.toml", group(15_000, "\"1..1000\"").as_bytes());
+    // One member named with a megabyte of text, on 2 x 5,000 partitions.
+    w(
+        "long-member.toml",
+        group(5_000, &format!("[\"{}\"]", "m".repeat(1 << 20))).as_bytes(),
+    );
     w("many-members.toml", group(6, "4000000000").as_bytes());
     w(
         "deep.toml",
@@ -431,6 +453,24 @@ const CASES: &[(&[&str], &str)] = &[
         "consumer_group[0] 'g'",
     ),
     (&["check", "{dir}/range-work.toml"], "1000 member counts"),
+    // A name is printed wherever it is reported: a megabyte of it in every
+    // cell of a matrix took many GiB.
+    (
+        &["check", "{dir}/long-member.toml"],
+        "consumer_group[0].members[0]': a name of 1048576 bytes; at most 249",
+    ),
+    (
+        &["check", "{dir}/long-member.toml", "--format", "json"],
+        "consumer_group[0].members[0]",
+    ),
+    (
+        &["report", "{dir}/long-member.toml"],
+        "consumer_group[0].members[0]",
+    ),
+    (
+        &["report", "{dir}/long-member.toml", "--format", "json"],
+        "consumer_group[0].members[0]",
+    ),
     (
         &["check", "{dir}/many-members.toml"],
         "consumer_group[0].members",
@@ -1813,6 +1853,161 @@ fn live_commands_exit_2_within_their_timeout_against_hostile_peers() {
             });
         }
     });
+}
+
+/// The deadline of a run that must finish (and did take minutes): far
+/// above the few seconds it takes in a debug build on a busy machine.
+const BOUNDED: Duration = Duration::from_secs(90);
+
+/// Runs each of `cases` (arguments, the most bytes it may print) to the
+/// end: exit 0 or 1 under the deadline and the address-space limit, and
+/// its output bounded. Returns the outputs.
+fn finishes_bounded(dir: &Path, cases: &[(&[&str], usize)]) -> Vec<String> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, (args, most))| {
+            let out = dir.join(format!("out-{i}"));
+            let o = run_to(dir, args, BOUNDED, &out);
+            assert!(
+                matches!(o.code, Some(0 | 1)),
+                "{args:?}: exit {:?}\n{}",
+                o.code,
+                o.stderr
+            );
+            let text = std::fs::read_to_string(&out).unwrap();
+            assert!(
+                text.len() <= *most,
+                "{args:?}: {} bytes of output, at most {most} expected",
+                text.len()
+            );
+            eprintln!("{args:?}: {:?}, {} bytes", o.elapsed, text.len());
+            text
+        })
+        .collect()
+}
+
+#[test]
+fn names_as_long_as_allowed_make_a_bounded_report_naming_each_member_once() {
+    // 4,000 members with 249-byte names (the longest allowed) on 2 x 5,000
+    // partitions under round-robin, which splits every index: the matrix
+    // would repeat a name in each of its 10,000 cells.
+    let dir = tempfile::tempdir().unwrap();
+    let name = |i: usize| format!("{i:05}{}", "n".repeat(244));
+    let ids: Vec<String> = (0..4_000).map(|i| format!("\"{}\"", name(i))).collect();
+    let file = format!(
+        "[[topic]]\nname = \"a\"\npartitions = 5000\n[[topic.producer]]\npartitioner = \"java\"\n\
+         [[topic]]\nname = \"b\"\npartitions = 5000\n[[topic.producer]]\npartitioner = \"java\"\n\
+         [[copartition]]\nname = \"x\"\ntopics = [\"a\", \"b\"]\n\
+         [[consumer_group]]\nname = \"g\"\nassignor = \"java:roundrobin\"\nmembers = [{}]\nsubscriptions = [\"a\", \"b\"]\n",
+        ids.join(",")
+    );
+    std::fs::write(dir.path().join("long-ids.toml"), file).unwrap();
+    let f = "{dir}/long-ids.toml";
+    let out = finishes_bounded(
+        dir.path(),
+        &[
+            (&["check", f], 64 << 10),
+            (&["check", f, "--format", "json"], 64 << 10),
+            (&["report", f], 4 << 20),
+            (&["report", f, "--format", "json"], 4 << 20),
+        ],
+    );
+    // Member 1,000 owns partition 1,000 of a and partition 0 of b: in the
+    // page it is "#1000" in its cells and named once under the matrix.
+    let long = name(1_000);
+    assert_eq!(out[2].matches(&long).count(), 1, "named once in the page");
+    assert!(out[2].contains("<td class=\"split\">#1000</td>"));
+    assert!(out[2].contains("3000 more partition indices not shown (3000 of them split)"));
+    let v: serde_json::Value = serde_json::from_str(&out[3]).unwrap();
+    let m = &v["placements"][0]["matrices"][0];
+    assert_eq!(m["members"][1_000], long.as_str());
+    assert_eq!(
+        m["rows"][1_000]["owners"],
+        serde_json::json!([1_000, 2_000])
+    );
+    assert_eq!(m["rows"].as_array().unwrap().len(), 2_000);
+    assert_eq!(m["rows_omitted"], 3_000);
+    assert_eq!(m["split_count"], 5_000);
+    assert_eq!(m["split_indices"].as_array().unwrap().len(), 2_000);
+    assert_eq!(out[3].matches(&long).count(), 1, "named once in the JSON");
+}
+
+/// 40 consumer groups of `members = "1..1000"` on 2 x 10,000 partitions
+/// (4.8 KB; each group within every per-group bound).
+fn forty_sweeps(dir: &Path, groups: usize) -> String {
+    let mut s = String::from(
+        "[[topic]]\nname = \"a\"\npartitions = 10000\n[[topic]]\nname = \"b\"\npartitions = 10000\n\
+         [[copartition]]\nname = \"x\"\ntopics = [\"a\", \"b\"]\n",
+    );
+    for i in 0..groups {
+        s.push_str(&format!(
+            "[[consumer_group]]\nname = \"g{i}\"\nassignor = \"java:roundrobin\"\nmembers = \"1..1000\"\nsubscriptions = [\"a\", \"b\"]\n"
+        ));
+    }
+    let path = dir.join(format!("sweeps-{groups}.toml"));
+    std::fs::write(&path, s).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn forty_sweeps_of_a_thousand_counts_finish_in_seconds_and_say_what_they_covered() {
+    let dir = tempfile::tempdir().unwrap();
+    let forty = forty_sweeps(dir.path(), 40);
+    let one = forty_sweeps(dir.path(), 1);
+    let out = finishes_bounded(
+        dir.path(),
+        &[
+            (&["check", &forty], 8 << 20),
+            (&["check", &forty, "--format", "json"], 32 << 20),
+            (&["report", &one], 4 << 20),
+            (&["report", &one, "--format", "json"], 8 << 20),
+            (&["report", &forty], 32 << 20),
+            (&["report", &forty, "--format", "json"], 96 << 20),
+        ],
+    );
+    assert_eq!(out[4].matches("<strong>Cut short:</strong>").count(), 40);
+    // Round-robin is computed from the counts: every declared count is
+    // checked; the simulated assignors ran out of budget, and the note says so.
+    assert!(out[0].contains(
+        "consumer group g39 (java:roundrobin, 1..1000 members) on x (a, b): UNITS SPLIT\n  - note: the simulation budget"
+    ), "{}", &out[0][..2000.min(out[0].len())]);
+    assert!(out[0].contains("every declared member count (1..1000) was checked; not run at every member count: java:sticky"));
+    let v: serde_json::Value = serde_json::from_str(&out[1]).unwrap();
+    let p = v["placements"].as_array().unwrap();
+    assert_eq!(p.len(), 40);
+    for (i, p) in p.iter().enumerate() {
+        assert_eq!(p["consumer_group"], format!("g{i}"));
+        assert_eq!(p["counts"].as_array().unwrap().len(), 1000);
+        let cut = &p["cut_short"];
+        assert_eq!(
+            (cut["asked"].as_u64(), cut["checked"].as_u64()),
+            (Some(1000), Some(1000)),
+            "{cut}"
+        );
+        assert!(cut["assignors_not_run_everywhere"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "copartitioned"));
+    }
+    // The report shows the check's sweep, with the counts not run marked.
+    assert!(out[2].contains("<td>not run</td>"));
+    assert!(out[2].contains("<strong>Cut short:</strong> the simulation budget"));
+    let r: serde_json::Value = serde_json::from_str(&out[3]).unwrap();
+    let sweep = &r["placements"][0]["sweep"];
+    let sticky = sweep["assignors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["assignor"] == "java:sticky")
+        .unwrap();
+    assert!(sticky["split_counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c.is_null()));
+    assert!(r["placements"][0]["verdict"]["cut_short"]["note"].is_string());
 }
 
 /// Every command that writes a file the user names, writing to `out`, with
