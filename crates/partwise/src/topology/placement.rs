@@ -43,7 +43,7 @@ use crate::assign::{colocation_of, member_names, Assignor, Group, Member, Topic}
 
 /// The largest member count the fix searches: beyond the largest partition
 /// count, more members only idle.
-const MAX_FIX_MEMBERS: u32 = 64;
+pub const MAX_FIX_MEMBERS: u32 = 64;
 
 /// The member counts the report's sweep shows at least (`1..=N`, N the
 /// partition indices plus two, at most this): past a couple dozen members
