@@ -108,42 +108,9 @@ pub fn key_cell(bytes: &[u8]) -> String {
     }
 }
 
-/// Whether `c` must not reach a terminal or a page as itself: control
-/// characters (C0, DEL, C1: a terminal obeys them, so a client id can clear
-/// the screen or retitle the window), the bidirectional controls (they
-/// reorder the text after them), zero-width and other format characters
-/// (Unicode's Cf: they draw nothing, so two different names look the same),
-/// the byte order mark, and the line and paragraph separators.
-pub fn invisible(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}' // soft hyphen
-            | '\u{034F}' // combining grapheme joiner
-            | '\u{0600}'..='\u{0605}'
-            | '\u{061C}' // Arabic letter mark
-            | '\u{06DD}'
-            | '\u{070F}'
-            | '\u{0890}'..='\u{0891}'
-            | '\u{08E2}'
-            | '\u{115F}'..='\u{1160}' // Hangul fillers
-            | '\u{17B4}'..='\u{17B5}'
-            | '\u{180B}'..='\u{180F}' // Mongolian selectors and vowel separator
-            | '\u{200B}'..='\u{200F}' // zero-width space, joiners, LRM, RLM
-            | '\u{2028}'..='\u{202E}' // separators, bidi embeddings and overrides
-            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates
-            | '\u{3164}' // Hangul filler
-            | '\u{FE00}'..='\u{FE0F}' // variation selectors
-            | '\u{FEFF}' // byte order mark, zero-width no-break space
-            | '\u{FFA0}'
-            | '\u{FFF9}'..='\u{FFFB}'
-            | '\u{110BD}'
-            | '\u{110CD}'
-            | '\u{13430}'..='\u{1343F}'
-            | '\u{1BCA0}'..='\u{1BCA3}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E0FFF}' // tags and variation selectors supplement
-        )
-}
+/// The core's one definition of a character that must not reach a
+/// terminal or a page as itself (see [`partwise::encoding::is_invisible`]).
+pub use partwise::encoding::is_invisible as invisible;
 
 /// `text` with every [`invisible`] character shown as a `\u{..}` escape
 /// (Rust's notation), the rest as is: what a table cell or a report prints

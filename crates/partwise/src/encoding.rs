@@ -311,20 +311,42 @@ impl FromStr for KeyFormat {
 /// line of a text file; it is no part of the first key.
 pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Whether `c` cannot be seen where a key is shown: control characters (C0,
-/// DEL, C1), zero-width characters (U+200B-U+200D, U+2060, U+FEFF) and bidi
-/// controls (U+202A-U+202E, U+2066-U+2069), which reorder what follows them
-/// (`\u{202E}gnp.exe` shows as `exe.png`). Two keys that differ by one of
-/// them look alike and hash apart.
+/// Whether `c` cannot be seen as itself where a key or a name is shown, and
+/// must be shown escaped: control characters (C0, DEL, C1: a terminal obeys
+/// them, so a client id can clear the screen or retitle the window), the
+/// bidirectional controls (they reorder what follows: `\u{202E}gnp.exe`
+/// shows as `exe.png`), zero-width and other format characters (Unicode's
+/// Cf: they draw nothing, so two keys that look alike hash apart), the byte
+/// order mark, and the line and paragraph separators. Key readers warn on
+/// them; tables and the report show them escaped.
 pub fn is_invisible(c: char) -> bool {
     c.is_control()
-        || matches!(
-            c,
-            '\u{200B}'..='\u{200D}'
-                | '\u{2060}'
-                | '\u{FEFF}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
+        || matches!(c,
+            '\u{00AD}' // soft hyphen
+            | '\u{034F}' // combining grapheme joiner
+            | '\u{0600}'..='\u{0605}'
+            | '\u{061C}' // Arabic letter mark
+            | '\u{06DD}'
+            | '\u{070F}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08E2}'
+            | '\u{115F}'..='\u{1160}' // Hangul fillers
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}' // Mongolian selectors and vowel separator
+            | '\u{200B}'..='\u{200F}' // zero-width space, joiners, LRM, RLM
+            | '\u{2028}'..='\u{202E}' // separators, bidi embeddings and overrides
+            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates
+            | '\u{3164}' // Hangul filler
+            | '\u{FE00}'..='\u{FE0F}' // variation selectors
+            | '\u{FEFF}' // byte order mark, zero-width no-break space
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}' // tags and variation selectors supplement
         )
 }
 
@@ -332,10 +354,10 @@ pub fn is_invisible(c: char) -> bool {
 /// byte offset. Bytes that are not UTF-8 are skipped: they are shown
 /// escaped already.
 pub fn first_invisible(text: &[u8]) -> Option<(usize, char)> {
-    // Every such character starts with a byte below 0x20, 0x7F, 0xC2 (C1),
-    // 0xE2 (U+2000-U+2FFF) or 0xEF (U+FEFF); a key file has few of them, so
-    // a plain byte test skips almost every key without decoding it.
-    let suspect = |b: u8| b < 0x20 || matches!(b, 0x7F | 0xC2 | 0xE2 | 0xEF);
+    // Every such character is ASCII below 0x20 or 0x7F, or starts with a
+    // lead byte of 0xC2 or above; most key files are printable ASCII, so a
+    // plain byte test skips almost every key without decoding it.
+    let suspect = |b: u8| b < 0x20 || b == 0x7F || b >= 0xC2;
     if !text.iter().fold(false, |any, &b| any | suspect(b)) {
         return None;
     }
