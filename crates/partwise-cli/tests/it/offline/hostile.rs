@@ -93,21 +93,33 @@ fn run_full(
         let _ = err.read_to_string(&mut s);
         s
     });
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?}: still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let code = exit_within(&mut child, start, limit, &format!("{args:?}"));
     Outcome {
         code,
         stderr: reader.join().unwrap(),
         elapsed: start.elapsed(),
+    }
+}
+
+/// The exit code of `child`, which must end within `limit` of `start`:
+/// otherwise it is killed and the test fails naming `what`, so that a hang
+/// fails instead of blocking the run.
+fn exit_within(
+    child: &mut std::process::Child,
+    start: Instant,
+    limit: Duration,
+    what: &str,
+) -> Option<i32> {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -1389,17 +1401,12 @@ fn run_endless(dir: &Path, args: &[&str], limit: Duration) -> Outcome {
         s
     });
     let start = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?}: still running after {limit:?} on an endless input");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let code = exit_within(
+        &mut child,
+        start,
+        limit,
+        &format!("{args:?} on an endless input"),
+    );
     Outcome {
         code,
         stderr: reader.join().unwrap(),
@@ -2057,17 +2064,7 @@ fn run_capturing(args: &[String]) -> (Option<i32>, Vec<u8>, String) {
         s
     });
     let start = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if start.elapsed() > FAST {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?}: still running after {FAST:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let code = exit_within(&mut child, start, FAST, &format!("{args:?}"));
     (code, out.join().unwrap(), err.join().unwrap())
 }
 
