@@ -126,6 +126,76 @@ pub fn visible_lines(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |c| c != '\n' && invisible(c))
 }
 
+/// A writer that shows every [`invisible`] character but the line break
+/// escaped, whatever wrote it: the table output of the commands that print
+/// what a broker or a client sent (`kafka group`, `--readiness`, `kafka
+/// audit`, `kafka topics`, `redis ...`) goes through it, so a line that
+/// forgets [`visible`] still cannot drive the operator's terminal. Text
+/// already escaped passes unchanged; bytes that are not UTF-8 print as
+/// `\xNN`. A character split between two writes is held until its end
+/// arrives.
+pub struct Visible<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Visible<W> {
+    pub fn new(inner: W) -> Visible<W> {
+        Visible {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for Visible<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut data = std::mem::take(&mut self.pending);
+        data.extend_from_slice(buf);
+        let mut rest = &data[..];
+        loop {
+            let e = match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.inner.write_all(visible_lines(text).as_bytes())?;
+                    break;
+                }
+                Err(e) => e,
+            };
+            let (good, bad) = rest.split_at(e.valid_up_to());
+            let good = std::str::from_utf8(good).expect("valid up to here");
+            self.inner.write_all(visible_lines(good).as_bytes())?;
+            match e.error_len() {
+                // The start of a character whose end is in the next write.
+                None => {
+                    self.pending = bad.to_vec();
+                    break;
+                }
+                Some(n) => {
+                    for b in &bad[..n] {
+                        write!(self.inner, "\\x{b:02x}")?;
+                    }
+                    rest = &bad[n..];
+                }
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Visible<W> {
+    fn drop(&mut self) {
+        // A stream that ended inside a character: its bytes, escaped.
+        for b in std::mem::take(&mut self.pending) {
+            let _ = write!(self.inner, "\\x{b:02x}");
+        }
+        let _ = self.inner.flush();
+    }
+}
+
 fn escaped(text: &str, hide: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(&hide) {
         return std::borrow::Cow::Borrowed(text);
@@ -230,6 +300,29 @@ mod tests {
     /// What a hostile client id tries: clear the screen, retitle the window
     /// (OSC ... BEL), a C1 CSI, a bidi override, a zero-width space.
     const HOSTILE: &str = "c\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}gnp.exe\u{200b}";
+
+    #[test]
+    fn the_visible_writer_escapes_whatever_is_written_through_it() {
+        let hostile = "c\u{1b}[2J\u{202e}gnp.exe\n\u{9b}31m ok\n".as_bytes();
+        // Byte by byte: characters split between writes come out whole.
+        let mut out = Vec::new();
+        {
+            let mut v = Visible::new(&mut out);
+            for b in hostile {
+                v.write_all(std::slice::from_ref(b)).unwrap();
+            }
+            v.write_all(b"bad \xff end \xe2\x80").unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "c\\u{1b}[2J\\u{202e}gnp.exe\n\\u{9b}31m ok\nbad \\xff end \\xe2\\x80"
+        );
+        // Escaped text passes unchanged.
+        let mut again = Vec::new();
+        Visible::new(&mut again).write_all(text.as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(again).unwrap(), text);
+    }
 
     #[test]
     fn table_cells_show_invisible_characters_escaped() {

@@ -96,7 +96,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let mut out = std::io::stdout().lock();
     match cfg.out {
-        Format::Table => write_table(&report, &mut out)?,
+        Format::Table => write_table(&report, &mut crate::output::Visible::new(&mut out))?,
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &report_json(&report))?;
             writeln!(out)?;

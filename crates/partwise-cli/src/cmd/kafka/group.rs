@@ -162,7 +162,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     .map_err(predict_error)?;
     let mut out = std::io::stdout().lock();
     match a.format {
-        Format::Table => write_table(&mut out, &d, &r)?,
+        Format::Table => write_table(&mut crate::output::Visible::new(&mut out), &d, &r)?,
         format => crate::output::write_doc(&mut out, format, &to_json(&d, &r))?,
     }
     out.flush()?;

@@ -36,7 +36,7 @@ pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     };
     let mut out = std::io::stdout().lock();
     match format {
-        Format::Table => write_table(&mut out, &r)?,
+        Format::Table => write_table(&mut crate::output::Visible::new(&mut out), &r)?,
         format => crate::output::write_doc(&mut out, format, &to_json(&r))?,
     }
     out.flush()?;
@@ -149,7 +149,11 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
             visible(&message.to_string())
         )?,
         Upgrade::Unknown { why } => {
-            writeln!(out, "\nonline upgrade to the consumer protocol: unknown ({why})")?
+            writeln!(
+                out,
+                "\nonline upgrade to the consumer protocol: unknown ({})",
+                visible(&why.to_string())
+            )?
         }
     }
     if let Some(r) = &c.range {
