@@ -1855,12 +1855,19 @@ fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Result<bool> {
                 join_nums(&ps)
             }
         };
+        // The namespace is on every line above: the topics by their file names.
+        let short = |t: &'_ str| -> String {
+            p.ns.as_deref()
+                .and_then(|ns| t.strip_prefix(ns)?.strip_prefix('-'))
+                .unwrap_or(t)
+                .to_string()
+        };
         println!(
-            "   {}: {} {}, {} {}",
+            "   {} holds {} {}, {} {}",
             w.name,
-            p.market,
+            short(&p.market),
             part(&p.market),
-            p.notif,
+            short(&p.notif),
             part(&p.notif)
         );
     }
@@ -2174,7 +2181,102 @@ fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Generator;
     use partwise::slot::key_slot;
+
+    fn example_plan(ns: &str) -> Plan {
+        plan(&Common {
+            bootstrap: None,
+            redis: None,
+            namespace: Some(ns.into()),
+            topology: crate::default_topology(),
+        })
+        .unwrap()
+    }
+
+    /// Round-robin deals the 12 partitions of the two topics (sorted by
+    /// name) to 4 members in turn: partition p of market-updates goes to
+    /// member p mod 4, partition p of notifications to (6 + p) mod 4, never
+    /// the same one, whatever the member order. So every index is split and
+    /// every symbol is predicted; at 3 members (6 mod 3 = 0) none is.
+    #[test]
+    fn check_predicts_every_symbol_split_for_4_round_robin_members() {
+        let p = example_plan("ticker-demo-1-2-roundrobin");
+        let syms: Vec<&str> = SYMBOLS.iter().map(|(s, _)| *s).collect();
+        let g = "ticker-demo-1-2-roundrobin-joiner";
+        let four = predict(&p, g, &rr_members(), &syms).unwrap();
+        assert_eq!(four.split, (0..6).collect());
+        assert_eq!(four.symbols(), syms.iter().map(|s| s.to_string()).collect());
+        let t = round_robin_topology(&p, g, &rr_members());
+        assert_eq!(
+            t.topics.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+            [
+                "ticker-demo-1-2-roundrobin-market-updates",
+                "ticker-demo-1-2-roundrobin-notifications"
+            ]
+        );
+        let three = predict(&p, g, &rr_members()[..3], &syms).unwrap();
+        assert!(three.split.is_empty() && three.symbols().is_empty());
+    }
+
+    /// The feed starts only on one whole assignment of the 4 members.
+    #[test]
+    fn settled_waits_for_one_whole_assignment() {
+        let topics = [("m", 2), ("n", 2)];
+        let asg = |u: Value| json!({"event": "assigned", "units": u});
+        let whole = vec![
+            vec![asg(json!([["m", 0], ["n", 1]]))],
+            vec![
+                asg(json!([["m", 0]])),
+                json!({"event": "revoked"}),
+                asg(json!([["m", 1], ["n", 0]])),
+            ],
+        ];
+        let held = settled(&whole, &topics).unwrap();
+        assert!(held[1].contains(&("n".to_string(), 0)));
+        // A member still revoked, one without an assignment yet, an overlap
+        // (one member's stale generation), a partition nobody holds.
+        let revoked = vec![
+            whole[0].clone(),
+            vec![
+                asg(json!([["m", 1], ["n", 0]])),
+                json!({"event": "revoked"}),
+            ],
+        ];
+        let waiting = vec![whole[0].clone(), vec![]];
+        let overlap = vec![
+            whole[0].clone(),
+            vec![asg(json!([["m", 0], ["m", 1], ["n", 0]]))],
+        ];
+        let short = vec![whole[0].clone(), vec![asg(json!([["m", 1]]))]];
+        for (what, ev) in [
+            ("revoked", revoked),
+            ("waiting", waiting),
+            ("overlap", overlap),
+            ("short", short),
+        ] {
+            assert!(settled(&ev, &topics).is_none(), "{what}");
+        }
+    }
+
+    /// The counter-example's fixed feed (seed 1) has alerts due on every one
+    /// of the seed's symbols, so each split symbol has alerts to miss.
+    #[test]
+    fn the_counter_example_feed_has_alerts_due_on_every_symbol() {
+        let n = (f64::from(RR_RATE) * RR_FEED.as_secs_f64()).round() as u64;
+        let syms = SYMBOLS.iter().map(|(s, p)| (s.to_string(), *p)).collect();
+        let mut g = Generator::new("r1", 1, syms, 50).unwrap();
+        let (mut ticks, mut alerts) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            match g.next(0) {
+                Event::Tick(t) => ticks.push((t, i as i64)),
+                Event::Alert(a) => alerts.push(a),
+            }
+        }
+        let want = expected(&ticks, &alerts);
+        let due: BTreeSet<&str> = want.fired.values().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(due, SYMBOLS.iter().map(|(s, _)| *s).collect());
+    }
 
     /// A namespace goes in front of the keys and leaves the symbol the hash
     /// tag: both keys of a symbol stay in the symbol's own slot.
