@@ -1504,7 +1504,12 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     let rr_ns = format!("{ns}-roundrobin");
     let mut rr_common = common.clone();
     rr_common.namespace = Some(rr_ns.clone());
-    namespace(&rr_common)?;
+    let counter = !a.skip_counter_example;
+    if counter && namespace(&rr_common).is_err() {
+        return Err(format!(
+            "--namespace: '{ns}' is too long for the counter-example's namespace {rr_ns} (at most 100 characters): give a shorter one, or --skip-counter-example"
+        ));
+    }
     let dir = std::env::temp_dir().join(format!("ticker-demo-{run}"));
     std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut started = Started {
@@ -1526,7 +1531,6 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     rr_common.redis.clone_from(&common.redis);
     let b = common.bootstrap.clone().expect("set above");
     println!("== namespace {ns}: topics {ns}-*, keys {ns}:market:{{SYM}} and {ns}:notif:{{SYM}}; the demo removes what it creates when it ends");
-    let counter = !a.skip_counter_example;
     if counter {
         println!("== the counter-example's namespace {rr_ns}: topics {rr_ns}-*, keys {rr_ns}:market:{{SYM}} and {rr_ns}:notif:{{SYM}}, removed too");
     }

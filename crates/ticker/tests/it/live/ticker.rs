@@ -1,5 +1,6 @@
 //! The ticker end to end on Apache Kafka (PARTWISE_TEST_BROKER) and the
-//! Redis Cluster (PARTWISE_REDIS): the demo's fault drill (on clusters of
+//! Redis Cluster (PARTWISE_REDIS): the demo's counter-example (its
+//! predicted and observed symbols equal) and fault drill (on clusters of
 //! its own, next to foreign keys it must leave alone), a paused Redis
 //! primary, the seed's counter-example (a round-robin group misses alerts,
 //! exactly on the symbols partwise predicts), and bad input. The scenarios
