@@ -1924,6 +1924,20 @@ fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Result<bool> {
         v.expected_fired,
         v.missing.len()
     );
+    let (ok, lines) = judge(&pred, &v, kept);
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(ok)
+}
+
+/// The counter-example's verdict and its lines: the table (symbol, its
+/// partition, check's split, alerts due, missing), both sets, and whether
+/// they are equal (on the symbols with alerts due), with nothing unexpected,
+/// wrong or stale, on the one assignment check judged (`kept`).
+fn judge(pred: &Prediction, v: &Verdict, kept: bool) -> (bool, Vec<String>) {
+    let predicted = pred.symbols();
+    let mut out = Vec::new();
     let observed: BTreeSet<String> = v.missing_by_symbol.keys().cloned().collect();
     // A symbol with no alert due in this feed has nothing to miss: the
     // prediction is held to the symbols where a miss can show.
@@ -1932,28 +1946,37 @@ fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Result<bool> {
         .filter(|s| v.due.contains_key(*s))
         .cloned()
         .collect();
-    println!("   symbol  partition  check: split  alerts due  missing in Redis");
+    out.push("   symbol  partition  check: split  alerts due  missing in Redis".to_string());
     for (sym, q) in &pred.partition {
-        println!(
+        out.push(format!(
             "   {sym:<6}  {q:>9}  {:<12}  {:>10}  {:>16}",
             if pred.split.contains(q) { "yes" } else { "no" },
             v.due.get(sym).copied().unwrap_or(0),
             v.missing_by_symbol.get(sym).copied().unwrap_or(0)
-        );
+        ));
     }
-    println!("   predicted split symbols: {}", join_strs(&predicted));
-    println!("   symbols with missing alerts: {}", join_strs(&observed));
+    out.push(format!(
+        "   predicted split symbols: {}",
+        join_strs(&predicted)
+    ));
+    out.push(format!(
+        "   symbols with missing alerts: {}",
+        join_strs(&observed)
+    ));
     let quiet: BTreeSet<String> = predicted.difference(&observable).cloned().collect();
     if !quiet.is_empty() {
-        println!(
+        out.push(format!(
             "   no alert was due on {} in this feed: nothing there to miss",
             join_strs(&quiet)
-        );
+        ));
     }
     let mut ok = observable == observed;
     if !kept {
         ok = false;
-        println!("   the group rebalanced while the feed ran: what verify saw is not that assignment's alone");
+        out.push(
+            "   the group rebalanced while the feed ran: what verify saw is not that assignment's alone"
+                .to_string(),
+        );
     }
     for (what, list) in [
         ("unexpected", &v.unexpected),
@@ -1962,21 +1985,24 @@ fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Result<bool> {
     ] {
         if !list.is_empty() {
             ok = false;
-            println!("   {} {what} (a round-robin group misses alerts, it must not invent them or lose ticks):", list.len());
+            out.push(format!("   {} {what} (a round-robin group misses alerts, it must not invent them or lose ticks):", list.len()));
             for line in list.iter().take(5) {
-                println!("     {line}");
+                out.push(format!("     {line}"));
             }
         }
     }
     if ok {
-        println!(
+        out.push(format!(
             "== counter-example: as predicted: the round-robin group missed alerts on exactly the {} symbol(s) partwise check named",
             observed.len()
-        );
+        ));
     } else {
-        println!("== counter-example: MISMATCH between check's prediction and what verify found");
+        out.push(
+            "== counter-example: MISMATCH between check's prediction and what verify found"
+                .to_string(),
+        );
     }
-    Ok(ok)
+    (ok, out)
 }
 
 fn join_nums(s: &BTreeSet<u32>) -> String {
@@ -2227,6 +2253,75 @@ mod tests {
         );
         let three = predict(&p, g, &rr_members()[..3], &syms).unwrap();
         assert!(three.split.is_empty() && three.symbols().is_empty());
+    }
+
+    fn verdict(due: &[(&str, usize)], missing: &[(&str, usize)]) -> Verdict {
+        let map = |l: &[(&str, usize)]| l.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        Verdict {
+            ticks: 10,
+            alerts: 5,
+            expected_fired: due.iter().map(|(_, n)| n).sum(),
+            pending: 0,
+            missing: missing
+                .iter()
+                .map(|(s, _)| format!("r-1 ({s}, ...)"))
+                .collect(),
+            unexpected: Vec::new(),
+            wrong: Vec::new(),
+            stale: Vec::new(),
+            symbols: 3,
+            due: map(due),
+            missing_by_symbol: map(missing),
+        }
+    }
+
+    /// The counter-example passes only when verify's symbols are check's
+    /// (on the symbols with alerts due), on the assignment check judged,
+    /// with nothing invented: a miss outside the prediction, a predicted
+    /// symbol whose alerts all fired, an unexpected alert or a rebalance
+    /// fail it.
+    #[test]
+    fn the_counter_example_passes_only_when_verify_finds_what_check_predicted() {
+        let pred = Prediction {
+            split: [0].into(),
+            partition: [("AAA", 0), ("BBB", 0), ("CCC", 1)]
+                .map(|(s, p)| (s.to_string(), p))
+                .into(),
+        };
+        let due = [("AAA", 2), ("BBB", 1), ("CCC", 3)];
+        let (ok, lines) = judge(&pred, &verdict(&due, &[("AAA", 2), ("BBB", 1)]), true);
+        assert!(ok, "{lines:?}");
+        assert!(lines.contains(&"   predicted split symbols: AAA BBB".to_string()));
+        assert!(lines.contains(&"   symbols with missing alerts: AAA BBB".to_string()));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("   CCC") && l.contains(" no ")));
+        for (what, missing, kept) in [
+            (
+                "a miss outside",
+                &[("AAA", 2), ("BBB", 1), ("CCC", 1)][..],
+                true,
+            ),
+            ("a predicted symbol fired", &[("AAA", 2)][..], true),
+            ("a rebalance", &[("AAA", 2), ("BBB", 1)][..], false),
+        ] {
+            let (ok, lines) = judge(&pred, &verdict(&due, missing), kept);
+            assert!(!ok, "{what}: {lines:?}");
+            assert!(lines.last().unwrap().contains("MISMATCH"), "{what}");
+        }
+        let mut invented = verdict(&due, &[("AAA", 2), ("BBB", 1)]);
+        invented
+            .unexpected
+            .push("r-9 (CCC) fired on tick 3 but no tick crosses it".into());
+        assert!(!judge(&pred, &invented, true).0);
+        // No alert due on BBB: nothing there to miss, and the demo says so.
+        let (ok, lines) = judge(
+            &pred,
+            &verdict(&[("AAA", 2), ("CCC", 3)], &[("AAA", 2)]),
+            true,
+        );
+        assert!(ok, "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("no alert was due on BBB")));
     }
 
     /// The feed starts only on one whole assignment of the 4 members.
