@@ -8,8 +8,10 @@
 //!
 //! Commands: `up` (topics, after `check`), `feed` (reproducible ticks and
 //! alerts, routed by the topology's partitioners), `join` (K workers),
-//! `verify` (recomputes from the topics what Redis must hold), `demo` (all of
-//! it with a SIGKILLed worker, in a namespace of its own that it removes). Exit codes: 0 ok, 1 findings, 2 error.
+//! `verify` (recomputes from the topics what Redis must hold), `demo` (the
+//! seeds' round-robin failure, predicted by `partwise check` and observed by
+//! verify, then all of it with a SIGKILLed worker, in namespaces of its own
+//! that it removes). Exit codes: 0 ok, 1 findings, 2 error.
 
 mod model;
 mod run;
@@ -86,7 +88,7 @@ enum Cmd {
     Worker(run::WorkerArgs),
     /// Recompute from the two topics what Redis must hold, and compare
     Verify(run::VerifyArgs),
-    /// Everything: services, up, feed, 3 workers, a SIGKILLed worker, a new one, verify
+    /// Everything: services; the seeds' counter-example (4 round-robin workers miss alerts on the symbols check predicts); up, feed, 3 workers, a SIGKILLed worker, a new one, verify
     Demo(run::DemoArgs),
 }
 

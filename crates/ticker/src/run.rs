@@ -4,7 +4,9 @@
 
 use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
 use crate::Common;
-use partwise::topology::{check, Topology};
+use partwise::assign::colocation_of;
+use partwise::placement;
+use partwise::topology::{check, ConsumerGroup, Members, Topology};
 use partwise::{KeyFormat, Partitioner};
 use partwise_group::cluster::Cluster;
 use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
@@ -918,6 +920,7 @@ impl WorkerProc {
         name: &str,
         group: &str,
         session_ms: u64,
+        runtime: &str,
         echo: bool,
     ) -> Result<WorkerProc> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -934,6 +937,7 @@ impl WorkerProc {
             .arg("--topology")
             .arg(&common.topology)
             .args(["--session-timeout-ms", &session_ms.to_string()])
+            .args(["--runtime", runtime])
             .args([
                 "--heartbeat-interval-ms",
                 &(session_ms / 6).max(100).to_string(),
@@ -1027,6 +1031,7 @@ pub fn join(a: &JoinArgs) -> Result<u8> {
                 &format!("w{i}"),
                 &a.group,
                 a.session_timeout_ms,
+                "partwise",
                 true,
             )
         })
@@ -1130,6 +1135,10 @@ struct Verdict {
     wrong: Vec<String>,
     stale: Vec<String>,
     symbols: usize,
+    /// Per symbol: how many alerts must have fired (symbols with none are absent).
+    due: BTreeMap<String, usize>,
+    /// Per symbol: how many of those are not in Redis (symbols with none are absent).
+    missing_by_symbol: BTreeMap<String, usize>,
 }
 
 impl Verdict {
@@ -1205,7 +1214,12 @@ fn verify_once(c: &Common, p: &Plan) -> Result<Verdict> {
         wrong: Vec::new(),
         stale: Vec::new(),
         symbols: symbols.len(),
+        due: BTreeMap::new(),
+        missing_by_symbol: BTreeMap::new(),
     };
+    for (sym, _) in want.fired.values() {
+        *v.due.entry(sym.clone()).or_default() += 1;
+    }
     let mut stored_fired: BTreeMap<String, (String, Fired)> = BTreeMap::new();
     for sym in &symbols {
         let (mk, nk) = keys(p.ns.as_deref(), sym);
@@ -1243,10 +1257,13 @@ fn verify_once(c: &Common, p: &Plan) -> Result<Verdict> {
     }
     for (id, (sym, f)) in &want.fired {
         match stored_fired.get(id) {
-            None => v.missing.push(format!(
-                "{id} ({sym}, {} {:?} {}) should have fired on tick {}",
-                f.user, f.direction, f.threshold, f.tick_seq
-            )),
+            None => {
+                *v.missing_by_symbol.entry(sym.clone()).or_default() += 1;
+                v.missing.push(format!(
+                    "{id} ({sym}, {} {:?} {}) should have fired on tick {}",
+                    f.user, f.direction, f.threshold, f.tick_seq
+                ))
+            }
             Some((_, got)) if got != f => v.wrong.push(format!(
                 "{id} ({sym}) fired on tick {}, expected tick {}",
                 got.tick_seq, f.tick_seq
@@ -1349,6 +1366,11 @@ pub struct DemoArgs {
     /// Session timeout of the workers (a killed worker's units move after it)
     #[arg(long, default_value = "6000")]
     session_timeout_ms: u64,
+    /// Skip the counter-example (the seeds' 4 round-robin workers, which miss
+    /// alerts on the symbols `partwise check` predicts) and run the fixed
+    /// system's drill only
+    #[arg(long)]
+    skip_counter_example: bool,
 }
 
 fn repo() -> PathBuf {
@@ -1476,6 +1498,18 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         None => format!("ticker-demo-{run}"),
     };
     common.namespace = Some(ns.clone());
+    // The counter-example has names of its own too, beside the fixed
+    // system's: its workers must not write the keys verify reads for the
+    // other, nor join the other's group.
+    let rr_ns = format!("{ns}-roundrobin");
+    let mut rr_common = common.clone();
+    rr_common.namespace = Some(rr_ns.clone());
+    let counter = !a.skip_counter_example;
+    if counter && namespace(&rr_common).is_err() {
+        return Err(format!(
+            "--namespace: '{ns}' is too long for the counter-example's namespace {rr_ns} (at most 100 characters): give a shorter one, or --skip-counter-example"
+        ));
+    }
     let dir = std::env::temp_dir().join(format!("ticker-demo-{run}"));
     std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut started = Started {
@@ -1493,45 +1527,94 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     if common.redis.is_none() {
         common.redis = Some(started.redis()?);
     }
+    rr_common.bootstrap.clone_from(&common.bootstrap);
+    rr_common.redis.clone_from(&common.redis);
     let b = common.bootstrap.clone().expect("set above");
     println!("== namespace {ns}: topics {ns}-*, keys {ns}:market:{{SYM}} and {ns}:notif:{{SYM}}; the demo removes what it creates when it ends");
+    if counter {
+        println!("== the counter-example's namespace {rr_ns}: topics {rr_ns}-*, keys {rr_ns}:market:{{SYM}} and {rr_ns}:notif:{{SYM}}, removed too");
+    }
+    let mut namespaces = vec![ns.clone()];
+    if counter {
+        namespaces.push(rr_ns.clone());
+    }
     let mut w = Writer::connect(&redis_seeds(&common)?, Duration::from_secs(2))
         .map_err(|e| format!("--redis: {e}"))?;
     // The keys it will remove at the end must be ones it wrote: none may
     // exist before it starts.
-    for (mk, nk) in demo_keys(&ns) {
-        let r = w
-            .transaction(&[&mk, &nk], |pp| {
-                pp.cmd("EXISTS").arg(&mk).arg(&nk);
-            })
-            .map_err(|e| format!("--redis: {e}"))?;
-        if !matches!(r.first(), Some(redis::Value::Int(0))) {
-            return Err(format!(
-                "--namespace {ns}: {} already holds {mk} or {nk}; the demo writes (and removes) only keys of its own: give another --namespace",
-                common.redis_nodes()
-            ));
+    for n in &namespaces {
+        for (mk, nk) in demo_keys(n) {
+            let r = w
+                .transaction(&[&mk, &nk], |pp| {
+                    pp.cmd("EXISTS").arg(&mk).arg(&nk);
+                })
+                .map_err(|e| format!("--redis: {e}"))?;
+            if !matches!(r.first(), Some(redis::Value::Int(0))) {
+                return Err(format!(
+                    "--namespace {ns}: {} already holds {mk} or {nk}; the demo writes (and removes) only keys of its own: give another --namespace",
+                    common.redis_nodes()
+                ));
+            }
         }
     }
-    println!("== up: topics from {} on {b}", common.topology.display());
-    let (code, created) = up_created(&common)?;
     let group = format!("{ns}-joiner");
-    let result = if code == 0 {
-        drill(a, &common, &group)
-    } else {
-        Ok(code)
-    };
-    // The workers have stopped (drill waits for them, or drops them, which
-    // kills them): nothing writes the keys any more.
+    let rr_group = format!("{rr_ns}-joiner");
+    // What the demo made, to remove at the end (an error part way through too).
+    let mut created: Vec<String> = Vec::new();
+    let mut groups: Vec<&str> = Vec::new();
+    let mut result = (|| -> Result<u8> {
+        println!("== up: topics from {} on {b}", common.topology.display());
+        let (code, made) = up_created(&common)?;
+        created.extend(made);
+        if code != 0 {
+            return Ok(code);
+        }
+        let mut counter_ok = None;
+        if counter {
+            let (code, made) = up_created(&rr_common)?;
+            created.extend(made);
+            if code != 0 {
+                return Ok(code);
+            }
+            groups.push(&rr_group);
+            counter_ok = Some(counter_example(a, &rr_common, &rr_group)?);
+        }
+        groups.push(&group);
+        let code = drill(a, &common, &group)?;
+        let fixed = if code == 0 {
+            "verify passed"
+        } else {
+            "verify FAILED"
+        };
+        match counter_ok {
+            None => println!("== demo: {fixed}"),
+            Some(true) => println!(
+                "== demo: counter-example as predicted (round-robin: alerts missing on exactly the symbols check named); fixed system (copartitioned): {fixed}"
+            ),
+            Some(false) => println!(
+                "== demo: counter-example did NOT match check's prediction; fixed system (copartitioned): {fixed}"
+            ),
+        }
+        Ok(if code == 0 && counter_ok != Some(false) {
+            0
+        } else {
+            1
+        })
+    })();
+    // The workers have stopped (drill and counter_example wait for them, or
+    // drop them, which kills them): nothing writes the keys any more.
     println!(
         "== removing what the demo created: its keys and {} topic(s)",
         created.len()
     );
     let mut cleanup = Vec::new();
-    for (mk, nk) in demo_keys(&ns) {
-        if let Err(e) = w.transaction(&[&mk, &nk], |pp| {
-            pp.cmd("DEL").arg(&mk).arg(&nk).ignore();
-        }) {
-            cleanup.push(format!("--redis: removing {mk} and {nk}: {e}"));
+    for n in &namespaces {
+        for (mk, nk) in demo_keys(n) {
+            if let Err(e) = w.transaction(&[&mk, &nk], |pp| {
+                pp.cmd("DEL").arg(&mk).arg(&nk).ignore();
+            }) {
+                cleanup.push(format!("--redis: removing {mk} and {nk}: {e}"));
+            }
         }
     }
     // A broker of the demo's own goes with its directory.
@@ -1539,21 +1622,439 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         if let Err(e) = delete_topics(&b, &created) {
             cleanup.push(e);
         }
-        // The group commits nothing, so the broker would drop it in time
-        // anyway; a member whose session has not run out yet keeps it alive,
-        // which is why this one is only a warning.
-        if code == 0 {
-            if let Err(e) = delete_group(&b, &group) {
+        // The groups (those whose workers ran) commit nothing, so the
+        // broker would drop them in time anyway; a member whose session has
+        // not run out yet keeps one alive, which is why this is only a warning.
+        for g in &groups {
+            if let Err(e) = delete_group(&b, g) {
                 eprintln!("ticker demo: {e}");
             }
         }
     }
     drop(started);
-    match result {
-        Ok(code) if cleanup.is_empty() => Ok(code),
-        Ok(_) => Err(cleanup.join("; ")),
-        Err(e) => Err(e),
+    if !cleanup.is_empty() && result.is_ok() {
+        result = Err(cleanup.join("; "));
     }
+    result
+}
+
+/// The members of the counter-example's round-robin group, by client id:
+/// librdkafka's member ids begin with it, so the order the broker's
+/// assignor deals in is this order.
+fn rr_members() -> Vec<String> {
+    (0..4).map(|i| format!("ticker-r{i}")).collect()
+}
+
+/// The counter-example's feed: fixed, so that what it must show does not
+/// depend on `--rate` and `--duration` (with seed 1 every one of the seed's
+/// symbols has alerts due; a test holds it to that).
+const RR_RATE: u32 = 300;
+const RR_FEED: Duration = Duration::from_secs(2);
+
+/// The topology `check` judges for the counter-example: the file's, under the
+/// counter-example's namespace, with its consumer group replaced by the
+/// round-robin group the demo runs (librdkafka `roundrobin`, the placement
+/// KafkaJS's `RoundRobinAssigner` gives as well), members by client id.
+fn round_robin_topology(p: &Plan, group: &str, members: &[String]) -> Topology {
+    let mut t = p.topology.clone();
+    if let Some(ns) = &p.ns {
+        let name = |n: &str| format!("{ns}-{n}");
+        for x in &mut t.topics {
+            x.name = name(&x.name);
+        }
+        for g in &mut t.copartition_groups {
+            for x in &mut g.topics {
+                *x = name(x);
+            }
+        }
+    }
+    t.consumer_groups = vec![ConsumerGroup {
+        name: group.to_string(),
+        assignor: "librdkafka:roundrobin".into(),
+        members: Members::Ids(members.to_vec()),
+        subscriptions: vec![p.market.clone(), p.notif.clone()],
+    }];
+    t
+}
+
+/// What `partwise check` says of the round-robin group: the partition
+/// indices it splits, and where each symbol lands.
+struct Prediction {
+    split: BTreeSet<u32>,
+    /// Symbol -> its partition (the same in both topics: `up` checked the
+    /// layout).
+    partition: BTreeMap<String, u32>,
+}
+
+impl Prediction {
+    fn symbols(&self) -> BTreeSet<String> {
+        self.partition
+            .iter()
+            .filter(|(_, p)| self.split.contains(p))
+            .map(|(s, _)| s.clone())
+            .collect()
+    }
+}
+
+fn predict(p: &Plan, group: &str, members: &[String], symbols: &[&str]) -> Result<Prediction> {
+    let t = round_robin_topology(p, group, members);
+    let report = check(&t, &[]);
+    let k = members.len() as u32;
+    let (v, c) = report
+        .placements
+        .iter()
+        .find(|v| v.topics.contains(&p.market) && v.topics.contains(&p.notif))
+        .and_then(|v| v.counts.iter().find(|c| c.members == k).map(|c| (v, c)))
+        .ok_or_else(|| format!("partwise check judged no placement of {k} members"))?;
+    if let Some(e) = &c.error {
+        return Err(format!(
+            "partwise check: {} at {k} members: {e}",
+            v.assignor.spec()
+        ));
+    }
+    let split: BTreeSet<u32> = if c.split.len() == c.split_count as usize {
+        c.split.iter().copied().collect()
+    } else {
+        // check lists the first few indices only: the whole list from the
+        // assignor itself.
+        let cg = &t.consumer_groups[0];
+        let g = placement::group_of(&t, cg, members);
+        let (units, _) = placement::unit_topics(&g, &t.copartition_groups[0]);
+        let a = v.assignor.assign(&g).map_err(|e| e.to_string())?;
+        colocation_of(&g, &a, &units).split.into_iter().collect()
+    };
+    let (partitioner, format) = p.routing[&p.market];
+    let n = t
+        .topic(&p.market)
+        .expect("the plan's topic is declared")
+        .partitions;
+    let mut partition = BTreeMap::new();
+    for sym in symbols {
+        let key = format
+            .encode(sym.as_bytes())
+            .map_err(|e| format!("key {sym}: {e}"))?;
+        let at = partitioner
+            .place(Some(&key), n)
+            .partition()
+            .ok_or_else(|| {
+                format!(
+                    "{}: {partitioner} does not place a key on a fixed partition: no symbol can be predicted",
+                    p.market
+                )
+            })?;
+        partition.insert(sym.to_string(), at);
+    }
+    Ok(Prediction { split, partition })
+}
+
+/// The group's assignment once it has settled: every worker's last event is
+/// an assignment, and together they hold every partition of `topics` exactly
+/// once. `None` while a rebalance is still going on.
+fn settled(events: &[Vec<Value>], topics: &[(&str, u32)]) -> Option<Vec<BTreeSet<(String, u32)>>> {
+    let mut held = Vec::new();
+    let mut all = BTreeSet::new();
+    for ev in events {
+        let last = ev
+            .iter()
+            .rev()
+            .find(|e| e["event"] == "assigned" || e["event"] == "revoked")?;
+        if last["event"] != "assigned" {
+            return None;
+        }
+        let mut mine = BTreeSet::new();
+        for u in last["units"].as_array()? {
+            let tp = (
+                u[0].as_str()?.to_string(),
+                u32::try_from(u[1].as_u64()?).ok()?,
+            );
+            if !all.insert(tp.clone()) {
+                return None;
+            }
+            mine.insert(tp);
+        }
+        if mine.is_empty() {
+            return None;
+        }
+        held.push(mine);
+    }
+    let want: usize = topics.iter().map(|(_, n)| *n as usize).sum();
+    let known = all
+        .iter()
+        .all(|(t, p)| topics.iter().any(|(n, k)| n == t && p < k));
+    (all.len() == want && known).then_some(held)
+}
+
+/// The seeds' failure beside the fix: `partwise check` predicts which
+/// symbols a round-robin group of 4 splits, 4 such workers join and the feed
+/// runs, and verify must find alerts missing on exactly those symbols.
+/// Whether the observation matched the prediction.
+fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Result<bool> {
+    let p = plan(common)?;
+    let members = rr_members();
+    let syms: Vec<&str> = SYMBOLS.iter().map(|(s, _)| *s).collect();
+    println!(
+        "== counter-example: the seeds' group, {} workers under librdkafka roundrobin (KafkaJS's RoundRobinAssigner deals the same way), group {group}",
+        members.len()
+    );
+    let pred = predict(&p, group, &members, &syms)?;
+    let predicted = pred.symbols();
+    println!(
+        "   partwise check, that group declared with {} members: {}",
+        members.len(),
+        if pred.split.is_empty() {
+            "no partition index split".to_string()
+        } else {
+            format!(
+                "UNITS SPLIT at partition(s) {}: the join misses alerts on {}",
+                join_nums(&pred.split),
+                join_strs(&predicted)
+            )
+        }
+    );
+    let mut workers: Vec<WorkerProc> = members
+        .iter()
+        .map(|m| {
+            let name = m.strip_prefix("ticker-").expect("rr_members' names");
+            WorkerProc::start(
+                common,
+                name,
+                group,
+                a.session_timeout_ms,
+                "librdkafka-roundrobin",
+                false,
+            )
+        })
+        .collect::<Result<_>>()?;
+    let n = p.partitions;
+    let topics = [(p.market.as_str(), n), (p.notif.as_str(), n)];
+    // The feed waits for all of them: a generation with fewer members deals
+    // otherwise (3 round-robin members over 2x6 keep every unit whole) and
+    // would write alerts a 4-member group cannot.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let held = loop {
+        let events: Vec<Vec<Value>> = workers.iter().map(WorkerProc::events).collect();
+        if let Some(h) = settled(&events, &topics) {
+            break h;
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the {} round-robin workers did not settle on one assignment within 40 s",
+                workers.len()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let owner = |t: &str, q: u32| held.iter().position(|h| h.contains(&(t.to_string(), q)));
+    let dealt: BTreeSet<u32> = (0..n)
+        .filter(|&q| owner(&p.market, q) != owner(&p.notif, q))
+        .collect();
+    for (w, h) in workers.iter().zip(&held) {
+        let part = |t: &str| {
+            let ps: BTreeSet<u32> = h.iter().filter(|(x, _)| x == t).map(|(_, q)| *q).collect();
+            if ps.is_empty() {
+                "-".to_string()
+            } else {
+                join_nums(&ps)
+            }
+        };
+        // The namespace is on every line above: the topics by their file names.
+        let short = |t: &'_ str| -> String {
+            p.ns.as_deref()
+                .and_then(|ns| t.strip_prefix(ns)?.strip_prefix('-'))
+                .unwrap_or(t)
+                .to_string()
+        };
+        println!(
+            "   {} holds {} {}, {} {}",
+            w.name,
+            short(&p.market),
+            part(&p.market),
+            short(&p.notif),
+            part(&p.notif)
+        );
+    }
+    println!(
+        "   the broker's assignment splits partition(s) {}",
+        if dealt.is_empty() {
+            "none".to_string()
+        } else {
+            join_nums(&dealt)
+        }
+    );
+    println!(
+        "== counter-example feed: {RR_RATE} events/s for {RR_FEED:?}, seed {}",
+        a.seed
+    );
+    let fed = feed_command(common, RR_RATE, RR_FEED, a.seed)?
+        .output()
+        .map_err(|e| format!("cannot start the feed: {e}"))?;
+    if !fed.status.success() {
+        return Err(format!(
+            "the counter-example's feed failed ({})",
+            fed.status
+        ));
+    }
+    // Verify once the workers have caught up: every market:{SYM} holds its
+    // last tick, and no alert is missing that check said the group keeps
+    // (a late one is lag, not the split); the deadline ends the wait either way.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let v = loop {
+        match verify_once(common, &p) {
+            Ok(v)
+                if Instant::now() >= deadline
+                    || (v.stale.is_empty()
+                        && v.missing_by_symbol.keys().all(|s| predicted.contains(s))) =>
+            {
+                break v
+            }
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    // The prediction is of one assignment: a rebalance while the feed ran
+    // (a worker lost) would make the observation another group's.
+    let events: Vec<Vec<Value>> = workers.iter().map(WorkerProc::events).collect();
+    let kept = settled(&events, &topics).as_ref() == Some(&held);
+    stop_all(&mut workers, Duration::from_secs(20));
+    println!(
+        "   verify: {} ticks, {} alerts; {} alerts must have fired, {} of them are not in Redis",
+        v.ticks,
+        v.alerts,
+        v.expected_fired,
+        v.missing.len()
+    );
+    let (ok, lines) = judge(&pred, &v, kept);
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(ok)
+}
+
+/// The counter-example's verdict and its lines: the table (symbol, its
+/// partition, check's split, alerts due, missing), both sets, and whether
+/// they are equal (on the symbols with alerts due), with nothing unexpected,
+/// wrong or stale, on the one assignment check judged (`kept`).
+fn judge(pred: &Prediction, v: &Verdict, kept: bool) -> (bool, Vec<String>) {
+    let predicted = pred.symbols();
+    let mut out = Vec::new();
+    let observed: BTreeSet<String> = v.missing_by_symbol.keys().cloned().collect();
+    // A symbol with no alert due in this feed has nothing to miss: the
+    // prediction is held to the symbols where a miss can show.
+    let observable: BTreeSet<String> = predicted
+        .iter()
+        .filter(|s| v.due.contains_key(*s))
+        .cloned()
+        .collect();
+    out.push("   symbol  partition  check: split  alerts due  missing in Redis".to_string());
+    for (sym, q) in &pred.partition {
+        out.push(format!(
+            "   {sym:<6}  {q:>9}  {:<12}  {:>10}  {:>16}",
+            if pred.split.contains(q) { "yes" } else { "no" },
+            v.due.get(sym).copied().unwrap_or(0),
+            v.missing_by_symbol.get(sym).copied().unwrap_or(0)
+        ));
+    }
+    out.push(format!(
+        "   predicted split symbols: {}",
+        join_strs(&predicted)
+    ));
+    out.push(format!(
+        "   symbols with missing alerts: {}",
+        join_strs(&observed)
+    ));
+    let quiet: BTreeSet<String> = predicted.difference(&observable).cloned().collect();
+    if !quiet.is_empty() {
+        out.push(format!(
+            "   no alert was due on {} in this feed: nothing there to miss",
+            join_strs(&quiet)
+        ));
+    }
+    let mut ok = observable == observed;
+    if !kept {
+        ok = false;
+        out.push(
+            "   the group rebalanced while the feed ran: what verify saw is not that assignment's alone"
+                .to_string(),
+        );
+    }
+    for (what, list) in [
+        ("unexpected", &v.unexpected),
+        ("wrong", &v.wrong),
+        ("stale", &v.stale),
+    ] {
+        if !list.is_empty() {
+            ok = false;
+            out.push(format!("   {} {what} (a round-robin group misses alerts, it must not invent them or lose ticks):", list.len()));
+            for line in list.iter().take(5) {
+                out.push(format!("     {line}"));
+            }
+        }
+    }
+    if ok {
+        out.push(format!(
+            "== counter-example: as predicted: the round-robin group missed alerts on exactly the {} symbol(s) partwise check named",
+            observed.len()
+        ));
+    } else {
+        out.push(
+            "== counter-example: MISMATCH between check's prediction and what verify found"
+                .to_string(),
+        );
+    }
+    (ok, out)
+}
+
+fn join_nums(s: &BTreeSet<u32>) -> String {
+    s.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
+fn join_strs(s: &BTreeSet<String>) -> String {
+    if s.is_empty() {
+        "none".to_string()
+    } else {
+        s.iter().cloned().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// SIGTERM to every worker, then waits for each (then SIGKILL): they leave
+/// together, rather than each one's leave rebalancing the ones still there.
+fn stop_all(ws: &mut [WorkerProc], limit: Duration) {
+    for w in ws.iter_mut() {
+        if let Ok(None) = w.child.try_wait() {
+            w.signal("-TERM");
+        }
+    }
+    for w in ws.iter_mut() {
+        w.stop(limit);
+    }
+}
+
+/// `ticker feed` for the demo's phases, as a child process.
+fn feed_command(common: &Common, rate: u32, dur: Duration, seed: u64) -> Result<Command> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut c = Command::new(&exe);
+    c.arg("feed")
+        .args([
+            "-b",
+            common.bootstrap.as_deref().expect("set by demo"),
+            "--redis",
+            common.redis_nodes(),
+            "--namespace",
+            common.namespace.as_deref().expect("set by demo"),
+            "--rate",
+            &rate.to_string(),
+        ])
+        .args([
+            "--duration",
+            &format!("{}ms", dur.as_millis()),
+            "--seed",
+            &seed.to_string(),
+        ])
+        .arg("--topology")
+        .arg(&common.topology)
+        .stdout(Stdio::piped());
+    Ok(c)
 }
 
 /// Deletes the demo's consumer group (its name has the run id).
@@ -1605,7 +2106,6 @@ fn delete_topics(b: &str, names: &[String]) -> Result<()> {
 /// worker, a clean leave, verify.
 fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
     let common = common.clone();
-    let b = common.bootstrap.clone().expect("set by demo");
     println!("== join: 3 workers in group {group} (copartitioned assignor)");
     let mut workers: Vec<WorkerProc> = (0..3)
         .map(|i| {
@@ -1614,6 +2114,7 @@ fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
                 &format!("w{i}"),
                 group,
                 a.session_timeout_ms,
+                "partwise",
                 false,
             )
         })
@@ -1632,30 +2133,7 @@ fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
     }
     let dur = duration("--duration", &a.duration)?;
     println!("== feed: {} events/s for {dur:?}, seed {}", a.rate, a.seed);
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut feed_cmd = Command::new(&exe);
-    feed_cmd
-        .arg("feed")
-        .args([
-            "-b",
-            &b,
-            "--redis",
-            common.redis_nodes(),
-            "--namespace",
-            common.namespace.as_deref().expect("set by demo"),
-            "--rate",
-            &a.rate.to_string(),
-        ])
-        .args([
-            "--duration",
-            &format!("{}ms", dur.as_millis()),
-            "--seed",
-            &a.seed.to_string(),
-        ])
-        .arg("--topology")
-        .arg(&common.topology)
-        .stdout(Stdio::piped());
-    let feeder = feed_cmd
+    let feeder = feed_command(&common, a.rate, dur, a.seed)?
         .spawn()
         .map_err(|e| format!("cannot start the feed: {e}"))?;
     std::thread::sleep(dur / 3);
@@ -1668,6 +2146,7 @@ fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
         "w3",
         group,
         a.session_timeout_ms,
+        "partwise",
         false,
     )?);
     std::thread::sleep(dur / 6);
@@ -1732,21 +2211,177 @@ fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
         println!("   w1 was killed with SIGKILL: no summary; its units moved to the others after its session timed out");
     }
     println!("   alerts fired (written, replays included): {fired}");
-    println!(
-        "== demo: {}",
-        if code == 0 {
-            "verify passed"
-        } else {
-            "verify FAILED"
-        }
-    );
     Ok(code)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Generator;
     use partwise::slot::key_slot;
+
+    fn example_plan(ns: &str) -> Plan {
+        plan(&Common {
+            bootstrap: None,
+            redis: None,
+            namespace: Some(ns.into()),
+            topology: crate::default_topology(),
+        })
+        .unwrap()
+    }
+
+    /// Round-robin deals the 12 partitions of the two topics (sorted by
+    /// name) to 4 members in turn: partition p of market-updates goes to
+    /// member p mod 4, partition p of notifications to (6 + p) mod 4, never
+    /// the same one, whatever the member order. So every index is split and
+    /// every symbol is predicted; at 3 members (6 mod 3 = 0) none is.
+    #[test]
+    fn check_predicts_every_symbol_split_for_4_round_robin_members() {
+        let p = example_plan("ticker-demo-1-2-roundrobin");
+        let syms: Vec<&str> = SYMBOLS.iter().map(|(s, _)| *s).collect();
+        let g = "ticker-demo-1-2-roundrobin-joiner";
+        let four = predict(&p, g, &rr_members(), &syms).unwrap();
+        assert_eq!(four.split, (0..6).collect());
+        assert_eq!(four.symbols(), syms.iter().map(|s| s.to_string()).collect());
+        let t = round_robin_topology(&p, g, &rr_members());
+        assert_eq!(
+            t.topics.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+            [
+                "ticker-demo-1-2-roundrobin-market-updates",
+                "ticker-demo-1-2-roundrobin-notifications"
+            ]
+        );
+        let three = predict(&p, g, &rr_members()[..3], &syms).unwrap();
+        assert!(three.split.is_empty() && three.symbols().is_empty());
+    }
+
+    fn verdict(due: &[(&str, usize)], missing: &[(&str, usize)]) -> Verdict {
+        let map = |l: &[(&str, usize)]| l.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        Verdict {
+            ticks: 10,
+            alerts: 5,
+            expected_fired: due.iter().map(|(_, n)| n).sum(),
+            pending: 0,
+            missing: missing
+                .iter()
+                .map(|(s, _)| format!("r-1 ({s}, ...)"))
+                .collect(),
+            unexpected: Vec::new(),
+            wrong: Vec::new(),
+            stale: Vec::new(),
+            symbols: 3,
+            due: map(due),
+            missing_by_symbol: map(missing),
+        }
+    }
+
+    /// The counter-example passes only when verify's symbols are check's
+    /// (on the symbols with alerts due), on the assignment check judged,
+    /// with nothing invented: a miss outside the prediction, a predicted
+    /// symbol whose alerts all fired, an unexpected alert or a rebalance
+    /// fail it.
+    #[test]
+    fn the_counter_example_passes_only_when_verify_finds_what_check_predicted() {
+        let pred = Prediction {
+            split: [0].into(),
+            partition: [("AAA", 0), ("BBB", 0), ("CCC", 1)]
+                .map(|(s, p)| (s.to_string(), p))
+                .into(),
+        };
+        let due = [("AAA", 2), ("BBB", 1), ("CCC", 3)];
+        let (ok, lines) = judge(&pred, &verdict(&due, &[("AAA", 2), ("BBB", 1)]), true);
+        assert!(ok, "{lines:?}");
+        assert!(lines.contains(&"   predicted split symbols: AAA BBB".to_string()));
+        assert!(lines.contains(&"   symbols with missing alerts: AAA BBB".to_string()));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("   CCC") && l.contains(" no ")));
+        for (what, missing, kept) in [
+            (
+                "a miss outside",
+                &[("AAA", 2), ("BBB", 1), ("CCC", 1)][..],
+                true,
+            ),
+            ("a predicted symbol fired", &[("AAA", 2)][..], true),
+            ("a rebalance", &[("AAA", 2), ("BBB", 1)][..], false),
+        ] {
+            let (ok, lines) = judge(&pred, &verdict(&due, missing), kept);
+            assert!(!ok, "{what}: {lines:?}");
+            assert!(lines.last().unwrap().contains("MISMATCH"), "{what}");
+        }
+        let mut invented = verdict(&due, &[("AAA", 2), ("BBB", 1)]);
+        invented
+            .unexpected
+            .push("r-9 (CCC) fired on tick 3 but no tick crosses it".into());
+        assert!(!judge(&pred, &invented, true).0);
+        // No alert due on BBB: nothing there to miss, and the demo says so.
+        let (ok, lines) = judge(
+            &pred,
+            &verdict(&[("AAA", 2), ("CCC", 3)], &[("AAA", 2)]),
+            true,
+        );
+        assert!(ok, "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("no alert was due on BBB")));
+    }
+
+    /// The feed starts only on one whole assignment of the 4 members.
+    #[test]
+    fn settled_waits_for_one_whole_assignment() {
+        let topics = [("m", 2), ("n", 2)];
+        let asg = |u: Value| json!({"event": "assigned", "units": u});
+        let whole = vec![
+            vec![asg(json!([["m", 0], ["n", 1]]))],
+            vec![
+                asg(json!([["m", 0]])),
+                json!({"event": "revoked"}),
+                asg(json!([["m", 1], ["n", 0]])),
+            ],
+        ];
+        let held = settled(&whole, &topics).unwrap();
+        assert!(held[1].contains(&("n".to_string(), 0)));
+        // A member still revoked, one without an assignment yet, an overlap
+        // (one member's stale generation), a partition nobody holds.
+        let revoked = vec![
+            whole[0].clone(),
+            vec![
+                asg(json!([["m", 1], ["n", 0]])),
+                json!({"event": "revoked"}),
+            ],
+        ];
+        let waiting = vec![whole[0].clone(), vec![]];
+        let overlap = vec![
+            whole[0].clone(),
+            vec![asg(json!([["m", 0], ["m", 1], ["n", 0]]))],
+        ];
+        let short = vec![whole[0].clone(), vec![asg(json!([["m", 1]]))]];
+        for (what, ev) in [
+            ("revoked", revoked),
+            ("waiting", waiting),
+            ("overlap", overlap),
+            ("short", short),
+        ] {
+            assert!(settled(&ev, &topics).is_none(), "{what}");
+        }
+    }
+
+    /// The counter-example's fixed feed (seed 1) has alerts due on every one
+    /// of the seed's symbols, so each split symbol has alerts to miss.
+    #[test]
+    fn the_counter_example_feed_has_alerts_due_on_every_symbol() {
+        let n = (f64::from(RR_RATE) * RR_FEED.as_secs_f64()).round() as u64;
+        let syms = SYMBOLS.iter().map(|(s, p)| (s.to_string(), *p)).collect();
+        let mut g = Generator::new("r1", 1, syms, 50).unwrap();
+        let (mut ticks, mut alerts) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            match g.next(0) {
+                Event::Tick(t) => ticks.push((t, i as i64)),
+                Event::Alert(a) => alerts.push(a),
+            }
+        }
+        let want = expected(&ticks, &alerts);
+        let due: BTreeSet<&str> = want.fired.values().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(due, SYMBOLS.iter().map(|(s, _)| *s).collect());
+    }
 
     /// A namespace goes in front of the keys and leaves the symbol the hash
     /// tag: both keys of a symbol stay in the symbol's own slot.

@@ -60,3 +60,25 @@ fn a_namespace_that_cannot_name_topics_and_keys_is_refused() {
         assert!(err.contains(&format!("--namespace: '{ns}'")), "{ns}: {err}");
     }
 }
+
+/// `demo` runs its counter-example under NS-roundrobin: a namespace that is
+/// valid but leaves no room for that suffix is refused naming both, before a
+/// server is started or reached (the addresses given here answer nothing),
+/// and the counter-example can be skipped instead.
+#[test]
+fn a_demo_namespace_too_long_for_the_counter_example_is_refused() {
+    let ns = "n".repeat(95);
+    let o = Command::new(env!("CARGO_BIN_EXE_ticker"))
+        .args(["demo", "-b", "127.0.0.1:9", "--redis", "127.0.0.1:9"])
+        .args(["--namespace", &ns])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("'{ns}'"))
+            && err.contains(&format!("{ns}-roundrobin"))
+            && err.contains("--skip-counter-example"),
+        "{err}"
+    );
+}
