@@ -6,9 +6,10 @@ use super::group::{matrices_json, members_json, not_found, write_matrices, write
 use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
+use partwise::clients::Client;
 use partwise::readiness::{
-    BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness, RemoteAssignor,
-    Upgrade,
+    BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
+    RemoteAssignor, Upgrade,
 };
 use partwise_kafka::readiness::{readiness, ReadinessReport, Verdict};
 use partwise_kafka::Connection;
@@ -97,15 +98,20 @@ fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
     Ok(())
 }
 
-/// Server range's verdict; with `matrix`, its predicted co-location too.
-fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()> {
+/// Server range's verdict (`when`: on what it depends, if anything); with
+/// `matrix`, its predicted co-location too.
+fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool, when: &str) -> Result<()> {
     if r.split_count == 0 {
         writeln!(
             out,
-            "\nserver range: keeps every co-partitioned index together (same subscriptions, equal counts)"
+            "\nserver range{when}: keeps every co-partitioned index together (same subscriptions, equal counts)"
         )?;
     } else {
-        writeln!(out, "\nserver range: would split {} indices", r.split_count)?;
+        writeln!(
+            out,
+            "\nserver range{when}: would split {} indices",
+            r.split_count
+        )?;
     }
     for (topics, members) in &r.subscriptions {
         writeln!(
@@ -132,8 +138,74 @@ fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()>
     Ok(())
 }
 
+/// `KafkaJS (m0, m1)`.
+fn named(c: &ClientMembers) -> String {
+    format!(
+        "{} ({})",
+        c.client.facts().name,
+        visible(&c.members.join(", "))
+    )
+}
+
+/// What each client's members need before they can join with the consumer
+/// protocol: the version and setting, or that they cannot.
+fn needs(c: &ClientMembers) -> String {
+    let f = c.client.facts();
+    match (c.client, f.consumer_protocol) {
+        (Client::Unknown, _) => format!("{}: {}", named(c), f.alternative),
+        (_, Some(p)) => format!("{} from {} with {}", named(c), p.since, p.setting),
+        (_, None) => format!("{} cannot (no consumer protocol)", named(c)),
+    }
+}
+
+fn write_clients(out: &mut impl Write, clients: &[ClientMembers]) -> Result<()> {
+    if clients.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nmembers' clients (told from the protocol name and client ids: a group description carries no client \
+         software name or version)"
+    )?;
+    let mut t = Table::new(["CLIENT", "MEMBERS", "CONSUMER PROTOCOL", "TOLD FROM"]);
+    for c in clients {
+        let f = c.client.facts();
+        let protocol = match (c.client, f.consumer_protocol) {
+            (Client::Unknown, _) => "unknown".to_string(),
+            (_, Some(p)) => match p.preview {
+                Some(pre) => format!("from {} ({pre})", p.since),
+                None => format!("from {}", p.since),
+            },
+            (_, None) => "none".to_string(),
+        };
+        t.row([
+            f.name.to_string(),
+            c.members.join(", "),
+            protocol,
+            c.evidence.clone(),
+        ]);
+    }
+    t.write(&mut *out)
+}
+
 fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
+    let blocked = c.without_consumer_protocol();
     match &c.upgrade {
+        Upgrade::Allowed { how } if !blocked.is_empty() => writeln!(
+            out,
+            "\nonline upgrade to the consumer protocol: BLOCKED by the members' clients: {} (the coordinator \
+             alone would allow it: {how})",
+            blocked
+                .iter()
+                .map(|b| format!("{} has no consumer protocol", named(b)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )?,
+        Upgrade::Allowed { how } if !c.clients.is_empty() => writeln!(
+            out,
+            "\nonline upgrade to the consumer protocol: allowed by the coordinator ({how}), once the members run: {}",
+            c.clients.iter().map(needs).collect::<Vec<_>>().join("; ")
+        )?,
         Upgrade::Allowed { how } => {
             writeln!(out, "\nonline upgrade to the consumer protocol: allowed ({how})")?
         }
@@ -156,8 +228,14 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
             )?
         }
     }
+    write_clients(&mut *out, &c.clients)?;
     if let Some(r) = &c.range {
-        write_range(&mut *out, r, true)?;
+        let when = if blocked.is_empty() {
+            ""
+        } else {
+            " (for members on the consumer protocol, which these clients cannot join)"
+        };
+        write_range(&mut *out, r, true, when)?;
     }
     write_assignors(&mut *out, &c.assignors)
 }
@@ -184,7 +262,7 @@ fn write_consumer(out: &mut impl Write, c: &ConsumerGroupCheck) -> Result<()> {
         write_matrices(&mut *out, v, "current assignment")?;
     }
     if let (Some(r), false) = (&c.range, c.assignor == "range") {
-        write_range(&mut *out, r, false)?;
+        write_range(&mut *out, r, false, "")?;
     }
     write_assignors(&mut *out, &c.assignors)
 }
@@ -220,6 +298,28 @@ fn assignors_json(list: &[RemoteAssignor]) -> Vec<Value> {
                     KeepsUnits::Holds => "while-preconditions-hold",
                     KeepsUnits::Unknown => "unknown",
                 },
+            })
+        })
+        .collect()
+}
+
+fn clients_json(list: &[ClientMembers]) -> Vec<Value> {
+    list.iter()
+        .map(|c| {
+            let f = c.client.facts();
+            json!({
+                "client": c.client.id(),
+                "name": f.name,
+                "members": c.members,
+                "evidence": c.evidence,
+                "consumer_protocol": f.consumer_protocol.map(|p| json!({
+                    "since": p.since,
+                    "preview": p.preview,
+                    "setting": p.setting,
+                    "remote_assignor": p.remote_assignor,
+                })),
+                "without": f.without,
+                "alternative": f.alternative,
             })
         })
         .collect()
@@ -267,7 +367,14 @@ fn to_json(r: &ReadinessReport) -> Value {
         .collect();
     let (readiness, findings) = match &r.verdict {
         Verdict::Classic(c) => {
+            let blocked = c.without_consumer_protocol();
             let upgrade = match &c.upgrade {
+                Upgrade::Allowed { how } if !blocked.is_empty() => json!({
+                    "verdict": "blocked",
+                    "coordinator": "allowed",
+                    "how": how,
+                    "blocked_by": blocked.iter().map(|b| b.client.id()).collect::<Vec<_>>(),
+                }),
                 Upgrade::Allowed { how } => json!({"verdict": "allowed", "how": how}),
                 Upgrade::Refused {
                     reason,
@@ -287,8 +394,13 @@ fn to_json(r: &ReadinessReport) -> Value {
             (
                 json!({
                     "upgrade": upgrade,
+                    "clients": clients_json(&c.clients),
                     "server_range": range,
                     "remote_assignors": assignors_json(&c.assignors),
+                    "copartitioned_brokers": {
+                        "accepting": c.copartitioned.accepting,
+                        "lacking": c.copartitioned.lacking,
+                    },
                 }),
                 &c.findings,
             )
