@@ -120,7 +120,7 @@ const KAFKAJS: ClientFacts = ClientFacts {
 
 const SARAMA: ClientFacts = ClientFacts {
     name: "Sarama (IBM/sarama)",
-    protocols: &["range", "roundrobin", "sticky"],
+    protocols: &["range", "roundrobin", "sticky", "cooperative-sticky"],
     default_client_id: "sarama",
     consumer_protocol: None,
     without: Some(
@@ -259,9 +259,9 @@ pub fn identify(protocol: &str, client_id: &str, metadata_version: Option<i16>) 
     }
     let shares = |c: Client| c.facts().protocols.contains(&protocol);
     match by_id {
-        // A default client id names its client, unless the protocol is one that
-        // client never joins with (a client id is the user's to set).
-        Some(c) if shares(c) || protocol == "copartitioned" || protocol.is_empty() => told(
+        // Every client takes assignors of the user's own under any name, so
+        // a default client id names its client whatever the protocol.
+        Some(c) => told(
             c,
             &format!(
                 "'{}' is {}'s default client id",
@@ -316,9 +316,9 @@ mod tests {
             ("roundrobin", "sarama", Client::Sarama),
             ("sticky", "kgo", Client::FranzGo),
             ("copartitioned", "partwise", Client::Partwise),
-            // A default id the protocol contradicts is not believed:
-            // Sarama never joins with cooperative-sticky.
-            ("cooperative-sticky", "sarama", Client::Unknown),
+            ("cooperative-sticky", "sarama", Client::Sarama),
+            // A KafkaJS assigner of the user's own, under a Java name.
+            ("range", "kafkajs", Client::KafkaJs),
             ("range", "orders-service", Client::Unknown),
             ("copartitioned", "worker-1", Client::Unknown),
             ("consumer-a-b", "consumer-", Client::Unknown),
