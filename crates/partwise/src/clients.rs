@@ -53,8 +53,8 @@ pub struct ConsumerProtocol {
     pub preview: Option<&'static str>,
     /// How a member turns it on, in the client's own words.
     pub setting: &'static str,
-    /// How a member names the broker's assignor (`group.remote.assignor`),
-    /// or why it cannot name one of its own choosing.
+    /// The setting that names the broker's assignor (`group.remote.assignor`),
+    /// or why the client cannot name one of its own choosing.
     pub remote_assignor: &'static str,
 }
 
@@ -65,7 +65,8 @@ pub struct ClientFacts {
     pub name: &'static str,
     /// The protocol names its built-in assignors join with.
     pub protocols: &'static [&'static str],
-    /// Its default `client.id`, as it appears in a group description.
+    /// Its default `client.id` as a pattern (`consumer-<group>-<n>`), for
+    /// documentation; what a member shows is matched by [`identify`].
     pub default_client_id: &'static str,
     /// From which version it speaks the consumer protocol (`None`: it does not).
     pub consumer_protocol: Option<ConsumerProtocol>,
@@ -83,7 +84,7 @@ const JAVA: ClientFacts = ClientFacts {
         since: "4.0",
         preview: Some("3.7 (early access)"),
         setting: "group.protocol=consumer (and no partition.assignment.strategy, session.timeout.ms or heartbeat.interval.ms)",
-        remote_assignor: "group.remote.assignor=NAME",
+        remote_assignor: "group.remote.assignor",
     }),
     without: None,
     alternative: "upgrade kafka-clients to 4.0 or later first",
@@ -97,7 +98,7 @@ const LIBRDKAFKA: ClientFacts = ClientFacts {
         since: "2.12.0 (confluent-kafka-go and -python 2.12.0, confluent-kafka-javascript 1.6.0)",
         preview: Some("2.4.0 (early access), 2.10.0 (preview)"),
         setting: "group.protocol=consumer (librdkafka refuses partition.assignment.strategy, session.timeout.ms and heartbeat.interval.ms with it)",
-        remote_assignor: "group.remote.assignor=NAME",
+        remote_assignor: "group.remote.assignor",
     }),
     without: None,
     alternative: "upgrade librdkafka (or the client built on it) to 2.12.0 or later first",
@@ -156,7 +157,7 @@ const PARTWISE: ClientFacts = ClientFacts {
         since: "0.1.0",
         preview: None,
         setting: "--group-protocol consumer",
-        remote_assignor: "--remote-assignor NAME",
+        remote_assignor: "--remote-assignor",
     }),
     without: None,
     alternative: "restart the members with --group-protocol consumer",
@@ -263,11 +264,7 @@ pub fn identify(protocol: &str, client_id: &str, metadata_version: Option<i16>) 
         // a default client id names its client whatever the protocol.
         Some(c) => told(
             c,
-            &format!(
-                "'{}' is {}'s default client id",
-                c.facts().default_client_id,
-                c.facts().name
-            ),
+            &format!("'{client_id}' is {}'s default client id", c.facts().name),
         ),
         _ => {
             let candidates: Vec<&str> = Client::ALL
