@@ -430,3 +430,133 @@ fn to_json(r: &ReadinessReport) -> Value {
         "ready": findings.is_empty(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::described::{ClusterTopic, DescribedMember};
+    use partwise::readiness::{classic, ClassicGroup, ClientSeen};
+    use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
+
+    /// Two members of `protocol` with client ids `ids`, each holding half
+    /// of two 6-partition topics, as the adapter would report them.
+    fn report(protocol: &str, ids: [&str; 2]) -> ReadinessReport {
+        let ab = vec!["a".to_string(), "b".to_string()];
+        let half = |lo: u32| {
+            vec![
+                ("a".into(), (lo..lo + 3).collect()),
+                ("b".into(), (lo..lo + 3).collect()),
+            ]
+        };
+        let members: Vec<MemberDescription> = ids
+            .iter()
+            .zip([0, 3])
+            .enumerate()
+            .map(|(i, (id, lo))| MemberDescription {
+                id: format!("m{}", i + 1),
+                client_id: id.to_string(),
+                client_host: "/10.0.0.1".into(),
+                subscription: Some(ab.clone()),
+                metadata_version: Some(0),
+                assignment: AssignmentData::Assigned(half(lo)),
+                assignment_user_data: None,
+                target: None,
+                undecodable: None,
+            })
+            .collect();
+        let g = ClassicGroup {
+            name: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol: protocol.into(),
+            members: members
+                .iter()
+                .map(|m| DescribedMember {
+                    id: m.id.clone(),
+                    subscription: m.subscription.clone(),
+                    assignment: match &m.assignment {
+                        AssignmentData::Assigned(a) => Some(a.clone()),
+                        AssignmentData::NotReturned => None,
+                    },
+                    undecodable: None,
+                })
+                .collect(),
+            assignment_user_data: vec![None, None],
+            clients: members
+                .iter()
+                .map(|m| ClientSeen {
+                    client_id: m.client_id.clone(),
+                    metadata_version: m.metadata_version,
+                })
+                .collect(),
+        };
+        let topics = ["a", "b"].map(|t| ClusterTopic {
+            name: t.into(),
+            partitions: 6,
+            healthy: true,
+        });
+        let configs = vec![BrokerConfig {
+            broker: 1,
+            ..BrokerConfig::default()
+        }];
+        let verdict = Verdict::Classic(Box::new(classic(&g, &configs, &topics)));
+        ReadinessReport {
+            description: GroupDescription {
+                name: "g".into(),
+                state: "Stable".into(),
+                protocol_type: "consumer".into(),
+                group_protocol: "classic".into(),
+                protocol: protocol.into(),
+                members,
+            },
+            configs,
+            verdict,
+        }
+    }
+
+    fn table(r: &ReadinessReport) -> String {
+        let mut out = Vec::new();
+        write_table(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The move is never shown as allowed without the clients that must
+    /// join with the consumer protocol: blocked for KafkaJS, and for Java
+    /// allowed only with the version and setting its members need.
+    #[test]
+    fn allowed_is_never_said_without_the_clients() {
+        let r = report("RoundRobinAssigner", ["kafkajs", "kafkajs"]);
+        let v = to_json(&r);
+        assert_eq!(v["readiness"]["upgrade"]["verdict"], "blocked", "{v}");
+        assert_eq!(v["readiness"]["upgrade"]["blocked_by"], json!(["kafkajs"]));
+        assert_eq!(v["readiness"]["clients"][0]["client"], "kafkajs");
+        assert_eq!(
+            v["readiness"]["clients"][0]["consumer_protocol"],
+            Value::Null
+        );
+        assert_eq!(
+            v["readiness"]["copartitioned_brokers"]["lacking"],
+            json!([1])
+        );
+        let t = table(&r);
+        assert!(
+            t.contains("online upgrade to the consumer protocol: BLOCKED by the members' clients: KafkaJS (m1, m2) has no consumer protocol"),
+            "{t}"
+        );
+        assert!(t.contains("server range (for members on the consumer protocol, which these clients cannot join)"), "{t}");
+        assert!(!t.contains(": allowed ("), "{t}");
+
+        let r = report("range", ["consumer-g-1", "consumer-g-2"]);
+        let v = to_json(&r);
+        assert_eq!(v["readiness"]["upgrade"]["verdict"], "allowed", "{v}");
+        assert_eq!(
+            v["readiness"]["clients"][0]["consumer_protocol"]["since"],
+            "4.0"
+        );
+        let t = table(&r);
+        assert!(
+            t.contains("allowed by the coordinator (") && t.contains("once the members run: Java (kafka-clients) (m1, m2) from 4.0 with group.protocol=consumer"),
+            "{t}"
+        );
+    }
+}
