@@ -30,6 +30,10 @@ pub struct MemberDescription {
     pub client_host: String,
     /// Subscribed topics, when the broker returned the member metadata.
     pub subscription: Option<Vec<String>>,
+    /// The version of the member's subscription metadata (its first two
+    /// bytes), when the broker returned at least those: clients write
+    /// different versions, so it is part of what tells them apart.
+    pub metadata_version: Option<i16>,
     /// The assignment.
     pub assignment: AssignmentData,
     /// The user data of the assignment (classic groups), when it has any:
@@ -159,6 +163,7 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
                         .map(|t| t.0.to_string())
                         .collect(),
                 ),
+                metadata_version: None,
                 assignment: AssignmentData::Assigned(a),
                 assignment_user_data: None,
                 target: Some(parts(m.target_assignment)),
@@ -248,11 +253,16 @@ fn member(
         },
         _ => (AssignmentData::NotReturned, None),
     };
+    let metadata_version = match metadata {
+        Some([a, b, ..]) if consumer => Some(i16::from_be_bytes([*a, *b])),
+        _ => None,
+    };
     MemberDescription {
         id: id.to_string(),
         client_id: client_id.to_string(),
         client_host: client_host.to_string(),
         subscription,
+        metadata_version,
         assignment,
         assignment_user_data,
         target: None,
@@ -397,5 +407,16 @@ mod tests {
         );
         let ok = member(true, "m", "c", "/h", None, Some(&good));
         assert_eq!(ok.undecodable, None);
+        assert_eq!(ok.metadata_version, None);
+        // The subscription's version is its first two bytes, even when the rest does not decode.
+        assert_eq!(
+            member(true, "m", "c", "/h", Some(&sub), None).metadata_version,
+            Some(0)
+        );
+        let v3 = [0, 3, 0, 0, 0, 0];
+        assert_eq!(
+            member(true, "m", "c", "/h", Some(&v3), None).metadata_version,
+            Some(3)
+        );
     }
 }

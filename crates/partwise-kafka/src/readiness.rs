@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 use crate::group::{describe_group, AssignmentData, GroupDescription};
 use futures_executor::block_on;
 use partwise::described::{ClusterTopic, DescribedMember};
-use partwise::readiness::{self, BrokerConfig, ClassicGroup, ConsumerGroupCheck, Readiness};
+use partwise::readiness::{
+    self, BrokerConfig, ClassicGroup, ClientSeen, ConsumerGroupCheck, Readiness,
+};
 use rdkafka::admin::ResourceSpecifier;
 use rdkafka::consumer::Consumer;
 
@@ -139,6 +141,14 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
                 .members
                 .iter()
                 .map(|m| m.assignment_user_data.clone())
+                .collect(),
+            clients: d
+                .members
+                .iter()
+                .map(|m| ClientSeen {
+                    client_id: m.client_id.clone(),
+                    metadata_version: m.metadata_version,
+                })
                 .collect(),
         };
         Verdict::Classic(Box::new(readiness::classic(&g, &configs, &topics)))

@@ -24,6 +24,8 @@
 //! - [`topology`]: topology files and the co-partitioning check;
 //! - [`described`]: a live consumer group's described assignment checked
 //!   for co-location, beside an assignor's prediction;
+//! - [`clients`]: which Kafka client a group member runs, and what each
+//!   client can do about the consumer protocol (the one table of those facts);
 //! - [`readiness`]: whether a live group can move to the consumer protocol
 //!   (KIP-848) online, and which broker-side assignor keeps its units whole;
 //! - [`findings`]: what the checks report, declared or observed, with stable ids;
@@ -52,6 +54,7 @@
 pub mod assign;
 pub mod batch;
 pub mod batching;
+pub mod clients;
 pub mod compare;
 mod count;
 pub mod described;

@@ -34,6 +34,7 @@
 //!     members: vec![member("m1", &["a", "b"]), member("m2", &["a"])],
 //!     // The copartitioned leader's co-partition groups ride in the assignment.
 //!     assignment_user_data: vec![Some(b"pwu\0...".to_vec()), Some(b"pwu\0...".to_vec())],
+//!     clients: vec![],
 //! };
 //! let r = classic(&g, &[BrokerConfig::default()], &[topic("a"), topic("b")]);
 //! assert!(matches!(r.upgrade, Upgrade::Refused { .. }));
@@ -43,6 +44,7 @@
 //! ```
 
 use crate::assign::Assignor;
+use crate::clients::{identify, Client};
 use crate::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -107,6 +109,39 @@ pub struct ClassicGroup {
     /// Per member (same order), the user data of its assignment, `None`
     /// when it has none or the assignment was not returned.
     pub assignment_user_data: Vec<Option<Vec<u8>>>,
+    /// Per member (same order), what the description shows of its client;
+    /// a member without an entry is identified from the protocol alone.
+    pub clients: Vec<ClientSeen>,
+}
+
+/// What a group description shows of one member's client.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientSeen {
+    /// Its `client.id` (may be empty).
+    pub client_id: String,
+    /// The version of its subscription metadata (`None`: not returned).
+    pub metadata_version: Option<i16>,
+}
+
+/// The members that run one client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientMembers {
+    /// The client.
+    pub client: Client,
+    /// Its members, by id.
+    pub members: Vec<String>,
+    /// What told it, for its first member.
+    pub evidence: String,
+}
+
+/// Which brokers accept partwise's broker assignor (`copartitioned` in
+/// `group.consumer.assignors`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Copartitioned {
+    /// Brokers that list it.
+    pub accepting: Vec<i32>,
+    /// Brokers that do not.
+    pub lacking: Vec<i32>,
 }
 
 /// What the coordinator would do when a consumer-protocol member joins.
@@ -161,22 +196,27 @@ impl Refusal {
         }
     }
 
-    fn fix(self) -> &'static str {
+    /// What to do, with `assignor`: how the members get the broker-side
+    /// `copartitioned` assignor (set it, or first install it).
+    fn fix(self, assignor: &str) -> String {
         match self {
             Refusal::Policy => {
                 "set group.consumer.migration.policy=bidirectional (or upgrade) on every broker, \
                  or stop all members and start them with group.protocol=consumer (an empty group is replaced)"
+                    .into()
             }
             Refusal::ProtocolType => {
                 "only consumer groups (protocol type consumer) can move; Kafka Connect and other protocol types stay classic"
+                    .into()
             }
-            Refusal::CustomAssignor => {
+            Refusal::CustomAssignor => format!(
                 "roll the classic members to a built-in assignor first (range or cooperative-sticky, which write no \
-                 assignment user data), then to group.protocol=consumer with group.remote.assignor=copartitioned; \
+                 assignment user data), then to group.protocol=consumer with {assignor}; \
                  or stop every member and start them all on the consumer protocol (an empty group is replaced)"
-            }
+            ),
             Refusal::TooLarge | Refusal::Full => {
                 "raise group.consumer.max.size above the group's size, or stop the group and start it on the consumer protocol"
+                    .into()
             }
         }
     }
@@ -242,8 +282,127 @@ pub struct Readiness {
     /// The accepted `group.remote.assignor` names, from the first broker
     /// (the others are compared and a difference is a finding).
     pub assignors: Vec<RemoteAssignor>,
+    /// Which brokers accept partwise's broker assignor.
+    pub copartitioned: Copartitioned,
+    /// The members' clients, told from the description, in the order of
+    /// [`Client`]: which can join with the consumer protocol, and from
+    /// which version, is [`Client::facts`].
+    pub clients: Vec<ClientMembers>,
     /// Everything to fix; empty when ready.
     pub findings: Vec<Finding>,
+}
+
+impl Readiness {
+    /// The members' clients that have no consumer protocol at all (KafkaJS,
+    /// Sarama): while any is in the group it cannot move, whatever the
+    /// coordinator would allow.
+    pub fn without_consumer_protocol(&self) -> Vec<&ClientMembers> {
+        self.clients
+            .iter()
+            .filter(|c| c.client != Client::Unknown && c.client.facts().consumer_protocol.is_none())
+            .collect()
+    }
+}
+
+/// The members of `g` grouped by the client each runs.
+pub fn member_clients(g: &ClassicGroup) -> Vec<ClientMembers> {
+    let mut out: Vec<ClientMembers> = Vec::new();
+    for (i, m) in g.members.iter().enumerate() {
+        let seen = g.clients.get(i).cloned().unwrap_or_default();
+        let who = identify(&g.protocol, &seen.client_id, seen.metadata_version);
+        match out.iter_mut().find(|c| c.client == who.client) {
+            Some(c) => c.members.push(m.id.clone()),
+            None => out.push(ClientMembers {
+                client: who.client,
+                members: vec![m.id.clone()],
+                evidence: who.evidence,
+            }),
+        }
+    }
+    out.sort_by_key(|c| c.client);
+    out
+}
+
+/// Which brokers list partwise's broker assignor.
+pub fn copartitioned_brokers(configs: &[BrokerConfig]) -> Copartitioned {
+    let mut c = Copartitioned::default();
+    for b in configs {
+        let listed = b
+            .assignor_entries()
+            .iter()
+            .any(|e| assignor_name(e) == Some("copartitioned"));
+        if listed {
+            c.accepting.push(b.broker);
+        } else {
+            c.lacking.push(b.broker);
+        }
+    }
+    c
+}
+
+fn ids(brokers: &[i32]) -> String {
+    brokers
+        .iter()
+        .map(i32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How members get the broker-side `copartitioned` assignor: the setting
+/// when every broker accepts it, else what to install on which broker
+/// first (the entries each lacking broker lists now, plus the class).
+pub fn copartitioned_advice(configs: &[BrokerConfig]) -> String {
+    let c = copartitioned_brokers(configs);
+    if c.lacking.is_empty() && !c.accepting.is_empty() {
+        return "group.remote.assignor=copartitioned on the members (partwise's broker assignor, which every broker accepts)"
+            .into();
+    }
+    // Brokers grouped by the setting they need: their own entries, then the class.
+    let mut settings: Vec<(String, Vec<i32>)> = Vec::new();
+    for b in configs.iter().filter(|b| c.lacking.contains(&b.broker)) {
+        let mut entries: Vec<String> = b
+            .assignor_entries()
+            .iter()
+            .map(|e| e.trim().to_string())
+            .map(|e| match assignor_name(&e) {
+                Some(n @ ("uniform" | "range")) => n.to_string(),
+                _ => e,
+            })
+            .collect();
+        entries.push(COPARTITIONED_CLASS.into());
+        let setting = format!("group.consumer.assignors={}", entries.join(","));
+        match settings.iter_mut().find(|(s, _)| *s == setting) {
+            Some((_, bs)) => bs.push(b.broker),
+            None => settings.push((setting, vec![b.broker])),
+        }
+    }
+    let which = if configs.is_empty() {
+        "every broker".to_string()
+    } else if c.accepting.is_empty() {
+        format!("every broker ({}: none lists it)", ids(&c.lacking))
+    } else {
+        format!(
+            "broker(s) {} (broker(s) {} list it already, and a group's coordinator moves on failover)",
+            ids(&c.lacking),
+            ids(&c.accepting)
+        )
+    };
+    let set = if settings.is_empty() {
+        format!("add {COPARTITIONED_CLASS} to group.consumer.assignors")
+    } else if settings.len() == 1 {
+        settings[0].0.clone()
+    } else {
+        settings
+            .iter()
+            .map(|(s, bs)| format!("{s} on broker(s) {}", ids(bs)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    format!(
+        "group.remote.assignor=copartitioned on the members, after installing partwise's broker assignor on {which}: \
+         put partwise-copartitioned-assignor-0.1.0.jar (mvn -f bindings/java/pom.xml package) in each such broker's \
+         libs/ directory, set {set}, and restart it"
+    )
 }
 
 /// The name Apache Kafka's `name()` gives a `group.consumer.assignors` entry.
@@ -389,6 +548,7 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
 fn range_check(
     members: &[DescribedMember],
     topics: &[ClusterTopic],
+    assignor: &str,
     findings: &mut Vec<Finding>,
 ) -> Option<RangeCheck> {
     let r = match analyze(members, topics, Some((Assignor::Kip848Range, &[]))) {
@@ -469,8 +629,10 @@ fn range_check(
         findings.push(finding(
             "range-splits",
             format!("server range would split {}{cause}", sets.join("; ")),
-            "give every member the same subscription before the move (server range co-partitions only then, \
-             and only topics of equal partition counts), or use the broker-side copartitioned assignor",
+            format!(
+                "give every member the same subscription before the move (server range co-partitions only then, \
+                 and only topics of equal partition counts), or use {assignor}"
+            ),
         ));
     }
     Some(RangeCheck {
@@ -489,6 +651,7 @@ fn remote_assignors(
     let Some(first) = configs.first() else {
         return Vec::new();
     };
+    let copartitioned = copartitioned_brokers(configs);
     let off: Vec<String> = configs
         .iter()
         .filter(|c| {
@@ -523,7 +686,13 @@ fn remote_assignors(
                      or group.consumer.max.size: the group's coordinator decides, and it moves on failover",
                     first.broker, c.broker
                 ),
-                "give every broker the same group.consumer.* settings",
+                match (&copartitioned.accepting[..], &copartitioned.lacking[..]) {
+                    ([_, ..], [_, ..]) => format!(
+                        "give every broker the same group.consumer.* settings; for partwise's broker assignor, set {}",
+                        copartitioned_advice(configs)
+                    ),
+                    _ => "give every broker the same group.consumer.* settings".into(),
+                },
             ));
         }
     }
@@ -564,10 +733,7 @@ fn remote_assignors(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            format!(
-                "put the partwise broker assignor jar on the brokers' class path and add {COPARTITIONED_CLASS} \
-                 to group.consumer.assignors, then set group.remote.assignor=copartitioned on the members"
-            ),
+            format!("set {}", copartitioned_advice(configs)),
         ));
     }
     list
@@ -580,6 +746,28 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
     let default = BrokerConfig::default();
     let cfg = configs.first().unwrap_or(&default);
     let mut findings = crate::described::undecodable_findings(&g.members);
+    let advice = copartitioned_advice(configs);
+    let clients = member_clients(g);
+    // A member whose client has no consumer protocol cannot join with it, so
+    // the group cannot move while it is in the group, whatever the
+    // coordinator would allow: each such client is a finding of its own,
+    // with what its members can do instead.
+    for c in &clients {
+        let f = c.client.facts();
+        if let (Client::KafkaJs | Client::Sarama, Some(without)) = (c.client, f.without) {
+            findings.push(finding(
+                "client-without-consumer-protocol",
+                format!(
+                    "member(s) {} run {} ({}): {without}, so they cannot join with the consumer protocol and \
+                     the group cannot move to it while they are in it",
+                    c.members.join(", "),
+                    f.name,
+                    c.evidence
+                ),
+                f.alternative,
+            ));
+        }
+    }
     let upgrade = upgrade(g, cfg);
     match &upgrade {
         Upgrade::Refused {
@@ -590,7 +778,7 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
         } => findings.push(finding(
             reason.kind(),
             format!("an online upgrade would be refused ({detail}): the joining member gets {error}: {message}"),
-            reason.fix(),
+            reason.fix(&advice),
         )),
         Upgrade::Unknown { why } => findings.push(finding(
             "upgrade-unknown",
@@ -602,7 +790,7 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
     let range = if g.members.is_empty() {
         None
     } else {
-        range_check(&g.members, topics, &mut findings)
+        range_check(&g.members, topics, &advice, &mut findings)
     };
     let assignors = remote_assignors(
         configs,
@@ -613,6 +801,8 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
         upgrade,
         range,
         assignors,
+        copartitioned: copartitioned_brokers(configs),
+        clients,
         findings,
     }
 }
@@ -669,8 +859,10 @@ pub fn consumer(
                 t.split_count(),
                 sets(t)
             ),
-            "use group.remote.assignor=copartitioned (the partwise broker assignor), or, for range, \
-             the same subscription on every member and equal partition counts",
+            format!(
+                "use {}, or, for range, the same subscription on every member and equal partition counts",
+                copartitioned_advice(configs)
+            ),
         )),
         Some(_) => {}
         None => findings.push(finding(
@@ -696,7 +888,7 @@ pub fn consumer(
     // Whether range would do: its own verdict on these subscriptions, not the
     // target of whichever assignor the group uses now. Its findings would
     // repeat target-splits for a range group and are noise for the others.
-    let range = range_check(target, topics, &mut Vec::new());
+    let range = range_check(target, topics, "", &mut Vec::new());
     let whole = range.as_ref().map(|r| r.split_count == 0);
     let assignors = remote_assignors(configs, whole, &mut Vec::new());
     ConsumerGroupCheck {
@@ -743,6 +935,7 @@ mod tests {
             protocol: "range".into(),
             members,
             assignment_user_data: data.into_iter().map(|d| d.map(<[u8]>::to_vec)).collect(),
+            clients: Vec::new(),
         }
     }
 
@@ -1009,5 +1202,177 @@ mod tests {
             "{}",
             c.findings[0].message
         );
+    }
+
+    fn seen(ids: &[&str]) -> Vec<ClientSeen> {
+        ids.iter()
+            .map(|id| ClientSeen {
+                client_id: id.to_string(),
+                metadata_version: Some(0),
+            })
+            .collect()
+    }
+
+    fn fix_of<'a>(r: &'a Readiness, kind: &str) -> &'a str {
+        &r.findings.iter().find(|f| f.kind == kind).unwrap().fix
+    }
+
+    /// The seeds' KafkaJS round-robin workers: the coordinator would take the
+    /// upgrade, but KafkaJS has no consumer protocol, so the verdict names
+    /// the client, its members and the alternative, and no text tells them
+    /// to set group.remote.assignor.
+    #[test]
+    fn a_kafkajs_group_cannot_move_and_is_told_the_alternative() {
+        let mut g = group("Stable", whole_pair(), vec![None, None]);
+        g.protocol = "RoundRobinAssigner".into();
+        g.clients = seen(&["kafkajs", "kafkajs"]);
+        let cfg = BrokerConfig {
+            assignors: Some(vec![
+                "uniform".into(),
+                "range".into(),
+                COPARTITIONED_CLASS.into(),
+            ]),
+            ..BrokerConfig::default()
+        };
+        let r = classic(&g, &[cfg], &[topic("a", 6), topic("b", 6)]);
+        // The coordinator's own rule still allows it; the clients do not.
+        assert!(matches!(r.upgrade, Upgrade::Allowed { .. }), "{r:?}");
+        assert_eq!(kinds(&r), ["client-without-consumer-protocol"]);
+        let blocked = r.without_consumer_protocol();
+        assert_eq!(blocked.len(), 1);
+        assert_eq!(blocked[0].client, Client::KafkaJs);
+        assert_eq!(blocked[0].members, ["m1", "m2"]);
+        let f = &r.findings[0];
+        assert!(
+            f.message
+                .starts_with("member(s) m1, m2 run KafkaJS (protocol RoundRobinAssigner"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message.contains("KafkaJS has no consumer protocol"),
+            "{}",
+            f.message
+        );
+        assert!(f.fix.contains("copartitionedAssigner()"), "{}", f.fix);
+        assert!(
+            f.fix.contains("confluent-kafka-javascript 1.6.0"),
+            "{}",
+            f.fix
+        );
+        assert!(!f.fix.contains("group.remote.assignor"), "{}", f.fix);
+    }
+
+    /// Java and KafkaJS members in one copartitioned group: each client is
+    /// named with its own members; only KafkaJS blocks the move.
+    #[test]
+    fn a_mixed_java_and_kafkajs_group_names_each_client() {
+        let mut members = whole_pair();
+        members.push(member("k1", AB, Some(&[])));
+        let mut g = group("Stable", members, vec![None, None, None]);
+        g.protocol = "copartitioned".into();
+        g.clients = seen(&["consumer-g-1", "consumer-g-2", "kafkajs"]);
+        let r = classic(
+            &g,
+            &[BrokerConfig::default()],
+            &[topic("a", 6), topic("b", 6)],
+        );
+        let clients: Vec<(Client, Vec<String>)> = r
+            .clients
+            .iter()
+            .map(|c| (c.client, c.members.clone()))
+            .collect();
+        assert_eq!(
+            clients,
+            [
+                (Client::Java, vec!["m1".to_string(), "m2".to_string()]),
+                (Client::KafkaJs, vec!["k1".to_string()]),
+            ]
+        );
+        let blocked: Vec<Client> = r
+            .without_consumer_protocol()
+            .iter()
+            .map(|c| c.client)
+            .collect();
+        assert_eq!(blocked, [Client::KafkaJs]);
+        assert_eq!(kinds(&r)[0], "client-without-consumer-protocol");
+        assert!(
+            r.findings[0]
+                .message
+                .starts_with("member(s) k1 run KafkaJS"),
+            "{}",
+            r.findings[0].message
+        );
+        assert_eq!(Client::Java.facts().consumer_protocol.unwrap().since, "4.0");
+    }
+
+    /// A broker without partwise's assignor (`uniform,range`, or nothing
+    /// set): no fix tells the members to set group.remote.assignor=copartitioned
+    /// without first saying what to install on which broker.
+    #[test]
+    fn copartitioned_is_recommended_only_where_the_brokers_accept_it() {
+        let pw: &[u8] = b"pwu\x00\x00\x00\x00\x01";
+        let mut g = group("Stable", whole_pair(), vec![Some(pw), Some(pw)]);
+        g.protocol = "copartitioned".into();
+        let t = [topic("a", 6), topic("b", 6)];
+        let plain = |broker: i32, list: Option<&[&str]>| BrokerConfig {
+            broker,
+            assignors: list.map(|l| l.iter().map(|s| s.to_string()).collect()),
+            ..BrokerConfig::default()
+        };
+        let installed: &[&str] = &["uniform", "range", COPARTITIONED_CLASS];
+        for cfgs in [
+            vec![plain(1, Some(&["uniform", "range"]))],
+            vec![plain(1, None), plain(2, None)],
+        ] {
+            let r = classic(&g, &cfgs, &t);
+            assert!(r.copartitioned.accepting.is_empty(), "{r:?}");
+            let fix = fix_of(&r, "upgrade-refused-custom-assignor");
+            assert!(
+                fix.contains("group.remote.assignor=copartitioned on the members, after installing partwise's broker assignor on every broker"),
+                "{fix}"
+            );
+            assert!(
+                fix.contains("set group.consumer.assignors=uniform,range,dev.partwise.BrokerCopartitionedAssignor"),
+                "{fix}"
+            );
+            assert!(fix.contains("libs/"), "{fix}");
+        }
+        // Installed everywhere: the setting alone.
+        let r = classic(
+            &g,
+            &[plain(1, Some(installed)), plain(2, Some(installed))],
+            &t,
+        );
+        let fix = fix_of(&r, "upgrade-refused-custom-assignor");
+        assert!(fix.contains("group.remote.assignor=copartitioned on the members (partwise's broker assignor, which every broker accepts)"), "{fix}");
+        assert!(!fix.contains("install"), "{fix}");
+        // On broker 1 only: broker 2 is named, with the setting it needs from its own list.
+        let r = classic(
+            &g,
+            &[plain(1, Some(installed)), plain(2, Some(&["range"]))],
+            &t,
+        );
+        assert_eq!(
+            r.copartitioned,
+            Copartitioned {
+                accepting: vec![1],
+                lacking: vec![2]
+            }
+        );
+        let fix = fix_of(&r, "upgrade-refused-custom-assignor");
+        assert!(
+            fix.contains(
+                "installing partwise's broker assignor on broker(s) 2 (broker(s) 1 list it already"
+            ),
+            "{fix}"
+        );
+        assert!(
+            fix.contains(
+                "set group.consumer.assignors=range,dev.partwise.BrokerCopartitionedAssignor,"
+            ),
+            "{fix}"
+        );
+        assert!(fix_of(&r, "broker-configs-differ").contains("on broker(s) 2"));
     }
 }

@@ -42,7 +42,9 @@ pub struct Args {
     /// Whether the group is ready for the consumer protocol (KIP-848): for a
     /// classic group, would an online upgrade be refused, would server range
     /// keep its co-partitioned indices together, which group.remote.assignor
-    /// names the brokers accept; for a consumer-protocol group, the co-location
+    /// names the brokers accept, and which client each member runs and
+    /// whether it can speak the consumer protocol at all (KafkaJS and Sarama
+    /// cannot); for a consumer-protocol group, the co-location
     /// of the broker's target and of the current assignment. Read-only
     #[arg(long, conflicts_with = "assignor")]
     readiness: bool,

@@ -6,9 +6,10 @@ use super::group::{matrices_json, members_json, not_found, write_matrices, write
 use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
+use partwise::clients::Client;
 use partwise::readiness::{
-    BrokerConfig, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness, RemoteAssignor,
-    Upgrade,
+    BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
+    RemoteAssignor, Upgrade,
 };
 use partwise_kafka::readiness::{readiness, ReadinessReport, Verdict};
 use partwise_kafka::Connection;
@@ -97,15 +98,20 @@ fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
     Ok(())
 }
 
-/// Server range's verdict; with `matrix`, its predicted co-location too.
-fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()> {
+/// Server range's verdict (`when`: on what it depends, if anything); with
+/// `matrix`, its predicted co-location too.
+fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool, when: &str) -> Result<()> {
     if r.split_count == 0 {
         writeln!(
             out,
-            "\nserver range: keeps every co-partitioned index together (same subscriptions, equal counts)"
+            "\nserver range{when}: keeps every co-partitioned index together (same subscriptions, equal counts)"
         )?;
     } else {
-        writeln!(out, "\nserver range: would split {} indices", r.split_count)?;
+        writeln!(
+            out,
+            "\nserver range{when}: would split {} indices",
+            r.split_count
+        )?;
     }
     for (topics, members) in &r.subscriptions {
         writeln!(
@@ -132,8 +138,74 @@ fn write_range(out: &mut impl Write, r: &RangeCheck, matrix: bool) -> Result<()>
     Ok(())
 }
 
+/// `KafkaJS (m0, m1)`.
+fn named(c: &ClientMembers) -> String {
+    format!(
+        "{} ({})",
+        c.client.facts().name,
+        visible(&c.members.join(", "))
+    )
+}
+
+/// What each client's members need before they can join with the consumer
+/// protocol: the version and setting, or that they cannot.
+fn needs(c: &ClientMembers) -> String {
+    let f = c.client.facts();
+    match (c.client, f.consumer_protocol) {
+        (Client::Unknown, _) => format!("{}: {}", named(c), f.alternative),
+        (_, Some(p)) => format!("{} from {} with {}", named(c), p.since, p.setting),
+        (_, None) => format!("{} cannot (no consumer protocol)", named(c)),
+    }
+}
+
+fn write_clients(out: &mut impl Write, clients: &[ClientMembers]) -> Result<()> {
+    if clients.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nmembers' clients (told from the protocol name and client ids: a group description carries no client \
+         software name or version)"
+    )?;
+    let mut t = Table::new(["CLIENT", "MEMBERS", "CONSUMER PROTOCOL", "TOLD FROM"]);
+    for c in clients {
+        let f = c.client.facts();
+        let protocol = match (c.client, f.consumer_protocol) {
+            (Client::Unknown, _) => "unknown".to_string(),
+            (_, Some(p)) => match p.preview {
+                Some(pre) => format!("from {} ({pre})", p.since),
+                None => format!("from {}", p.since),
+            },
+            (_, None) => "none".to_string(),
+        };
+        t.row([
+            f.name.to_string(),
+            c.members.join(", "),
+            protocol,
+            c.evidence.clone(),
+        ]);
+    }
+    t.write(&mut *out)
+}
+
 fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
+    let blocked = c.without_consumer_protocol();
     match &c.upgrade {
+        Upgrade::Allowed { how } if !blocked.is_empty() => writeln!(
+            out,
+            "\nonline upgrade to the consumer protocol: BLOCKED by the members' clients: {} (the coordinator \
+             alone would allow it: {how})",
+            blocked
+                .iter()
+                .map(|b| format!("{} has no consumer protocol", named(b)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )?,
+        Upgrade::Allowed { how } if !c.clients.is_empty() => writeln!(
+            out,
+            "\nonline upgrade to the consumer protocol: allowed by the coordinator ({how}), once the members run: {}",
+            c.clients.iter().map(needs).collect::<Vec<_>>().join("; ")
+        )?,
         Upgrade::Allowed { how } => {
             writeln!(out, "\nonline upgrade to the consumer protocol: allowed ({how})")?
         }
@@ -156,8 +228,14 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
             )?
         }
     }
+    write_clients(&mut *out, &c.clients)?;
     if let Some(r) = &c.range {
-        write_range(&mut *out, r, true)?;
+        let when = if blocked.is_empty() {
+            ""
+        } else {
+            " (for members on the consumer protocol, which these clients cannot join)"
+        };
+        write_range(&mut *out, r, true, when)?;
     }
     write_assignors(&mut *out, &c.assignors)
 }
@@ -184,7 +262,7 @@ fn write_consumer(out: &mut impl Write, c: &ConsumerGroupCheck) -> Result<()> {
         write_matrices(&mut *out, v, "current assignment")?;
     }
     if let (Some(r), false) = (&c.range, c.assignor == "range") {
-        write_range(&mut *out, r, false)?;
+        write_range(&mut *out, r, false, "")?;
     }
     write_assignors(&mut *out, &c.assignors)
 }
@@ -220,6 +298,28 @@ fn assignors_json(list: &[RemoteAssignor]) -> Vec<Value> {
                     KeepsUnits::Holds => "while-preconditions-hold",
                     KeepsUnits::Unknown => "unknown",
                 },
+            })
+        })
+        .collect()
+}
+
+fn clients_json(list: &[ClientMembers]) -> Vec<Value> {
+    list.iter()
+        .map(|c| {
+            let f = c.client.facts();
+            json!({
+                "client": c.client.id(),
+                "name": f.name,
+                "members": c.members,
+                "evidence": c.evidence,
+                "consumer_protocol": f.consumer_protocol.map(|p| json!({
+                    "since": p.since,
+                    "preview": p.preview,
+                    "setting": p.setting,
+                    "remote_assignor": p.remote_assignor,
+                })),
+                "without": f.without,
+                "alternative": f.alternative,
             })
         })
         .collect()
@@ -267,7 +367,14 @@ fn to_json(r: &ReadinessReport) -> Value {
         .collect();
     let (readiness, findings) = match &r.verdict {
         Verdict::Classic(c) => {
+            let blocked = c.without_consumer_protocol();
             let upgrade = match &c.upgrade {
+                Upgrade::Allowed { how } if !blocked.is_empty() => json!({
+                    "verdict": "blocked",
+                    "coordinator": "allowed",
+                    "how": how,
+                    "blocked_by": blocked.iter().map(|b| b.client.id()).collect::<Vec<_>>(),
+                }),
                 Upgrade::Allowed { how } => json!({"verdict": "allowed", "how": how}),
                 Upgrade::Refused {
                     reason,
@@ -287,8 +394,13 @@ fn to_json(r: &ReadinessReport) -> Value {
             (
                 json!({
                     "upgrade": upgrade,
+                    "clients": clients_json(&c.clients),
                     "server_range": range,
                     "remote_assignors": assignors_json(&c.assignors),
+                    "copartitioned_brokers": {
+                        "accepting": c.copartitioned.accepting,
+                        "lacking": c.copartitioned.lacking,
+                    },
                 }),
                 &c.findings,
             )
@@ -317,4 +429,134 @@ fn to_json(r: &ReadinessReport) -> Value {
         "findings": findings_json(findings),
         "ready": findings.is_empty(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::described::{ClusterTopic, DescribedMember};
+    use partwise::readiness::{classic, ClassicGroup, ClientSeen};
+    use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
+
+    /// Two members of `protocol` with client ids `ids`, each holding half
+    /// of two 6-partition topics, as the adapter would report them.
+    fn report(protocol: &str, ids: [&str; 2]) -> ReadinessReport {
+        let ab = vec!["a".to_string(), "b".to_string()];
+        let half = |lo: u32| {
+            vec![
+                ("a".into(), (lo..lo + 3).collect()),
+                ("b".into(), (lo..lo + 3).collect()),
+            ]
+        };
+        let members: Vec<MemberDescription> = ids
+            .iter()
+            .zip([0, 3])
+            .enumerate()
+            .map(|(i, (id, lo))| MemberDescription {
+                id: format!("m{}", i + 1),
+                client_id: id.to_string(),
+                client_host: "/10.0.0.1".into(),
+                subscription: Some(ab.clone()),
+                metadata_version: Some(0),
+                assignment: AssignmentData::Assigned(half(lo)),
+                assignment_user_data: None,
+                target: None,
+                undecodable: None,
+            })
+            .collect();
+        let g = ClassicGroup {
+            name: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol: protocol.into(),
+            members: members
+                .iter()
+                .map(|m| DescribedMember {
+                    id: m.id.clone(),
+                    subscription: m.subscription.clone(),
+                    assignment: match &m.assignment {
+                        AssignmentData::Assigned(a) => Some(a.clone()),
+                        AssignmentData::NotReturned => None,
+                    },
+                    undecodable: None,
+                })
+                .collect(),
+            assignment_user_data: vec![None, None],
+            clients: members
+                .iter()
+                .map(|m| ClientSeen {
+                    client_id: m.client_id.clone(),
+                    metadata_version: m.metadata_version,
+                })
+                .collect(),
+        };
+        let topics = ["a", "b"].map(|t| ClusterTopic {
+            name: t.into(),
+            partitions: 6,
+            healthy: true,
+        });
+        let configs = vec![BrokerConfig {
+            broker: 1,
+            ..BrokerConfig::default()
+        }];
+        let verdict = Verdict::Classic(Box::new(classic(&g, &configs, &topics)));
+        ReadinessReport {
+            description: GroupDescription {
+                name: "g".into(),
+                state: "Stable".into(),
+                protocol_type: "consumer".into(),
+                group_protocol: "classic".into(),
+                protocol: protocol.into(),
+                members,
+            },
+            configs,
+            verdict,
+        }
+    }
+
+    fn table(r: &ReadinessReport) -> String {
+        let mut out = Vec::new();
+        write_table(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The move is never shown as allowed without the clients that must
+    /// join with the consumer protocol: blocked for KafkaJS, and for Java
+    /// allowed only with the version and setting its members need.
+    #[test]
+    fn allowed_is_never_said_without_the_clients() {
+        let r = report("RoundRobinAssigner", ["kafkajs", "kafkajs"]);
+        let v = to_json(&r);
+        assert_eq!(v["readiness"]["upgrade"]["verdict"], "blocked", "{v}");
+        assert_eq!(v["readiness"]["upgrade"]["blocked_by"], json!(["kafkajs"]));
+        assert_eq!(v["readiness"]["clients"][0]["client"], "kafkajs");
+        assert_eq!(
+            v["readiness"]["clients"][0]["consumer_protocol"],
+            Value::Null
+        );
+        assert_eq!(
+            v["readiness"]["copartitioned_brokers"]["lacking"],
+            json!([1])
+        );
+        let t = table(&r);
+        assert!(
+            t.contains("online upgrade to the consumer protocol: BLOCKED by the members' clients: KafkaJS (m1, m2) has no consumer protocol"),
+            "{t}"
+        );
+        assert!(t.contains("server range (for members on the consumer protocol, which these clients cannot join)"), "{t}");
+        assert!(!t.contains(": allowed ("), "{t}");
+
+        let r = report("range", ["consumer-g-1", "consumer-g-2"]);
+        let v = to_json(&r);
+        assert_eq!(v["readiness"]["upgrade"]["verdict"], "allowed", "{v}");
+        assert_eq!(
+            v["readiness"]["clients"][0]["consumer_protocol"]["since"],
+            "4.0"
+        );
+        let t = table(&r);
+        assert!(
+            t.contains("allowed by the coordinator (") && t.contains("once the members run: Java (kafka-clients) (m1, m2) from 4.0 with group.protocol=consumer"),
+            "{t}"
+        );
+    }
 }

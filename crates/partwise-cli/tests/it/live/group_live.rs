@@ -148,7 +148,7 @@ pub(super) struct Proc {
 }
 
 impl Proc {
-    fn spawn(mut cmd: Command) -> Proc {
+    pub(super) fn spawn(mut cmd: Command) -> Proc {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -12,6 +12,7 @@ use super::group_live::{
     java_member, java_member_with, owned, partwise_member, reports_of, split_from_reports,
     try_describe, wait_described, Owned, Proc,
 };
+use assert_cmd::Command as Cmd;
 use partwise_faults::live::{create_topics, kafka_bootstrap as bootstrap, unique};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -341,4 +342,150 @@ fn a_migration_policy_without_upgrade_is_predicted() {
         stderr.contains(predicted),
         "the broker's answer is not the predicted {predicted:?}:\n{stderr}"
     );
+}
+
+/// A KafkaJS 2.2.4 member (`bindings/kafkajs/tests/live/member.js`, the
+/// real kafkajs from `bindings/kafkajs/node_modules`) with KafkaJS's own
+/// RoundRobinAssigner, subscribed to `topics`; SIGTERM (the drop) leaves.
+fn kafkajs_member(b: &str, group: &str, client_id: &str, topics: &[&str]) -> Proc {
+    let dir = crate::common::repo().join("bindings/kafkajs");
+    assert!(
+        dir.join("node_modules/kafkajs").is_dir(),
+        "KafkaJS is not installed: bash scripts/ensure kafkajs (npm ci in bindings/kafkajs)"
+    );
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg(dir.join("tests/live/member.js"))
+        .args([b, group, client_id])
+        .args(topics)
+        .env("PARTWISE_ASSIGNER", "roundrobin");
+    Proc::spawn(cmd)
+}
+
+/// The seeds' KafkaJS round-robin workers on a private broker whose
+/// `group.consumer.assignors` is Kafka's default (`uniform,range`: no
+/// partwise assignor): `--readiness` names KafkaJS, says it has no consumer
+/// protocol and what to do instead, calls the move blocked although the
+/// coordinator would allow it, and tells no one to set
+/// `group.remote.assignor=copartitioned` without first naming the broker to
+/// install it on. w1 reads only one topic, so server range would split and
+/// the co-partitioning advice is given.
+#[test]
+fn a_kafkajs_group_cannot_move_and_copartitioned_is_not_recommended_where_missing() {
+    let kafka = partwise_faults::KafkaCluster::start(1).expect("a private Apache Kafka");
+    let b = kafka.bootstrap().to_string();
+    let (x, y) = (unique("pwrd-kx"), unique("pwrd-ky"));
+    create_topics(&b, &[(&x, 6), (&y, 6)]);
+
+    let group = unique("pwrd-kafkajs");
+    let mut members = [
+        kafkajs_member(&b, &group, "w0", &[&x, &y]),
+        kafkajs_member(&b, &group, "w1", &[&x]),
+    ];
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (code, v) = loop {
+        if let Ok((code, v)) = try_describe(&b, &group, &["--readiness"]) {
+            if v["state"] == "Stable" && v["members"].as_array().is_some_and(|m| m.len() == 2) {
+                break (code, v);
+            }
+        }
+        assert!(Instant::now() < deadline, "the KafkaJS group never settled");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(v["protocol"], "RoundRobinAssigner", "{v}");
+    let r = &v["readiness"];
+    assert_eq!(r["upgrade"]["verdict"], "blocked", "{v}");
+    assert_eq!(r["upgrade"]["coordinator"], "allowed", "{v}");
+    assert_eq!(
+        r["upgrade"]["blocked_by"],
+        serde_json::json!(["kafkajs"]),
+        "{v}"
+    );
+    let clients = r["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 1, "{v}");
+    assert_eq!(clients[0]["client"], "kafkajs", "{v}");
+    assert_eq!(clients[0]["members"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(clients[0]["consumer_protocol"], Value::Null, "{v}");
+    let ks = kinds(&v);
+    assert!(
+        ks.contains(&"client-without-consumer-protocol".to_string()),
+        "{v}"
+    );
+    assert!(ks.contains(&"range-splits".to_string()), "{v}");
+    let finding = |kind: &str| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == kind)
+            .unwrap()
+            .clone()
+    };
+    let kjs = finding("client-without-consumer-protocol");
+    assert!(
+        kjs["message"]
+            .as_str()
+            .unwrap()
+            .contains("KafkaJS has no consumer protocol"),
+        "{kjs}"
+    );
+    assert!(
+        kjs["fix"]
+            .as_str()
+            .unwrap()
+            .contains("copartitionedAssigner()"),
+        "{kjs}"
+    );
+    // The broker lists no partwise assignor, and every mention of it says
+    // what to install on which broker first.
+    let node = kafka.nodes()[0];
+    assert_eq!(
+        r["copartitioned_brokers"]["lacking"],
+        serde_json::json!([node]),
+        "{v}"
+    );
+    let names: Vec<&str> = r["remote_assignors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["name"].as_str())
+        .collect();
+    assert_eq!(names, ["uniform", "range"], "{v}");
+    let texts = v["findings"].to_string();
+    let advised = texts.matches("group.remote.assignor=copartitioned").count();
+    assert!(advised > 0, "{v}");
+    assert_eq!(
+        texts
+            .matches(&format!(
+                "group.remote.assignor=copartitioned on the members, after installing partwise's broker assignor on every broker ({node}: none lists it)"
+            ))
+            .count(),
+        advised,
+        "{v}"
+    );
+    assert!(
+        texts.contains(
+            "set group.consumer.assignors=uniform,range,dev.partwise.BrokerCopartitionedAssignor"
+        ),
+        "{v}"
+    );
+    assert_eq!(code, 1);
+    // The table says it in words.
+    let out = Cmd::cargo_bin("partwise")
+        .unwrap()
+        .args(["kafka", "group", "-b", &b, "-g", &group, "--readiness"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains(
+            "online upgrade to the consumer protocol: BLOCKED by the members' clients: KafkaJS"
+        ),
+        "{table}"
+    );
+    assert!(!table.contains(": allowed ("), "{table}");
+    // The private broker goes with the test: no clean leave is needed.
+    for m in &mut members {
+        let _ = m.child.kill();
+        let _ = m.child.wait();
+    }
 }

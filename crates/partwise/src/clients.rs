@@ -1,0 +1,363 @@
+//! Which Kafka client a consumer-group member runs, told from what a classic
+//! group's description shows, and what each client can do about the
+//! consumer group protocol of KIP-848: the one table of those facts.
+//!
+//! DescribeGroups shows, per member, the client id, the host, and the
+//! metadata and assignment of the group's chosen protocol only (the other
+//! protocols a member offered are not kept). The client's software name
+//! and version (ApiVersions v3+, KIP-511) reach the broker but only its
+//! metrics, never a group description, so the client is told from the
+//! protocol name and the client id; where both are shared by several
+//! clients (`range` with a custom client id) the member is reported as
+//! unidentified, with the candidates. The facts are cited in
+//! `docs/reference/clients.md`.
+//!
+//! ```
+//! use partwise::clients::{identify, Client};
+//! let m = identify("RoundRobinAssigner", "kafkajs", Some(0));
+//! assert_eq!(m.client, Client::KafkaJs);
+//! assert!(m.client.facts().consumer_protocol.is_none());
+//! let m = identify("range", "consumer-joins-1", Some(3));
+//! assert_eq!(m.client, Client::Java);
+//! // `range` with a client id of the user's own: Java, librdkafka, Sarama or franz-go.
+//! assert_eq!(identify("range", "worker-7", Some(1)).client, Client::Unknown);
+//! ```
+
+/// A Kafka client (or family of clients on one library).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Client {
+    /// Apache Kafka's Java client (kafka-clients), and what runs on it
+    /// (Kafka Streams, Spring Kafka, the partwise Java assignor).
+    Java,
+    /// librdkafka and every client built on it (confluent-kafka-go,
+    /// -python, -dotnet, -javascript, node-rdkafka, rust-rdkafka).
+    Librdkafka,
+    /// KafkaJS.
+    KafkaJs,
+    /// IBM/sarama (Go).
+    Sarama,
+    /// franz-go (`kgo`, Go).
+    FranzGo,
+    /// partwise's own consumer runtime (`partwise kafka consume`).
+    Partwise,
+    /// Not told apart by what the group shows.
+    Unknown,
+}
+
+/// From which version a client speaks the consumer group protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerProtocol {
+    /// The first version where it is production-ready (general availability).
+    pub since: &'static str,
+    /// Earlier versions with it as early access or preview, not for production.
+    pub preview: Option<&'static str>,
+    /// How a member turns it on, in the client's own words.
+    pub setting: &'static str,
+    /// The setting that names the broker's assignor (`group.remote.assignor`),
+    /// or why the client cannot name one of its own choosing.
+    pub remote_assignor: &'static str,
+}
+
+/// What partwise knows of one client (the table every verdict reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientFacts {
+    /// Its name, as users know it.
+    pub name: &'static str,
+    /// The protocol names its built-in assignors join with.
+    pub protocols: &'static [&'static str],
+    /// Its default `client.id` as a pattern (`consumer-<group>-<n>`), for
+    /// documentation; what a member shows is matched by [`identify`].
+    pub default_client_id: &'static str,
+    /// From which version it speaks the consumer protocol (`None`: it does not).
+    pub consumer_protocol: Option<ConsumerProtocol>,
+    /// Why not, when it does not.
+    pub without: Option<&'static str>,
+    /// What a group of these members can do instead, or besides.
+    pub alternative: &'static str,
+}
+
+const JAVA: ClientFacts = ClientFacts {
+    name: "Java (kafka-clients)",
+    protocols: &["range", "roundrobin", "sticky", "cooperative-sticky"],
+    default_client_id: "consumer-<group>-<n>",
+    consumer_protocol: Some(ConsumerProtocol {
+        since: "4.0",
+        preview: Some("3.7 (early access)"),
+        setting: "group.protocol=consumer (and no partition.assignment.strategy, session.timeout.ms or heartbeat.interval.ms)",
+        remote_assignor: "group.remote.assignor",
+    }),
+    without: None,
+    alternative: "upgrade kafka-clients to 4.0 or later first",
+};
+
+const LIBRDKAFKA: ClientFacts = ClientFacts {
+    name: "librdkafka (confluent-kafka-go/-python/-dotnet/-javascript, node-rdkafka, rust-rdkafka)",
+    protocols: &["range", "roundrobin", "cooperative-sticky"],
+    default_client_id: "rdkafka",
+    consumer_protocol: Some(ConsumerProtocol {
+        since: "2.12.0 (confluent-kafka-go and -python 2.12.0, confluent-kafka-javascript 1.6.0)",
+        preview: Some("2.4.0 (early access), 2.10.0 (preview)"),
+        setting: "group.protocol=consumer (librdkafka refuses partition.assignment.strategy, session.timeout.ms and heartbeat.interval.ms with it)",
+        remote_assignor: "group.remote.assignor",
+    }),
+    without: None,
+    alternative: "upgrade librdkafka (or the client built on it) to 2.12.0 or later first",
+};
+
+const KAFKAJS: ClientFacts = ClientFacts {
+    name: "KafkaJS",
+    protocols: &["RoundRobinAssigner"],
+    default_client_id: "kafkajs",
+    consumer_protocol: None,
+    without: Some(
+        "KafkaJS has no consumer protocol and none is planned (its last release is 2.2.4, of 2023-02-27, \
+         and the project is looking for maintainers)",
+    ),
+    alternative: "stay on the classic protocol with partwise's copartitioned assigner for KafkaJS \
+         (partitionAssigners: [copartitionedAssigner()] from partwise-kafkajs, bindings/kafkajs), which keeps \
+         every co-partitioned index on one member; or move the members to a client with the consumer protocol \
+         (confluent-kafka-javascript 1.6.0 or later, which has a KafkaJS-compatible API, or the Java client 4.0 or later)",
+};
+
+const SARAMA: ClientFacts = ClientFacts {
+    name: "Sarama (IBM/sarama)",
+    protocols: &["range", "roundrobin", "sticky", "cooperative-sticky"],
+    default_client_id: "sarama",
+    consumer_protocol: None,
+    without: Some(
+        "Sarama's consumer groups speak only the classic protocol (its KIP-848 work covers the admin APIs \
+         ListConsumerGroups and ConsumerGroupDescribe, not a consumer-protocol member)",
+    ),
+    alternative: "stay on the classic protocol with Sarama's range strategy \
+         (Config.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}), \
+         which keeps co-partitioned indices together while every member subscribes to the same topics of equal \
+         partition counts; or move the members to franz-go 1.22.0 or later, or confluent-kafka-go 2.12.0 or later",
+};
+
+const FRANZ_GO: ClientFacts = ClientFacts {
+    name: "franz-go (kgo)",
+    protocols: &["range", "roundrobin", "sticky", "cooperative-sticky"],
+    default_client_id: "kgo",
+    consumer_protocol: Some(ConsumerProtocol {
+        since: "1.22.0 (the kgo.ServerSideBalancer() option)",
+        preview: Some("1.19.0 (beta, behind a context value)"),
+        setting: "kgo.ServerSideBalancer(), with kgo.RangeBalancer() or a sticky balancer first in kgo.Balancers",
+        remote_assignor: "not by name: franz-go asks for range when kgo.RangeBalancer() is its first balancer and for \
+             uniform when a sticky one is, so it cannot ask for copartitioned",
+    }),
+    without: None,
+    alternative: "upgrade franz-go to 1.22.0 or later first",
+};
+
+const PARTWISE: ClientFacts = ClientFacts {
+    name: "partwise (partwise kafka consume)",
+    protocols: &["copartitioned"],
+    default_client_id: "partwise",
+    consumer_protocol: Some(ConsumerProtocol {
+        since: "0.1.0",
+        preview: None,
+        setting: "--group-protocol consumer",
+        remote_assignor: "--remote-assignor",
+    }),
+    without: None,
+    alternative: "restart the members with --group-protocol consumer",
+};
+
+const UNKNOWN: ClientFacts = ClientFacts {
+    name: "an unidentified client",
+    protocols: &[],
+    default_client_id: "",
+    consumer_protocol: None,
+    without: Some("which client this member runs cannot be told from the group's description"),
+    alternative: "check which client and version each such member runs: the consumer protocol needs the Java client \
+         4.0, librdkafka 2.12.0 or franz-go 1.22.0 or later; KafkaJS and Sarama have none",
+};
+
+impl Client {
+    /// Every identifiable client, in the order the table lists them.
+    pub const ALL: [Client; 6] = [
+        Client::Java,
+        Client::Librdkafka,
+        Client::KafkaJs,
+        Client::Sarama,
+        Client::FranzGo,
+        Client::Partwise,
+    ];
+
+    /// What partwise knows of the client.
+    pub fn facts(self) -> &'static ClientFacts {
+        match self {
+            Client::Java => &JAVA,
+            Client::Librdkafka => &LIBRDKAFKA,
+            Client::KafkaJs => &KAFKAJS,
+            Client::Sarama => &SARAMA,
+            Client::FranzGo => &FRANZ_GO,
+            Client::Partwise => &PARTWISE,
+            Client::Unknown => &UNKNOWN,
+        }
+    }
+
+    /// A stable id for JSON (`java`, `librdkafka`, `kafkajs`, `sarama`,
+    /// `franz-go`, `partwise`, `unknown`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Client::Java => "java",
+            Client::Librdkafka => "librdkafka",
+            Client::KafkaJs => "kafkajs",
+            Client::Sarama => "sarama",
+            Client::FranzGo => "franz-go",
+            Client::Partwise => "partwise",
+            Client::Unknown => "unknown",
+        }
+    }
+}
+
+/// One member's client, as told from the group's description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identified {
+    /// The client.
+    pub client: Client,
+    /// What told it (`protocol RoundRobinAssigner`, `client id rdkafka`),
+    /// or, for [`Client::Unknown`], what was seen and who could have sent it.
+    pub evidence: String,
+}
+
+/// Whether `id` is the Java client's default `consumer-<group>-<n>`.
+fn java_default_id(id: &str) -> bool {
+    id.strip_prefix("consumer-")
+        .and_then(|rest| rest.rsplit_once('-'))
+        .is_some_and(|(group, n)| {
+            !group.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
+/// The client a member runs: from the group's chosen `protocol`, the
+/// member's `client_id`, and the version of its subscription metadata
+/// (`None` when the broker returned none), which is shown as evidence.
+pub fn identify(protocol: &str, client_id: &str, metadata_version: Option<i16>) -> Identified {
+    let by_id = match client_id {
+        "kafkajs" => Some(Client::KafkaJs),
+        "rdkafka" => Some(Client::Librdkafka),
+        "sarama" => Some(Client::Sarama),
+        "kgo" => Some(Client::FranzGo),
+        "partwise" => Some(Client::Partwise),
+        id if java_default_id(id) => Some(Client::Java),
+        _ => None,
+    };
+    let version = metadata_version
+        .map(|v| format!(", subscription v{v}"))
+        .unwrap_or_default();
+    let shown = format!("protocol {protocol}, client id '{client_id}'{version}");
+    let told = |client: Client, by: &str| Identified {
+        client,
+        evidence: format!("{shown}: {by}"),
+    };
+    if protocol == "RoundRobinAssigner" {
+        return told(
+            Client::KafkaJs,
+            "RoundRobinAssigner is KafkaJS's own protocol name",
+        );
+    }
+    let shares = |c: Client| c.facts().protocols.contains(&protocol);
+    match by_id {
+        // Every client takes assignors of the user's own under any name, so
+        // a default client id names its client whatever the protocol.
+        Some(c) => told(
+            c,
+            &format!("'{client_id}' is {}'s default client id", c.facts().name),
+        ),
+        _ => {
+            let candidates: Vec<&str> = Client::ALL
+                .iter()
+                .filter(|c| shares(**c))
+                .map(|c| c.facts().name)
+                .collect();
+            let who = match (protocol, candidates.as_slice()) {
+                ("copartitioned", _) => {
+                    "partwise's copartitioned assignor runs in partwise, the Java client and KafkaJS".to_string()
+                }
+                (_, []) => format!("no client partwise knows joins with protocol {protocol}"),
+                (_, [one]) => format!("only {one} joins with protocol {protocol}"),
+                (_, many) => format!("{} all join with protocol {protocol}", many.join(", ")),
+            };
+            match candidates.as_slice() {
+                [one] if protocol != "copartitioned" => {
+                    let c = Client::ALL.into_iter().find(|c| c.facts().name == *one);
+                    told(c.unwrap_or(Client::Unknown), &who)
+                }
+                _ => Identified {
+                    client: Client::Unknown,
+                    evidence: format!("{shown}: {who}, and the client id is not a default one"),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_names_and_default_client_ids_tell_clients_apart() {
+        let cases = [
+            ("RoundRobinAssigner", "kafkajs", Client::KafkaJs),
+            // KafkaJS's protocol name wins over any client id.
+            ("RoundRobinAssigner", "ticker-joiner-3", Client::KafkaJs),
+            ("copartitioned", "kafkajs", Client::KafkaJs),
+            ("range", "consumer-joins-12", Client::Java),
+            ("cooperative-sticky", "consumer-my-group-1", Client::Java),
+            ("copartitioned", "consumer-g-1", Client::Java),
+            ("range", "rdkafka", Client::Librdkafka),
+            ("cooperative-sticky", "rdkafka", Client::Librdkafka),
+            ("roundrobin", "sarama", Client::Sarama),
+            ("sticky", "kgo", Client::FranzGo),
+            ("copartitioned", "partwise", Client::Partwise),
+            ("cooperative-sticky", "sarama", Client::Sarama),
+            // A KafkaJS assigner of the user's own, under a Java name.
+            ("range", "kafkajs", Client::KafkaJs),
+            ("range", "orders-service", Client::Unknown),
+            ("copartitioned", "worker-1", Client::Unknown),
+            ("consumer-a-b", "consumer-", Client::Unknown),
+            ("range", "consumer-joins-x", Client::Unknown),
+        ];
+        for (protocol, id, want) in cases {
+            assert_eq!(identify(protocol, id, None).client, want, "{protocol} {id}");
+        }
+    }
+
+    #[test]
+    fn the_evidence_names_what_was_seen_and_the_candidates() {
+        let m = identify("range", "orders", Some(3));
+        assert_eq!(
+            m.evidence,
+            "protocol range, client id 'orders', subscription v3: Java (kafka-clients), librdkafka \
+             (confluent-kafka-go/-python/-dotnet/-javascript, node-rdkafka, rust-rdkafka), Sarama (IBM/sarama), \
+             franz-go (kgo) all join with protocol range, and the client id is not a default one"
+        );
+        let m = identify("RoundRobinAssigner", "m0", Some(0));
+        assert!(
+            m.evidence.contains("KafkaJS's own protocol name"),
+            "{}",
+            m.evidence
+        );
+    }
+
+    /// Every client's facts say what to do: a setting and version, or why
+    /// not and the alternative, with no empty text.
+    #[test]
+    fn every_client_has_its_facts() {
+        for c in Client::ALL.into_iter().chain([Client::Unknown]) {
+            let f = c.facts();
+            assert!(!f.name.is_empty() && !f.alternative.is_empty(), "{c:?}");
+            match f.consumer_protocol {
+                Some(p) => {
+                    assert!(f.without.is_none(), "{c:?}");
+                    assert!(!p.since.is_empty() && !p.setting.is_empty(), "{c:?}");
+                }
+                None => assert!(f.without.is_some_and(|w| !w.is_empty()), "{c:?}"),
+            }
+        }
+        assert!(KAFKAJS.alternative.contains("copartitionedAssigner"));
+    }
+}
