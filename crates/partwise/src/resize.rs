@@ -31,6 +31,8 @@ use crate::topology::{self, Topology};
 use crate::Error;
 use std::fmt;
 
+pub mod joined;
+
 /// Where one key goes before and after a resize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyMove {

@@ -278,7 +278,7 @@ impl Model {
                 area: "placement",
                 ok: v.ok(),
                 text,
-                fixes: v.fix.iter().map(|f| f.advice.clone()).collect(),
+                fixes: v.fix.iter().flat_map(|f| f.lines()).collect(),
                 anchor: format!("placement-{i}"),
             });
         }
