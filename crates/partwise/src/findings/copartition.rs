@@ -278,7 +278,7 @@ impl Reason {
                     match java.compatible_in(p.client()).first() {
                         Some(c) => format!(
                             "make {producer} hash its keys: {} ({}, Java-compatible murmur2)",
-                            c.setting(),
+                            c.setting_and_version(),
                             c.spec()
                         ),
                         None => format!(
@@ -294,14 +294,14 @@ impl Reason {
                     if let Some(c) = pa.compatible_in(pb.client()).first() {
                         format!(
                             "set {b} to {} ({}), which places keys as {} does",
-                            c.setting(),
+                            c.setting_and_version(),
                             c.spec(),
                             pa.spec()
                         )
                     } else if let Some(c) = pb.compatible_in(pa.client()).first() {
                         format!(
                             "set {a} to {} ({}), which places keys as {} does",
-                            c.setting(),
+                            c.setting_and_version(),
                             c.spec(),
                             pb.spec()
                         )
@@ -475,7 +475,7 @@ fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
                 "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
                 t.topic,
                 pb.client(),
-                c.setting(),
+                c.setting_and_version(),
                 c.spec(),
                 pa.spec(),
                 first.topic
