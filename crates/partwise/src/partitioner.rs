@@ -302,7 +302,7 @@ const TABLE: &[Info] = &[
         about: "KafkaJS 2.x DefaultPartitioner (= JavaCompatiblePartitioner): murmur2; null keys round-robin from a random start",
     setting: "createPartitioner: Partitioners.DefaultPartitioner",
         since: Some("KafkaJS 2.0.0"),
-        older: Some("KafkaJS 1.8.0 to 1.16.0: createPartitioner: Partitioners.JavaCompatiblePartitioner"),
+        older: Some("createPartitioner: Partitioners.JavaCompatiblePartitioner in KafkaJS 1.8.0 to 1.16.0"),
     },
     Info {
         builtin: B::KafkajsLegacy,
@@ -314,7 +314,7 @@ const TABLE: &[Info] = &[
         about: "KafkaJS LegacyPartitioner (the 1.x default): a float-mangled murmur2, NOT Java-compatible",
     setting: "createPartitioner: Partitioners.LegacyPartitioner",
         since: Some("KafkaJS 2.0.0"),
-        older: Some("KafkaJS 1.x: the default partitioner"),
+        older: Some("the default partitioner in KafkaJS 1.x"),
     },
     Info {
         builtin: B::SaramaHash,
@@ -610,7 +610,7 @@ impl Partitioner {
         };
         let info = self.info();
         match (info.since, info.older) {
-            (Some(v), Some(o)) => format!("{setting} ({v} or later; {o})"),
+            (Some(v), Some(o)) => format!("{setting} ({v} or later, or {o})"),
             (Some(v), None) => format!("{setting} ({v} or later)"),
             (None, _) => setting,
         }
@@ -857,7 +857,7 @@ mod tests {
         assert_eq!(p("sarama").since(), None);
         assert!(p("kafkajs")
             .setting_and_version()
-            .contains("(KafkaJS 2.0.0 or later; KafkaJS 1.8.0 to 1.16.0: createPartitioner: Partitioners.JavaCompatiblePartitioner)"));
+            .contains("(KafkaJS 2.0.0 or later, or createPartitioner: Partitioners.JavaCompatiblePartitioner in KafkaJS 1.8.0 to 1.16.0)"));
         for q in Partitioner::all() {
             let s = q.setting();
             // A setting is the client's, never partwise's spec.

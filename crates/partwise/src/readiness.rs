@@ -161,7 +161,7 @@ impl Refusal {
         }
     }
 
-    fn fix(self) -> &'static str {
+    pub(crate) fn fix(self) -> &'static str {
         match self {
             Refusal::Policy => {
                 "set group.consumer.migration.policy=bidirectional (or upgrade) on every broker, \

@@ -811,7 +811,11 @@ impl PlacementFix {
     }
 }
 
-fn fix_of(assignor: Assignor, assignors: Vec<Assignor>, member_counts: Vec<u32>) -> PlacementFix {
+pub(crate) fn fix_of(
+    assignor: Assignor,
+    assignors: Vec<Assignor>,
+    member_counts: Vec<u32>,
+) -> PlacementFix {
     // No member count keeps the units whole: say nothing of running more
     // or fewer members rather than offer an empty list.
     let or_run = match list(&member_counts) {
