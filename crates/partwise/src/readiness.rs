@@ -557,13 +557,17 @@ fn remote_assignors(
     {
         findings.push(finding(
             "no-remote-assignor-keeps-units",
-            format!(
-                "no assignor the brokers accept ({}) keeps this group's co-partitioned indices together",
-                list.iter()
-                    .map(|a| a.name.clone().unwrap_or_else(|| a.entry.clone()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            if list.is_empty() {
+                "the brokers accept no assignor (group.consumer.assignors is empty), so none keeps this group's co-partitioned indices together".to_string()
+            } else {
+                format!(
+                    "no assignor the brokers accept ({}) keeps this group's co-partitioned indices together",
+                    list.iter()
+                        .map(|a| a.name.clone().unwrap_or_else(|| a.entry.clone()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
             format!(
                 "put the partwise broker assignor jar on the brokers' class path and add {COPARTITIONED_CLASS} \
                  to group.consumer.assignors, then set group.remote.assignor=copartitioned on the members"

@@ -60,7 +60,7 @@ fn flaws(text: &str) -> Vec<&'static str> {
         }
     }
     for mid in [
-        " and,", " or,", " and;", " or;", " and)", " or)", " and.", " or.",
+        " and;", " or;", " and)", " or)", " and.", " or.", " and ;", " or ;",
     ] {
         if text.contains(mid) {
             out.push("a dangling conjunction");
@@ -532,22 +532,117 @@ fn every_finding_kind_says_its_fix_without_holes() {
         check(f.kind, Some(&f.message), &[f.fix], &mut failures);
     }
 
+    // Readiness over a grid of groups and brokers: every finding it
+    // makes, with lists of members, topics and assignors empty or single.
+    for (kind, message, fix) in readiness_findings() {
+        kinds.insert(kind);
+        check(kind, Some(&message), &[fix], &mut failures);
+    }
+
     assert!(
         failures.is_empty(),
         "{} flaws:\n{}",
         failures.len(),
         failures.join("\n")
     );
-    // Every placement finding was reached.
+    // Every placement, resize and readiness finding looked for was reached.
     for k in [
         "units_split",
         "counts_differ",
         "multiple",
         "drain",
         "together",
+        "no-remote-assignor-keeps-units",
+        "target-splits",
     ] {
         assert!(kinds.contains(k), "{k} not walked: {kinds:?}");
     }
+}
+
+fn readiness_findings() -> Vec<(&'static str, String, String)> {
+    use crate::described::{ClusterTopic, DescribedMember};
+    use crate::readiness::{classic, consumer, BrokerConfig, ClassicGroup};
+    let topic = |name: &str, partitions| ClusterTopic {
+        name: name.into(),
+        partitions,
+        healthy: true,
+    };
+    let member = |id: &str, sub: &[&str], parts: &[(&str, &[u32])]| DescribedMember {
+        id: id.into(),
+        subscription: Some(sub.iter().map(|t| t.to_string()).collect()),
+        assignment: Some(
+            parts
+                .iter()
+                .map(|(t, p)| (t.to_string(), p.to_vec()))
+                .collect(),
+        ),
+        undecodable: None,
+    };
+    let memberships: Vec<Vec<DescribedMember>> = vec![
+        vec![],
+        vec![member("m1", &["a", "b"], &[("a", &[0, 1]), ("b", &[0, 1])])],
+        vec![
+            member("m1", &["a", "b"], &[("a", &[0]), ("b", &[1])]),
+            member("m2", &["a"], &[("a", &[1])]),
+        ],
+    ];
+    let topic_sets = [
+        vec![topic("a", 2), topic("b", 2)],
+        vec![topic("a", 2), topic("b", 3)],
+    ];
+    let brokers: Vec<Vec<BrokerConfig>> = vec![
+        vec![],
+        vec![BrokerConfig::default()],
+        vec![BrokerConfig {
+            migration_policy: Some("disabled".into()),
+            consumer_max_size: Some(1),
+            assignors: Some(vec![]),
+            ..BrokerConfig::default()
+        }],
+        vec![
+            BrokerConfig {
+                assignors: Some(vec!["uniform".into()]),
+                ..BrokerConfig::default()
+            },
+            BrokerConfig {
+                broker: 2,
+                assignors: Some(vec!["com.example.Custom".into(), "copartitioned".into()]),
+                rebalance_protocols: Some(vec!["classic".into()]),
+                ..BrokerConfig::default()
+            },
+        ],
+    ];
+    let mut out = Vec::new();
+    for members in &memberships {
+        for topics in &topic_sets {
+            for configs in &brokers {
+                for (state, protocol_type) in [
+                    ("Stable", "consumer"),
+                    ("Empty", "consumer"),
+                    ("PreparingRebalance", "consumer"),
+                    ("Stable", "connect"),
+                ] {
+                    for data in [None, Some(b"pwu\x00x".to_vec()), Some(vec![1, 2, 3])] {
+                        let g = ClassicGroup {
+                            name: "g".into(),
+                            state: state.into(),
+                            protocol_type: protocol_type.into(),
+                            protocol: "range".into(),
+                            members: members.clone(),
+                            assignment_user_data: members.iter().map(|_| data.clone()).collect(),
+                        };
+                        let r = classic(&g, configs, topics);
+                        out.extend(r.findings.into_iter().map(|f| (f.kind, f.message, f.fix)));
+                    }
+                }
+                for assignor in ["uniform", "range", "copartitioned"] {
+                    let r = consumer(assignor, members, members, configs, topics);
+                    out.extend(r.findings.into_iter().map(|f| (f.kind, f.message, f.fix)));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[test]
