@@ -158,7 +158,7 @@ impl Realign {
             .map(|(t, n)| format!("h mod {n} in {t}"))
             .collect();
         format!(
-            "while the partition counts differ ({}), no assignor keeps the join: a key hashed to h lands on {}, different partition numbers for most keys, so keeping partition p of every topic in one member does not bring a key's records together; make the counts equal first",
+            "while the partition counts differ ({}), no assignor keeps the join across members: a key hashed to h lands on {}, different partition numbers for most keys, so keeping partition p of every topic in one member does not bring a key's records together; make the counts equal first",
             counts.join(", "),
             mods.join(" and ")
         )

@@ -347,8 +347,10 @@ fn placements_inner(
             let mut mine = budget.share(n - i);
             let mut v = verdict(t, cg, assignor, g, &mut mine);
             // Counts that differ decide the fix whatever the assignor does
-            // with partition indices.
-            if v.unsubscribed.is_empty() {
+            // with partition indices; a single member holds every
+            // partition, so its join holds anyway.
+            let several = declared_counts(&cg.members).iter().any(|&k| k > 1);
+            if v.unsubscribed.is_empty() && several {
                 if let Some(r) = realign(t, g, samples, weights) {
                     v.fix = Some(realign_fix(r));
                 }
@@ -1139,6 +1141,17 @@ subscriptions = {subs}
                 assert!(!l.contains("()") && !l.contains("or run"), "{l}");
             }
         }
+    }
+
+    #[test]
+    fn a_single_member_holds_the_join_whatever_the_counts() {
+        let t = Topology::parse(
+            "[[topic]]\nname = \"a\"\npartitions = 9\n[[topic]]\nname = \"b\"\npartitions = 6\n[[copartition]]\nname = \"ab\"\ntopics = [\"a\", \"b\"]\n[[consumer_group]]\nname = \"g\"\nassignor = \"copartitioned\"\nmembers = 1\nsubscriptions = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        let v = &placements(&t)[0];
+        assert_ne!(v.kind(), Some("counts_differ"));
+        assert!(v.realign().is_none());
     }
 
     #[test]

@@ -258,7 +258,7 @@ impl Model {
                 let counts: Vec<String> =
                     r.counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
                 format!(
-                    "consumer group {} ({}) on {}: the partition counts differ ({}), so no assignor keeps the join",
+                    "consumer group {} ({}) on {}: the partition counts differ ({}), so no assignor keeps the join across members",
                     v.consumer_group,
                     v.assignor,
                     v.copartition,
