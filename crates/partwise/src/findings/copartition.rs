@@ -250,9 +250,14 @@ impl Reason {
                 let raise = if smaller.is_empty() {
                     String::new()
                 } else {
+                    let commands: Vec<String> = smaller
+                        .iter()
+                        .map(|t| format!("kafka-topics --alter --topic {t} --partitions {max}"))
+                        .collect();
                     format!(
-                        ": raise {} to {max} partitions (kafka-topics --alter --partitions {max})",
-                        smaller.join(", ")
+                        ": raise {} to {max} partitions ({})",
+                        smaller.join(", "),
+                        commands.join("; ")
                     )
                 };
                 format!(
