@@ -17,7 +17,7 @@
 //! }
 //! let r = m.finish();
 //! assert!(r.moved[0] > 0);
-//! assert_eq!(r.fix.unwrap().to_string(), "set partitioner=murmur2_random in the librdkafka producer (librdkafka:murmur2_random) and no key moves");
+//! assert_eq!(r.fix.unwrap().to_string(), "set partitioner=murmur2_random (librdkafka 0.11.4 or later) in the librdkafka producer (librdkafka:murmur2_random) and no key moves");
 //! # Ok::<(), partwise::Error>(())
 //! ```
 
@@ -266,21 +266,13 @@ pub enum MigrationFix {
 impl fmt::Display for MigrationFix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            MigrationFix::Use { partitioner } => {
-                let spec = partitioner.spec();
-                match spec.split_once(':') {
-                    Some(("librdkafka", name)) => write!(
-                        f,
-                        "set partitioner={name} in the {} producer ({spec}) and no key moves",
-                        partitioner.client()
-                    ),
-                    _ => write!(
-                        f,
-                        "use {spec} in the {} producer and no key moves",
-                        partitioner.client()
-                    ),
-                }
-            }
+            MigrationFix::Use { partitioner } => write!(
+                f,
+                "set {} in the {} producer ({}) and no key moves",
+                partitioner.setting_and_version(),
+                partitioner.client(),
+                partitioner.spec()
+            ),
             MigrationFix::NoneKeeps { from, to } => write!(
                 f,
                 "no {} partitioner keeps these keys where {} puts them: the keys that move lose their order and co-partitioning unless every producer and topic moves at once",

@@ -153,6 +153,13 @@ struct Info {
     /// Whether an empty (zero-byte, non-null) key is placed like a null key.
     empty_as_null: bool,
     about: &'static str,
+    /// How a producer of the client selects it, in the client's own words.
+    setting: &'static str,
+    /// The first client release that has the setting, when not every
+    /// release does (`Sarama 1.50.0`).
+    since: Option<&'static str>,
+    /// What releases before `since` call it, when they have it by another name.
+    older: Option<&'static str>,
 }
 
 use Builtin as B;
@@ -173,6 +180,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "Java producer default (BuiltInPartitioner): (murmur2(key) & 0x7fffffff) % n; null keys sticky (KIP-794, random)",
+    setting: "the default partitioner (no partitioner.class)",
+        since: None,
+        older: None,
     },
     Info {
         builtin: B::JavaRoundRobin,
@@ -182,6 +192,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(RoundRobin),
         empty_as_null: false,
         about: "Java RoundRobinPartitioner: ignores keys, a per-topic counter over available partitions",
+    setting: "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
+        since: Some("kafka-clients 2.4.0"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaConsistentRandom,
@@ -191,6 +204,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: true,
         about: "librdkafka default (confluent-kafka Python/Go/.NET, kcat): crc32(key) % n; null and empty keys sticky random",
+    setting: "partitioner=consistent_random",
+        since: Some("librdkafka 0.11.4"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaConsistent,
@@ -200,6 +216,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::AsEmpty,
         empty_as_null: false,
         about: "librdkafka consistent: crc32(key) % n; null and empty keys go to partition 0",
+    setting: "partitioner=consistent",
+        since: Some("librdkafka 0.11.4"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaMurmur2,
@@ -209,6 +228,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::AsEmpty,
         empty_as_null: false,
         about: "librdkafka murmur2: Java-compatible for keys; a null key hashes like an empty one",
+    setting: "partitioner=murmur2",
+        since: Some("librdkafka 0.11.4"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaMurmur2Random,
@@ -218,6 +240,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "librdkafka murmur2_random: Java-compatible (keys, empty key included); null keys sticky random",
+    setting: "partitioner=murmur2_random",
+        since: Some("librdkafka 0.11.4"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaFnv1a,
@@ -227,6 +252,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::AsEmpty,
         empty_as_null: false,
         about: "librdkafka fnv1a: Sarama-compatible |fnv1a(key)| % n; a null key hashes like an empty one",
+    setting: "partitioner=fnv1a",
+        since: Some("librdkafka 1.4.0"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaFnv1aRandom,
@@ -236,6 +264,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "librdkafka fnv1a_random: Sarama-compatible for keys; null keys sticky random",
+    setting: "partitioner=fnv1a_random",
+        since: Some("librdkafka 1.4.0"),
+        older: None,
     },
     Info {
         builtin: B::LibrdkafkaRandom,
@@ -245,6 +276,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "librdkafka random: ignores keys; null keys sticky random",
+    setting: "partitioner=random",
+        since: Some("librdkafka 0.11.4"),
+        older: None,
     },
     Info {
         builtin: B::KafkaPython,
@@ -254,6 +288,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "kafka-python DefaultPartitioner: Java-compatible murmur2; null keys random",
+    setting: "the default partitioner",
+        since: None,
+        older: None,
     },
     Info {
         builtin: B::KafkajsDefault,
@@ -263,6 +300,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(RoundRobin),
         empty_as_null: false,
         about: "KafkaJS 2.x DefaultPartitioner (= JavaCompatiblePartitioner): murmur2; null keys round-robin from a random start",
+    setting: "createPartitioner: Partitioners.DefaultPartitioner",
+        since: Some("KafkaJS 2.0.0"),
+        older: Some("createPartitioner: Partitioners.JavaCompatiblePartitioner in KafkaJS 1.8.0 to 1.16.0"),
     },
     Info {
         builtin: B::KafkajsLegacy,
@@ -272,6 +312,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(RoundRobin),
         empty_as_null: false,
         about: "KafkaJS LegacyPartitioner (the 1.x default): a float-mangled murmur2, NOT Java-compatible",
+    setting: "createPartitioner: Partitioners.LegacyPartitioner",
+        since: Some("KafkaJS 2.0.0"),
+        older: Some("the default partitioner in KafkaJS 1.x"),
     },
     Info {
         builtin: B::SaramaHash,
@@ -281,6 +324,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "Sarama default NewHashPartitioner: |int32(fnv1a(key)) % n|; null keys random",
+    setting: "Producer.Partitioner = sarama.NewHashPartitioner",
+        since: None,
+        older: None,
     },
     Info {
         builtin: B::SaramaReferenceHash,
@@ -290,6 +336,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "Sarama NewReferenceHashPartitioner: (fnv1a(key) & 0x7fffffff) % n; still FNV-1a, not Java-compatible",
+    setting: "Producer.Partitioner = sarama.NewReferenceHashPartitioner",
+        since: Some("Sarama 1.18.0"),
+        older: None,
     },
     Info {
         builtin: B::SaramaConsistentCrc,
@@ -299,6 +348,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "Sarama NewConsistentCRCHashPartitioner: crc32(key) % n, librdkafka-consistent-compatible",
+    setting: "Producer.Partitioner = sarama.NewConsistentCRCHashPartitioner",
+        since: Some("Sarama 1.41.0"),
+        older: None,
     },
     Info {
         builtin: B::SaramaMurmur2,
@@ -308,6 +360,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "Sarama NewMurmur2Partitioner (v1.50+): Java-compatible murmur2; null keys random",
+    setting: "Producer.Partitioner = sarama.NewMurmur2Partitioner",
+        since: Some("Sarama 1.50.0"),
+        older: None,
     },
     Info {
         builtin: B::KafkaGoRoundRobin,
@@ -317,6 +372,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(RoundRobin),
         empty_as_null: false,
         about: "kafka-go Writer default (RoundRobin balancer): ignores keys",
+    setting: "Balancer: &kafka.RoundRobin{}",
+        since: None,
+        older: None,
     },
     Info {
         builtin: B::KafkaGoHash,
@@ -326,6 +384,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(RoundRobin),
         empty_as_null: false,
         about: "kafka-go Hash balancer: Sarama-compatible FNV-1a; nil keys round-robin",
+    setting: "Balancer: &kafka.Hash{}",
+        since: None,
+        older: None,
     },
     Info {
         builtin: B::KafkaGoReferenceHash,
@@ -335,6 +396,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "kafka-go ReferenceHash balancer: Sarama-reference-compatible FNV-1a & 0x7fffffff",
+    setting: "Balancer: &kafka.ReferenceHash{}",
+        since: Some("kafka-go 0.4.32"),
+        older: None,
     },
     Info {
         builtin: B::KafkaGoCrc32,
@@ -344,6 +408,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: true,
         about: "kafka-go CRC32Balancer: librdkafka-compatible crc32; nil and empty keys random",
+    setting: "Balancer: &kafka.CRC32Balancer{}",
+        since: Some("kafka-go 0.3.1"),
+        older: None,
     },
     Info {
         builtin: B::KafkaGoCrc32Consistent,
@@ -353,6 +420,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::AsEmpty,
         empty_as_null: false,
         about: "kafka-go CRC32Balancer{Consistent: true}: crc32; nil and empty keys go to partition 0",
+    setting: "Balancer: &kafka.CRC32Balancer{Consistent: true}",
+        since: Some("kafka-go 0.3.1"),
+        older: None,
     },
     Info {
         builtin: B::KafkaGoMurmur2,
@@ -362,6 +432,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "kafka-go Murmur2Balancer: Java-compatible murmur2; nil keys random",
+    setting: "Balancer: &kafka.Murmur2Balancer{}",
+        since: Some("kafka-go 0.3.1"),
+        older: None,
     },
     Info {
         builtin: B::KafkaGoMurmur2Consistent,
@@ -371,6 +444,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::AsEmpty,
         empty_as_null: false,
         about: "kafka-go Murmur2Balancer{Consistent: true}: murmur2; nil keys hash like empty ones",
+    setting: "Balancer: &kafka.Murmur2Balancer{Consistent: true}",
+        since: Some("kafka-go 0.3.1"),
+        older: None,
     },
     Info {
         builtin: B::FranzGo,
@@ -380,6 +456,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "franz-go default (UniformBytesPartitioner, KafkaHasher): murmur2 for keys; null keys sticky",
+    setting: "the default partitioner (kgo.UniformBytesPartitioner, KafkaHasher)",
+        since: None,
+        older: None,
     },
     Info {
         builtin: B::FranzGoSaramaCompat,
@@ -389,6 +468,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "franz-go SaramaCompatHasher(fnv32a): exactly Sarama's default on every platform",
+    setting: "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaCompatHasher(fnv32a)))",
+        since: Some("franz-go 1.16.0"),
+        older: None,
     },
     Info {
         builtin: B::FranzGoSaramaHasher,
@@ -398,6 +480,9 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Sticky),
         empty_as_null: false,
         about: "franz-go SaramaHasher(fnv32a) on 64-bit: fnv1a(key) % n unsigned, NOT Sarama-compatible",
+    setting: "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaHasher(fnv32a)))",
+        since: None,
+        older: None,
     },
 ];
 
@@ -436,6 +521,9 @@ const PRIORITY_INFO: Info = Info {
     null_key: Keyless::Place(Sticky),
     empty_as_null: false,
     about: "priority isolation: matching records go to reserved partitions, the rest are hashed (murmur2) over the others",
+    setting: "",
+    since: None,
+    older: None,
 };
 
 impl Partitioner {
@@ -486,47 +574,46 @@ impl Partitioner {
 
     /// How a producer of its client selects this partitioner, in the
     /// client's own terms (a property, a constructor, or "the default").
+    /// A priority partitioner has no client setting: its spec.
     pub fn setting(self) -> String {
-        let spec = self.spec();
-        let (client, name) = spec.split_once(':').unwrap_or((spec, ""));
-        let s = match (client, name) {
-            ("librdkafka", name) => return format!("partitioner={name}"),
-            ("java", "") => "the default partitioner (no partitioner.class)",
-            ("java", "round-robin") => {
-                "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner"
-            }
-            ("kafka-python", "") => "the default partitioner",
-            ("kafkajs", "") => "createPartitioner: Partitioners.DefaultPartitioner",
-            ("kafkajs", "legacy") => "createPartitioner: Partitioners.LegacyPartitioner",
-            ("sarama", "") => "Producer.Partitioner = sarama.NewHashPartitioner",
-            ("sarama", "reference-hash") => {
-                "Producer.Partitioner = sarama.NewReferenceHashPartitioner"
-            }
-            ("sarama", "consistent-crc") => {
-                "Producer.Partitioner = sarama.NewConsistentCRCHashPartitioner"
-            }
-            ("sarama", "murmur2") => "Producer.Partitioner = sarama.NewMurmur2Partitioner",
-            ("kafka-go", "") => "Balancer: &kafka.RoundRobin{}",
-            ("kafka-go", "hash") => "Balancer: &kafka.Hash{}",
-            ("kafka-go", "reference-hash") => "Balancer: &kafka.ReferenceHash{}",
-            ("kafka-go", "crc32") => "Balancer: &kafka.CRC32Balancer{}",
-            ("kafka-go", "crc32-consistent") => "Balancer: &kafka.CRC32Balancer{Consistent: true}",
-            ("kafka-go", "murmur2") => "Balancer: &kafka.Murmur2Balancer{}",
-            ("kafka-go", "murmur2-consistent") => {
-                "Balancer: &kafka.Murmur2Balancer{Consistent: true}"
-            }
-            ("franz-go", "") => {
-                "the default partitioner (kgo.UniformBytesPartitioner, KafkaHasher)"
-            }
-            ("franz-go", "sarama-compat") => {
-                "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaCompatHasher(fnv32a)))"
-            }
-            ("franz-go", "sarama-hasher") => {
-                "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaHasher(fnv32a)))"
-            }
-            _ => spec,
+        match self.kind {
+            Kind::Builtin(_) => self.info().setting.to_string(),
+            Kind::Priority(p) => p.spec().to_string(),
+        }
+    }
+
+    /// The first release of its client that has [`Partitioner::setting`]
+    /// (`Sarama 1.50.0`), when not every release does.
+    pub fn since(self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Builtin(_) => self.info().since,
+            Kind::Priority(_) => None,
+        }
+    }
+
+    /// The setting with the release that has it, as every fix that changes
+    /// a producer's partitioner prints it:
+    /// `Producer.Partitioner = sarama.NewMurmur2Partitioner (Sarama 1.50.0 or
+    /// later)`, with what older releases call it where they have it.
+    ///
+    /// ```
+    /// let p: partwise::Partitioner = "sarama:murmur2".parse().unwrap();
+    /// assert_eq!(
+    ///     p.setting_and_version(),
+    ///     "Producer.Partitioner = sarama.NewMurmur2Partitioner (Sarama 1.50.0 or later)"
+    /// );
+    /// ```
+    pub fn setting_and_version(self) -> String {
+        let setting = self.setting();
+        let Kind::Builtin(_) = self.kind else {
+            return setting;
         };
-        s.to_string()
+        let info = self.info();
+        match (info.since, info.older) {
+            (Some(v), Some(o)) => format!("{setting} ({v} or later, or {o})"),
+            (Some(v), None) => format!("{setting} ({v} or later)"),
+            (None, _) => setting,
+        }
     }
 
     /// The partitioners of `client` that put every non-empty key where this
@@ -756,6 +843,35 @@ mod tests {
             p("kafka-go").place(Some(b"x"), n(12)),
             Placement::RoundRobin
         );
+    }
+
+    #[test]
+    fn every_setting_is_in_its_clients_words_with_the_release_that_has_it() {
+        let p = |s: &str| s.parse::<Partitioner>().unwrap();
+        assert_eq!(
+            p("sarama:murmur2").setting_and_version(),
+            "Producer.Partitioner = sarama.NewMurmur2Partitioner (Sarama 1.50.0 or later)"
+        );
+        assert_eq!(p("sarama:consistent-crc").since(), Some("Sarama 1.41.0"));
+        assert_eq!(p("sarama:reference-hash").since(), Some("Sarama 1.18.0"));
+        assert_eq!(p("sarama").since(), None);
+        assert!(p("kafkajs")
+            .setting_and_version()
+            .contains("(KafkaJS 2.0.0 or later, or createPartitioner: Partitioners.JavaCompatiblePartitioner in KafkaJS 1.8.0 to 1.16.0)"));
+        for q in Partitioner::all() {
+            let s = q.setting();
+            // A setting is the client's, never partwise's spec.
+            assert!(!s.is_empty() && s != q.spec(), "{}", q.spec());
+            assert!(!s.contains(q.spec()) || !q.spec().contains(':'), "{s}");
+            if let Some(v) = q.since() {
+                // The release names the client and a dotted version.
+                let (client, version) = v.rsplit_once(' ').unwrap();
+                assert!(!client.is_empty(), "{v}");
+                assert_eq!(version.split('.').count(), 3, "{v}");
+                assert!(version.split('.').all(|d| d.parse::<u32>().is_ok()), "{v}");
+                assert!(q.setting_and_version().contains(&format!("({v} or later")));
+            }
+        }
     }
 
     #[test]

@@ -198,7 +198,7 @@ impl Refusal {
 
     /// What to do, with `assignor`: how the members get the broker-side
     /// `copartitioned` assignor (set it, or first install it).
-    fn fix(self, assignor: &str) -> String {
+    pub(crate) fn fix(self, assignor: &str) -> String {
         match self {
             Refusal::Policy => {
                 "set group.consumer.migration.policy=bidirectional (or upgrade) on every broker, \
@@ -726,13 +726,17 @@ fn remote_assignors(
     {
         findings.push(finding(
             "no-remote-assignor-keeps-units",
-            format!(
-                "no assignor the brokers accept ({}) keeps this group's co-partitioned indices together",
-                list.iter()
-                    .map(|a| a.name.clone().unwrap_or_else(|| a.entry.clone()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            if list.is_empty() {
+                "the brokers accept no assignor (group.consumer.assignors is empty), so none keeps this group's co-partitioned indices together".to_string()
+            } else {
+                format!(
+                    "no assignor the brokers accept ({}) keeps this group's co-partitioned indices together",
+                    list.iter()
+                        .map(|a| a.name.clone().unwrap_or_else(|| a.entry.clone()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
             format!("set {}", copartitioned_advice(configs)),
         ));
     }

@@ -31,6 +31,8 @@ use crate::topology::{self, Topology};
 use crate::Error;
 use std::fmt;
 
+pub mod joined;
+
 /// Where one key goes before and after a resize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyMove {
@@ -193,6 +195,10 @@ impl fmt::Display for Fix {
             Fix::Drain => f.write_str(
                 "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers",
             ),
+            Fix::Together { group, topics, to } if topics.is_empty() => write!(
+                f,
+                "resize every topic of co-partition group {group} to {to} in the same window, or the join breaks for the moved keys"
+            ),
             Fix::Together { group, topics, to } => write!(
                 f,
                 "resize {} to {to} in the same window (co-partition group {group}), or the join breaks for the moved keys",
@@ -245,7 +251,8 @@ pub fn plan(
             }
         }
         fixes.push(Fix::Drain);
-        for g in &together {
+        // A group with no other topic has nothing to move with this one.
+        for g in together.iter().filter(|g| !g.topics.is_empty()) {
             fixes.push(Fix::Together {
                 group: g.group.clone(),
                 topics: g.topics.iter().map(|(t, _)| t.clone()).collect(),

@@ -221,15 +221,27 @@ fn up_created(common: &Common) -> Result<(u8, Vec<String>)> {
             }
         }
         for v in report.placements.iter().filter(|v| !v.ok()) {
-            println!(
-                "  - consumer group {} ({}) splits units at {:?} members{}",
-                v.consumer_group,
-                v.assignor,
-                v.splitting_counts(),
-                v.fix
-                    .as_ref()
-                    .map_or(String::new(), |f| format!("\n    fix: {}", f.advice))
-            );
+            if v.realign().is_some() {
+                println!(
+                    "  - consumer group {} ({}): the partition counts differ, so no assignor keeps the join across members",
+                    v.consumer_group, v.assignor
+                );
+            } else {
+                println!(
+                    "  - consumer group {} ({}) splits units at {:?} members",
+                    v.consumer_group,
+                    v.assignor,
+                    v.splitting_counts()
+                );
+            }
+            // The advice, then each procedure when the counts differ.
+            for (i, line) in v.fix.iter().flat_map(|f| f.lines()).enumerate() {
+                if i == 0 {
+                    println!("    fix: {line}");
+                } else {
+                    println!("         {i}. {line}");
+                }
+            }
         }
         return Ok((1, Vec::new()));
     }

@@ -267,11 +267,7 @@ fn fix(cfg: &Config, group: &Group, co: &Colocation) -> Option<PlacementFix> {
 }
 
 fn fix_json(f: &PlacementFix) -> Value {
-    json!({
-        "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
-        "member_counts": f.member_counts,
-        "advice": f.advice,
-    })
+    crate::cmd::check::placement_fix_json(f)
 }
 
 fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {

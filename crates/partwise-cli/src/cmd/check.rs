@@ -7,6 +7,7 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream};
 use partwise::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};
 use partwise::placement::{PlacementFix, PlacementVerdict};
+use partwise::resize::joined::{Moved, Procedure, Realign};
 use partwise::topology::{check, Alignment, FamilyVerdict, GroupVerdict, Report, Topology};
 use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
@@ -397,15 +398,43 @@ pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
     }
     m.insert(
         "fix".into(),
-        p.fix.as_ref().map_or(Value::Null, |f| {
-            json!({
-                "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
-                "member_counts": f.member_counts,
-                "advice": f.advice,
-            })
-        }),
+        p.fix.as_ref().map_or(Value::Null, placement_fix_json),
     );
     m
+}
+
+/// A placement fix as JSON, as `check`, `assign` and `report` print it:
+/// `assignors`, `member_counts`, `advice`, and `realign` (null unless the
+/// co-partitioned topics' counts differ: the count to reach, each topic to
+/// raise with what it moves, and the procedures with their costs).
+pub fn placement_fix_json(f: &PlacementFix) -> Value {
+    json!({
+        "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
+        "member_counts": f.member_counts,
+        "advice": f.advice,
+        "realign": f.realign.as_ref().map(realign_json),
+    })
+}
+
+fn realign_json(r: &Realign) -> Value {
+    let moved = |m: Option<Moved>| m.map(|m| json!({"moved": m.moved, "of": m.of}));
+    json!({
+        "counts": r.counts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
+        "to": r.to,
+        "raise": r.raise.iter().map(|x| json!({
+            "topic": x.topic,
+            "from": x.from,
+            "to": x.to,
+            "moved_fraction": x.moved.map(|f| f.value()),
+            "moved": x.moved.map(|f| format!("{}/{}", f.moved, f.period)),
+            "sample_keys": moved(x.sample_keys),
+            "records": moved(x.records),
+        })).collect::<Vec<_>>(),
+        "procedures": Procedure::ALL.iter().map(|&p| json!({
+            "kind": p.kind(),
+            "text": r.procedure(p),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// The whole `check` report as JSON (`report` carries it as its findings).
@@ -457,6 +486,8 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
     }
     if p.kind() == Some("placement_unchecked") {
         writeln!(out, "{head}: NOT ALL COUNTS CHECKED")?;
+    } else if p.kind() == Some("counts_differ") {
+        writeln!(out, "{head}: PARTITION COUNTS DIFFER")?;
     } else {
         writeln!(out, "{head}: UNITS SPLIT")?;
     }
@@ -487,6 +518,11 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
 /// A placement fix as `check` and `assign` print it, indented by `indent`.
 pub fn write_fix(f: &PlacementFix, indent: &str, out: &mut impl Write) -> Result<()> {
     writeln!(out, "{indent}fix: {}", f.advice)?;
+    if let Some(r) = &f.realign {
+        for (i, p) in Procedure::ALL.iter().enumerate() {
+            writeln!(out, "{indent}     {}. {}", i + 1, r.procedure(*p))?;
+        }
+    }
     if !f.assignors.is_empty() {
         let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
         writeln!(

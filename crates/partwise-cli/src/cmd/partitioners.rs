@@ -70,6 +70,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "null_key": null_key_word(p),
                     "empty_key": empty_key_word(p),
                     "about": p.about(),
+                    "setting": p.setting(),
+                    "since": p.since(),
                 }))?;
             }
             drop(s.finish()?);

@@ -247,15 +247,30 @@ impl Reason {
                     .filter(|(_, n)| *n < max)
                     .map(|(t, _)| t.as_str())
                     .collect();
+                let raise = if smaller.is_empty() {
+                    String::new()
+                } else {
+                    let commands: Vec<String> = smaller
+                        .iter()
+                        .map(|t| format!("kafka-topics --alter --topic {t} --partitions {max}"))
+                        .collect();
+                    format!(
+                        ": raise {} to {max} partitions ({})",
+                        smaller.join(", "),
+                        commands.join("; ")
+                    )
+                };
                 format!(
-                    "give every topic the same count: raise {} to {max} partitions (kafka-topics --alter --partitions {max}); keys move when a count changes and records already written stay put, so change them together (partwise resize shows which keys move)",
-                    smaller.join(", ")
+                    "give every topic the same count{raise}; keys move when a count changes and records already written stay put, so change them together (partwise resize shows which keys move)"
                 )
             }
-            Reason::KeysDiffer { keys } => format!(
-                "key every topic by the same field ({}), so one entity has one key everywhere",
-                keys.first().map_or("", |(_, k)| k.as_str())
-            ),
+            Reason::KeysDiffer { keys } => match keys.first() {
+                Some((_, k)) => format!(
+                    "key every topic by the same field ({k}), so one entity has one key everywhere"
+                ),
+                None => "key every topic by the same field, so one entity has one key everywhere"
+                    .to_string(),
+            },
             Reason::SampleKeysUnplaced { producer, why, .. } => match *why {
                 "rejected" => format!(
                     "give {producer} a partitioner that places every key (a priority spec's reserved partitions must exist in the topic: partwise route KEY -p N -P SPEC shows where each key goes)"
@@ -278,7 +293,7 @@ impl Reason {
                     match java.compatible_in(p.client()).first() {
                         Some(c) => format!(
                             "make {producer} hash its keys: {} ({}, Java-compatible murmur2)",
-                            c.setting(),
+                            c.setting_and_version(),
                             c.spec()
                         ),
                         None => format!(
@@ -294,14 +309,14 @@ impl Reason {
                     if let Some(c) = pa.compatible_in(pb.client()).first() {
                         format!(
                             "set {b} to {} ({}), which places keys as {} does",
-                            c.setting(),
+                            c.setting_and_version(),
                             c.spec(),
                             pa.spec()
                         )
                     } else if let Some(c) = pb.compatible_in(pa.client()).first() {
                         format!(
                             "set {a} to {} ({}), which places keys as {} does",
-                            c.setting(),
+                            c.setting_and_version(),
                             c.spec(),
                             pb.spec()
                         )
@@ -347,6 +362,19 @@ impl Reason {
     }
 }
 
+/// `: a, b` for a list, nothing for an empty one.
+fn listed(list: &[String]) -> String {
+    listed_by(list, ", ")
+}
+
+fn listed_by(list: &[String], sep: &str) -> String {
+    if list.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", list.join(sep))
+    }
+}
+
 fn sample_suffix(f: &mut fmt::Formatter<'_>, s: &Option<SampleDiff>) -> fmt::Result {
     match s {
         Some(s) => write!(f, " ({s})"),
@@ -361,8 +389,8 @@ impl fmt::Display for Reason {
                 let list: Vec<String> = counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
                 write!(
                     f,
-                    "partition counts differ: {}; the modulus changes the partition of a key",
-                    list.join(", ")
+                    "partition counts differ{}; the modulus changes the partition of a key",
+                    listed(&list)
                 )?;
                 sample_suffix(f, sample)
             }
@@ -370,8 +398,8 @@ impl fmt::Display for Reason {
                 let list: Vec<String> = keys.iter().map(|(t, k)| format!("{t} by {k}")).collect();
                 write!(
                     f,
-                    "keys differ: {}; the same entity lands on unrelated partitions",
-                    list.join(", ")
+                    "keys differ{}; the same entity lands on unrelated partitions",
+                    listed(&list)
                 )
             }
             Reason::SampleKeysUnplaced {
@@ -431,17 +459,22 @@ impl fmt::Display for Reason {
                 topic,
                 misplaced,
                 best,
-            } => write!(
-                f,
-                "{topic}: no candidate partitioner explains every keyed record ({misplaced} misplaced under the best, {})",
-                best.as_deref().unwrap_or("none")
-            ),
+            } => match best {
+                Some(b) => write!(
+                    f,
+                    "{topic}: no candidate partitioner explains every keyed record ({misplaced} misplaced under the best, {b})"
+                ),
+                None => write!(
+                    f,
+                    "{topic}: no candidate partitioner explains every keyed record ({misplaced} misplaced; no candidate was tried)"
+                ),
+            },
             Reason::ObservedPartitionersDisagree { topics } => {
                 let list: Vec<String> = topics
                     .iter()
                     .map(|t| format!("{} is written by {}", t.topic, summarize(&t.candidates)))
                     .collect();
-                write!(f, "partitioners disagree: {}", list.join("; "))
+                write!(f, "partitioners disagree{}", listed_by(&list, "; "))
             }
             Reason::ObservedKeyEncodingsDiffer { encodings } => {
                 let list: Vec<String> = encodings
@@ -450,8 +483,8 @@ impl fmt::Display for Reason {
                     .collect();
                 write!(
                     f,
-                    "key encodings differ: {}, so the key bytes differ",
-                    list.join(", ")
+                    "key encodings differ{}, so the key bytes differ",
+                    listed(&list)
                 )
             }
         }
@@ -461,11 +494,13 @@ impl fmt::Display for Reason {
 /// The setting that makes the other topics' producers place keys as the
 /// first topic's do: the same client's compatible partitioner where there is one.
 fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
+    // What holds whatever the topics' writers are, when none can be named.
+    const ANY: &str = "give the producers of every topic one partitioner that places keys alike (a Java-compatible murmur2 partitioner, which every client has)";
     let Some((first, rest)) = topics.split_first() else {
-        return String::new();
+        return ANY.to_string();
     };
     let Some(pa) = first.partitioner else {
-        return String::new();
+        return ANY.to_string();
     };
     let mut steps = Vec::new();
     for t in rest {
@@ -475,7 +510,7 @@ fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
                 "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
                 t.topic,
                 pb.client(),
-                c.setting(),
+                c.setting_and_version(),
                 c.spec(),
                 pa.spec(),
                 first.topic
@@ -488,6 +523,9 @@ fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
                 t.topic
             )),
         }
+    }
+    if steps.is_empty() {
+        return ANY.to_string();
     }
     steps.join("; ")
 }

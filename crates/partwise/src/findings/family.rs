@@ -79,10 +79,14 @@ impl FamilyReason {
         match self {
             FamilyReason::NoHashTag { patterns } => {
                 let tagged: Vec<String> = patterns.iter().map(|p| p.replacen("%s", "{%s}", 1)).collect();
-                format!(
-                    "put the key in a hash tag so that only it is hashed: {}",
-                    tagged.join(", ")
-                )
+                if tagged.is_empty() {
+                    "put the key in a hash tag ({%s}) so that only it is hashed".to_string()
+                } else {
+                    format!(
+                        "put the key in a hash tag so that only it is hashed: {}",
+                        tagged.join(", ")
+                    )
+                }
             }
             FamilyReason::EmptyTag { pattern } => format!(
                 "remove the empty {{}} from '{pattern}' and put the hash tag around the key alone ({{%s}})"
@@ -93,10 +97,14 @@ impl FamilyReason {
             FamilyReason::TagNotJustKey { .. } => {
                 "nothing while every pattern shares this tag; {%s} alone is safer".to_string()
             }
-            FamilyReason::HashTagsDiffer { tags } => format!(
-                "use one hash tag, the same in every pattern, around the key alone (e.g. {{%s}}); today {}",
-                tags.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
-            ),
+            FamilyReason::HashTagsDiffer { tags } => {
+                let now: Vec<&str> = tags.iter().map(|(p, _)| p.as_str()).collect();
+                let mut s = "use one hash tag, the same in every pattern, around the key alone (e.g. {%s})".to_string();
+                if !now.is_empty() {
+                    s.push_str(&format!("; today {}", now.join(", ")));
+                }
+                s
+            }
             FamilyReason::SampleKeysSplit { .. } => {
                 "an empty key leaves an empty tag {}, which Redis ignores: never write an empty logical key (or give it a placeholder)".to_string()
             }
@@ -107,6 +115,9 @@ impl FamilyReason {
 impl fmt::Display for FamilyReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            FamilyReason::NoHashTag { patterns } if patterns.is_empty() => f.write_str(
+                "no hash tag: the whole key is hashed, so members of one family land in unrelated slots",
+            ),
             FamilyReason::NoHashTag { patterns } => write!(
                 f,
                 "no hash tag in {}: the whole key is hashed, so members of one family land in unrelated slots",
@@ -129,7 +140,11 @@ impl fmt::Display for FamilyReason {
             ),
             FamilyReason::HashTagsDiffer { tags } => {
                 let list: Vec<String> = tags.iter().map(|(p, t)| format!("{p} hashes {{{t}}}")).collect();
-                write!(f, "hash tags differ: {}", list.join(", "))
+                if list.is_empty() {
+                    f.write_str("hash tags differ")
+                } else {
+                    write!(f, "hash tags differ: {}", list.join(", "))
+                }
             }
             FamilyReason::SampleKeysSplit { split, keys } => {
                 write!(f, "{split} of {keys} sample keys put family members in different slots")

@@ -8,6 +8,8 @@
 
 mod copartition;
 mod family;
+#[cfg(test)]
+mod texts;
 
 pub use copartition::{summarize, ObservedWriter, ProducerRef, Reason, SampleDiff};
 pub use family::FamilyReason;

@@ -271,7 +271,7 @@ pub fn check(topology: &Topology, samples: &[&[u8]]) -> Report {
             .iter()
             .map(|f| redis::check_family(f, samples))
             .collect(),
-        placements: placement::placements(topology),
+        placements: placement::placements_keyed(topology, samples, None),
         sample_keys: samples.len(),
     }
 }

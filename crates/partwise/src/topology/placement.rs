@@ -40,6 +40,7 @@
 use super::{ConsumerGroup, CopartitionGroup, Members, Topology};
 use crate::assign::order::java_cmp;
 use crate::assign::{colocation_of, member_names, Assignor, Group, Member, Topic};
+use crate::resize::joined::{realign, realign_counts, Procedure, Realign};
 
 /// The largest member count the fix searches: beyond the largest partition
 /// count, more members only idle.
@@ -115,6 +116,11 @@ pub struct PlacementFix {
     pub member_counts: Vec<u32>,
     /// The change to make, in the client's own terms.
     pub advice: String,
+    /// Set when the co-partitioned topics' partition counts differ: no
+    /// assignor or member count keeps the join then (a key lands on
+    /// different partition numbers), so the fix is one of its procedures,
+    /// and `assignors` and `member_counts` are empty.
+    pub realign: Option<Realign>,
 }
 
 /// One assignor's results over the sweep's member counts.
@@ -224,6 +230,7 @@ impl PlacementVerdict {
     /// Whether every declared count was checked and keeps every unit whole.
     pub fn ok(&self) -> bool {
         self.unsubscribed.is_empty()
+            && self.realign().is_none()
             && self.counts.iter().all(CountResult::ok)
             && self.cut.as_ref().is_none_or(SweepCut::verdict_complete)
     }
@@ -237,12 +244,22 @@ impl PlacementVerdict {
             .collect()
     }
 
+    /// The procedures that make the co-partitioned topics' counts equal,
+    /// when they differ.
+    pub fn realign(&self) -> Option<&Realign> {
+        self.fix.as_ref().and_then(|f| f.realign.as_ref())
+    }
+
     /// A stable identifier of the finding: `unsubscribed_topics`,
-    /// `units_split`, or `placement_unchecked` (nothing split at the
-    /// counts checked, but the budget left declared counts unchecked).
+    /// `counts_differ` (the co-partitioned topics' partition counts
+    /// differ, so no assignor keeps the join), `units_split`, or
+    /// `placement_unchecked` (nothing split at the counts checked, but the
+    /// budget left declared counts unchecked).
     pub fn kind(&self) -> Option<&'static str> {
         if !self.unsubscribed.is_empty() {
             Some("unsubscribed_topics")
+        } else if self.realign().is_some() {
+            Some("counts_differ")
         } else if self.counts.iter().any(|c| !c.ok()) {
             Some("units_split")
         } else if !self.ok() {
@@ -288,8 +305,28 @@ pub fn placements(t: &Topology) -> Vec<PlacementVerdict> {
     placements_within(t, MAX_SIMULATED_PAIRS)
 }
 
+/// [`placements`] with sample keys (logical keys, as [`check`](super::check)
+/// takes them) and, when given, one record count per key: what a group
+/// whose counts differ moves when they are made equal is counted on them.
+pub fn placements_keyed(
+    t: &Topology,
+    samples: &[&[u8]],
+    weights: Option<&[u64]>,
+) -> Vec<PlacementVerdict> {
+    placements_inner(t, MAX_SIMULATED_PAIRS, samples, weights)
+}
+
 /// [`placements`] with a simulation budget of `pairs` member-partition pairs.
 pub fn placements_within(t: &Topology, pairs: u64) -> Vec<PlacementVerdict> {
+    placements_inner(t, pairs, &[], None)
+}
+
+fn placements_inner(
+    t: &Topology,
+    pairs: u64,
+    samples: &[&[u8]],
+    weights: Option<&[u64]>,
+) -> Vec<PlacementVerdict> {
     let mut todo = Vec::new();
     for cg in &t.consumer_groups {
         // Validation parsed the spec; a file built by hand may still hold junk.
@@ -308,7 +345,16 @@ pub fn placements_within(t: &Topology, pairs: u64) -> Vec<PlacementVerdict> {
         .enumerate()
         .map(|(i, (cg, assignor, g))| {
             let mut mine = budget.share(n - i);
-            let v = verdict(t, cg, assignor, g, &mut mine);
+            let mut v = verdict(t, cg, assignor, g, &mut mine);
+            // Counts that differ decide the fix whatever the assignor does
+            // with partition indices; a single member holds every
+            // partition, so its join holds anyway.
+            let several = declared_counts(&cg.members).iter().any(|&k| k > 1);
+            if v.unsubscribed.is_empty() && several {
+                if let Some(r) = realign(t, g, samples, weights) {
+                    v.fix = Some(realign_fix(r));
+                }
+            }
             budget.give_back(mine);
             v
         })
@@ -684,6 +730,7 @@ fn fix(
                 v.unsubscribed.join(", "),
                 v.copartition
             ),
+            realign: None,
         };
     }
     // An assignor is named only when it ran, and split nothing, at every
@@ -720,6 +767,17 @@ pub fn units_fix(
     unit_topics: &[u32],
     indices: u32,
 ) -> PlacementFix {
+    // Counts that differ: no assignor keeps the join, whatever it does.
+    if let Some(g) = groups.first() {
+        let counts: Vec<(String, u32)> = unit_topics
+            .iter()
+            .filter_map(|&i| g.topics.get(i as usize))
+            .map(|x| (x.name.clone(), x.partitions))
+            .collect();
+        if let Some(r) = realign_counts("the assigned topics", &counts) {
+            return realign_fix(r);
+        }
+    }
     let assignors: Vec<Assignor> = Assignor::ALL
         .into_iter()
         .filter(|a| {
@@ -734,46 +792,91 @@ pub fn units_fix(
     fix_of(assignor, assignors, member_counts)
 }
 
-fn fix_of(assignor: Assignor, assignors: Vec<Assignor>, member_counts: Vec<u32>) -> PlacementFix {
-    let counts = list(&member_counts);
+fn realign_fix(r: Realign) -> PlacementFix {
+    PlacementFix {
+        assignors: Vec::new(),
+        member_counts: Vec::new(),
+        advice: r.why(),
+        realign: Some(r),
+    }
+}
+
+impl PlacementFix {
+    /// Every line of the fix: the advice, then each procedure when the
+    /// counts differ.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![self.advice.clone()];
+        if let Some(r) = &self.realign {
+            out.extend(Procedure::ALL.iter().map(|&p| r.procedure(p)));
+        }
+        out
+    }
+}
+
+pub(crate) fn fix_of(
+    assignor: Assignor,
+    assignors: Vec<Assignor>,
+    member_counts: Vec<u32>,
+) -> PlacementFix {
+    // No member count keeps the units whole: say nothing of running more
+    // or fewer members rather than offer an empty list.
+    let or_run = match list(&member_counts) {
+        Some(counts) => format!(", or run {counts} members"),
+        None => String::new(),
+    };
     let holds = |spec: &str| assignors.iter().any(|a| a.spec() == spec);
     let advice = match assignor.spec().split(':').next().unwrap_or_default() {
         "kafkajs" => format!(
-            "KafkaJS has only its round-robin assigner built in: give the consumer a custom assigner that keeps partition p of every topic together (partwise's copartitioned), or run {counts} members"
+            "KafkaJS has only its round-robin assigner built in: give the consumer a custom assigner that keeps partition p of every topic together (partwise's copartitioned){or_run}"
         ),
         "java" if holds("java:range") => format!(
-            "set partition.assignment.strategy=org.apache.kafka.clients.consumer.RangeAssignor (equal subscriptions and partition counts keep units whole), or run {counts} members"
+            "set partition.assignment.strategy=org.apache.kafka.clients.consumer.RangeAssignor (equal subscriptions and partition counts keep units whole){or_run}"
         ),
-        "librdkafka" if holds("librdkafka:range") => format!(
-            "set partition.assignment.strategy=range, or run {counts} members"
-        ),
-        "kip848" if holds("kip848:range") => format!(
-            "set group.remote.assignor=range on the consumers, or run {counts} members"
-        ),
-        _ => format!(
-            "use an assignor that keeps units whole ({}), or run {counts} members",
-            assignors
-                .iter()
-                .map(|a| a.spec())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        "librdkafka" if holds("librdkafka:range") => {
+            format!("set partition.assignment.strategy=range{or_run}")
+        }
+        "kip848" if holds("kip848:range") => {
+            format!("set group.remote.assignor=range on the consumers{or_run}")
+        }
+        _ => match list_specs(&assignors) {
+            Some(specs) => format!("use an assignor that keeps units whole ({specs}){or_run}"),
+            None if or_run.is_empty() => format!(
+                "no assignor partwise knows was seen to keep every unit whole at the declared member counts, and no member count keeps them whole under {}: give every member the same subscriptions, or a custom assignor that keeps partition p of every co-partitioned topic in one member",
+                assignor.spec()
+            ),
+            None => format!(
+                "no assignor partwise knows was seen to keep every unit whole at the declared member counts: run {} members",
+                list(&member_counts).unwrap_or_default()
+            ),
+        },
     };
     PlacementFix {
         assignors,
         member_counts,
         advice,
+        realign: None,
     }
 }
 
-/// `1, 2, 3 or 6`.
-fn list(counts: &[u32]) -> String {
+/// `1, 2, 3 or 6`; `None` for no counts.
+fn list(counts: &[u32]) -> Option<String> {
     let s: Vec<String> = counts.iter().map(u32::to_string).collect();
     match s.split_last() {
-        None => "no number of".into(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => None,
+        Some((last, [])) => Some(last.clone()),
+        Some((last, rest)) => Some(format!("{} or {last}", rest.join(", "))),
     }
+}
+
+/// `copartitioned, java:range`; `None` for no assignors.
+fn list_specs(assignors: &[Assignor]) -> Option<String> {
+    (!assignors.is_empty()).then(|| {
+        assignors
+            .iter()
+            .map(|a| a.spec())
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }
 
 #[cfg(test)]
@@ -998,6 +1101,75 @@ subscriptions = {subs}
                 cut.note()
             );
         }
+    }
+
+    #[test]
+    fn counts_that_differ_get_the_procedures_under_every_assignor() {
+        // A pair caught mid-resize: 9 vs 6, four members.
+        for a in [
+            "copartitioned",
+            "java:range",
+            "kafkajs:roundrobin",
+            "java:sticky",
+        ] {
+            let t = Topology::parse(&format!(
+                "[[topic]]\nname = \"a\"\npartitions = 9\n[[topic]]\nname = \"b\"\npartitions = 6\n[[copartition]]\nname = \"ab\"\ntopics = [\"a\", \"b\"]\n[[consumer_group]]\nname = \"g\"\nassignor = \"{a}\"\nmembers = 4\nsubscriptions = [\"a\", \"b\"]\n"
+            ))
+            .unwrap();
+            let v = &placements(&t)[0];
+            assert_eq!(v.kind(), Some("counts_differ"), "{a}");
+            assert!(!v.ok());
+            let fix = v.fix.as_ref().unwrap();
+            assert!(
+                fix.assignors.is_empty() && fix.member_counts.is_empty(),
+                "{a}"
+            );
+            assert!(
+                fix.advice.contains("no assignor keeps the join"),
+                "{}",
+                fix.advice
+            );
+            let lines = fix.lines();
+            assert_eq!(lines.len(), 3, "{lines:?}");
+            assert!(lines[1].starts_with("drain and resize"), "{}", lines[1]);
+            assert!(
+                lines[2].starts_with("new topics at 9 partitions"),
+                "{}",
+                lines[2]
+            );
+            for l in &lines {
+                assert!(!l.contains("()") && !l.contains("or run"), "{l}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_member_holds_the_join_whatever_the_counts() {
+        let t = Topology::parse(
+            "[[topic]]\nname = \"a\"\npartitions = 9\n[[topic]]\nname = \"b\"\npartitions = 6\n[[copartition]]\nname = \"ab\"\ntopics = [\"a\", \"b\"]\n[[consumer_group]]\nname = \"g\"\nassignor = \"copartitioned\"\nmembers = 1\nsubscriptions = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        let v = &placements(&t)[0];
+        assert_ne!(v.kind(), Some("counts_differ"));
+        assert!(v.realign().is_none());
+    }
+
+    #[test]
+    fn no_member_count_that_keeps_units_whole_is_not_an_empty_list() {
+        let f = fix_of(
+            Assignor::KafkajsRoundRobin,
+            vec![Assignor::Copartitioned],
+            vec![],
+        );
+        assert!(!f.advice.contains("or run"), "{}", f.advice);
+        let f = fix_of(Assignor::JavaSticky, vec![], vec![]);
+        assert!(
+            !f.advice.contains("()") && !f.advice.contains("no number"),
+            "{}",
+            f.advice
+        );
+        let f = fix_of(Assignor::JavaSticky, vec![], vec![3]);
+        assert!(f.advice.ends_with("run 3 members"), "{}", f.advice);
     }
 
     #[test]

@@ -311,7 +311,11 @@ fn one_placement(s: &mut String, i: usize, p: &Placement) {
         esc(&v.consumer_group),
         v.assignor,
         esc(&v.copartition),
-        if v.ok() { "units whole" } else { "UNITS SPLIT" }
+        match v.kind() {
+            None => "units whole",
+            Some("counts_differ") => "PARTITION COUNTS DIFFER",
+            Some(_) => "UNITS SPLIT",
+        }
     );
     sub_section(s, &format!("placement-{i}"), &title);
     if !v.unsubscribed.is_empty() {
@@ -332,6 +336,13 @@ fn one_placement(s: &mut String, i: usize, p: &Placement) {
             );
         }
         s.push_str("</p>\n");
+        if f.realign.is_some() {
+            s.push_str("<ol>\n");
+            for line in f.lines().iter().skip(1) {
+                let _ = writeln!(s, "<li>{}</li>", esc(line));
+            }
+            s.push_str("</ol>\n");
+        }
     }
     if let Some(c) = &v.cut {
         let _ = writeln!(s, "<p><strong>Cut short:</strong> {}.</p>", esc(&c.note()));

@@ -254,6 +254,16 @@ impl Model {
                     v.copartition,
                     v.cut.as_ref().map(|c| c.note()).unwrap_or_default()
                 )
+            } else if let Some(r) = v.realign() {
+                let counts: Vec<String> =
+                    r.counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
+                format!(
+                    "consumer group {} ({}) on {}: the partition counts differ ({}), so no assignor keeps the join across members",
+                    v.consumer_group,
+                    v.assignor,
+                    v.copartition,
+                    counts.join(", ")
+                )
             } else if !v.unsubscribed.is_empty() {
                 format!(
                     "consumer group {} does not subscribe to {}: placement of {} is split",
@@ -278,7 +288,7 @@ impl Model {
                 area: "placement",
                 ok: v.ok(),
                 text,
-                fixes: v.fix.iter().map(|f| f.advice.clone()).collect(),
+                fixes: v.fix.iter().flat_map(|f| f.lines()).collect(),
                 anchor: format!("placement-{i}"),
             });
         }

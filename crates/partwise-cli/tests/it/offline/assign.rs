@@ -428,3 +428,32 @@ fn owned_partitions_the_group_cannot_have_are_warned_about() {
         assert!(err.contains(w), "{w}: {err}");
     }
 }
+
+#[test]
+fn topics_of_different_counts_get_the_procedures_not_an_assignor() {
+    let args = [
+        "assign",
+        "-a",
+        "java:range",
+        "-m",
+        "4",
+        "-t",
+        "market-updates:9",
+        "-t",
+        "notifications:6",
+    ];
+    let (code, v) = json(&args);
+    assert_eq!(code, Some(1));
+    let fix = &v["fix"];
+    assert_eq!(fix["assignors"], serde_json::json!([]));
+    assert_eq!(fix["member_counts"], serde_json::json!([]));
+    assert!(
+        fix["advice"]
+            .as_str()
+            .unwrap()
+            .contains("no assignor keeps the join"),
+        "{fix}"
+    );
+    assert_eq!(fix["realign"]["to"], 9);
+    assert_eq!(fix["realign"]["raise"][0]["topic"], "notifications");
+}

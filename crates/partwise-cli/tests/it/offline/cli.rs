@@ -531,6 +531,15 @@ fn partitioners_lists_every_spec() {
     ] {
         assert!(specs.contains(&want), "{want} missing");
     }
+    // Each carries its setting in the client's words and the release that has it.
+    let murmur = rows.iter().find(|r| r["spec"] == "sarama:murmur2").unwrap();
+    assert_eq!(
+        murmur["setting"],
+        "Producer.Partitioner = sarama.NewMurmur2Partitioner"
+    );
+    assert_eq!(murmur["since"], "Sarama 1.50.0");
+    let java = rows.iter().find(|r| r["spec"] == "java").unwrap();
+    assert!(java["since"].is_null());
 }
 
 /// The CLI end to end against a real client's vectors: keys fed as hex lines.

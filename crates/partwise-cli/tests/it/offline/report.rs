@@ -350,3 +350,45 @@ fn committed_example_is_what_the_command_makes() {
         "examples/ticker-report.html is stale: partwise report examples/ticker.toml -i examples/symbols.txt -o examples/ticker-report.html"
     );
 }
+
+#[test]
+fn a_pair_caught_mid_resize_shows_the_procedures_on_the_page_and_in_json() {
+    let t = std::fs::read_to_string(example("ticker.toml")).unwrap();
+    let i = t.find("partitions = 6").unwrap();
+    let mid = format!(
+        "{}partitions = 9{}",
+        &t[..i],
+        &t[i + "partitions = 6".len()..]
+    );
+    let f = temp_file(&mid);
+    let args: Vec<String> = vec![
+        "report".into(),
+        f.path().to_str().unwrap().into(),
+        "-i".into(),
+        example("symbols.txt"),
+    ];
+    let v = json(&args, 1);
+    let placement = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["area"] == "placement")
+        .unwrap();
+    let words = placement["text"].as_str().unwrap();
+    assert!(words.contains("no assignor keeps the join"), "{words}");
+    let fixes: Vec<&str> = placement["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert_eq!(fixes.len(), 3, "{fixes:?}");
+    assert!(fixes[1].starts_with("drain and resize"), "{}", fixes[1]);
+    assert!(fixes[2].starts_with("new topics at 9"), "{}", fixes[2]);
+    let page = run(&args, 1);
+    assert!(page.contains("PARTITION COUNTS DIFFER"), "page title");
+    assert!(
+        page.contains("<li>drain and resize in one window"),
+        "page procedures"
+    );
+}

@@ -280,6 +280,50 @@ fn a_group_whose_assignor_splits_units_fails_with_the_counts_and_the_fix() {
 }
 
 #[test]
+fn a_pair_caught_mid_resize_gets_the_procedures_not_an_assignor() {
+    // market-updates raised to 9, notifications still at 6; four members.
+    let mid = variant("partitions = 6", "partitions = 9", 0)
+        .replace("members = 3", "members = 4")
+        .replace(
+            "assignor = \"kafkajs:roundrobin\"",
+            "assignor = \"copartitioned\"",
+        );
+    let (code, out, _) = check(&mid, "table");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("PARTITION COUNTS DIFFER"), "{out}");
+    assert!(out.contains("no assignor keeps the join"), "{out}");
+    assert!(!out.contains("()"), "an empty list: {out}");
+    assert!(!out.contains("or run"), "a member count offered: {out}");
+    assert!(out.contains("1. drain and resize in one window"), "{out}");
+    assert!(
+        out.contains("--alter --topic notifications --partitions 9"),
+        "{out}"
+    );
+    assert!(out.contains("2. new topics at 9 partitions"), "{out}");
+    let (code, out, _) = check(&mid, "json");
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let p = &v["placements"][0];
+    assert_eq!(p["kind"], "counts_differ");
+    assert_eq!(p["fix"]["assignors"], serde_json::json!([]));
+    assert_eq!(p["fix"]["member_counts"], serde_json::json!([]));
+    let r = &p["fix"]["realign"];
+    assert_eq!(r["to"], 9);
+    assert_eq!(r["raise"][0]["topic"], "notifications");
+    assert_eq!(r["raise"][0]["moved"], "2/3");
+    // The moved count itself is held to the partitioner in the core's tests.
+    assert_eq!(r["raise"][0]["sample_keys"]["of"], 10);
+    assert!(r["raise"][0]["sample_keys"]["moved"].as_u64().unwrap() <= 10);
+    let kinds: Vec<&str> = r["procedures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["drain_and_resize", "new_topics"]);
+}
+
+#[test]
 fn a_group_reading_half_a_unit_is_named() {
     let half = variant(
         "subscriptions = [\"market-updates\", \"notifications\"]",

@@ -1,0 +1,699 @@
+//! Every finding kind's message and fix, walked with inputs that make its
+//! lists empty or single: no text may carry an empty list, a placeholder,
+//! a dangling conjunction or a repeated line, and no fix may name a
+//! partitioner change by partwise's spec alone.
+//!
+//! The `covered_*` functions match without a wildcard, so a new kind does
+//! not compile until it is walked here.
+
+use super::{FamilyReason, ObservedWriter, ProducerRef, Reason, SampleDiff};
+use crate::assign::Assignor;
+use crate::compare::MigrationFix;
+use crate::count::PartitionCount;
+use crate::partitioner::Partitioner;
+use crate::readiness::Refusal;
+use crate::resize::joined::{realign, realign_counts, Procedure};
+use crate::resize::{self, Fix, Fraction, Together};
+use crate::topology::placement::{fix_of, placements};
+use crate::topology::Topology;
+use crate::KeyFormat;
+
+/// What is wrong with `text`, if anything.
+fn flaws(text: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let t = text.trim_end();
+    if t.trim().is_empty() {
+        out.push("empty text");
+    }
+    // `copartitionedAssigner()` is a call in the client's words; a `()` after
+    // a space or at the start is a list that came out empty.
+    for (i, _) in text.match_indices("()") {
+        let call = text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if !call {
+            out.push("empty parentheses");
+        }
+    }
+    for (bad, why) in [
+        ("( )", "empty parentheses"),
+        (", ,", "an empty list item"),
+        (",,", "an empty list item"),
+        ("  ", "a double space"),
+        ("''", "empty quotes"),
+        ("\"\"", "empty quotes"),
+        (": ,", "an empty list"),
+        (": ;", "an empty list"),
+        (": )", "an empty list"),
+        ("(, ", "an empty list item"),
+        ("no number of", "a placeholder count"),
+    ] {
+        if text.contains(bad) {
+            out.push(why);
+        }
+    }
+    // Redis's empty hash tag is named as such; any other {} is a hole.
+    for (i, _) in text.match_indices("{}") {
+        let before = &text[..i];
+        let in_pattern = before
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == ':');
+        if !(in_pattern || before.ends_with("empty ") || before.ends_with("empty tag ")) {
+            out.push("an unfilled {}");
+        }
+    }
+    for end in [" and", " or", ":", ",", " today", " to", " by"] {
+        if t.ends_with(end) {
+            out.push("a dangling end");
+        }
+    }
+    for mid in [
+        " and;", " or;", " and)", " or)", " and.", " or.", " and ;", " or ;",
+    ] {
+        if text.contains(mid) {
+            out.push("a dangling conjunction");
+        }
+    }
+    // "none" standing where a name should be: `(best: none)`, `, none)`.
+    for (i, _) in text.match_indices("none") {
+        let before = text[..i].chars().next_back();
+        let after = text[i + 4..].chars().next();
+        let word =
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric);
+        if word && matches!(after, None | Some(')' | ',' | ';')) {
+            out.push("'none' used as a name");
+        }
+    }
+    out
+}
+
+/// Partwise's spec standing where the client's setting belongs.
+fn bare_spec(fix: &str) -> Option<String> {
+    for p in Partitioner::all() {
+        for verb in ["use", "set", "to", "with"] {
+            let bare = format!("{verb} {} ", p.spec());
+            let end = format!("{verb} {}", p.spec());
+            if fix.contains(&bare) || fix.ends_with(&end) {
+                // `set X to SETTING (SPEC)` names the setting first.
+                return Some(format!("'{end}' without its setting ({})", p.setting()));
+            }
+        }
+    }
+    None
+}
+
+/// Checks one finding: its message, its fix lines (none repeated, none a
+/// bare spec).
+fn check(what: &str, message: Option<&str>, fix: &[String], failures: &mut Vec<String>) {
+    if let Some(m) = message {
+        for f in flaws(m) {
+            failures.push(format!("{what}: message has {f}: {m}"));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for line in fix {
+        for f in flaws(line) {
+            failures.push(format!("{what}: fix has {f}: {line}"));
+        }
+        if let Some(b) = bare_spec(line) {
+            failures.push(format!("{what}: fix names {b}: {line}"));
+        }
+        // A fix is one line, or steps joined by "; ": none twice.
+        for step in line.split("; ") {
+            if !seen.insert(step.to_string()) {
+                failures.push(format!("{what}: fix repeats '{step}'"));
+            }
+        }
+    }
+}
+
+fn covered_reason(r: &Reason) -> &'static str {
+    match r {
+        Reason::PartitionCountsDiffer { .. } => "partition_counts_differ",
+        Reason::KeysDiffer { .. } => "keys_differ",
+        Reason::NoProducers { .. } => "no_producers",
+        Reason::KeylessProducer { .. } => "keyless_producer",
+        Reason::SampleKeysUnplaced { .. } => "sample_keys_unplaced",
+        Reason::PartitionersDisagree { .. } => "partitioners_disagree",
+        Reason::KeyEncodingsDiffer { .. } => "key_encodings_differ",
+        Reason::TopicUnreadable { .. } => "topic_unreadable",
+        Reason::NoKeyedRecords { .. } => "no_keyed_records",
+        Reason::RecordsUnexplained { .. } => "records_unexplained",
+        Reason::ObservedPartitionersDisagree { .. } => "observed_partitioners_disagree",
+        Reason::ObservedKeyEncodingsDiffer { .. } => "observed_key_encodings_differ",
+    }
+}
+
+fn covered_family(r: &FamilyReason) -> &'static str {
+    match r {
+        FamilyReason::NoHashTag { .. } => "no_hash_tag",
+        FamilyReason::EmptyTag { .. } => "empty_tag",
+        FamilyReason::TagWithoutKey { .. } => "tag_without_key",
+        FamilyReason::TagNotJustKey { .. } => "tag_not_just_key",
+        FamilyReason::HashTagsDiffer { .. } => "hash_tags_differ",
+        FamilyReason::SampleKeysSplit { .. } => "sample_keys_split",
+    }
+}
+
+fn covered_fix(f: &Fix) -> &'static str {
+    match f {
+        Fix::Multiple { .. } => "multiple",
+        Fix::Drain => "drain",
+        Fix::Together { .. } => "together",
+    }
+}
+
+fn covered_migration(f: &MigrationFix) -> &'static str {
+    match f {
+        MigrationFix::Use { .. } => "use",
+        MigrationFix::NoneKeeps { .. } => "none_keeps",
+    }
+}
+
+fn covered_refusal(r: Refusal) -> &'static str {
+    match r {
+        Refusal::Policy => "policy",
+        Refusal::ProtocolType => "protocol_type",
+        Refusal::TooLarge => "too_large",
+        Refusal::CustomAssignor => "custom_assignor",
+        Refusal::Full => "full",
+    }
+}
+
+fn producer(topic: &str, partitioner: Option<&str>) -> ProducerRef {
+    ProducerRef {
+        topic: topic.into(),
+        index: 0,
+        name: None,
+        partitioner: partitioner.map(|p| p.parse().unwrap()),
+        key_format: KeyFormat::String,
+    }
+}
+
+fn reasons() -> Vec<Reason> {
+    let sample = Some(SampleDiff {
+        keys: 10,
+        differ: 3,
+        unencodable: 1,
+    });
+    let counts = |c: &[(&str, u32)]| c.iter().map(|(t, n)| (t.to_string(), *n)).collect();
+    let mut out = vec![
+        Reason::PartitionCountsDiffer {
+            counts: vec![],
+            sample: None,
+        },
+        Reason::PartitionCountsDiffer {
+            counts: counts(&[("a", 6)]),
+            sample: None,
+        },
+        Reason::PartitionCountsDiffer {
+            counts: counts(&[("a", 6), ("b", 6)]),
+            sample,
+        },
+        Reason::PartitionCountsDiffer {
+            counts: counts(&[("a", 9), ("b", 6), ("c", 3)]),
+            sample,
+        },
+        Reason::KeysDiffer { keys: vec![] },
+        Reason::KeysDiffer {
+            keys: vec![("a".into(), "symbol".into())],
+        },
+        Reason::KeysDiffer {
+            keys: vec![("a".into(), "symbol".into()), ("b".into(), "user".into())],
+        },
+        Reason::NoProducers { topic: "a".into() },
+        Reason::TopicUnreadable {
+            topic: "a".into(),
+            error: "UNKNOWN_TOPIC_OR_PART".into(),
+        },
+        Reason::NoKeyedRecords { topic: "a".into() },
+        Reason::RecordsUnexplained {
+            topic: "a".into(),
+            misplaced: 3,
+            best: None,
+        },
+        Reason::RecordsUnexplained {
+            topic: "a".into(),
+            misplaced: 3,
+            best: Some("java".into()),
+        },
+        Reason::ObservedKeyEncodingsDiffer { encodings: vec![] },
+        Reason::ObservedKeyEncodingsDiffer {
+            encodings: vec![("a".into(), "string".into())],
+        },
+        Reason::ObservedKeyEncodingsDiffer {
+            encodings: vec![("a".into(), "string".into()), ("b".into(), "int32".into())],
+        },
+    ];
+    for why in ["rejected", "unencodable", "sticky", "random"] {
+        out.push(Reason::SampleKeysUnplaced {
+            producer: producer("a", Some("librdkafka")),
+            unplaced: 1,
+            keys: 2,
+            example: "VIP_1".into(),
+            why,
+        });
+    }
+    let specs: Vec<Option<&str>> = std::iter::once(None)
+        .chain(Partitioner::all().map(|p| Some(p.spec())))
+        .collect();
+    for &p in &specs {
+        for declared in [false, true] {
+            out.push(Reason::KeylessProducer {
+                producer: producer("a", p),
+                declared,
+                behaviour: "round-robin",
+            });
+        }
+    }
+    for &a in &specs {
+        for &b in &specs {
+            out.push(Reason::PartitionersDisagree {
+                a: producer("a", a),
+                b: producer("b", b),
+                sample,
+            });
+        }
+    }
+    out.push(Reason::KeyEncodingsDiffer {
+        a: producer("a", Some("java")),
+        b: producer("b", Some("java")),
+        sample: None,
+    });
+    let writer = |topic: &str, p: Option<&str>| ObservedWriter {
+        topic: topic.into(),
+        candidates: p.map(|p| vec![p.to_string()]).unwrap_or_default(),
+        partitioner: p.map(|p| p.parse().unwrap()),
+    };
+    out.push(Reason::ObservedPartitionersDisagree { topics: vec![] });
+    out.push(Reason::ObservedPartitionersDisagree {
+        topics: vec![writer("a", Some("java"))],
+    });
+    out.push(Reason::ObservedPartitionersDisagree {
+        topics: vec![writer("a", None), writer("b", Some("sarama"))],
+    });
+    for &a in &specs[1..] {
+        for &b in &specs[1..] {
+            out.push(Reason::ObservedPartitionersDisagree {
+                topics: vec![writer("a", a), writer("b", b), writer("c", b)],
+            });
+        }
+    }
+    out
+}
+
+fn families() -> Vec<FamilyReason> {
+    vec![
+        FamilyReason::NoHashTag { patterns: vec![] },
+        FamilyReason::NoHashTag {
+            patterns: vec!["market:%s".into()],
+        },
+        FamilyReason::NoHashTag {
+            patterns: vec!["market:%s".into(), "notif:%s".into()],
+        },
+        FamilyReason::EmptyTag {
+            pattern: "b:{}%s".into(),
+        },
+        FamilyReason::TagWithoutKey {
+            pattern: "m:{x}%s".into(),
+            tag: "x".into(),
+            slot: 16287,
+        },
+        FamilyReason::TagNotJustKey {
+            pattern: "m:{m:%s}".into(),
+            tag: "m:%s".into(),
+        },
+        FamilyReason::HashTagsDiffer { tags: vec![] },
+        FamilyReason::HashTagsDiffer {
+            tags: vec![("m:{%s}".into(), "%s".into())],
+        },
+        FamilyReason::HashTagsDiffer {
+            tags: vec![
+                ("m:{%s}".into(), "%s".into()),
+                ("n:{n-%s}".into(), "n-%s".into()),
+            ],
+        },
+        FamilyReason::SampleKeysSplit { split: 1, keys: 10 },
+    ]
+}
+
+fn pair(a: u32, b: u32, members: &str, assignor: &str) -> Topology {
+    Topology::parse(&format!(
+        "[[topic]]\nname = \"a\"\npartitions = {a}\n[[topic.producer]]\npartitioner = \"sarama\"\n\
+         [[topic]]\nname = \"b\"\npartitions = {b}\n\
+         [[copartition]]\nname = \"ab\"\ntopics = [\"a\", \"b\"]\n\
+         [[consumer_group]]\nname = \"g\"\nassignor = \"{assignor}\"\nmembers = {members}\nsubscriptions = [\"a\", \"b\"]\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn every_finding_kind_says_its_fix_without_holes() {
+    let mut failures = Vec::new();
+    let mut kinds = std::collections::BTreeSet::new();
+
+    for r in reasons() {
+        kinds.insert(covered_reason(&r));
+        check(r.kind(), Some(&r.to_string()), &[r.fix()], &mut failures);
+    }
+    for r in families() {
+        kinds.insert(covered_family(&r));
+        check(r.kind(), Some(&r.to_string()), &[r.fix()], &mut failures);
+    }
+
+    // Placement: every assignor's words, with no, one and several
+    // assignors and member counts that keep units whole.
+    for a in Assignor::ALL {
+        for assignors in [
+            vec![],
+            vec![Assignor::Copartitioned],
+            Assignor::ALL.to_vec(),
+        ] {
+            for counts in [vec![], vec![3], vec![1, 2, 3, 6]] {
+                let f = fix_of(a, assignors.clone(), counts);
+                check(
+                    &format!("placement {}", a.spec()),
+                    None,
+                    &f.lines(),
+                    &mut failures,
+                );
+            }
+        }
+    }
+    // And from whole files: split, half-subscribed, and counts that differ.
+    for (a, b) in [(6, 6), (9, 6), (12, 6), (3, 1)] {
+        for assignor in [
+            "kafkajs:roundrobin",
+            "copartitioned",
+            "java:range",
+            "java:sticky",
+        ] {
+            for members in ["1", "4", "\"1..8\""] {
+                for v in placements(&pair(a, b, members, assignor)) {
+                    if let Some(f) = &v.fix {
+                        kinds.insert(v.kind().unwrap_or("none"));
+                        check(
+                            &format!("placement {a}/{b} {assignor} x{members}"),
+                            None,
+                            &f.lines(),
+                            &mut failures,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    // Resize: every step a plan can print, with no, one and several
+    // topics to move with it.
+    let n = |x: u32| PartitionCount::new(x).unwrap();
+    for p in Partitioner::all() {
+        for (from, to) in [(6, 9), (6, 12), (6, 6), (9, 6), (1, 7)] {
+            for together in [
+                vec![],
+                vec![Together {
+                    group: "g".into(),
+                    topics: vec![],
+                }],
+                vec![Together {
+                    group: "g".into(),
+                    topics: vec![("b".into(), 6)],
+                }],
+                vec![Together {
+                    group: "g".into(),
+                    topics: vec![("b".into(), 6), ("c".into(), 6)],
+                }],
+            ] {
+                let plan = resize::plan(p, n(from), n(to), together);
+                for f in &plan.fixes {
+                    kinds.insert(covered_fix(f));
+                }
+                let lines: Vec<String> = plan.fixes.iter().map(ToString::to_string).collect();
+                check(
+                    &format!("resize {} {from}->{to}", p.spec()),
+                    None,
+                    &lines,
+                    &mut failures,
+                );
+            }
+        }
+    }
+    kinds.insert(covered_fix(&Fix::Together {
+        group: "g".into(),
+        topics: vec![],
+        to: 9,
+    }));
+    check(
+        "resize together, no topics",
+        None,
+        &[Fix::Together {
+            group: "g".into(),
+            topics: vec![],
+            to: 9,
+        }
+        .to_string()],
+        &mut failures,
+    );
+    let _ = Fix::Multiple {
+        partitions: 12,
+        of: 6,
+        moves: Fraction {
+            moved: 1,
+            period: 2,
+        },
+        instead: Fraction {
+            moved: 2,
+            period: 3,
+        },
+    };
+
+    // A group caught mid-resize: one, two topics to raise, a key-ignoring
+    // producer, sample keys with and without weights.
+    for counts in [
+        vec![("a".to_string(), 9), ("b".to_string(), 6)],
+        vec![
+            ("a".to_string(), 6),
+            ("b".to_string(), 3),
+            ("c".to_string(), 2),
+        ],
+    ] {
+        let r = realign_counts("g", &counts).unwrap();
+        let mut lines = vec![r.why()];
+        lines.extend(Procedure::ALL.iter().map(|&p| r.procedure(p)));
+        check("realign by counts", None, &lines, &mut failures);
+    }
+    let t = pair(9, 6, "4", "copartitioned");
+    let keys: [&[u8]; 2] = [b"BBCA", b"ANTM"];
+    for (samples, weights) in [
+        (&keys[..0], None),
+        (&keys[..], None),
+        (&keys[..], Some(&[3u64, 1][..])),
+    ] {
+        let r = realign(&t, &t.copartition_groups[0], samples, weights).unwrap();
+        let mut lines = vec![r.why()];
+        lines.extend(Procedure::ALL.iter().map(|&p| r.procedure(p)));
+        check("realign", None, &lines, &mut failures);
+    }
+    let ignoring = Topology::parse(
+        "[[topic]]\nname = \"a\"\npartitions = 9\n[[topic]]\nname = \"b\"\npartitions = 6\n[[topic.producer]]\npartitioner = \"kafka-go\"\n[[copartition]]\nname = \"ab\"\ntopics = [\"a\", \"b\"]\n",
+    )
+    .unwrap();
+    let r = realign(&ignoring, &ignoring.copartition_groups[0], &keys, None).unwrap();
+    check(
+        "realign, key-ignoring producer",
+        None,
+        &[r.procedure(Procedure::DrainAndResize)],
+        &mut failures,
+    );
+
+    // Moving a producer to another partitioner.
+    for from in Partitioner::all() {
+        for to in Partitioner::all() {
+            for f in [
+                MigrationFix::Use { partitioner: to },
+                MigrationFix::NoneKeeps { from, to },
+            ] {
+                kinds.insert(covered_migration(&f));
+                check("migration", None, &[f.to_string()], &mut failures);
+            }
+        }
+    }
+
+    // The coordinator's refusals, and a member whose bytes do not decode.
+    for r in [
+        Refusal::Policy,
+        Refusal::ProtocolType,
+        Refusal::TooLarge,
+        Refusal::CustomAssignor,
+        Refusal::Full,
+    ] {
+        kinds.insert(covered_refusal(r));
+        for configs in [Vec::new(), vec![crate::readiness::BrokerConfig::default()]] {
+            let advice = crate::readiness::copartitioned_advice(&configs);
+            check(r.kind(), None, &[r.fix(&advice)], &mut failures);
+        }
+    }
+    let member = crate::described::DescribedMember {
+        id: "m-1".into(),
+        subscription: None,
+        assignment: None,
+        undecodable: Some("subscription could not be decoded: bad UTF-8".into()),
+    };
+    for f in crate::described::undecodable_findings(&[member]) {
+        check(f.kind, Some(&f.message), &[f.fix], &mut failures);
+    }
+
+    // Readiness over a grid of groups and brokers: every finding it
+    // makes, with lists of members, topics and assignors empty or single.
+    for (kind, message, fix) in readiness_findings() {
+        kinds.insert(kind);
+        check(kind, Some(&message), &[fix], &mut failures);
+    }
+
+    assert!(
+        failures.is_empty(),
+        "{} flaws:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Every placement, resize and readiness finding looked for was reached.
+    for k in [
+        "units_split",
+        "counts_differ",
+        "multiple",
+        "drain",
+        "together",
+        "no-remote-assignor-keeps-units",
+        "target-splits",
+    ] {
+        assert!(kinds.contains(k), "{k} not walked: {kinds:?}");
+    }
+}
+
+fn readiness_findings() -> Vec<(&'static str, String, String)> {
+    use crate::described::{ClusterTopic, DescribedMember};
+    use crate::readiness::{classic, consumer, BrokerConfig, ClassicGroup};
+    let topic = |name: &str, partitions| ClusterTopic {
+        name: name.into(),
+        partitions,
+        healthy: true,
+    };
+    let member = |id: &str, sub: &[&str], parts: &[(&str, &[u32])]| DescribedMember {
+        id: id.into(),
+        subscription: Some(sub.iter().map(|t| t.to_string()).collect()),
+        assignment: Some(
+            parts
+                .iter()
+                .map(|(t, p)| (t.to_string(), p.to_vec()))
+                .collect(),
+        ),
+        undecodable: None,
+    };
+    let memberships: Vec<Vec<DescribedMember>> = vec![
+        vec![],
+        vec![member("m1", &["a", "b"], &[("a", &[0, 1]), ("b", &[0, 1])])],
+        vec![
+            member("m1", &["a", "b"], &[("a", &[0]), ("b", &[1])]),
+            member("m2", &["a"], &[("a", &[1])]),
+        ],
+    ];
+    let topic_sets = [
+        vec![topic("a", 2), topic("b", 2)],
+        vec![topic("a", 2), topic("b", 3)],
+    ];
+    let brokers: Vec<Vec<BrokerConfig>> = vec![
+        vec![],
+        vec![BrokerConfig::default()],
+        vec![BrokerConfig {
+            migration_policy: Some("disabled".into()),
+            consumer_max_size: Some(1),
+            assignors: Some(vec![]),
+            ..BrokerConfig::default()
+        }],
+        vec![
+            BrokerConfig {
+                assignors: Some(vec!["uniform".into()]),
+                ..BrokerConfig::default()
+            },
+            BrokerConfig {
+                broker: 2,
+                assignors: Some(vec!["com.example.Custom".into(), "copartitioned".into()]),
+                rebalance_protocols: Some(vec!["classic".into()]),
+                ..BrokerConfig::default()
+            },
+        ],
+    ];
+    let mut out = Vec::new();
+    for members in &memberships {
+        for topics in &topic_sets {
+            for configs in &brokers {
+                for (state, protocol_type) in [
+                    ("Stable", "consumer"),
+                    ("Empty", "consumer"),
+                    ("PreparingRebalance", "consumer"),
+                    ("Stable", "connect"),
+                ] {
+                    // Java members named by nothing but the protocol, and
+                    // KafkaJS members, which have no consumer protocol.
+                    let kafkajs: Vec<crate::readiness::ClientSeen> = members
+                        .iter()
+                        .map(|_| crate::readiness::ClientSeen {
+                            client_id: "kafkajs".into(),
+                            metadata_version: Some(0),
+                        })
+                        .collect();
+                    for (protocol, clients) in
+                        [("range", Vec::new()), ("RoundRobinAssigner", kafkajs)]
+                    {
+                        for data in [None, Some(b"pwu\x00x".to_vec()), Some(vec![1, 2, 3])] {
+                            let g = ClassicGroup {
+                                name: "g".into(),
+                                state: state.into(),
+                                protocol_type: protocol_type.into(),
+                                protocol: protocol.into(),
+                                members: members.clone(),
+                                assignment_user_data: members
+                                    .iter()
+                                    .map(|_| data.clone())
+                                    .collect(),
+                                clients: clients.clone(),
+                            };
+                            let r = classic(&g, configs, topics);
+                            out.extend(r.findings.into_iter().map(|f| (f.kind, f.message, f.fix)));
+                        }
+                    }
+                }
+                for assignor in ["uniform", "range", "copartitioned"] {
+                    let r = consumer(assignor, members, members, configs, topics);
+                    out.extend(r.findings.into_iter().map(|f| (f.kind, f.message, f.fix)));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_checker_sees_the_holes_it_is_for() {
+    assert!(flaws("partitionAssigners: [copartitionedAssigner()]").is_empty());
+    assert!(!flaws("use an assignor that keeps units whole (), or run 3 members").is_empty());
+    assert!(!flaws("or run no number of members").is_empty());
+    assert!(!flaws("raise  to 9 partitions").is_empty());
+    assert!(!flaws("key every topic by the same field ()").is_empty());
+    assert!(!flaws("best, none)").is_empty());
+    assert!(!flaws("today").is_empty() || flaws("x today").contains(&"a dangling end"));
+    assert!(!flaws("hashed: ").is_empty());
+    assert!(flaws("remove the empty {} from 'b:{}%s'").is_empty());
+    assert!(!flaws("held by {}").is_empty());
+    assert!(flaws("an empty tag {}, which Redis ignores").is_empty());
+    assert!(bare_spec("use sarama:murmur2 in the sarama producer and no key moves").is_some());
+    assert!(bare_spec(
+        "set b to Producer.Partitioner = sarama.NewMurmur2Partitioner (Sarama 1.50.0 or later) (sarama:murmur2)"
+    )
+    .is_none());
+    let mut f = Vec::new();
+    check("x", None, &["a; b; a".to_string()], &mut f);
+    assert_eq!(f.len(), 1, "{f:?}");
+}
