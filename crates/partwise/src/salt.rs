@@ -424,6 +424,10 @@ pub struct GroupSaltPlan {
     pub spans: Vec<(Vec<u8>, Vec<u32>)>,
     /// Why salting would break the join; empty when every topic can be salted alike.
     pub refusals: Vec<Refusal>,
+    /// The salted keys whose records already land on different partitions
+    /// (different partitioners or key formats), unsalted: their join is
+    /// broken before any salt.
+    pub already_split: Vec<Vec<u8>>,
     /// The join-keeping alternative, when a priority rule can express it.
     pub isolation: Result<Isolation, String>,
 }
@@ -657,13 +661,22 @@ pub fn recommend_group(
                             refusals.push(Refusal {
                                 kind: "sub_keys_land_apart",
                                 message: format!(
-                                    "'{}' goes to partition {f} by {who} ({}, key format {ffmt}) but to partition {q} by {} in {} ({}, key format {}): with different partitioners or key formats the sub-keys do not meet (make every producer of the group use one partitioner and key format first)",
+                                    "'{}' goes to partition {f} by {who} ({}, key format {ffmt}) but to partition {q} by {} in {} ({}, key format {}): with different partitioners or key formats the sub-keys do not meet (make every producer of the group use one partitioner and key format first{})",
                                     String::from_utf8_lossy(&sub),
                                     fpt.setting(),
                                     p.label(),
                                     tp.name,
                                     pt.setting(),
-                                    p.key_format
+                                    p.key_format,
+                                    match fpt.compatible_in(pt.client()).first() {
+                                        Some(c) if *ffmt == p.key_format => format!(
+                                            "; {} places keys as {} does with {}",
+                                            p.label(),
+                                            who,
+                                            c.setting()
+                                        ),
+                                        _ => String::new(),
+                                    }
                                 ),
                             });
                         }
@@ -685,8 +698,24 @@ pub fn recommend_group(
         placements.push((key.to_vec(), subs));
         spans.push((key.to_vec(), span));
     }
+    let already_split = hot
+        .iter()
+        .filter(|k| {
+            let mut at = topics.iter().flat_map(|tp| {
+                tp.producers.iter().filter_map(move |p| {
+                    let pt = p.partitioner?;
+                    let bytes = p.key_format.encode(k).ok()?;
+                    pt.place(Some(&bytes), tp.partitions).partition()
+                })
+            });
+            let first = at.next();
+            at.any(|q| Some(q) != first)
+        })
+        .map(|k| k.to_vec())
+        .collect();
     let isolation = isolate(&reference, n, counts, &hot, groups);
     Ok(Some(GroupSaltPlan {
+        already_split,
         groups: group_names,
         topics,
         plan,
@@ -888,6 +917,7 @@ topics = ["market-updates", "notifications"]
         let (t, counts) = ticker(ALERTS, 6);
         let plan = group_plan(&t, &counts);
         assert!(plan.feasible(), "{:?}", plan.refusals);
+        assert!(plan.already_split.is_empty());
         assert_eq!(plan.groups, ["ticker"]);
         let names: Vec<&str> = plan.topics.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["market-updates", "notifications"]);
