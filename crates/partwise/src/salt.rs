@@ -376,6 +376,8 @@ pub struct Refusal {
     pub kind: &'static str,
     /// What makes it impossible, naming the topics and producers.
     pub message: String,
+    /// What to change first, in the clients' own terms.
+    pub fix: String,
 }
 
 /// The partition each sub-key of a salted key lands on, per topic.
@@ -531,8 +533,12 @@ pub fn recommend_group(
             refusals.push(Refusal {
                 kind: "partition_counts_differ",
                 message: format!(
-                    "{} has {} partitions and {} has {}: a sub-key lands on different partition numbers in them, salted or not (resize them to one count first)",
+                    "{} has {} partitions and {} has {}: a sub-key lands on different partition numbers in them, salted or not",
                     home.name, n, tp.name, tp.partitions
+                ),
+                fix: format!(
+                    "bring {} and {} to one partition count first (partwise resize shows the procedures), then salt them alike",
+                    home.name, tp.name
                 ),
             });
         }
@@ -545,6 +551,10 @@ pub fn recommend_group(
                         "{} is keyed by {a} and {} by {b}: the same sub-key names different things in them",
                         home.name, tp.name
                     ),
+                    fix: format!(
+                        "key {} and {} by one field before joining or salting them",
+                        home.name, tp.name
+                    ),
                 });
             }
         }
@@ -554,7 +564,11 @@ pub fn recommend_group(
             refusals.push(Refusal {
                 kind: "no_producer",
                 message: format!(
-                    "{} declares no producer: which client writes it, and so where its sub-keys land, is unknown (declare its [[topic.producer]])",
+                    "{} declares no producer: which client writes it, and so where its sub-keys land, is unknown",
+                    tp.name
+                ),
+                fix: format!(
+                    "declare the producers that write {} under its [[topic]] ([[topic.producer]] with partitioner and key_format)",
                     tp.name
                 ),
             });
@@ -564,7 +578,12 @@ pub fn recommend_group(
                 refusals.push(Refusal {
                     kind: "keyless_producer",
                     message: format!(
-                        "{} writes {} without placing records by key: its records follow no key, so none can follow a sub-key (it must write keys with a hashing partitioner first)",
+                        "{} writes {} without placing records by key: its records follow no key, so none can follow a sub-key",
+                        p.label(),
+                        tp.name
+                    ),
+                    fix: format!(
+                        "make {} write {}'s key with its client's default key-hashing partitioner, as the other producers of the group do, before salting",
                         p.label(),
                         tp.name
                     ),
@@ -642,6 +661,10 @@ pub fn recommend_group(
                                     p.key_format,
                                     String::from_utf8_lossy(&sub)
                                 ),
+                                fix: format!(
+                                    "isolate the key instead (its own partition in every topic of the group), or give {} a string key format so it can write the sub-keys",
+                                    who.0
+                                ),
                             });
                             unencodable.push(who);
                         }
@@ -661,23 +684,24 @@ pub fn recommend_group(
                             refusals.push(Refusal {
                                 kind: "sub_keys_land_apart",
                                 message: format!(
-                                    "'{}' goes to partition {f} by {who} ({}, key format {ffmt}) but to partition {q} by {} in {} ({}, key format {}): with different partitioners or key formats the sub-keys do not meet (make every producer of the group use one partitioner and key format first{})",
+                                    "'{}' goes to partition {f} by {who} ({}, key format {ffmt}) but to partition {q} by {} in {} ({}, key format {}): with different partitioners or key formats the sub-keys do not meet",
                                     String::from_utf8_lossy(&sub),
                                     fpt.setting(),
                                     p.label(),
                                     tp.name,
                                     pt.setting(),
-                                    p.key_format,
-                                    match fpt.compatible_in(pt.client()).first() {
-                                        Some(c) if *ffmt == p.key_format => format!(
-                                            "; {} places keys as {} does with {}",
-                                            p.label(),
-                                            who,
-                                            c.setting()
-                                        ),
-                                        _ => String::new(),
-                                    }
+                                    p.key_format
                                 ),
+                                fix: match fpt.compatible_in(pt.client()).first() {
+                                    Some(c) if *ffmt == p.key_format => format!(
+                                        "make {} place keys as {who} does: {}; then salt every topic alike",
+                                        p.label(),
+                                        c.setting()
+                                    ),
+                                    _ => format!(
+                                        "make every producer of the group use one partitioner and key format (as {who} does), or isolate the key with one partitioner in all of them"
+                                    ),
+                                },
                             });
                         }
                         _ => {}

@@ -132,7 +132,7 @@ struct HotArgs {
     min_keys: usize,
     /// Only keys matching this SCAN MATCH glob (e.g. 'myapp:*'): the whole
     /// keyspace of each node is scanned to count them
-    #[arg(long = "match", value_name = "GLOB")]
+    #[arg(long = "match", value_name = "GLOB", value_parser = parse::not_blank)]
     pattern: Option<String>,
     /// ... and it holds at least this fraction of its node's keys
     #[arg(

@@ -771,7 +771,7 @@ fn joined_json(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
         "threshold": if a.keys.is_empty() { Some(j.threshold) } else { None },
         "salted": salted,
         "feasible": plan.feasible(),
-        "refusals": plan.refusals.iter().map(|r| json!({"kind": r.kind, "message": r.message})).collect::<Vec<_>>(),
+        "refusals": plan.refusals.iter().map(|r| json!({"kind": r.kind, "message": r.message, "fix": r.fix})).collect::<Vec<_>>(),
         "already_split": plan.already_split.iter().map(|k| key_json(k)).collect::<Vec<_>>(),
         "topics": topics,
         "sub_keys": sub_keys,
@@ -892,6 +892,7 @@ fn joined_table(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
         )?;
         for r in &plan.refusals {
             writeln!(out, "  - {} ({})", visible(&r.message), r.kind)?;
+            writeln!(out, "    fix: {}", visible(&r.fix))?;
         }
     }
     writeln!(

@@ -231,6 +231,18 @@ fn bad_input_exits_2_with_a_clear_message() {
             vec!["redis", "hot", "-c", &seed, "--min-share", "2"],
             "invalid value '2' for '--min-share <F>'",
         ),
+        (
+            vec!["redis", "hot", "-c", &seed, "--margin", "0.5"],
+            "invalid value '0.5' for '--margin <X>'",
+        ),
+        (
+            vec!["redis", "hot", "-c", &seed, "--min-keys", "0"],
+            "invalid value '0' for '--min-keys <N>'",
+        ),
+        (
+            vec!["redis", "hot", "-c", &seed, "--match", " "],
+            "invalid value ' ' for '--match <GLOB>'",
+        ),
     ];
     for (args, msg) in cases {
         let o = partwise(&args);

@@ -716,9 +716,11 @@ fn salting_a_joined_key_is_refused_when_a_partner_producer_places_sub_keys_elsew
     assert_eq!(r["kind"], "sub_keys_land_apart");
     let m = r["message"].as_str().unwrap();
     assert!(
-        m.contains("go-alerts") && m.contains("sarama.NewMurmur2Partitioner"),
+        m.contains("go-alerts") && m.contains("sarama.NewHashPartitioner"),
         "{m}"
     );
+    let fix = r["fix"].as_str().unwrap();
+    assert!(fix.contains("sarama.NewMurmur2Partitioner"), "{fix}");
     // Isolation is still offered: every producer switches to one partitioner.
     assert!(v["isolation"]["spec"]
         .as_str()
