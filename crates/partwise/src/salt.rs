@@ -233,7 +233,7 @@ pub fn recommend_counts(
 /// key (`None`: that producer cannot write it).
 #[allow(clippy::too_many_arguments)]
 fn recommend_placed(
-    place: &dyn Fn(&[u8]) -> Option<u32>,
+    place: &impl Fn(&[u8]) -> Option<u32>,
     n: PartitionCount,
     counts: &[(&[u8], u64)],
     salt: &[bool],

@@ -142,7 +142,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         )));
     }
     match &a.input {
-        Some(path) => counts(&a, path, n, p),
+        Some(path) => counts(&a, path, n, p, true),
         None => one_key(&a, n, p),
     }
 }
@@ -338,7 +338,14 @@ fn select(a: &Args, path: &std::path::Path, n: PartitionCount) -> Result<Selecti
     Ok((keys, total, threshold, salt))
 }
 
-fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
+/// `join_note`: whether it is unknown if the topic is joined (no topology).
+fn counts(
+    a: &Args,
+    path: &std::path::Path,
+    n: PartitionCount,
+    p: Partitioner,
+    join_note: bool,
+) -> Result<ExitCode> {
     let (keys, total, threshold, salt) = select(a, path, n)?;
     let refs: Vec<(&[u8], u64)> = keys.iter().map(|(k, c)| (k.as_slice(), *c)).collect();
     let salted: Vec<(&[u8], u64)> = refs
@@ -372,6 +379,7 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
         salted: &salted,
         consumers: &consumers,
         plan: &plan,
+        join_note,
     };
     let mut out = std::io::stdout().lock();
     match a.format {
@@ -399,6 +407,7 @@ struct Measured<'a> {
     salted: &'a [(&'a [u8], u64)],
     consumers: &'a Option<Consumers>,
     plan: &'a CountsPlan,
+    join_note: bool,
 }
 
 fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
@@ -436,7 +445,7 @@ fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
         "after": plan.after,
         "trade_off": TRADE_OFF,
     });
-    if !salted.is_empty() {
+    if !salted.is_empty() && m.join_note {
         v["note"] = json!(JOIN_NOTE);
     }
     if let Some((assignor, owned)) = &consumers {
@@ -525,7 +534,9 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
     }
     if !salted.is_empty() {
         writeln!(out, "trade-off: {TRADE_OFF}")?;
-        writeln!(out, "note: {JOIN_NOTE}")?;
+        if m.join_note {
+            writeln!(out, "note: {JOIN_NOTE}")?;
+        }
     }
     Ok(())
 }
@@ -601,7 +612,7 @@ fn joined(a: &Args, file: &std::path::Path, topic: &str) -> Result<ExitCode> {
             file.display(),
             p.spec()
         );
-        return counts(a, path, n, p);
+        return counts(a, path, n, p, false);
     };
     let salted: Vec<(&[u8], u64)> = refs
         .iter()
@@ -689,8 +700,26 @@ impl Joined<'_> {
     fn cost(&self, key: &[u8], parts: &[u32]) -> String {
         let list: Vec<String> = parts.iter().map(u32::to_string).collect();
         let k = key_cell(key);
+        let owners = match self.consumers {
+            Some((assignor, owned)) => {
+                let mut members: Vec<&str> = owned
+                    .iter()
+                    .filter(|(_, ps)| ps.iter().any(|q| parts.contains(q)))
+                    .map(|(m, _)| m.as_str())
+                    .collect();
+                members.dedup();
+                format!(
+                    ", which {} gives to {} of the {} members ({})",
+                    assignor.spec(),
+                    members.len(),
+                    owned.len(),
+                    members.join(", ")
+                )
+            }
+            None => ", which the assignor may give to different members".to_string(),
+        };
         format!(
-            "{k}'s join state is spread over {} unit{} (partition{} {} in every topic of the group): a record of {k}_2 meets only records of {k}_2, so a record that must meet all of {k}'s (an alert on {k}) is written once per sub-key, or the joiner merges {k}'s state across those units, which the assignor may give to different members",
+            "{k}'s join state is spread over {} unit{} (partition{} {} in every topic of the group): a record of {k}_2 meets only records of {k}_2, so a record that must meet all of {k}'s (an alert on {k}) is written once per sub-key, or the joiner merges {k}'s state across those units{owners}",
             parts.len(),
             if parts.len() == 1 { "" } else { "s" },
             if parts.len() == 1 { "" } else { "s" },

@@ -739,6 +739,28 @@ fn salt_without_a_topology_says_joined_partners_need_the_same_sub_keys() {
     assert!(v["note"].as_str().unwrap().contains("--topology"), "{v}");
     let o = output(&["salt", "--key", "ID", "--share", "0.6", "-p", "20"], 0);
     assert!(String::from_utf8_lossy(&o.stdout).contains("note: if this topic is joined"));
+    // A topic of a topology joined to nothing is salted alone, without the note.
+    let solo = file(
+        "[[topic]]\nname = \"solo\"\npartitions = 6\nproducer = [{ partitioner = \"kafkajs\" }]\n",
+    );
+    let solo_path = solo.path().to_str().unwrap();
+    let args = [
+        "salt",
+        "--topology",
+        solo_path,
+        "--topic",
+        "solo",
+        "-i",
+        path,
+        "--counts",
+        "--key",
+        "BBCA",
+    ];
+    let o = output(&[&args[..], &["--format", "json"]].concat(), 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("solo is in no co-partition group"));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("note").is_none(), "{v}");
+    assert_eq!(v["partitioner"], "kafkajs");
     let topology = crate::common::example("ticker.toml");
     fails(
         &[
