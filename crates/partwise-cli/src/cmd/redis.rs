@@ -130,10 +130,6 @@ struct HotArgs {
         value_parser = parse::positive_usize
     )]
     min_keys: usize,
-    /// Only keys matching this SCAN MATCH glob (e.g. 'myapp:*'): the whole
-    /// keyspace of each node is scanned to count them
-    #[arg(long = "match", value_name = "GLOB", value_parser = parse::not_blank)]
-    pattern: Option<String>,
     /// ... and it holds at least this fraction of its node's keys
     #[arg(
         long = "min-share",
@@ -153,6 +149,10 @@ struct HotArgs {
         value_parser = parse::fraction_or_zero
     )]
     min_cluster_share: f64,
+    /// Only keys matching this SCAN MATCH glob (e.g. 'myapp:*'): the whole
+    /// keyspace of each node is scanned to count them
+    #[arg(long = "match", value_name = "GLOB", value_parser = parse::not_blank)]
+    pattern: Option<String>,
     /// Output format: table or json (one document); ndjson gives one line per tag
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
