@@ -341,6 +341,8 @@ pub struct GroupProducer {
     pub name: Option<String>,
     /// Its partitioner, when it places keyed records by their key.
     pub partitioner: Option<Partitioner>,
+    /// Its partitioner as declared, even one that ignores keys.
+    pub declared: Option<Partitioner>,
     /// How it serializes keys.
     pub key_format: KeyFormat,
 }
@@ -348,7 +350,7 @@ pub struct GroupProducer {
 impl GroupProducer {
     /// How to name it in a sentence: its label, else its client.
     pub fn label(&self) -> String {
-        match (&self.name, self.partitioner) {
+        match (&self.name, self.declared) {
             (Some(n), _) => n.clone(),
             (None, Some(p)) => format!("the {} producer", p.client()),
             (None, None) => "an unnamed producer".to_string(),
@@ -521,6 +523,7 @@ pub fn recommend_group(
                 .map(|p| GroupProducer {
                     name: p.name.clone(),
                     partitioner: p.keyed_partitioner(),
+                    declared: p.partitioner,
                     key_format: p.key_format,
                 })
                 .collect(),
@@ -1010,6 +1013,7 @@ topics = ["market-updates", "notifications"]
             ["keyless_producer"]
         );
         assert!(kinds(ALERTS, 9).contains(&"partition_counts_differ"));
+        assert_eq!(kinds("", 6), ["no_producer"]);
         assert_eq!(
             kinds(
                 r#"{ name = "ids", partitioner = "kafkajs", key_format = "int32" }"#,

@@ -668,12 +668,16 @@ impl Joined<'_> {
     /// `KEY_1 .. KEY_S`, for one key or for each.
     fn sub_keys(&self) -> String {
         let s = self.plan.plan.used;
-        match self.salted {
-            [(k, _)] => {
-                let k = key_cell(k);
+        let range = |k: &str| {
+            if s == 1 {
+                format!("{k}_1")
+            } else {
                 format!("{k}_1 .. {k}_{s}")
             }
-            _ => format!("KEY_1 .. KEY_{s} for each of them"),
+        };
+        match self.salted {
+            [(k, _)] => range(&key_cell(k)),
+            _ => format!("{} for each of them", range("KEY")),
         }
     }
 
@@ -924,6 +928,14 @@ fn joined_table(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
             writeln!(out, "    fix: {}", visible(&r.fix))?;
         }
     }
+    if cp.before.iter().all(|&x| x == 0.0) {
+        writeln!(
+            out,
+            "\nthe counts give no partition loads: no producer of {} can place these keys (it writes no keys, or they do not fit its key format)",
+            visible(j.topic)
+        )?;
+        return Ok(());
+    }
     writeln!(
         out,
         "\nfrom the counts of {} ({} records), the {what}'s share:",
@@ -935,10 +947,12 @@ fn joined_table(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
         "as now".to_string(),
         format!("{:.1}%", j.busiest(&cp.before) * 100.0),
         format!("{:.2}", cp.before_max_over_mean),
-        if plan.already_split.is_empty() {
+        if !plan.already_split.is_empty() {
+            "no (already split)".to_string()
+        } else if plan.feasible() {
             "yes".to_string()
         } else {
-            "no (already split)".to_string()
+            "unknown (refused)".to_string()
         },
         "nothing".to_string(),
     ]);
