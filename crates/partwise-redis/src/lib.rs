@@ -47,7 +47,9 @@ mod write;
 
 pub use check::{check, CheckReport, KeyPlacement, Member};
 pub use error::{Error, RedisCause};
-pub use hot::{sample, HotReport, HotRule, NodeSample, SlotLoad, TagLoad};
+pub use hot::{
+    sample, sample_matching, HotReport, HotRule, NodeSample, SlotLoad, TagLoad, Verdict,
+};
 pub use node::{NodeAddr, NodeConn};
 pub use partwise::family::{Family, FamilyReason, Pattern};
 pub use slots::{Node, Role, Shard, SlotMap, Source};

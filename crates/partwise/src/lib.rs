@@ -63,6 +63,7 @@ mod error;
 pub mod family;
 pub mod findings;
 pub mod hash;
+pub mod hot_tag;
 mod landing;
 pub mod partitioner;
 pub use topology::placement;

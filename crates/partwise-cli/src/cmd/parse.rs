@@ -200,6 +200,15 @@ pub fn positive_rate(s: &str) -> Result<f64, String> {
         .ok_or_else(|| "expected a finite number above 0".to_string())
 }
 
+/// A factor: a finite number of at least 1.
+pub fn at_least_one(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|f: &f64| f.is_finite() && *f >= 1.0)
+        .ok_or_else(|| "expected a finite number of at least 1".to_string())
+}
+
 /// A fraction above 0 and at most 1.
 pub fn fraction(s: &str) -> Result<f64, String> {
     s.trim()

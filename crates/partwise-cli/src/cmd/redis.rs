@@ -9,8 +9,8 @@ use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
 use partwise_redis::{
-    check, sample, CheckReport, Error, Family, FamilyReason, HotReport, HotRule, Node, NodeAddr,
-    Shard, SlotMap,
+    check, sample_matching, CheckReport, Error, Family, FamilyReason, HotReport, HotRule, Node,
+    NodeAddr, Shard, SlotMap,
 };
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -111,7 +111,26 @@ struct HotArgs {
         value_parser = parse::positive_usize
     )]
     top: usize,
-    /// A tag is hot when it holds at least this fraction of its node's sampled keys
+    /// A tag is hot when its keys are at least this many times what one slot in use
+    /// holds (the other slots' mean), on its node and in the cluster
+    #[arg(
+        long,
+        value_name = "X",
+        default_value = "3",
+        allow_negative_numbers = true,
+        value_parser = parse::at_least_one
+    )]
+    margin: f64,
+    /// ... and it has at least this many keys (estimated), so a handful is never hot
+    #[arg(
+        long = "min-keys",
+        value_name = "N",
+        default_value = "50",
+        allow_negative_numbers = true,
+        value_parser = parse::positive_usize
+    )]
+    min_keys: usize,
+    /// ... and it holds at least this fraction of its node's keys
     #[arg(
         long = "min-share",
         value_name = "F",
@@ -130,6 +149,10 @@ struct HotArgs {
         value_parser = parse::fraction_or_zero
     )]
     min_cluster_share: f64,
+    /// Only keys matching this SCAN MATCH glob (e.g. 'myapp:*'): the whole
+    /// keyspace of each node is scanned to count them
+    #[arg(long = "match", value_name = "GLOB", value_parser = parse::not_blank)]
+    pattern: Option<String>,
     /// Output format: table or json (one document); ndjson gives one line per tag
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -522,11 +545,14 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
     let (per_node, top) = (args.sample, args.top);
     let min_share = HotRule {
+        margin: args.margin,
+        min_keys: args.min_keys as f64,
         node_share: args.min_share,
         cluster_share: args.min_cluster_share,
     };
     let map = cluster.slot_map()?;
-    let report = sample(&map, per_node, cluster.timeout);
+    let pattern = args.pattern.as_deref().map(str::as_bytes);
+    let report = sample_matching(&map, per_node, pattern, cluster.timeout);
     let mut out = BufWriter::new(std::io::stdout().lock());
     write_hot(&report, top, min_share, args.format, &mut out)?;
     out.flush()?;
@@ -562,6 +588,7 @@ fn write_hot(
 ) -> Result<()> {
     let is_hot = |t: &partwise_redis::TagLoad| report.is_hot(t, min_share);
     let tag_json = |t: &partwise_redis::TagLoad| {
+        let v = report.verdict(t, min_share);
         json!({
             "tag": key_json(&t.tag),
             "tag_hex": hex(&t.tag),
@@ -570,8 +597,10 @@ fn write_hot(
             "sampled": t.sampled,
             "estimated_keys": t.estimated_keys.round(),
             "node_share": t.node_share,
-            "cluster_share": report.cluster_share(t),
-            "hot": is_hot(t),
+            "cluster_share": v.cluster_share,
+            "node_ratio": v.node_ratio,
+            "cluster_ratio": v.cluster_ratio,
+            "hot": v.hot,
         })
     };
     match format {
@@ -582,7 +611,15 @@ fn write_hot(
                     "keys": n.keys,
                     "sampled": n.sampled,
                     "untagged": n.untagged,
+                    "slots_in_use": n.slots_in_use,
+                    "slots_owned": n.slots_owned,
                 })).collect::<Vec<_>>(),
+                "rule": json!({
+                    "margin": min_share.margin,
+                    "min_keys": min_share.min_keys,
+                    "node_share": min_share.node_share,
+                    "cluster_share": min_share.cluster_share,
+                }),
                 "tags": report.tags.iter().take(top).map(tag_json).collect::<Vec<_>>(),
                 "hot_tags": report.hot_tags(min_share).map(tag_json).collect::<Vec<_>>(),
                 "slots": report.slots.iter().take(top).map(|s| json!({
@@ -622,6 +659,7 @@ fn write_hot(
                 "SAMPLED",
                 "EST. KEYS",
                 "NODE SHARE",
+                "SLOTS' WORTH (NODE/CLUSTER)",
                 "HOT",
             ]);
             for tag in report.tags.iter().take(top) {
@@ -632,6 +670,10 @@ fn write_hot(
                     tag.sampled.to_string(),
                     format!("{:.0}", tag.estimated_keys),
                     format!("{:.1}%", tag.node_share * 100.0),
+                    {
+                        let v = report.verdict(tag, min_share);
+                        format!("{:.1} / {:.1}", v.node_ratio, v.cluster_ratio)
+                    },
                     if is_hot(tag) { "hot" } else { "" }.to_string(),
                 ]);
             }
@@ -646,21 +688,17 @@ fn write_hot(
                     )
                 })
                 .collect();
+            let rule = format!(
+                "{:.1} times what one slot in use holds on its node and in the cluster, at least {:.0} keys, {:.0}% of its node's and {:.0}% of the cluster's",
+                min_share.margin,
+                min_share.min_keys,
+                min_share.node_share * 100.0,
+                min_share.cluster_share * 100.0
+            );
             if hot.is_empty() {
-                writeln!(
-                    out,
-                    "no tag holds {:.0}% of its node's sampled keys and {:.0}% of the cluster's",
-                    min_share.node_share * 100.0,
-                    min_share.cluster_share * 100.0
-                )?;
+                writeln!(out, "no tag is hot (a hot tag holds {rule})")?;
             } else {
-                writeln!(
-                    out,
-                    "hot tags (at least {:.0}% of their node's sampled keys and {:.0}% of the cluster's): {}",
-                    min_share.node_share * 100.0,
-                    min_share.cluster_share * 100.0,
-                    hot.join(", ")
-                )?;
+                writeln!(out, "hot tags (each holds {rule}): {}", hot.join(", "))?;
                 writeln!(
                     out,
                     "fix: spread each hot tag's keys over more tags (e.g. {{tag:0}} .. {{tag:N}}, as key salting does for Kafka) unless they must share a slot for MULTI/EXEC"

@@ -3,9 +3,12 @@
 //! distribution (`-i FILE --counts`), with what the consumers carry after.
 
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{key_cell, key_json, Format, Table};
+use crate::output::{key_cell, key_json, visible, Format, Table};
 use partwise::assign::Assignor;
-use partwise::salt::{partitions_spanned, recommend, recommend_counts, salted_key, CountsPlan};
+use partwise::salt::{
+    custom_partitioner_setting, partitions_spanned, recommend, recommend_counts, recommend_group,
+    salted_key, CountsPlan, GroupProducer, GroupSaltPlan,
+};
 use partwise::traffic::consumer_partitions;
 use partwise::{PartitionCount, Partitioner};
 use serde_json::{json, Value};
@@ -40,8 +43,34 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     threshold: Option<f64>,
-    #[command(flatten)]
-    routing: super::Routing,
+    /// Number of partitions (with --topology: the topic's, from the file)
+    #[arg(
+        short = 'p',
+        long = "partitions",
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = super::parse::partitions,
+        required_unless_present = "topology",
+        conflicts_with = "topology"
+    )]
+    partitions: Option<PartitionCount>,
+    /// Partitioner spec (`partwise partitioners` lists them; with --topology:
+    /// the topic's producers, from the file)
+    #[arg(
+        short = 'P',
+        long = "partitioner",
+        value_name = "SPEC",
+        value_parser = super::parse::partitioner,
+        conflicts_with = "topology"
+    )]
+    partitioner: Option<Partitioner>,
+    /// A topology file (as `check` reads): salt --topic's keys with every topic
+    /// joined to it, or learn why that cannot be done (needs -i)
+    #[arg(long, value_name = "FILE", requires_all = ["topic", "input"])]
+    topology: Option<PathBuf>,
+    /// The topic of --topology whose keys are measured by -i
+    #[arg(long, value_name = "TOPIC", requires = "topology")]
+    topic: Option<String>,
     /// Target: the hottest partition at most R x the mean load
     #[arg(
         long,
@@ -64,6 +93,10 @@ pub struct Args {
     format: Format,
 }
 
+/// Said whenever a salt is planned without a topology: salting one topic of
+/// a joined pair alone breaks the key's join.
+const JOIN_NOTE: &str = "if this topic is joined with others (co-partitioned), every one of them must write the same sub-keys or the key's join breaks; give the topology file with --topology and the topic with --topic to plan the whole group";
+
 const TRADE_OFF: &str = "records of the key stay ordered only within each salt (KEY_1, KEY_2, ...), not across them; readers must merge the partitions listed";
 
 /// The largest salt range: each range places every salted key once per salt.
@@ -81,7 +114,13 @@ fn pct(v: &[f64]) -> Vec<String> {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let (n, p) = a.routing.parse()?;
+    if let (Some(file), Some(topic)) = (&a.topology, &a.topic) {
+        return joined(&a, file, topic);
+    }
+    let n = a.partitions.expect("clap requires -p without --topology");
+    let p = a
+        .partitioner
+        .unwrap_or_else(|| "java".parse().expect("java"));
     let p = super::parse::keyed(p)
         .map_err(|e| CliError::msg(format!("-P/--partitioner '{}': {e}", p.spec())))?;
     crate::limits::counted_partitions("-p", n.get())?;
@@ -103,7 +142,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         )));
     }
     match &a.input {
-        Some(path) => counts(&a, path, n, p),
+        Some(path) => counts(&a, path, n, p, true),
         None => one_key(&a, n, p),
     }
 }
@@ -149,6 +188,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
                 "spans": plan.spans,
                 "salted_keys": salted,
                 "trade_off": TRADE_OFF,
+                "note": JOIN_NOTE,
             });
             crate::output::write_doc(&mut out, a.format, &v)?;
         }
@@ -172,6 +212,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
             t.row(["after".to_string(), pct(&plan.after).join(" ")]);
             t.write(&mut out)?;
             writeln!(out, "trade-off: {TRADE_OFF}")?;
+            writeln!(out, "note: {JOIN_NOTE}")?;
         }
     }
     Ok(if plan.range.is_some() {
@@ -236,7 +277,10 @@ fn carried(owned: &[(String, Vec<u32>)], loads: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
+/// The measured keys, their total, the threshold and which keys to salt.
+type Selection = (Vec<(Vec<u8>, u64)>, u64, f64, Vec<bool>);
+
+fn select(a: &Args, path: &std::path::Path, n: PartitionCount) -> Result<Selection> {
     if !a.counts && path.as_os_str() != "-" && super::skew::looks_like_counts(path) {
         say!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
@@ -282,6 +326,27 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
             .map(|(x, _)| a.keys.iter().any(|k| k.as_bytes() == x))
             .collect()
     };
+    let salted = salt.iter().filter(|s| **s).count() as u64;
+    let r = u64::from(a.max_range);
+    let placements = salted.saturating_mul(r * (r + 1) / 2);
+    if placements > MAX_PLACEMENTS {
+        return Err(CliError::msg(format!(
+            "{salted} keys to salt with --max-range {}: the search places up to {placements} salted keys; at most {MAX_PLACEMENTS} (lower --max-range, raise --threshold or name the keys with --key)",
+            a.max_range
+        )));
+    }
+    Ok((keys, total, threshold, salt))
+}
+
+/// `join_note`: whether it is unknown if the topic is joined (no topology).
+fn counts(
+    a: &Args,
+    path: &std::path::Path,
+    n: PartitionCount,
+    p: Partitioner,
+    join_note: bool,
+) -> Result<ExitCode> {
+    let (keys, total, threshold, salt) = select(a, path, n)?;
     let refs: Vec<(&[u8], u64)> = keys.iter().map(|(k, c)| (k.as_slice(), *c)).collect();
     let salted: Vec<(&[u8], u64)> = refs
         .iter()
@@ -289,15 +354,6 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
         .filter(|(_, s)| **s)
         .map(|(k, _)| *k)
         .collect();
-    let r = u64::from(a.max_range);
-    let placements = (salted.len() as u64).saturating_mul(r * (r + 1) / 2);
-    if placements > MAX_PLACEMENTS {
-        return Err(CliError::msg(format!(
-            "{} keys to salt with --max-range {}: the search places up to {placements} salted keys; at most {MAX_PLACEMENTS} (lower --max-range, raise --threshold or name the keys with --key)",
-            salted.len(),
-            a.max_range
-        )));
-    }
     let consumers = match a.consumers {
         None => None,
         Some(m) => {
@@ -323,6 +379,7 @@ fn counts(a: &Args, path: &std::path::Path, n: PartitionCount, p: Partitioner) -
         salted: &salted,
         consumers: &consumers,
         plan: &plan,
+        join_note,
     };
     let mut out = std::io::stdout().lock();
     match a.format {
@@ -350,6 +407,7 @@ struct Measured<'a> {
     salted: &'a [(&'a [u8], u64)],
     consumers: &'a Option<Consumers>,
     plan: &'a CountsPlan,
+    join_note: bool,
 }
 
 fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
@@ -387,6 +445,9 @@ fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
         "after": plan.after,
         "trade_off": TRADE_OFF,
     });
+    if !salted.is_empty() && m.join_note {
+        v["note"] = json!(JOIN_NOTE);
+    }
     if let Some((assignor, owned)) = &consumers {
         let (b, z) = (carried(owned, &plan.before), carried(owned, &plan.after));
         let members: Vec<Value> = owned
@@ -472,6 +533,500 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
         t.write(&mut *out)?;
     }
     if !salted.is_empty() {
+        writeln!(out, "trade-off: {TRADE_OFF}")?;
+        if m.join_note {
+            writeln!(out, "note: {JOIN_NOTE}")?;
+        }
+    }
+    Ok(())
+}
+
+// ---- a key of a co-partition group (--topology)
+
+/// Sub-keys listed per salted key in the table (JSON lists every one).
+const SUB_KEY_ROWS: usize = 12;
+
+fn joined(a: &Args, file: &std::path::Path, topic: &str) -> Result<ExitCode> {
+    let topology = super::check::load_topology(file)?;
+    let Some(t) = topology.topic(topic) else {
+        let known: Vec<&str> = topology.topics.iter().map(|t| t.name.as_str()).collect();
+        return Err(CliError::msg(format!(
+            "--topic '{topic}' is not a [[topic]] of {} (its topics: {})",
+            file.display(),
+            known.join(", ")
+        )));
+    };
+    let n = t.partitions;
+    crate::limits::counted_partitions("the topic's partitions", n.get())?;
+    if let Some(m) = a.consumers {
+        crate::limits::members("--consumers", u64::from(m))?;
+    }
+    let loads = u64::from(n.get()) * u64::from(a.max_range);
+    if loads > MAX_LOADS || a.max_range == 0 || a.max_range > MAX_RANGE {
+        return Err(CliError::msg(format!(
+            "--max-range {}: between 1 and {MAX_RANGE}, and at most {MAX_LOADS} partition loads with {n} partitions",
+            a.max_range
+        )));
+    }
+    let path = a
+        .input
+        .as_deref()
+        .expect("clap requires -i with --topology");
+    let (keys, total, threshold, salt) = select(a, path, n)?;
+    let refs: Vec<(&[u8], u64)> = keys.iter().map(|(k, c)| (k.as_slice(), *c)).collect();
+    let consumers = match a.consumers {
+        None => None,
+        Some(m) => {
+            let owned = consumer_partitions(a.assignor, n, m)
+                .map_err(|e| CliError::context(format!("--assignor {}", a.assignor.spec()), e))?;
+            Some((a.assignor, owned))
+        }
+    };
+    let groups: Vec<Vec<u32>> = consumers.as_ref().map_or_else(Vec::new, |(_, o)| {
+        o.iter().map(|(_, ps)| ps.clone()).collect()
+    });
+    let plan = recommend_group(
+        &topology,
+        topic,
+        &refs,
+        &salt,
+        &groups,
+        a.target_ratio,
+        a.max_range,
+    )
+    .map_err(|e| CliError::context(file.display().to_string(), e))?;
+    let Some(plan) = plan else {
+        // Joined to nothing: salting it alone moves no join.
+        let p = t
+            .producers
+            .iter()
+            .find_map(|p| p.keyed_partitioner())
+            .ok_or_else(|| {
+                CliError::msg(format!(
+                    "{}: topic '{topic}' has no producer that places records by key, so no key of it has a partition to salt",
+                    file.display()
+                ))
+            })?;
+        say!(
+            "partwise: {topic} is in no co-partition group of {}: salting it moves no join (its keys placed by {})",
+            file.display(),
+            p.spec()
+        );
+        return counts(a, path, n, p, false);
+    };
+    let salted: Vec<(&[u8], u64)> = refs
+        .iter()
+        .zip(&salt)
+        .filter(|(_, s)| **s)
+        .map(|(k, _)| *k)
+        .collect();
+    let j = Joined {
+        a,
+        file,
+        topic,
+        total,
+        threshold,
+        keys: keys.len(),
+        salted: &salted,
+        consumers: &consumers,
+        plan: &plan,
+    };
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Json | Format::Ndjson => joined_json(&mut out, &j)?,
+        Format::Table => joined_table(&mut out, &j)?,
+    }
+    Ok(if plan.feasible() && plan.plan.range.is_some() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+/// A group's salting plan, for the renderers.
+struct Joined<'a> {
+    a: &'a Args,
+    file: &'a std::path::Path,
+    topic: &'a str,
+    total: u64,
+    threshold: f64,
+    keys: usize,
+    salted: &'a [(&'a [u8], u64)],
+    consumers: &'a Option<Consumers>,
+    plan: &'a GroupSaltPlan,
+}
+
+impl Joined<'_> {
+    /// The busiest partition's (or consumer's) share of the records.
+    fn busiest(&self, loads: &[f64]) -> f64 {
+        match self.consumers {
+            Some((_, owned)) => carried(owned, loads).into_iter().fold(0.0, f64::max),
+            None => loads.iter().cloned().fold(0.0, f64::max),
+        }
+    }
+
+    /// `KEY_1 .. KEY_S`, for one key or for each.
+    fn sub_keys(&self) -> String {
+        let s = self.plan.plan.used;
+        let range = |k: &str| {
+            if s == 1 {
+                format!("{k}_1")
+            } else {
+                format!("{k}_1 .. {k}_{s}")
+            }
+        };
+        match self.salted {
+            [(k, _)] => range(&key_cell(k)),
+            _ => format!("{} for each of them", range("KEY")),
+        }
+    }
+
+    fn names(&self) -> String {
+        let v: Vec<String> = self.salted.iter().map(|(k, _)| key_cell(k)).collect();
+        v.join(", ")
+    }
+
+    /// What one producer must change to salt the key, keeping its partitioner.
+    fn change(&self, p: &GroupProducer) -> String {
+        match p.partitioner {
+            Some(pt) => format!(
+                "write {} as {}, one sub-key per record, and keep {} (key format {})",
+                self.names(),
+                self.sub_keys(),
+                pt.setting(),
+                p.key_format
+            ),
+            None => "places no record by its key: it cannot carry the sub-keys".to_string(),
+        }
+    }
+
+    /// The join's cost for one key: the units its state is spread over.
+    fn cost(&self, key: &[u8], parts: &[u32]) -> String {
+        let list: Vec<String> = parts.iter().map(u32::to_string).collect();
+        let k = key_cell(key);
+        let owners = match self.consumers {
+            Some((assignor, owned)) => {
+                let mut members: Vec<&str> = owned
+                    .iter()
+                    .filter(|(_, ps)| ps.iter().any(|q| parts.contains(q)))
+                    .map(|(m, _)| m.as_str())
+                    .collect();
+                members.dedup();
+                format!(
+                    ", which {} gives to {} of the {} members ({})",
+                    assignor.spec(),
+                    members.len(),
+                    owned.len(),
+                    members.join(", ")
+                )
+            }
+            None => ", which the assignor may give to different members".to_string(),
+        };
+        format!(
+            "{k}'s join state is spread over {} unit{} (partition{} {} in every topic of the group): a record of {k}_2 meets only records of {k}_2, so a record that must meet all of {k}'s (an alert on {k}) is written once per sub-key, or the joiner merges {k}'s state across those units{owners}",
+            parts.len(),
+            if parts.len() == 1 { "" } else { "s" },
+            if parts.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )
+    }
+}
+
+fn joined_json(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
+    let (a, plan) = (j.a, j.plan);
+    let cp = &plan.plan;
+    let topics: Vec<Value> = plan
+        .topics
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "partitions": t.partitions.get(),
+                "producers": t.producers.iter().map(|p| json!({
+                    "name": p.name,
+                    "partitioner": p.partitioner.map(|x| x.spec()),
+                    "setting": p.partitioner.map(|x| x.setting()),
+                    "key_format": p.key_format.to_string(),
+                    "change": j.change(p),
+                    "isolate_with": p.partitioner.map(|x| custom_partitioner_setting(x.client())),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let sub_keys: Vec<Value> = plan
+        .placements
+        .iter()
+        .flat_map(|(key, subs)| {
+            subs.iter().map(move |s| {
+                let parts: serde_json::Map<String, Value> = plan
+                    .topics
+                    .iter()
+                    .zip(&s.partitions)
+                    .map(|(t, q)| (t.name.clone(), json!(q)))
+                    .collect();
+                json!({"key": key_json(key), "sub_key": key_json(&s.sub_key), "partitions": parts})
+            })
+        })
+        .collect();
+    let salted: Vec<Value> = j
+        .salted
+        .iter()
+        .zip(&plan.spans)
+        .map(|((k, c), (_, span))| {
+            json!({
+                "key": key_json(k),
+                "count": c,
+                "share": *c as f64 / j.total as f64,
+                "spans": span,
+                "join_units": span.len(),
+                "join_cost": j.cost(k, span),
+            })
+        })
+        .collect();
+    let isolation = match &plan.isolation {
+        Ok(iso) => json!({
+            "spec": iso.spec,
+            "reserved": iso.reserved.iter().map(|(k, q)| json!({"key": key_json(k), "partition": q})).collect::<Vec<_>>(),
+            "loads": iso.loads,
+            "busiest": j.busiest(&iso.loads),
+            "max_over_mean": iso.max_over_mean,
+            "moved": iso.moved,
+        }),
+        Err(why) => json!({"unavailable": why}),
+    };
+    let v = json!({
+        "topology": j.file.display().to_string(),
+        "topic": j.topic,
+        "groups": plan.groups,
+        "partitions": plan.topics[0].partitions.get(),
+        "keys": j.keys,
+        "total": j.total,
+        "threshold": if a.keys.is_empty() { Some(j.threshold) } else { None },
+        "salted": salted,
+        "feasible": plan.feasible(),
+        "refusals": plan.refusals.iter().map(|r| json!({"kind": r.kind, "message": r.message, "fix": r.fix})).collect::<Vec<_>>(),
+        "already_split": plan.already_split.iter().map(|k| key_json(k)).collect::<Vec<_>>(),
+        "topics": topics,
+        "sub_keys": sub_keys,
+        "target_ratio": a.target_ratio,
+        "target_on": if j.consumers.is_some() { "consumers" } else { "partitions" },
+        "range": cp.range,
+        "range_used": cp.used,
+        "target_reached": cp.range.is_some(),
+        "before": cp.before,
+        "after": cp.after,
+        "busiest_before": j.busiest(&cp.before),
+        "busiest_after": j.busiest(&cp.after),
+        "before_max_over_mean": cp.before_max_over_mean,
+        "after_max_over_mean": cp.after_max_over_mean,
+        "isolation": isolation,
+        "trade_off": TRADE_OFF,
+    });
+    crate::output::write_doc(out, a.format, &v)
+}
+
+fn joined_table(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
+    let plan = j.plan;
+    let cp = &plan.plan;
+    let what = if j.consumers.is_some() {
+        "busiest consumer"
+    } else {
+        "busiest partition"
+    };
+    if j.salted.is_empty() {
+        writeln!(
+            out,
+            "no key is above {:.1}% of {}'s traffic: nothing to salt ({what} {:.2} x mean)",
+            j.threshold * 100.0,
+            visible(j.topic),
+            cp.before_max_over_mean
+        )?;
+        return Ok(());
+    }
+    let partners: Vec<String> = plan.topics[1..]
+        .iter()
+        .map(|t| visible(&t.name).into_owned())
+        .collect();
+    writeln!(
+        out,
+        "{} of {} is joined with {} (co-partition group {}): salting it salts every topic of the group with the same sub-keys, {}",
+        j.names(),
+        visible(j.topic),
+        partners.join(", "),
+        visible(&plan.groups.join(", ")),
+        j.sub_keys()
+    )?;
+    if plan.feasible() {
+        match cp.range {
+            Some(s) => writeln!(
+                out,
+                "salt over S = {s}: {what} {:.2} x mean -> {:.2} x mean (target {})",
+                cp.before_max_over_mean, cp.after_max_over_mean, j.a.target_ratio
+            )?,
+            None => writeln!(
+                out,
+                "no salt range up to {} brings the {what} under {} x mean; the best is S = {} at {:.2} x mean (before {:.2} x)",
+                j.a.max_range, j.a.target_ratio, cp.used, cp.after_max_over_mean, cp.before_max_over_mean
+            )?,
+        }
+        writeln!(out, "\nchange, in every topic of the group:")?;
+        for t in &plan.topics {
+            writeln!(out, "  {} ({} partitions):", visible(&t.name), t.partitions)?;
+            for p in &t.producers {
+                writeln!(
+                    out,
+                    "    {}: {}",
+                    visible(&p.label()),
+                    visible(&j.change(p))
+                )?;
+            }
+        }
+        writeln!(
+            out,
+            "\nthe join holds: each sub-key lands on one partition number in every topic"
+        )?;
+        let mut head = vec!["SUB-KEY".to_string()];
+        head.extend(plan.topics.iter().map(|t| t.name.clone()));
+        let mut tab = Table::new(head);
+        let rows: usize = plan.placements.iter().map(|(_, s)| s.len()).sum();
+        for (_, subs) in &plan.placements {
+            for s in subs.iter().take(SUB_KEY_ROWS) {
+                let mut row = vec![key_cell(&s.sub_key)];
+                row.extend(
+                    s.partitions
+                        .iter()
+                        .map(|q| q.map_or_else(|| "-".to_string(), |q| q.to_string())),
+                );
+                tab.row(row);
+            }
+        }
+        tab.write(&mut *out)?;
+        let shown: usize = plan
+            .placements
+            .iter()
+            .map(|(_, s)| s.len().min(SUB_KEY_ROWS))
+            .sum();
+        if shown < rows {
+            writeln!(
+                out,
+                "({} more sub-keys, each on one number in every topic: --format json lists them all)",
+                rows - shown
+            )?;
+        }
+        writeln!(out)?;
+        for ((k, _), (_, span)) in j.salted.iter().zip(&plan.spans) {
+            writeln!(out, "cost to the consumers: {}", j.cost(k, span))?;
+        }
+    } else {
+        writeln!(
+            out,
+            "refused: the sub-keys cannot land together in every topic of the group, so salting would break {}'s join:",
+            j.names()
+        )?;
+        for r in &plan.refusals {
+            writeln!(out, "  - {} ({})", visible(&r.message), r.kind)?;
+            writeln!(out, "    fix: {}", visible(&r.fix))?;
+        }
+    }
+    if cp.before.iter().all(|&x| x == 0.0) {
+        writeln!(
+            out,
+            "\nthe counts give no partition loads: no producer of {} can place these keys (it writes no keys, or they do not fit its key format)",
+            visible(j.topic)
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nfrom the counts of {} ({} records), the {what}'s share:",
+        visible(j.topic),
+        j.total
+    )?;
+    let mut tab = Table::new(["OPTION", "BUSIEST", "MAX/MEAN", "KEEPS THE JOIN", "MOVES"]);
+    tab.row([
+        "as now".to_string(),
+        format!("{:.1}%", j.busiest(&cp.before) * 100.0),
+        format!("{:.2}", cp.before_max_over_mean),
+        if !plan.already_split.is_empty() {
+            "no (already split)".to_string()
+        } else if plan.feasible() {
+            "yes".to_string()
+        } else {
+            "unknown (refused)".to_string()
+        },
+        "nothing".to_string(),
+    ]);
+    tab.row([
+        format!("salt over S = {} in every topic", cp.used),
+        format!("{:.1}%", j.busiest(&cp.after) * 100.0),
+        format!("{:.2}", cp.after_max_over_mean),
+        if plan.feasible() {
+            "per sub-key".to_string()
+        } else {
+            "no (refused)".to_string()
+        },
+        format!("{} only", j.names()),
+    ]);
+    if let Ok(iso) = &plan.isolation {
+        let reserved: Vec<String> = iso
+            .reserved
+            .iter()
+            .map(|(k, q)| format!("{} on partition {q}", key_cell(k)))
+            .collect();
+        tab.row([
+            format!("isolate {} in every topic", reserved.join(", ")),
+            format!("{:.1}%", j.busiest(&iso.loads) * 100.0),
+            format!("{:.2}", iso.max_over_mean),
+            "yes, whole".to_string(),
+            format!("{:.1}% of records", iso.moved * 100.0),
+        ]);
+    }
+    tab.write(&mut *out)?;
+    match &plan.isolation {
+        Ok(iso) => {
+            let reserved: Vec<String> = iso
+                .reserved
+                .iter()
+                .map(|(k, q)| format!("{} to partition {q}", key_cell(k)))
+                .collect();
+            let rest = plan.topics[0].partitions.get() as usize - {
+                let mut r: Vec<u32> = iso.reserved.iter().map(|(_, q)| *q).collect();
+                r.sort_unstable();
+                r.dedup();
+                r.len()
+            };
+            writeln!(
+                out,
+                "\nthe alternative that keeps the join whole: every producer of the group sends {} and hashes every other key with murmur2 (sign bit masked) over the other {rest} partitions (partwise's spec {}):",
+                reserved.join(", "),
+                visible(&iso.spec)
+            )?;
+            for t in &plan.topics {
+                for p in &t.producers {
+                    if let Some(pt) = p.partitioner {
+                        writeln!(
+                            out,
+                            "  {} of {}: {}",
+                            visible(&p.label()),
+                            visible(&t.name),
+                            custom_partitioner_setting(pt.client())
+                        )?;
+                    }
+                }
+            }
+            writeln!(
+                out,
+                "  it moves {:.1}% of the records to another partition (switch every producer of the group at once, after draining, as for a resize), and the key's partition still carries its own share",
+                iso.moved * 100.0
+            )?;
+        }
+        Err(why) => writeln!(
+            out,
+            "\nisolating the key on its own partition is not offered: {}",
+            visible(why)
+        )?,
+    }
+    if plan.feasible() {
         writeln!(out, "trade-off: {TRADE_OFF}")?;
     }
     Ok(())

@@ -26,5 +26,6 @@ mod live {
     mod readiness_live;
     mod redis;
     mod report;
+    mod salt;
     mod secure;
 }

@@ -347,10 +347,10 @@ impl Model {
             let mut fixes = Vec::new();
             if !ok {
                 if let Some(h) = s.report.heavy.first() {
-                    fixes.push(format!(
-                        "the heaviest key {} makes {:.0}% of the load: salt it (partwise salt) or give it its own topic",
-                        crate::output::key_cell(&h.hitter.key),
-                        h.hitter.estimate as f64 * 100.0 / s.report.total.max(1) as f64
+                    fixes.push(self.salt_fix(
+                        &s.topic,
+                        &h.hitter.key,
+                        h.hitter.estimate as f64 * 100.0 / s.report.total.max(1) as f64,
                     ));
                 }
                 fixes.push(format!(
@@ -368,6 +368,34 @@ impl Model {
         }
         self.live_verdict(&mut out);
         out
+    }
+}
+
+impl Model {
+    /// The fix for a heavy key of `topic`: salting, which for a joined topic
+    /// means every topic of its co-partition group alike, or isolating it.
+    fn salt_fix(&self, topic: &str, key: &[u8], percent: f64) -> String {
+        let key = crate::output::key_cell(key);
+        let groups: Vec<&partwise::topology::CopartitionGroup> =
+            self.declared.groups_of(topic).collect();
+        if groups.is_empty() {
+            return format!(
+                "the heaviest key {key} makes {percent:.0}% of the load: salt it (partwise salt) or give it its own topic"
+            );
+        }
+        let mut partners: Vec<&str> = groups
+            .iter()
+            .flat_map(|g| g.topics.iter().map(String::as_str))
+            .filter(|t| *t != topic)
+            .collect();
+        partners.dedup();
+        let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+        format!(
+            "the heaviest key {key} makes {percent:.0}% of the load, and {topic} is joined with {} (co-partition group {}): salting {key} in {topic} alone breaks its join, so salt it in every topic of the group with the same sub-keys, or isolate it on its own partition in every topic with one priority partitioner (partwise salt --topology {} --topic {topic}, with the key counts as -i and --counts, shows both with their costs, or why salting is refused)",
+            partners.join(", "),
+            names.join(", "),
+            self.file
+        )
     }
 }
 

@@ -231,6 +231,18 @@ fn bad_input_exits_2_with_a_clear_message() {
             vec!["redis", "hot", "-c", &seed, "--min-share", "2"],
             "invalid value '2' for '--min-share <F>'",
         ),
+        (
+            vec!["redis", "hot", "-c", &seed, "--margin", "0.5"],
+            "invalid value '0.5' for '--margin <X>'",
+        ),
+        (
+            vec!["redis", "hot", "-c", &seed, "--min-keys", "0"],
+            "invalid value '0' for '--min-keys <N>'",
+        ),
+        (
+            vec!["redis", "hot", "-c", &seed, "--match", " "],
+            "invalid value ' ' for '--match <GLOB>'",
+        ),
     ];
     for (args, msg) in cases {
         let o = partwise(&args);
@@ -278,10 +290,18 @@ fn a_standalone_server_exits_2_not_a_cluster() {
 /// Writes `n` keys with hash tag `tag` (all on one slot); the node that
 /// holds them, a connection to it (to delete them) and the keys.
 fn write_tagged(seed: &str, tag: &str, n: usize) -> (NodeAddr, NodeConn, Vec<String>) {
+    write_tagged_in(seed, "partwise-cli-test", tag, n)
+}
+
+/// [`write_tagged`] under a namespace of the test's own (`PREFIX:{tag}:i`).
+fn write_tagged_in(
+    seed: &str,
+    prefix: &str,
+    tag: &str,
+    n: usize,
+) -> (NodeAddr, NodeConn, Vec<String>) {
     let map = SlotMap::fetch(&[seed.parse().unwrap()], TIMEOUT).unwrap();
-    let keys: Vec<String> = (0..n)
-        .map(|i| format!("partwise-cli-test:{{{tag}}}:{i}"))
-        .collect();
+    let keys: Vec<String> = (0..n).map(|i| format!("{prefix}:{{{tag}}}:{i}")).collect();
     let home = map
         .owner(key_slot(tag.as_bytes()))
         .unwrap()
@@ -301,7 +321,11 @@ fn write_tagged(seed: &str, tag: &str, n: usize) -> (NodeAddr, NodeConn, Vec<Str
 fn hot_names_the_tag_that_crowds_one_node() {
     let seed = cluster();
     let (home, mut conn, keys) = write_tagged(&seed, "cli-hot", 200);
-    let o = partwise(&["redis", "hot", "-c", &seed, "--format", "json"]);
+    // Only this test's keys: what other tests write meanwhile is no slot of its.
+    let glob = "partwise-cli-test:{cli-hot}:*";
+    let o = partwise(&[
+        "redis", "hot", "-c", &seed, "--match", glob, "--format", "json",
+    ]);
     let _: i64 = conn.query(redis::cmd("DEL").arg(&keys), "DEL").unwrap();
 
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
@@ -312,6 +336,67 @@ fn hot_names_the_tag_that_crowds_one_node() {
     assert_eq!(hot[0]["slot"], key_slot(b"cli-hot"));
     assert_eq!(hot[0]["sampled"], 200);
     assert_eq!(v["nodes"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn hot_reports_nothing_for_even_tags_and_names_the_one_that_holds_many_slots_worth() {
+    // A namespace of this test's own, read alone through --match, so keys
+    // other tests write meanwhile change nothing here.
+    const NS: &str = "partwise-cli-test-hotrule";
+    let seed = cluster();
+    let glob = format!("{NS}:*");
+    let hot_args = [
+        "redis", "hot", "-c", &seed, "--match", &glob, "--top", "20", "--format", "json",
+    ];
+    let mut written: Vec<(NodeConn, Vec<String>)> = Vec::new();
+    for i in 0..10 {
+        let (_, conn, keys) = write_tagged_in(&seed, NS, &format!("sym{i}"), 60);
+        written.push((conn, keys));
+    }
+    let healthy = partwise(&hot_args);
+    let (home, conn, keys) = write_tagged_in(&seed, NS, "whale", 250);
+    written.push((conn, keys));
+    let crowded = partwise(&hot_args);
+    for (mut conn, keys) in written {
+        let _: i64 = conn.query(redis::cmd("DEL").arg(&keys), "DEL").unwrap();
+    }
+
+    // Ten tags of 60 keys: each a tenth of the keys, none hot.
+    assert_eq!(code(&healthy), Some(0), "{}", stderr(&healthy));
+    let v = json(&healthy);
+    let keys: u64 = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["keys"].as_u64().unwrap())
+        .sum();
+    assert_eq!(keys, 600);
+    let tags = v["tags"].as_array().unwrap();
+    assert_eq!(tags.len(), 10);
+    assert_eq!(v["hot_tags"].as_array().unwrap().len(), 0, "{v}");
+    for t in tags {
+        assert_eq!(t["hot"], false, "{t}");
+        // What used to make a tag hot, at least 5% of its node's keys and 1%
+        // of the cluster's, holds for every one of them.
+        assert!(t["node_share"].as_f64().unwrap() >= 0.05, "{t}");
+        assert!(t["cluster_share"].as_f64().unwrap() >= 0.01, "{t}");
+    }
+
+    // A tag of 250 keys beside them is over four slots' worth: it alone is
+    // hot. (Fewer keys than the library's own hot-tag test writes, so that
+    // test's top tag stays its own if both run at once.)
+    assert_eq!(code(&crowded), Some(1), "{}", stderr(&crowded));
+    let v = json(&crowded);
+    let hot = v["hot_tags"].as_array().unwrap();
+    assert_eq!(hot.len(), 1, "{v}");
+    assert_eq!(hot[0]["tag"], "whale");
+    assert_eq!(hot[0]["node"], home.to_string());
+    assert_eq!(hot[0]["sampled"], 250);
+    assert!(
+        (hot[0]["cluster_ratio"].as_f64().unwrap() - 250.0 / 60.0).abs() < 1e-9,
+        "{}",
+        hot[0]
+    );
 }
 
 /// A throwaway cluster on its own ports, torn down on drop (even after a

@@ -392,3 +392,41 @@ fn a_pair_caught_mid_resize_shows_the_procedures_on_the_page_and_in_json() {
         "page procedures"
     );
 }
+
+#[test]
+fn salting_advice_for_a_joined_topic_names_its_partners_and_the_isolation() {
+    // BBCA seen 50 times among the ten symbols: the heaviest key.
+    let mut keys = "BBCA\n".repeat(50);
+    keys.push_str(&std::fs::read_to_string(example("symbols.txt")).unwrap());
+    let samples = temp_file(keys);
+    let v = json(
+        &[
+            "report".into(),
+            example("ticker.toml"),
+            "-i".into(),
+            samples.path().to_str().unwrap().into(),
+        ],
+        1,
+    );
+    let fixes: Vec<&str> = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["area"] == "skew" && x["section"] == "skew-0")
+        .flat_map(|x| x["fixes"].as_array().unwrap())
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let salt = fixes
+        .iter()
+        .find(|f| f.contains("heaviest key BBCA"))
+        .unwrap_or_else(|| panic!("{fixes:?}"));
+    for needle in [
+        "joined with notifications",
+        "co-partition group ticker",
+        "every topic of the group with the same sub-keys",
+        "isolate it on its own partition",
+        "--topic market-updates",
+    ] {
+        assert!(salt.contains(needle), "{needle}: {salt}");
+    }
+}

@@ -573,3 +573,220 @@ fn priority_partitioner_from_the_cli() {
         "reserved",
     );
 }
+
+/// The seeds' ten symbols with BBCA at 45% of the ticks.
+const TICKER_COUNTS: &str = "BBCA,4500\nANTM,611\nASII,611\nUNVR,611\nTLKM,611\nBBRI,611\nBMRI,611\nGOTO,611\nADRO,611\nICBP,611\n";
+
+/// Where `partwise route` puts each key with this partitioner and count.
+fn routed_all(keys: &[String], partitions: u64, spec: &str) -> Vec<u64> {
+    let p = partitions.to_string();
+    let mut args = vec!["route", "-p", &p, "-P", spec];
+    args.extend(keys.iter().map(String::as_str));
+    let v = json(&args, 0);
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["partition"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn salting_a_joined_key_salts_every_topic_alike_and_the_join_still_holds() {
+    let counts = file(TICKER_COUNTS);
+    let path = counts.path().to_str().unwrap();
+    let topology = crate::common::example("ticker.toml");
+    let args = [
+        "salt",
+        "--topology",
+        &topology,
+        "--topic",
+        "market-updates",
+        "-i",
+        path,
+        "--counts",
+        "--key",
+        "BBCA",
+    ];
+    let v = json(&args, 0);
+    assert_eq!(v["feasible"], true, "{v}");
+    assert_eq!(v["groups"], serde_json::json!(["ticker"]));
+    // Every topic of the group, each with its declared producer and its change.
+    let topics = v["topics"].as_array().unwrap();
+    let names: Vec<&str> = topics.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["market-updates", "notifications"]);
+    let producers: Vec<&str> = topics
+        .iter()
+        .flat_map(|t| t["producers"].as_array().unwrap())
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(producers, ["market-feed", "alert-service"]);
+    let s = v["range_used"].as_u64().unwrap();
+    assert!(s > 1 && v["target_reached"] == true, "{v}");
+    for t in topics {
+        for p in t["producers"].as_array().unwrap() {
+            let change = p["change"].as_str().unwrap();
+            assert!(change.contains(&format!("BBCA_1 .. BBCA_{s}")), "{change}");
+            assert!(
+                change.contains("Partitioners.DefaultPartitioner"),
+                "{change}"
+            );
+        }
+    }
+    // Route the proposed sub-keys through each topic's own producer: every
+    // one lands on one partition number in both topics.
+    let subs: Vec<String> = (1..=s).map(|i| format!("BBCA_{i}")).collect();
+    let mut per_topic = Vec::new();
+    for t in topics {
+        let n = t["partitions"].as_u64().unwrap();
+        for p in t["producers"].as_array().unwrap() {
+            per_topic.push(routed_all(&subs, n, p["partitioner"].as_str().unwrap()));
+        }
+    }
+    assert_eq!(per_topic.len(), 2);
+    assert_eq!(per_topic[0], per_topic[1]);
+    // And they are the partitions the plan shows.
+    for (i, row) in v["sub_keys"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(row["partitions"]["market-updates"], per_topic[0][i]);
+        assert_eq!(row["partitions"]["notifications"], per_topic[1][i]);
+    }
+    // Salting market-updates alone, as before: the alerts stay keyed BBCA,
+    // so the ticks of some sub-keys land where no alert of BBCA is.
+    let alerts = routed_all(&["BBCA".to_string()], 6, "kafkajs")[0];
+    assert!(per_topic[0].iter().any(|&q| q != alerts), "{per_topic:?}");
+    let spans = v["salted"][0]["spans"].as_array().unwrap();
+    assert_eq!(v["salted"][0]["join_units"], spans.len());
+    assert!(spans.len() > 1);
+    // The join-keeping alternative, from the same counts: BBCA alone on the
+    // partition it has now, carrying exactly its own share.
+    let iso = &v["isolation"];
+    assert_eq!(iso["reserved"][0]["partition"], alerts);
+    let spec = iso["spec"].as_str().unwrap();
+    let keys: Vec<String> = TICKER_COUNTS
+        .lines()
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    let isolated = routed_all(&keys, 6, spec);
+    for (k, q) in keys.iter().zip(&isolated) {
+        assert_eq!(*q == alerts, k == "BBCA", "{k} on {q}");
+    }
+    let busiest = iso["busiest"].as_f64().unwrap();
+    assert!((busiest - 4500.0 / 9999.0).abs() < 1e-9, "{iso}");
+    let table = String::from_utf8(output(&args, 0).stdout).unwrap();
+    for needle in [
+        "market-feed",
+        "alert-service",
+        "notifications",
+        "join state is spread over",
+        "keeps the join whole",
+    ] {
+        assert!(table.contains(needle), "{needle}: {table}");
+    }
+}
+
+#[test]
+fn salting_a_joined_key_is_refused_when_a_partner_producer_places_sub_keys_elsewhere() {
+    let counts = file(TICKER_COUNTS);
+    let path = counts.path().to_str().unwrap();
+    // The seeds' Go service also writes notifications, with Sarama's default hash.
+    let text = std::fs::read_to_string(crate::common::example("ticker.toml"))
+        .unwrap()
+        .replace(
+            "[[copartition]]",
+            "[[topic.producer]]\nname = \"go-alerts\"\npartitioner = \"sarama\"\n\n[[copartition]]",
+        );
+    let topo = file(text);
+    let t = topo.path().to_str().unwrap();
+    let v = json(
+        &[
+            "salt",
+            "--topology",
+            t,
+            "--topic",
+            "market-updates",
+            "-i",
+            path,
+            "--counts",
+            "--key",
+            "BBCA",
+        ],
+        1,
+    );
+    assert_eq!(v["feasible"], false);
+    let r = &v["refusals"][0];
+    assert_eq!(r["kind"], "sub_keys_land_apart");
+    let m = r["message"].as_str().unwrap();
+    assert!(
+        m.contains("go-alerts") && m.contains("sarama.NewHashPartitioner"),
+        "{m}"
+    );
+    let fix = r["fix"].as_str().unwrap();
+    assert!(fix.contains("sarama.NewMurmur2Partitioner"), "{fix}");
+    // Isolation is still offered: every producer switches to one partitioner.
+    assert!(v["isolation"]["spec"]
+        .as_str()
+        .unwrap()
+        .starts_with("priority:"));
+}
+
+#[test]
+fn salt_without_a_topology_says_joined_partners_need_the_same_sub_keys() {
+    let counts = file(TICKER_COUNTS);
+    let path = counts.path().to_str().unwrap();
+    let v = json(
+        &["salt", "-i", path, "--counts", "-p", "6", "--key", "BBCA"],
+        0,
+    );
+    assert!(v["note"].as_str().unwrap().contains("--topology"), "{v}");
+    let o = output(&["salt", "--key", "ID", "--share", "0.6", "-p", "20"], 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("note: if this topic is joined"));
+    // A topic of a topology joined to nothing is salted alone, without the note.
+    let solo = file(
+        "[[topic]]\nname = \"solo\"\npartitions = 6\nproducer = [{ partitioner = \"kafkajs\" }]\n",
+    );
+    let solo_path = solo.path().to_str().unwrap();
+    let args = [
+        "salt",
+        "--topology",
+        solo_path,
+        "--topic",
+        "solo",
+        "-i",
+        path,
+        "--counts",
+        "--key",
+        "BBCA",
+    ];
+    let o = output(&[&args[..], &["--format", "json"]].concat(), 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("solo is in no co-partition group"));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("note").is_none(), "{v}");
+    assert_eq!(v["partitioner"], "kafkajs");
+    let topology = crate::common::example("ticker.toml");
+    fails(
+        &[
+            "salt",
+            "--topology",
+            &topology,
+            "--topic",
+            "nope",
+            "-i",
+            path,
+            "--counts",
+        ],
+        "--topic 'nope' is not a [[topic]]",
+    );
+    fails(
+        &[
+            "salt",
+            "--topology",
+            &topology,
+            "--topic",
+            "market-updates",
+            "-i",
+            path,
+            "-p",
+            "6",
+        ],
+        "cannot be used with",
+    );
+}

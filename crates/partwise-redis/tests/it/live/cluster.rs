@@ -269,10 +269,7 @@ fn hot_sampling_names_the_tag_that_crowds_one_node() {
     assert_eq!(top.sampled, 300);
     assert_eq!(top.node, owner(&map, b"{hot-tag}"));
     assert_eq!(top.slot, key_slot(b"hot-tag"));
-    let rule = partwise_redis::HotRule {
-        node_share: 0.5,
-        cluster_share: 0.01,
-    };
+    let rule = partwise_redis::HotRule::default();
     let hot_tags: Vec<&[u8]> = report.hot_tags(rule).map(|t| t.tag.as_slice()).collect();
     assert_eq!(hot_tags, [b"hot-tag".as_slice()]);
     assert_eq!(report.slots[0].slot, key_slot(b"hot-tag"));
