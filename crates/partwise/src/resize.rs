@@ -62,6 +62,53 @@ pub fn key_move(
     }
 }
 
+/// What a resize moves of measured keys: how many keys, and how many of
+/// their records (each key weighs its count; 1 each when the keys were
+/// given without counts, so records and keys agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// Keys measured.
+    pub keys: u64,
+    /// Keys whose new records go elsewhere ([`KeyMove::moved`]).
+    pub keys_moved: u64,
+    /// Records of all the keys (the sum of their weights).
+    pub records: u64,
+    /// Records of the moved keys.
+    pub records_moved: u64,
+}
+
+impl Moved {
+    /// `records_moved / records`, `None` without records.
+    pub fn records_share(&self) -> Option<f64> {
+        (self.records > 0).then(|| self.records_moved as f64 / self.records as f64)
+    }
+
+    /// `keys_moved / keys`, `None` without keys.
+    pub fn keys_share(&self) -> Option<f64> {
+        (self.keys > 0).then(|| self.keys_moved as f64 / self.keys as f64)
+    }
+}
+
+/// What a resize from `from` to `to` under `p` moves of `keys`, each with
+/// its weight. Weights saturate (the readers refuse sums that overflow).
+pub fn moved(
+    p: Partitioner,
+    keys: &[(&[u8], u64)],
+    from: PartitionCount,
+    to: PartitionCount,
+) -> Moved {
+    let mut m = Moved::default();
+    for (k, w) in keys {
+        m.keys += 1;
+        m.records = m.records.saturating_add(*w);
+        if key_move(p, Some(k), from, to).moved() {
+            m.keys_moved += 1;
+            m.records_moved = m.records_moved.saturating_add(*w);
+        }
+    }
+    m
+}
+
 /// An exact fraction `moved / period`, in lowest terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fraction {
@@ -160,6 +207,9 @@ pub enum Fix {
         moves: Fraction,
         /// What the count asked for moves.
         instead: Fraction,
+        /// What each moves of the measured keys: the multiple, then the
+        /// count asked for (`None`: no keys were given).
+        measured: Option<(Moved, Moved)>,
     },
     /// Drain before resizing, so each key's records stay in order.
     Drain,
@@ -182,6 +232,7 @@ impl fmt::Display for Fix {
                 of,
                 moves,
                 instead,
+                measured: None,
             } => write!(
                 f,
                 "{partitions} partitions (a multiple of {of}) would move {}/{} = {:.4} of keys instead of {:.4}",
@@ -190,6 +241,27 @@ impl fmt::Display for Fix {
                 moves.value(),
                 instead.value()
             ),
+            Fix::Multiple {
+                partitions,
+                of,
+                measured: Some((mine, asked)),
+                ..
+            } => {
+                write!(
+                    f,
+                    "{partitions} partitions (a multiple of {of}) would move {} of the {} given keys instead of {}",
+                    mine.keys_moved, mine.keys, asked.keys_moved
+                )?;
+                if mine.records != mine.keys {
+                    write!(
+                        f,
+                        ", {:.1}% of their records instead of {:.1}%",
+                        mine.records_share().unwrap_or(0.0) * 100.0,
+                        asked.records_share().unwrap_or(0.0) * 100.0
+                    )?;
+                }
+                Ok(())
+            }
             Fix::Drain => f.write_str(
                 "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers",
             ),
@@ -213,6 +285,12 @@ pub struct Plan {
     pub together: Vec<Together>,
     /// How to make the resize safe (empty when nothing moves).
     pub fixes: Vec<Fix>,
+    /// What the resize moves of the measured keys (`None`: none given).
+    pub measured: Option<Moved>,
+    /// The multiple of the current count that uniformly hashed keys favour,
+    /// with what it moves of the measured keys, when those keys say it
+    /// moves no fewer records than the count asked for (so it is no fix).
+    pub multiple_no_better: Option<(u32, Moved)>,
 }
 
 /// The plan of a resize of a topic written with `p` from `from` to `to`
@@ -223,8 +301,25 @@ pub fn plan(
     to: PartitionCount,
     together: Vec<Together>,
 ) -> Plan {
+    plan_measured(p, from, to, together, None)
+}
+
+/// [`plan`], judged on measured keys with their weights when `keys` is
+/// given: a multiple of the current count is offered only when it moves
+/// fewer of their records (then fewer keys, when the records tie) than the
+/// count asked for. The fraction for uniformly hashed keys says nothing of
+/// a handful of symbols, one of which may carry half the traffic.
+pub fn plan_measured(
+    p: Partitioner,
+    from: PartitionCount,
+    to: PartitionCount,
+    together: Vec<Together>,
+    keys: Option<&[(&[u8], u64)]>,
+) -> Plan {
     let expected = expected_moved_fraction(p, from, to);
+    let measured = keys.map(|k| moved(p, k, from, to));
     let mut fixes = Vec::new();
+    let mut multiple_no_better = None;
     let (f, t) = (from.get(), to.get());
     if f != t && expected.is_some_and(|e| e.moved != 0) {
         // N -> kN keeps every key of partition p on p or p + N, j*N: the fewest moves.
@@ -234,12 +329,24 @@ pub fn plan(
             if let (Ok(mc), Some(e)) = (PartitionCount::new(m), expected) {
                 if let Some(me) = expected_moved_fraction(p, from, mc) {
                     if me.value() < e.value() {
-                        fixes.push(Fix::Multiple {
-                            partitions: m,
-                            of: f,
-                            moves: me,
-                            instead: e,
-                        });
+                        let mine = keys.map(|k| moved(p, k, from, mc));
+                        let better = match (mine, measured) {
+                            (Some(a), Some(b)) => {
+                                (a.records_moved, a.keys_moved) < (b.records_moved, b.keys_moved)
+                            }
+                            _ => true,
+                        };
+                        if better {
+                            fixes.push(Fix::Multiple {
+                                partitions: m,
+                                of: f,
+                                moves: me,
+                                instead: e,
+                                measured: mine.zip(measured),
+                            });
+                        } else {
+                            multiple_no_better = mine.map(|a| (m, a));
+                        }
                     }
                 }
             }
@@ -257,6 +364,8 @@ pub fn plan(
         expected,
         together,
         fixes,
+        measured,
+        multiple_no_better,
     }
 }
 
@@ -367,6 +476,85 @@ pub fn suggest(
             highly_composite: d[c as usize] > best_below[c as usize],
         })
         .collect())
+}
+
+/// A partition count judged on measured keys with their weights: what a
+/// resize to it moves, and what the hottest partition and the busiest
+/// consumer carry after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weighed {
+    /// The count.
+    pub partitions: u32,
+    /// Whether every consumer count given to [`suggest`] divides it.
+    pub divides: bool,
+    /// What a resize from the current count moves (`None`: no current count).
+    pub moved: Option<Moved>,
+    /// All the records of the keys.
+    pub records: u64,
+    /// The load of the hottest partition.
+    pub hottest_partition: u64,
+    /// For each group size, the load of its busiest member.
+    pub busiest_consumer: Vec<(u32, u64)>,
+}
+
+impl Weighed {
+    /// The busiest member's share of the records, over every group size
+    /// (the hottest partition's share without group sizes): what lags first.
+    pub fn worst_share(&self) -> f64 {
+        let worst = self
+            .busiest_consumer
+            .iter()
+            .map(|c| c.1)
+            .max()
+            .unwrap_or(self.hottest_partition);
+        worst as f64 / self.records.max(1) as f64
+    }
+}
+
+/// Judges each count of `counts` on `keys` with their weights, placed by
+/// `p`: the moves from `from`, the hottest partition, and the busiest of
+/// each of `groups` (group sizes reading the topic under `assignor`); then
+/// orders them by what the busiest consumer carries (the hottest partition
+/// without groups), then by the records moved, keeping the given order
+/// among ties. Even partition shares (the divisors [`suggest`] ranks by)
+/// are not even loads when one key carries much of the traffic: this is
+/// the ranking by load.
+pub fn weigh(
+    p: Partitioner,
+    keys: &[(&[u8], u64)],
+    from: Option<PartitionCount>,
+    counts: &[(u32, bool)],
+    assignor: crate::assign::Assignor,
+    groups: &[u32],
+) -> Result<Vec<Weighed>, Error> {
+    let mut out = Vec::with_capacity(counts.len());
+    for &(c, divides) in counts {
+        let n = PartitionCount::new(c)?;
+        let (loads, not_fixed) = crate::traffic::weighted_loads(p, n, keys);
+        let records = loads.iter().fold(not_fixed, |a, b| a.saturating_add(*b));
+        let mut busiest = Vec::with_capacity(groups.len());
+        for &m in groups {
+            let b = crate::traffic::busiest_consumer(assignor, &loads, m)?;
+            busiest.push((m, b.map_or(0, |b| b.load)));
+        }
+        out.push(Weighed {
+            partitions: c,
+            divides,
+            moved: from.map(|f| moved(p, keys, f, n)),
+            records,
+            hottest_partition: loads.iter().copied().max().unwrap_or(0),
+            busiest_consumer: busiest,
+        });
+    }
+    let worst = |w: &Weighed| {
+        w.busiest_consumer
+            .iter()
+            .map(|c| c.1)
+            .max()
+            .unwrap_or(w.hottest_partition)
+    };
+    out.sort_by_key(|w| (worst(w), w.moved.map_or(0, |m| m.records_moved)));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -503,5 +691,80 @@ topics = ["a", "b"]
         let s = suggest(n(10), &[n(7), n(11)], 10).unwrap();
         assert_eq!(s.iter().map(|x| x.partitions).collect::<Vec<_>>(), vec![77]);
         assert!(suggest(n(MAX_SUGGEST_TARGET + 1), &[], 3).is_err());
+    }
+
+    /// The ten symbols of examples/ticker.toml, BBCA with 45% of the records.
+    fn ten() -> Vec<(&'static [u8], u64)> {
+        let mut v: Vec<(&[u8], u64)> = vec![(b"BBCA", 81)];
+        for k in [
+            "ANTM", "ASII", "UNVR", "TLKM", "BBRI", "BMRI", "GOTO", "ADRO", "ICBP",
+        ] {
+            v.push((k.as_bytes(), 11));
+        }
+        v
+    }
+
+    #[test]
+    fn measured_keys_decide_the_multiple() {
+        let kafkajs: Partitioner = "kafkajs".parse().unwrap();
+        let keys = ten();
+        // Independent count: the placements at 6, 9 and 12, compared by hand.
+        let at = |k: &[u8], c: u32| kafkajs.place(Some(k), n(c)).partition().unwrap();
+        let moves = |c: u32| keys.iter().filter(|(k, _)| at(k, 6) != at(k, c)).count() as u64;
+        assert_eq!((moves(9), moves(12)), (6, 7));
+        let ones: Vec<(&[u8], u64)> = keys.iter().map(|(k, _)| (*k, 1)).collect();
+        let uniform = plan(kafkajs, n(6), n(9), Vec::new());
+        assert!(matches!(
+            uniform.fixes[0],
+            Fix::Multiple { partitions: 12, .. }
+        ));
+        let measured = plan_measured(kafkajs, n(6), n(9), Vec::new(), Some(&ones));
+        assert!(!measured
+            .fixes
+            .iter()
+            .any(|f| matches!(f, Fix::Multiple { .. })));
+        assert_eq!(measured.measured.unwrap().keys_moved, 6);
+        assert_eq!(measured.multiple_no_better.unwrap().0, 12);
+        assert_eq!(measured.multiple_no_better.unwrap().1.keys_moved, 7);
+        let weighted = plan_measured(kafkajs, n(6), n(9), Vec::new(), Some(&keys)).measured;
+        let w = weighted.unwrap();
+        let by_hand: u64 = keys
+            .iter()
+            .filter(|(k, _)| at(k, 6) != at(k, 9))
+            .map(|(_, w)| w)
+            .sum();
+        assert_eq!((w.records, w.records_moved), (180, by_hand));
+    }
+
+    #[test]
+    fn weights_rank_nine_above_twelve_for_four_workers() {
+        let kafkajs: Partitioner = "kafkajs".parse().unwrap();
+        let rr: crate::assign::Assignor = "kafkajs:roundrobin".parse().unwrap();
+        let keys = ten();
+        let w = weigh(
+            kafkajs,
+            &keys,
+            Some(n(6)),
+            &[(12, true), (9, false)],
+            rr,
+            &[4],
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().map(|x| x.partitions).collect::<Vec<_>>(),
+            vec![9, 12]
+        );
+        // Round robin over one topic gives partition q to member q % 4.
+        let busiest = |c: u32| {
+            let mut m = [0u64; 4];
+            for (k, wt) in &keys {
+                m[(kafkajs.place(Some(k), n(c)).partition().unwrap() % 4) as usize] += wt;
+            }
+            *m.iter().max().unwrap()
+        };
+        assert_eq!(w[0].busiest_consumer, vec![(4, busiest(9))]);
+        assert_eq!(w[1].busiest_consumer, vec![(4, busiest(12))]);
+        assert_eq!((busiest(9), busiest(12)), (92, 114));
+        assert!((w[0].worst_share() - 92.0 / 180.0).abs() < 1e-12);
     }
 }
