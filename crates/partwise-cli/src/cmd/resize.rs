@@ -43,6 +43,14 @@ pub struct Args {
     /// Read keys from FILE, one per line ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
     input: Option<PathBuf>,
+    /// The keys with their traffic: KEY,COUNT lines (the count after the last
+    /// comma); figures are then records moved and loads, not only keys
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["keys", "input"])]
+    counts: Option<PathBuf>,
+    /// Assignor of the consumers whose busiest member --suggest --counts weighs
+    /// (default: the topology's group reading --topic, else java:range)
+    #[arg(long, value_name = "SPEC", requires = "counts", value_parser = parse::assignor)]
+    assignor: Option<partwise::assign::Assignor>,
     /// How text becomes key bytes (default: the topic's producer's format, else utf8)
     #[arg(long = "key-format", value_name = "F", value_parser = parse::key_format)]
     key_format: Option<KeyFormat>,
@@ -142,29 +150,53 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, Some((_, f))) => f,
         (None, None) => KeyFormat::Utf8,
     };
+    let weights = a.counts.as_deref().map(super::Weights::read).transpose()?;
     let source = key_source(a.keys, a.input, key_format);
-    if !source.is_empty() {
+    if !source.is_empty() || weights.is_some() {
         // Without a key's partition there is no move to count: every key
         // would be reported moved.
         super::parse::keyed(partitioner).map_err(|e| {
             CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec()))
         })?;
     }
-    let mut moved = Vec::new();
-    let held = crate::input::Held::new("every key that moves", "");
-    let total = source.for_each_held(held, |b| {
-        for (input, key) in b.inputs.iter().zip(b.keys) {
-            let m = key_move(partitioner, Some(key), from, to);
-            if m.moved() {
-                moved.push((input.to_vec(), key.to_vec(), m));
+    // Every key with its weight (1 without --counts): the moved ones are
+    // listed, and all of them judge the plan's fixes.
+    let mut keys: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+    let total = match &weights {
+        Some(w) => {
+            for ((input, c), (bytes, _)) in w.keys.iter().zip(w.encoded(key_format)?) {
+                keys.push((input.clone(), bytes, *c));
             }
+            keys.len() as u64
         }
-        Ok(())
-    })?;
+        None => {
+            let held = crate::input::Held::new("every key given", "");
+            source.for_each_held(held, |b| {
+                for (input, key) in b.inputs.iter().zip(b.keys) {
+                    keys.push((input.to_vec(), key.to_vec(), 1));
+                }
+                Ok(())
+            })?
+        }
+    };
+    let mut moved = Vec::new();
+    for (input, key, c) in &keys {
+        let m = key_move(partitioner, Some(key), from, to);
+        if m.moved() {
+            moved.push((input.clone(), key.clone(), m, *c));
+        }
+    }
     let together = ctx
         .as_ref()
         .map_or_else(Vec::new, |c| resize::change_together(&c.topology, &c.topic));
-    let plan = resize::plan(partitioner, from, to, together);
+    let measured: Vec<(&[u8], u64)> = keys.iter().map(|(_, k, c)| (k.as_slice(), *c)).collect();
+    let plan = resize::plan_measured(
+        partitioner,
+        from,
+        to,
+        together,
+        (!measured.is_empty()).then_some(&measured[..]),
+    );
     let r = Outcome {
         partitioner,
         format: source.format,
@@ -172,6 +204,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         to,
         topic: ctx.map(|c| c.topic),
         total,
+        weighted: weights.is_some(),
         moved,
         plan,
     };
@@ -192,12 +225,20 @@ struct Outcome {
     to: PartitionCount,
     topic: Option<String>,
     total: u64,
-    /// Each moved key as given and as bytes, with its move.
-    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove)>,
+    /// Whether the keys came with their counts (`--counts`).
+    weighted: bool,
+    /// Each moved key as given and as bytes, with its move and its count
+    /// (1 without `--counts`).
+    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove, u64)>,
     plan: resize::Plan,
 }
 
 impl Outcome {
+    /// What moves of the keys' records, with `--counts`.
+    fn records(&self) -> Option<resize::Moved> {
+        self.plan.measured.filter(|_| self.weighted)
+    }
+
     /// A key as the user knows it: the logical key for a serializer
     /// format, else its bytes.
     fn shown(&self, input: &[u8], key: &[u8]) -> Vec<u8> {
@@ -214,12 +255,13 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
     let (expected, plan) = (r.plan.expected, &r.plan);
     let moved_rows: Vec<Value> = moved
         .iter()
-        .map(|(input, key, m)| {
+        .map(|(input, key, m, c)| {
             json!({
                 "key": key_json(&r.shown(input, key)),
                 "key_hex": hex(key),
                 "from": m.from.partition(),
                 "to": m.to.partition(),
+                "count": r.weighted.then_some(*c),
             })
         })
         .collect();
@@ -232,6 +274,15 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
         "keys": total,
         "moved_count": moved.len(),
         "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
+        "records": r.records().map(|m| m.records),
+        "records_moved": r.records().map(|m| m.records_moved),
+        "records_moved_share": r.records().and_then(|m| m.records_share()),
+        "multiple_no_better": plan.multiple_no_better.map(|(n, m)| json!({
+            "partitions": n,
+            "keys_moved": m.keys_moved,
+            "records_moved": r.weighted.then_some(m.records_moved),
+            "records_moved_share": if r.weighted { m.records_share() } else { None },
+        })),
         "expected_moved_fraction": expected.map(Fraction::value),
         "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
         "moved": moved_rows,
@@ -267,14 +318,32 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
             total,
             moved.len() as f64 / total as f64
         )?;
+        if let Some(m) = r.records() {
+            writeln!(
+                out,
+                "records moved: {} of {} ({:.4}), by the counts of {}",
+                m.records_moved,
+                m.records,
+                m.records_share().unwrap_or(0.0),
+                if m.keys == 1 { "the key" } else { "the keys" }
+            )?;
+        }
         if !moved.is_empty() {
-            let mut t = Table::new(["KEY", "FROM", "TO"]);
+            let mut t = Table::new(if r.weighted {
+                vec!["KEY", "FROM", "TO", "COUNT"]
+            } else {
+                vec!["KEY", "FROM", "TO"]
+            });
             let cell = |p: partwise::Placement| {
                 p.partition()
                     .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
             };
-            for (input, key, m) in moved {
-                t.row([key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)]);
+            for (input, key, m, c) in moved {
+                let mut row = vec![key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)];
+                if r.weighted {
+                    row.push(c.to_string());
+                }
+                t.row(row);
             }
             t.write(&mut *out)?;
         }
@@ -288,6 +357,28 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
             out,
             "must change together (co-partition group {g}): {}",
             list.join(", ")
+        )?;
+    }
+    if let (Some((n, m)), Some(asked)) = (plan.multiple_no_better, plan.measured) {
+        let what = if r.weighted {
+            format!(
+                "{} of the {} keys ({:.1}% of their records), against {} ({:.1}%) at {}",
+                m.keys_moved,
+                m.keys,
+                m.records_share().unwrap_or(0.0) * 100.0,
+                asked.keys_moved,
+                asked.records_share().unwrap_or(0.0) * 100.0,
+                to
+            )
+        } else {
+            format!(
+                "{} of the {} keys, against {} at {}",
+                m.keys_moved, m.keys, asked.keys_moved, to
+            )
+        };
+        writeln!(
+            out,
+            "not offered: {n} partitions (a multiple of {from}) moves fewer uniformly hashed keys, but of these keys it would move {what}"
         )?;
     }
     writeln!(out, "note: {NOTE}")?;
