@@ -412,6 +412,21 @@ pub fn divisors(n: u32) -> Vec<u32> {
     low
 }
 
+/// Whether `n` has more divisors than every smaller count (1, 2, 4, 6, 12,
+/// 24, 36, 48, 60, ...), as [`Suggestion::highly_composite`] says.
+pub fn highly_composite(n: u32) -> bool {
+    if n == 0 || n > MAX_SUGGEST_TARGET.saturating_mul(2) {
+        return false;
+    }
+    let mut d = vec![0u32; n as usize + 1];
+    for i in 1..=n as usize {
+        for j in (i..=n as usize).step_by(i) {
+            d[j] += 1;
+        }
+    }
+    d[1..n as usize].iter().all(|&x| x < d[n as usize])
+}
+
 /// Up to `limit` partition counts near `target` (within a factor of 1.5 either
 /// way) that every count in `consumers` divides, with the most divisors first
 /// (ties: nearest to the target, then smaller). When no count in the window is
@@ -677,6 +692,10 @@ topics = ["a", "b"]
         assert_eq!(s[0].partitions, 12);
         assert!(s[0].highly_composite);
         assert!(!s.iter().any(|x| x.partitions == 10 && x.highly_composite));
+        for c in 1..=60 {
+            let listed = [1, 2, 4, 6, 12, 24, 36, 48, 60].contains(&c);
+            assert_eq!(highly_composite(c), listed, "{c}");
+        }
         let s = suggest(n(50), &[], 3).unwrap();
         assert_eq!(s[0].partitions, 60);
         assert!(s[0].highly_composite);

@@ -6,6 +6,8 @@ use super::key_source;
 use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::assign::Assignor;
+use partwise::placement;
 use partwise::resize::{self, expected_moved_fraction, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
@@ -137,19 +139,30 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, None) => None,
     };
 
+    let key_format = match (&a.key_format, producer) {
+        (Some(f), _) => *f,
+        (None, Some((_, f))) => f,
+        (None, None) => KeyFormat::Utf8,
+    };
     if a.suggest {
-        return suggest(&a, partitioner, from);
+        let weighed = match &a.counts {
+            Some(path) => Some(weigh_suggestions(
+                &a,
+                path,
+                partitioner,
+                key_format,
+                from,
+                ctx.as_ref(),
+            )?),
+            None => None,
+        };
+        return suggest(&a, partitioner, from, weighed);
     }
     let from =
         from.ok_or_else(|| CliError::msg("--from: required (or give --topology and --topic)"))?;
     let to =
         a.to.ok_or_else(|| CliError::msg("--to: required (or give --suggest)"))?;
 
-    let key_format = match (&a.key_format, producer) {
-        (Some(f), _) => *f,
-        (None, Some((_, f))) => f,
-        (None, None) => KeyFormat::Utf8,
-    };
     let weights = a.counts.as_deref().map(super::Weights::read).transpose()?;
     let source = key_source(a.keys, a.input, key_format);
     if !source.is_empty() || weights.is_some() {
@@ -388,13 +401,126 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
     Ok(())
 }
 
-fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
+/// The suggestions judged on `--counts`: the assignor and group sizes
+/// whose busiest member is weighed, the records, and every count judged,
+/// in the order of what the busiest member carries.
+struct Weighed {
+    assignor: Assignor,
+    groups: Vec<u32>,
+    keys: usize,
+    records: u64,
+    counts: Vec<resize::Weighed>,
+}
+
+/// Group sizes weighed at most (a declared range `1..N` gives N).
+const MAX_WEIGHED_GROUPS: usize = 64;
+
+fn weigh_suggestions(
+    a: &Args,
+    path: &std::path::Path,
+    partitioner: Partitioner,
+    key_format: KeyFormat,
+    from: Option<PartitionCount>,
+    ctx: Option<&Context>,
+) -> Result<Weighed> {
+    let target = a
+        .target
+        .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
+    super::parse::keyed(partitioner)
+        .map_err(|e| CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec())))?;
+    let w = super::Weights::read(path)?;
+    let keys = w.encoded(key_format)?;
+    // The group that reads the topic, as the file declares it.
+    let reader = ctx.and_then(|c| {
+        c.topology
+            .consumer_groups
+            .iter()
+            .find(|g| g.subscriptions.contains(&c.topic))
+    });
+    let assignor = match (a.assignor, reader) {
+        (Some(x), _) => x,
+        (None, Some(g)) => g
+            .assignor
+            .parse()
+            .map_err(|e| CliError::context(format!("consumer group '{}': assignor", g.name), e))?,
+        (None, None) => Assignor::JavaRange,
+    };
+    let mut groups: Vec<u32> = if a.consumers.is_empty() {
+        reader.map_or_else(Vec::new, |g| placement::declared_counts(&g.members))
+    } else {
+        a.consumers.iter().map(|c| c.get()).collect()
+    };
+    groups.sort_unstable();
+    groups.dedup();
+    groups.truncate(MAX_WEIGHED_GROUPS);
+    for &m in &groups {
+        crate::limits::members("--consumers", u64::from(m))?;
+    }
+    let list = resize::suggest(target, &a.consumers, a.limit.max(1))
+        .map_err(|e| CliError::context("--target", e))?;
+    let mut counts: Vec<(u32, bool)> = list.iter().map(|s| (s.partitions, true)).collect();
+    // The target and the current count are judged too: even partition
+    // shares are not even loads, so the weights may favour either.
+    for c in [Some(target), from].into_iter().flatten() {
+        if !counts.iter().any(|x| x.0 == c.get()) {
+            counts.push((c.get(), resize::not_dividing(c, &a.consumers).is_empty()));
+        }
+    }
+    let refs = super::weight_refs(&keys);
+    let place = (keys.len() as u64).saturating_mul(counts.len() as u64 * 2);
+    if place > 100_000_000 {
+        return Err(CliError::msg(format!(
+            "{}: {} keys over {} counts: the ranking places each key twice per count, at most 100000000 placements (lower --limit)",
+            w.name,
+            keys.len(),
+            counts.len()
+        )));
+    }
+    let counts = resize::weigh(partitioner, &refs, from, &counts, assignor, &groups)
+        .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
+    Ok(Weighed {
+        assignor,
+        groups,
+        keys: keys.len(),
+        records: w.total,
+        counts,
+    })
+}
+
+fn suggest(
+    a: &Args,
+    partitioner: Partitioner,
+    from: Option<PartitionCount>,
+    weighed: Option<Weighed>,
+) -> Result<ExitCode> {
     let target = a
         .target
         .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
     let consumers = a.consumers.clone();
-    let list = resize::suggest(target, &consumers, a.limit.max(1))
+    let mut list = resize::suggest(target, &consumers, a.limit.max(1))
         .map_err(|e| CliError::context("--target", e))?;
+    if let Some(w) = &weighed {
+        // The weighed order, with the target and current count among them.
+        list = w
+            .counts
+            .iter()
+            .map(|c| resize::Suggestion {
+                partitions: c.partitions,
+                divisors: resize::divisors(c.partitions),
+                highly_composite: resize::highly_composite(c.partitions),
+            })
+            .collect();
+    }
+    let judged = |n: u32| {
+        weighed
+            .as_ref()
+            .and_then(|w| w.counts.iter().find(|c| c.partitions == n))
+    };
+    let share = |x: u64| {
+        weighed
+            .as_ref()
+            .map_or(0.0, |w| x as f64 / w.records.max(1) as f64)
+    };
     let expected = |n: u32| -> Option<Fraction> {
         let from = from?;
         expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)
@@ -416,6 +542,15 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                         "divisors": s.divisors,
                         "highly_composite": s.highly_composite,
                         "expected_moved_fraction": expected(s.partitions).map(Fraction::value),
+                        "divides_evenly": judged(s.partitions).map_or(true, |j| j.divides),
+                        "keys_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.keys_moved),
+                        "records_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.records_moved),
+                        "records_moved_share": judged(s.partitions).and_then(|j| j.moved).and_then(|m| m.records_share()),
+                        "hottest_partition_share": judged(s.partitions).map(|j| share(j.hottest_partition)),
+                        "busiest_consumer": judged(s.partitions).map(|j| j.busiest_consumer.iter().map(|(m, l)| json!({
+                            "consumers": m,
+                            "share": share(*l),
+                        })).collect::<Vec<_>>()),
                     })
                 })
                 .collect();
@@ -423,8 +558,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 "target": target.get(),
                 "consumers": consumers.iter().map(|c| c.get()).collect::<Vec<_>>(),
                 "from": from.map(PartitionCount::get),
+                "ranked_by": match &weighed {
+                    None => "divisors",
+                    Some(w) if w.groups.is_empty() => "hottest_partition",
+                    Some(_) => "busiest_consumer",
+                },
+                "assignor": weighed.as_ref().map(|w| w.assignor.spec()),
+                "weighted_keys": weighed.as_ref().map(|w| w.keys),
+                "records": weighed.as_ref().map(|w| w.records),
                 "suggestions": rows,
-                "target_left_out": left_out.then(|| json!({
+                "target_left_out": (left_out && weighed.is_none()).then(|| json!({
                     "partitions": target.get(),
                     "not_divided_by": not_dividing,
                 })),
@@ -435,6 +578,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
             let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];
             if from.is_some() {
                 header.push("MOVED FROM CURRENT");
+            }
+            let busiest: Vec<String> = weighed.as_ref().map_or_else(Vec::new, |w| {
+                w.groups.iter().map(|m| format!("BUSIEST OF {m}")).collect()
+            });
+            if weighed.is_some() {
+                if from.is_some() {
+                    header.extend(["KEYS MOVED", "RECORDS MOVED"]);
+                }
+                header.push("HOTTEST PARTITION");
+                header.extend(busiest.iter().map(String::as_str));
             }
             header.push("CONSUMER COUNTS THAT DIVIDE EVENLY");
             let mut t = Table::new(header);
@@ -453,6 +606,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                             .map_or_else(|| "-".into(), |f| format!("{:.4}", f.value())),
                     );
                 }
+                if let Some(j) = judged(s.partitions) {
+                    if let Some(m) = j.moved {
+                        row.push(format!("{} of {}", m.keys_moved, m.keys));
+                        row.push(format!("{:.1}%", m.records_share().unwrap_or(0.0) * 100.0));
+                    }
+                    row.push(format!("{:.1}%", share(j.hottest_partition) * 100.0));
+                    for (_, l) in &j.busiest_consumer {
+                        row.push(format!("{:.1}%", share(*l) * 100.0));
+                    }
+                }
                 row.push(
                     s.divisors
                         .iter()
@@ -463,7 +626,37 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 t.row(row);
             }
             t.write(&mut out)?;
-            if left_out {
+            if let Some(w) = &weighed {
+                let uneven: Vec<String> = w
+                    .counts
+                    .iter()
+                    .filter(|c| !c.divides)
+                    .map(|c| c.partitions.to_string())
+                    .collect();
+                let by = if w.groups.is_empty() {
+                    "the hottest partition's share of the records".to_string()
+                } else {
+                    let sizes: Vec<String> = w.groups.iter().map(u32::to_string).collect();
+                    format!(
+                        "the busiest consumer's share of the records ({} members, {})",
+                        sizes.join(" or "),
+                        w.assignor.spec()
+                    )
+                };
+                writeln!(
+                    out,
+                    "ranked by {by}, from the counts of {} keys ({} records), then by the records moved",
+                    w.keys, w.records
+                )?;
+                if !uneven.is_empty() {
+                    writeln!(
+                        out,
+                        "shown though the consumer counts do not divide them: {} (equal partition shares are not equal loads when the keys weigh differently)",
+                        uneven.join(", ")
+                    )?;
+                }
+            }
+            if left_out && weighed.is_none() {
                 let by: Vec<String> = not_dividing.iter().map(u32::to_string).collect();
                 writeln!(
                     out,

@@ -1,0 +1,206 @@
+//! `--counts FILE`: real traffic weights for `check`, `report`, `resize`
+//! (and `--suggest`) and `plan`. The ten symbols of `examples/ticker.toml`
+//! with BBCA carrying 45% of the ticks; every expected figure is computed
+//! here from the real clients' murmur2 hashes (`tests/vectors/reference/
+//! key_hashes.jsonl`, equal across Java, KafkaJS and Sarama), not from
+//! partwise.
+
+use crate::common::{example, output, repo, temp_file, SYMBOLS};
+use serde_json::Value;
+
+/// BBCA 81 of 180 records (45%), each other symbol 11 (the 55% shared).
+fn ticks() -> Vec<(&'static str, u64)> {
+    SYMBOLS
+        .iter()
+        .map(|&s| (s, if s == "BBCA" { 81 } else { 11 }))
+        .collect()
+}
+
+fn counts_file() -> tempfile::NamedTempFile {
+    let text: String = ticks().iter().map(|(k, c)| format!("{k},{c}\n")).collect();
+    temp_file(text)
+}
+
+/// The partition of `key` over `n` as the Java-compatible clients compute
+/// it (KafkaJS's default partitioner): `toPositive(murmur2) % n`, from the
+/// hash the real clients produced.
+fn partition(key: &str, n: u32) -> u32 {
+    let path = repo().join("tests/vectors/reference/key_hashes.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let row: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["key"] == key)
+        .unwrap_or_else(|| panic!("no hash of {key}"));
+    let h = row["murmur2_u32"].as_u64().unwrap() as u32;
+    (h & 0x7fff_ffff) % n
+}
+
+/// Keys and records that move from 6 to `to` partitions.
+fn moves(to: u32) -> (u64, u64) {
+    ticks()
+        .iter()
+        .filter(|(k, _)| partition(k, 6) != partition(k, to))
+        .fold((0, 0), |(k, r), (_, c)| (k + 1, r + c))
+}
+
+/// The busiest of `m` round-robin members reading one topic of `n`
+/// partitions (KafkaJS's RoundRobinAssigner deals partition q to the
+/// member q mod m), in records.
+fn busiest_round_robin(n: u32, m: u32) -> u64 {
+    let mut load = vec![0u64; m as usize];
+    for (k, c) in ticks() {
+        load[(partition(k, n) % m) as usize] += c;
+    }
+    load.into_iter().max().unwrap()
+}
+
+fn json(args: &[&str], code: i32) -> Value {
+    let out = output(args, code);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_hand_counts_are_the_issue_s_figures() {
+    // 9 moves 6 of the ten symbols and 12 moves 7; of 4 round-robin
+    // workers the busiest carries 92 of 180 records (51%) at 9, 114 (63%) at 12.
+    assert_eq!((moves(9).0, moves(12).0), (6, 7));
+    assert_eq!(
+        (busiest_round_robin(9, 4), busiest_round_robin(12, 4)),
+        (92, 114)
+    );
+}
+
+#[test]
+fn resize_does_not_offer_twelve_when_it_moves_more_of_the_given_keys() {
+    let ticker = example("ticker.toml");
+    let symbols = example("symbols.txt");
+    // The ten symbols without counts: 12 moves 7, 9 moves 6.
+    let v = json(
+        &[
+            "resize",
+            "--topology",
+            &ticker,
+            "--topic",
+            "market-updates",
+            "--to",
+            "9",
+            "-i",
+            &symbols,
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(v["moved_count"], moves(9).0);
+    let fixes = v["fix"].as_array().unwrap();
+    assert!(
+        !fixes
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("12 partitions")),
+        "{fixes:?}"
+    );
+    assert_eq!(v["multiple_no_better"]["partitions"], 12);
+    assert_eq!(v["multiple_no_better"]["keys_moved"], moves(12).0);
+    assert_eq!(v["records_moved_share"], Value::Null);
+}
+
+#[test]
+fn resize_counts_gives_the_records_moved() {
+    let ticker = example("ticker.toml");
+    let counts = counts_file();
+    let c = counts.path().to_str().unwrap();
+    for to in [9u32, 12] {
+        let v = json(
+            &[
+                "resize",
+                "--topology",
+                &ticker,
+                "--topic",
+                "market-updates",
+                "--to",
+                &to.to_string(),
+                "--counts",
+                c,
+                "--format",
+                "json",
+            ],
+            0,
+        );
+        let (keys, records) = moves(to);
+        assert_eq!(v["moved_count"], keys, "{to}");
+        assert_eq!(v["records"], 180);
+        assert_eq!(v["records_moved"], records, "{to}");
+        let share = v["records_moved_share"].as_f64().unwrap();
+        assert!((share - records as f64 / 180.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn suggest_with_counts_ranks_by_the_busiest_worker() {
+    let ticker = example("ticker.toml");
+    let counts = counts_file();
+    let c = counts.path().to_str().unwrap();
+    let v = json(
+        &[
+            "resize",
+            "--suggest",
+            "--target",
+            "9",
+            "--consumers",
+            "4",
+            "--topology",
+            &ticker,
+            "--topic",
+            "market-updates",
+            "--counts",
+            c,
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(v["ranked_by"], "busiest_consumer");
+    assert_eq!(v["assignor"], "kafkajs:roundrobin");
+    let rows = v["suggestions"].as_array().unwrap();
+    let at = |n: u32| {
+        rows.iter()
+            .position(|r| r["partitions"] == n)
+            .unwrap_or_else(|| panic!("{n} not judged: {rows:?}"))
+    };
+    // Without weights 12 comes first and 9 is left out (4 does not divide it).
+    assert!(at(9) < at(12), "{rows:?}");
+    for n in [9u32, 12] {
+        let r = &rows[at(n)];
+        let share = r["busiest_consumer"][0]["share"].as_f64().unwrap();
+        assert!(
+            (share - busiest_round_robin(n, 4) as f64 / 180.0).abs() < 1e-12,
+            "{n}: {r}"
+        );
+        assert_eq!(r["keys_moved"], moves(n).0);
+        assert_eq!(r["records_moved"], moves(n).1);
+    }
+    assert_eq!(rows[at(9)]["divides_evenly"], false);
+    assert_eq!(v["target_left_out"], Value::Null);
+    // The table says the same.
+    let out = output(
+        &[
+            "resize",
+            "--suggest",
+            "--target",
+            "9",
+            "--consumers",
+            "4",
+            "--topology",
+            &ticker,
+            "--topic",
+            "market-updates",
+            "--counts",
+            c,
+        ],
+        0,
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("BUSIEST OF 4"), "{text}");
+    assert!(text.contains("51.1%") && text.contains("63.3%"), "{text}");
+}
