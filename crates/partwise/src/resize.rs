@@ -289,7 +289,8 @@ pub struct Plan {
     pub measured: Option<Moved>,
     /// The multiple of the current count that uniformly hashed keys favour,
     /// with what it moves of the measured keys, when those keys say it
-    /// moves no fewer records than the count asked for (so it is no fix).
+    /// moves more records (or, as many records, more keys) than the count
+    /// asked for (so it is no fix).
     pub multiple_no_better: Option<(u32, Moved)>,
 }
 
@@ -305,9 +306,9 @@ pub fn plan(
 }
 
 /// [`plan`], judged on measured keys with their weights when `keys` is
-/// given: a multiple of the current count is offered only when it moves
-/// fewer of their records (then fewer keys, when the records tie) than the
-/// count asked for. The fraction for uniformly hashed keys says nothing of
+/// given: a multiple of the current count is not offered when it moves
+/// more of their records (then more keys, when the records tie) than the
+/// count asked for, and its fix counts them when it moves fewer. The fraction for uniformly hashed keys says nothing of
 /// a handful of symbols, one of which may carry half the traffic.
 pub fn plan_measured(
     p: Partitioner,
@@ -330,22 +331,21 @@ pub fn plan_measured(
                 if let Some(me) = expected_moved_fraction(p, from, mc) {
                     if me.value() < e.value() {
                         let mine = keys.map(|k| moved(p, k, from, mc));
-                        let better = match (mine, measured) {
-                            (Some(a), Some(b)) => {
-                                (a.records_moved, a.keys_moved) < (b.records_moved, b.keys_moved)
+                        // The measured keys overrule the uniform figure only
+                        // when they disagree: on a tie it still holds for the
+                        // keys not measured.
+                        let rank = |m: Moved| (m.records_moved, m.keys_moved);
+                        match (mine, measured) {
+                            (Some(a), Some(b)) if rank(a) > rank(b) => {
+                                multiple_no_better = Some((m, a));
                             }
-                            _ => true,
-                        };
-                        if better {
-                            fixes.push(Fix::Multiple {
+                            (a, b) => fixes.push(Fix::Multiple {
                                 partitions: m,
                                 of: f,
                                 moves: me,
                                 instead: e,
-                                measured: mine.zip(measured),
-                            });
-                        } else {
-                            multiple_no_better = mine.map(|a| (m, a));
+                                measured: a.zip(b).filter(|(a, b)| rank(*a) < rank(*b)),
+                            }),
                         }
                     }
                 }
@@ -745,6 +745,23 @@ topics = ["a", "b"]
         assert_eq!(measured.measured.unwrap().keys_moved, 6);
         assert_eq!(measured.multiple_no_better.unwrap().0, 12);
         assert_eq!(measured.multiple_no_better.unwrap().1.keys_moved, 7);
+        // 6 -> 8 moves more of them than 12 does: the fix counts them.
+        assert_eq!(moves(8), 9);
+        let eight = plan_measured(kafkajs, n(6), n(8), Vec::new(), Some(&keys));
+        assert_eq!(
+            eight.fixes[0].to_string(),
+            format!(
+                "12 partitions (a multiple of 6) would move 7 of the 10 given keys instead of 9, {:.1}% of their records instead of {:.1}%",
+                keys.iter().filter(|(k, _)| at(k, 6) != at(k, 12)).map(|(_, w)| *w as f64).sum::<f64>() / 1.8,
+                keys.iter().filter(|(k, _)| at(k, 6) != at(k, 8)).map(|(_, w)| *w as f64).sum::<f64>() / 1.8,
+            )
+        );
+        // One key that moves either way: a tie, and the uniform figure stands.
+        let one: Vec<(&[u8], u64)> = vec![(b"BBCA", 1)];
+        let tie = plan_measured(kafkajs, n(6), n(8), Vec::new(), Some(&one));
+        assert!(tie.fixes[0]
+            .to_string()
+            .contains("would move 1/2 = 0.5000 of keys"));
         let weighted = plan_measured(kafkajs, n(6), n(9), Vec::new(), Some(&keys)).measured;
         let w = weighted.unwrap();
         let by_hand: u64 = keys

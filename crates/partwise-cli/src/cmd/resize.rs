@@ -269,13 +269,16 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
     let moved_rows: Vec<Value> = moved
         .iter()
         .map(|(input, key, m, c)| {
-            json!({
+            let mut row = json!({
                 "key": key_json(&r.shown(input, key)),
                 "key_hex": hex(key),
                 "from": m.from.partition(),
                 "to": m.to.partition(),
-                "count": r.weighted.then_some(*c),
-            })
+            });
+            if r.weighted {
+                row["count"] = (*c).into();
+            }
+            row
         })
         .collect();
     let v = json!({
