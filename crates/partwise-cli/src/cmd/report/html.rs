@@ -506,7 +506,15 @@ fn skew(s: &mut String, m: &Model) {
     if m.skew.is_empty() {
         return;
     }
-    open_section(s, "skew", "Skew: load of the sample keys per partition");
+    open_section(
+        s,
+        "skew",
+        if m.weighted {
+            "Skew: records of the counted keys per partition"
+        } else {
+            "Sample keys per partition (the load is unknown without --counts)"
+        },
+    );
     for (i, t) in m.skew.iter().enumerate() {
         let stats = &t.report.stats;
         let title = format!(
@@ -514,7 +522,9 @@ fn skew(s: &mut String, m: &Model) {
             esc(&t.topic),
             t.partitions,
             t.partitioner.spec(),
-            if stats.hot_partitions.is_empty() {
+            if !t.weighted {
+                "load unknown".to_string()
+            } else if stats.hot_partitions.is_empty() {
                 "no hot partition".to_string()
             } else {
                 format!("{} hot", stats.hot_partitions.len())
@@ -522,6 +532,13 @@ fn skew(s: &mut String, m: &Model) {
         );
         let id = format!("skew-{i}");
         sub_section(s, &id, &title);
+        if !t.weighted {
+            let _ = writeln!(
+                s,
+                "<p class=\"note\">These are {} sample keys, each counted once: how many keys land on each partition, not how much traffic. No partition is called hot from them. Give the keys with their counts (<code>partwise report --counts FILE</code>, lines <code>KEY,COUNT</code>) to see the load.</p>",
+                t.tally.lines
+            );
+        }
         let _ = writeln!(
             s,
             "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>",
@@ -537,12 +554,20 @@ fn skew(s: &mut String, m: &Model) {
         s.push_str(&load_svg(
             &t.tally.loads,
             stats,
-            &format!("{}: load per partition", t.topic),
+            &if t.weighted {
+                format!("{}: records per partition", t.topic)
+            } else {
+                format!("{}: sample keys per partition (not traffic)", t.topic)
+            },
             Some(&format!("{id}-chart")),
         ));
         let rows = t.tally.loads.len();
         open_table(s, rows, &format!("Load per partition of {}", esc(&t.topic)));
-        s.push_str("<thead><tr><th scope=\"col\">Partition</th><th scope=\"col\">Load</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>\n");
+        let _ = writeln!(
+            s,
+            "<thead><tr><th scope=\"col\">Partition</th><th scope=\"col\">{}</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>",
+            if t.weighted { "Records" } else { "Sample keys" }
+        );
         for (p, &l) in t.tally.loads.iter().enumerate() {
             let hot = stats.hot_partitions.contains(&(p as u32));
             let (cls, mark) = if hot {
@@ -640,8 +665,21 @@ fn resize(s: &mut String, m: &Model) {
                 r.partitioner.spec()
             ),
         );
-        s.push_str("<thead><tr><th scope=\"col\">To</th><th scope=\"col\">Keys that move (expected)</th><th scope=\"col\">Sample keys that move</th><th scope=\"col\">Fixes</th></tr></thead>\n<tbody>\n");
+        let _ = writeln!(
+            s,
+            "<thead><tr><th scope=\"col\">To</th><th scope=\"col\">Keys that move (expected)</th><th scope=\"col\">Sample keys that move</th>{}<th scope=\"col\">Fixes</th></tr></thead>\n<tbody>",
+            if m.weighted { "<th scope=\"col\">Records that move</th>" } else { "" }
+        );
         for (n, plan, moved) in &r.to {
+            let records = match plan.measured.filter(|_| m.weighted) {
+                Some(x) => format!(
+                    "<td>{} of {} ({:.1}%)</td>",
+                    x.records_moved,
+                    x.records,
+                    x.records_share().unwrap_or(0.0) * 100.0
+                ),
+                None => String::new(),
+            };
             let expected = plan.expected.map_or("all (keys ignored)".to_string(), |f| {
                 format!("{}/{} = {:.1}%", f.moved, f.period, f.value() * 100.0)
             });
@@ -657,7 +695,7 @@ fn resize(s: &mut String, m: &Model) {
             };
             let _ = writeln!(
                 s,
-                "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td><td>{}</td></tr>",
+                "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td>{records}<td>{}</td></tr>",
                 m.samples.len(),
                 fixes
             );
