@@ -204,3 +204,90 @@ fn suggest_with_counts_ranks_by_the_busiest_worker() {
     assert!(text.contains("BUSIEST OF 4"), "{text}");
     assert!(text.contains("51.1%") && text.contains("63.3%"), "{text}");
 }
+
+#[test]
+fn report_without_counts_calls_nothing_hot() {
+    // Three of the ten symbols share partition 0 of 6: equally weighted,
+    // that would be "hot", but keys are not traffic.
+    assert_eq!(SYMBOLS.iter().filter(|s| partition(s, 6) == 0).count(), 3);
+    let out = output(
+        &[
+            "report",
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["area"] != "skew" && x["ok"] == true));
+    let page = output(
+        &[
+            "report",
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+        ],
+        0,
+    );
+    let page = String::from_utf8(page.stdout).unwrap();
+    assert!(!page.contains("HOT"), "a partition called hot from keys");
+    assert!(page.contains("the load is unknown without --counts"));
+}
+
+#[test]
+fn report_on_a_balanced_weighted_topology_exits_0() {
+    // Each symbol's count is 660 shared among the symbols of its partition
+    // of 6, so every partition that has a symbol carries 660 records.
+    let per = |s: &str| {
+        let p = partition(s, 6);
+        660 / SYMBOLS.iter().filter(|x| partition(x, 6) == p).count() as u64
+    };
+    let text: String = SYMBOLS
+        .iter()
+        .map(|s| format!("{s},{}\n", per(s)))
+        .collect();
+    let counts = temp_file(text);
+    let v = json(
+        &[
+            "report",
+            &example("ticker.toml"),
+            "--counts",
+            counts.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let skew = &v["verdict"].as_array().unwrap()[3];
+    assert_eq!(skew["area"], "skew");
+    assert_eq!(skew["ok"], true, "{skew}");
+    let loads: Vec<u64> = v["skew"][0]["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert!(loads.iter().all(|&l| l == 0 || l == 660), "{loads:?}");
+    // The ticks themselves are not balanced: BBCA's partition is hot.
+    let ticks = counts_file();
+    let v = json(
+        &[
+            "report",
+            &example("ticker.toml"),
+            "--counts",
+            ticks.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    let hot = partition("BBCA", 6);
+    assert_eq!(v["skew"][0]["hot_partitions"], serde_json::json!([hot]));
+}
