@@ -16,6 +16,20 @@ fn verdict_json(v: &Verdict) -> Value {
     json!({"area": v.area, "ok": v.ok, "text": v.text, "fixes": v.fixes, "section": v.anchor})
 }
 
+/// The check as `check --format json` gives it, with each group's records
+/// when the samples came with counts.
+fn weighted_check_json(m: &Model) -> Value {
+    let mut doc = report_json(Path::new(&m.file), &m.check);
+    if let Some(w) = &m.weights {
+        let refs: Vec<&[u8]> = m.samples.iter().map(Vec::as_slice).collect();
+        crate::cmd::check::with_records(
+            &mut doc,
+            &crate::cmd::check::group_records(&m.declared, &refs, w),
+        );
+    }
+    doc
+}
+
 /// The whole model as one JSON document.
 pub fn model(m: &Model) -> Value {
     let key = |i: usize| {
@@ -161,7 +175,7 @@ pub fn model(m: &Model) -> Value {
         "ok": m.ok(),
         "verdict": m.verdict().iter().map(verdict_json).collect::<Vec<_>>(),
         "sample_keys": m.samples.len(),
-        "check": report_json(Path::new(&m.file), &m.check),
+        "check": weighted_check_json(m),
         "partition_maps": maps,
         "placements": placements,
         "skew": skews,

@@ -33,6 +33,8 @@ pub struct Model {
     /// Whether the samples carry their traffic (`--counts`): only then is
     /// a partition's load known, and a partition called hot.
     pub weighted: bool,
+    /// The count of each sample, with `--counts`.
+    pub weights: Option<Vec<u64>>,
     /// The `check` report: findings and fixes.
     pub check: Report,
     /// One partition map per co-partition group.
@@ -199,6 +201,7 @@ impl Model {
             file,
             samples,
             weighted: weights.is_some(),
+            weights,
             check: report,
             maps,
             placements,

@@ -174,8 +174,8 @@ fn ticker_agrees_with_check_and_skew() {
         &[
             "check",
             &example("ticker.toml"),
-            "-i",
-            &example("symbols.txt"),
+            "--counts",
+            &example("ticks.csv"),
             "--format",
             "json",
         ],
@@ -183,6 +183,7 @@ fn ticker_agrees_with_check_and_skew() {
     );
     let check: Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(v["check"], check);
+    assert_eq!(check["copartition_groups"][0]["records"], 18000);
     let skew = output(
         &[
             "skew",

@@ -291,3 +291,58 @@ fn report_on_a_balanced_weighted_topology_exits_0() {
     let hot = partition("BBCA", 6);
     assert_eq!(v["skew"][0]["hot_partitions"], serde_json::json!([hot]));
 }
+
+#[test]
+fn check_counts_weighs_the_keys_that_keep_the_join() {
+    // Caught mid-resize: market-updates at 9, notifications still at 6.
+    let toml = std::fs::read_to_string(example("ticker.toml")).unwrap();
+    let mid = toml.replacen("partitions = 6", "partitions = 9", 1);
+    assert_ne!(mid, toml);
+    let mid = temp_file(mid);
+    let counts = counts_file();
+    let args = [
+        "check",
+        mid.path().to_str().unwrap(),
+        "--counts",
+        counts.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let v = json(&args, 1);
+    let g = &v["copartition_groups"][0];
+    let keys = ticks()
+        .iter()
+        .filter(|(k, _)| partition(k, 9) == partition(k, 6))
+        .count();
+    let records: u64 = ticks()
+        .iter()
+        .filter(|(k, _)| partition(k, 9) == partition(k, 6))
+        .map(|(_, c)| c)
+        .sum();
+    assert_eq!(g["aligned_keys"], keys);
+    assert_eq!(g["records"], 180);
+    assert_eq!(g["aligned_records"], records);
+    // BBCA keeps its partition: most records still join though most keys do not.
+    assert_eq!(partition("BBCA", 9), partition("BBCA", 6));
+    assert!(records * 2 > 180 && keys * 2 < 10, "{records} {keys}");
+    let table = output(&args[..4], 1);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        table.contains(&format!("{records} of their 180 records")),
+        "{table}"
+    );
+    // Without counts the fields are there, and null.
+    let symbols = example("symbols.txt");
+    let v = json(
+        &[
+            "check",
+            mid.path().to_str().unwrap(),
+            "-i",
+            &symbols,
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    assert_eq!(v["copartition_groups"][0]["records"], Value::Null);
+}
