@@ -346,3 +346,91 @@ fn check_counts_weighs_the_keys_that_keep_the_join() {
     );
     assert_eq!(v["copartition_groups"][0]["records"], Value::Null);
 }
+
+#[test]
+fn plan_counts_sizes_by_the_hottest_partition() {
+    let counts = counts_file();
+    let c = counts.path().to_str().unwrap();
+    // 10 MB/s into consumers of 5 MB/s per partition: 2 partitions when
+    // every partition takes half; weighed, the hottest must take at most half.
+    let v = json(
+        &[
+            "plan",
+            "--produce-mbps",
+            "10",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "10",
+            "--partition-consume-mbps",
+            "5",
+            "--headroom",
+            "0",
+            "--counts",
+            c,
+            "-P",
+            "kafkajs",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(v["with_headroom"], 2);
+    let hottest = |n: u32| {
+        let mut load = vec![0u64; n as usize];
+        for (k, w) in ticks() {
+            load[partition(k, n) as usize] += w;
+        }
+        *load.iter().max().unwrap()
+    };
+    let needed = (2..).find(|&n| hottest(n) * 2 <= 180).unwrap();
+    assert!(needed > 2);
+    assert_eq!(v["weights"]["required"], needed);
+    assert_eq!(v["weights"]["heaviest_key"], "BBCA");
+    let at2 = v["weights"]["nearby"][0]["hottest_partition_share"]
+        .as_f64()
+        .unwrap();
+    assert!((at2 - hottest(2) as f64 / 180.0).abs() < 1e-12);
+    // The seed's rates: BBCA alone is 22.5 MB/s for a 2.5 MB/s consumer.
+    let v = json(
+        &[
+            "plan",
+            "--produce-mbps",
+            "50",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2.5",
+            "--counts",
+            c,
+            "-P",
+            "kafkajs",
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    assert_eq!(v["weights"]["key_too_hot"], true);
+    assert_eq!(v["weights"]["required"], Value::Null);
+    assert_eq!(v["with_headroom"], 24);
+    // Without --counts, no weights.
+    let v = json(
+        &[
+            "plan",
+            "--produce-mbps",
+            "50",
+            "--partition-produce-mbps",
+            "10",
+            "--consume-mbps",
+            "50",
+            "--partition-consume-mbps",
+            "2.5",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(v["weights"], Value::Null);
+}
