@@ -545,7 +545,7 @@ fn suggest(
                         "divisors": s.divisors,
                         "highly_composite": s.highly_composite,
                         "expected_moved_fraction": expected(s.partitions).map(Fraction::value),
-                        "divides_evenly": judged(s.partitions).map_or(true, |j| j.divides),
+                        "divides_evenly": judged(s.partitions).is_none_or(|j| j.divides),
                         "keys_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.keys_moved),
                         "records_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.records_moved),
                         "records_moved_share": judged(s.partitions).and_then(|j| j.moved).and_then(|m| m.records_share()),
