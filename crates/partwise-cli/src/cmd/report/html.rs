@@ -614,11 +614,16 @@ fn skew(s: &mut String, m: &Model) {
                 s,
                 rows,
                 &format!(
-                    "Consumer shares of {} in group {} ({}, {} members)",
+                    "Consumer shares of {} in group {} ({}, {} members){}",
                     esc(&t.topic),
                     esc(g),
                     t.assignor.spec(),
-                    rows
+                    rows,
+                    if t.weighted {
+                        ", of records"
+                    } else {
+                        ", of sample keys (not traffic)"
+                    }
                 ),
             );
             s.push_str("<thead><tr><th scope=\"col\">Member</th><th scope=\"col\">Partitions</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>\n");

@@ -434,3 +434,57 @@ fn plan_counts_sizes_by_the_hottest_partition() {
     );
     assert_eq!(v["weights"], Value::Null);
 }
+
+#[test]
+fn bad_counts_are_exit_2_naming_the_file_and_line() {
+    let ticker = example("ticker.toml");
+    let bad = temp_file("BBCA,12\nANTM\n");
+    let zero = temp_file("BBCA,0\n");
+    let negative = temp_file("BBCA,-3\n");
+    let rates = [
+        "plan",
+        "--produce-mbps",
+        "1",
+        "--partition-produce-mbps",
+        "1",
+        "--consume-mbps",
+        "1",
+        "--partition-consume-mbps",
+        "1",
+    ];
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["check", &ticker],
+        vec!["report", &ticker],
+        vec!["resize", "--from", "6", "--to", "9"],
+        vec!["resize", "--suggest", "--target", "9", "--from", "6"],
+        rates.to_vec(),
+    ];
+    for cmd in &commands {
+        for (file, needle) in [
+            (&bad, "line 2: expected KEY,COUNT (no comma)"),
+            (&zero, "every count is 0"),
+            (&negative, "line 1: count '-3' is negative"),
+        ] {
+            let path = file.path().to_str().unwrap();
+            let mut args = cmd.clone();
+            args.extend(["--counts", path]);
+            crate::common::fails_with(&args, &format!("{path}: {needle}"));
+        }
+    }
+    // A key the producer's key format cannot write is named.
+    let counts = counts_file();
+    crate::common::fails_with(
+        &[
+            "resize",
+            "--from",
+            "6",
+            "--to",
+            "9",
+            "--key-format",
+            "int32",
+            "--counts",
+            counts.path().to_str().unwrap(),
+        ],
+        "key 'BBCA'",
+    );
+}
