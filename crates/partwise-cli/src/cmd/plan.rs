@@ -191,6 +191,17 @@ fn weights_table(
 ) -> Result<()> {
     let key = crate::output::key_cell(&w.heaviest.0);
     let (tp, tc) = key_rates(a, w.heaviest.1);
+    // The file as given, quoted for a shell when it needs it.
+    let counts = a.counts.as_deref().map_or_else(String::new, |c| {
+        let c = crate::output::visible(&c.to_string_lossy()).into_owned();
+        if c.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,=:@".contains(&b))
+        {
+            c
+        } else {
+            format!("'{}'", c.replace('\'', "'\\''"))
+        }
+    });
     writeln!(
         out,
         "
@@ -220,13 +231,13 @@ weighed by the counts of {keys} keys ({total} records, placed by {}): the heavie
         )?,
         None if w.key_too_hot => writeln!(
             out,
-            "no partition count fits: {key} alone puts {tp:.2} MB/s produced and {tc:.2} MB/s consumed on its partition, above what one partition takes ({} MB/s produced, {} MB/s consumed, less {:.0}% headroom); salt it over several partitions (partwise salt -i FILE --counts) or make its one consumer faster",
-            a.partition_produce_mbps, a.partition_consume_mbps, a.headroom * 100.0
+            "no partition count fits: {key} alone puts {tp:.2} MB/s produced and {tc:.2} MB/s consumed on its partition, above what one partition takes ({} MB/s produced, {} MB/s consumed, less {:.0}% headroom); salt it over several partitions (partwise salt -i {} --counts) or make its one consumer faster",
+            a.partition_produce_mbps, a.partition_consume_mbps, a.headroom * 100.0, counts
         )?,
         None => writeln!(
             out,
-            "no partition count from {} to {} fits: the keys' hottest partition stays above what one partition takes; salt the heaviest keys (partwise salt -i FILE --counts)",
-            p.with_headroom, w.searched
+            "no partition count from {} to {} fits: the keys' hottest partition stays above what one partition takes; salt the heaviest keys (partwise salt -i {} --counts)",
+            p.with_headroom, w.searched, counts
         )?,
     }
     Ok(())

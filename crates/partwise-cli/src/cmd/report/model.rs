@@ -358,7 +358,7 @@ impl Model {
                     ));
                 }
                 fixes.push(
-                    "choose a partition count whose hottest partition and busiest consumer carry less of these records: partwise resize --suggest --counts FILE ranks counts by them".to_string(),
+                    "choose a partition count that puts less of these records on the hottest partition and the busiest consumer: partwise resize --suggest, given the same --counts, ranks counts by it; kafka-topics --alter --partitions sets the one chosen, for every topic of the co-partition group in one window".to_string(),
                 );
             }
             out.push(Verdict {
