@@ -535,22 +535,33 @@ fn skew(s: &mut String, m: &Model) {
         if !t.weighted {
             let _ = writeln!(
                 s,
-                "<p class=\"note\">These are {} sample keys, each counted once: how many keys land on each partition, not how much traffic. No partition is called hot from them. Give the keys with their counts (<code>partwise report --counts FILE</code>, lines <code>KEY,COUNT</code>) to see the load.</p>",
+                "<p class=\"note\">These are {} sample keys, each counted once: how many keys land on each partition, not how much traffic. No partition is called hot from them. Give the keys with their counts (<code>--counts</code>, a file of <code>KEY,COUNT</code> lines, instead of <code>-i</code>) to see the load.</p>",
                 t.tally.lines
             );
         }
-        let _ = writeln!(
-            s,
-            "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>",
-            t.tally.lines,
-            t.report.total,
-            stats.max_over_mean,
-            stats.cv,
-            stats.gini,
-            partwise::skew::HOT_FACTOR,
-            if stats.hot_partitions.is_empty() { "none".to_string() } else { stats.hot_partitions.iter().map(|p| format!("HOT {p}")).collect::<Vec<_>>().join(", ") },
-            if stats.idle_partitions.is_empty() { "none".to_string() } else { stats.idle_partitions.len().to_string() }
-        );
+        if t.weighted {
+            let _ = writeln!(
+                s,
+                "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>",
+                t.tally.lines,
+                t.report.total,
+                stats.max_over_mean,
+                stats.cv,
+                stats.gini,
+                partwise::skew::HOT_FACTOR,
+                if stats.hot_partitions.is_empty() { "none".to_string() } else { stats.hot_partitions.iter().map(|p| format!("HOT {p}")).collect::<Vec<_>>().join(", ") },
+                if stats.idle_partitions.is_empty() { "none".to_string() } else { stats.idle_partitions.len().to_string() }
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "<p>{} keys: at most {} on one partition ({:.2} x the mean), {} partitions without a sample key.</p>",
+                t.tally.lines,
+                stats.max,
+                stats.max_over_mean,
+                stats.idle_partitions.len()
+            );
+        }
         s.push_str(&load_svg(
             &t.tally.loads,
             stats,
@@ -562,7 +573,15 @@ fn skew(s: &mut String, m: &Model) {
             Some(&format!("{id}-chart")),
         ));
         let rows = t.tally.loads.len();
-        open_table(s, rows, &format!("Load per partition of {}", esc(&t.topic)));
+        open_table(
+            s,
+            rows,
+            &format!(
+                "{} per partition of {}",
+                if t.weighted { "Load" } else { "Sample keys" },
+                esc(&t.topic)
+            ),
+        );
         let _ = writeln!(
             s,
             "<thead><tr><th scope=\"col\">Partition</th><th scope=\"col\">{}</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>",
