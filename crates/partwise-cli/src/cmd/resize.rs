@@ -470,10 +470,11 @@ fn weigh_suggestions(
         }
     }
     let refs = super::weight_refs(&keys);
-    let place = (keys.len() as u64).saturating_mul(counts.len() as u64 * 2);
+    // Each count places every key for its loads, and before and after for its moves.
+    let place = (keys.len() as u64).saturating_mul(counts.len() as u64 * 3);
     if place > 100_000_000 {
         return Err(CliError::msg(format!(
-            "{}: {} keys over {} counts: the ranking places each key twice per count, at most 100000000 placements (lower --limit)",
+            "{}: {} keys over {} counts: the ranking places each key three times per count, at most 100000000 placements (lower --limit)",
             w.name,
             keys.len(),
             counts.len()
