@@ -513,25 +513,29 @@ pub struct Weighed {
 }
 
 impl Weighed {
-    /// The busiest member's share of the records, over every group size
-    /// (the hottest partition's share without group sizes): what lags first.
-    pub fn worst_share(&self) -> f64 {
-        let worst = self
-            .busiest_consumer
+    /// How much more than an even share the busiest member carries, at the
+    /// worst of the group sizes: its load x the group size / all the
+    /// records (1 is even; the hottest partition against `1 / partitions`
+    /// without group sizes). A group of one always carries everything, so
+    /// the ratio, not the share, compares group sizes.
+    pub fn worst_ratio(&self) -> f64 {
+        let records = self.records.max(1) as f64;
+        if self.busiest_consumer.is_empty() {
+            return self.hottest_partition as f64 * f64::from(self.partitions) / records;
+        }
+        self.busiest_consumer
             .iter()
-            .map(|c| c.1)
-            .max()
-            .unwrap_or(self.hottest_partition);
-        worst as f64 / self.records.max(1) as f64
+            .map(|&(m, load)| load as f64 * f64::from(m) / records)
+            .fold(0.0, f64::max)
     }
 }
 
 /// Judges each count of `counts` on `keys` with their weights, placed by
 /// `p`: the moves from `from`, the hottest partition, and the busiest of
 /// each of `groups` (group sizes reading the topic under `assignor`); then
-/// orders them by what the busiest consumer carries (the hottest partition
-/// without groups), then by the records moved, keeping the given order
-/// among ties. Even partition shares (the divisors [`suggest`] ranks by)
+/// orders them by [`Weighed::worst_ratio`] (what the busiest consumer
+/// carries against an even share; the hottest partition without groups),
+/// then by the records moved, keeping the given order among ties. Even partition shares (the divisors [`suggest`] ranks by)
 /// are not even loads when one key carries much of the traffic: this is
 /// the ranking by load.
 pub fn weigh(
@@ -561,14 +565,12 @@ pub fn weigh(
             busiest_consumer: busiest,
         });
     }
-    let worst = |w: &Weighed| {
-        w.busiest_consumer
-            .iter()
-            .map(|c| c.1)
-            .max()
-            .unwrap_or(w.hottest_partition)
-    };
-    out.sort_by_key(|w| (worst(w), w.moved.map_or(0, |m| m.records_moved)));
+    out.sort_by(|a, b| {
+        a.worst_ratio().total_cmp(&b.worst_ratio()).then_with(|| {
+            let moved = |w: &Weighed| w.moved.map_or(0, |m| m.records_moved);
+            moved(a).cmp(&moved(b))
+        })
+    });
     Ok(out)
 }
 
@@ -801,6 +803,22 @@ topics = ["a", "b"]
         assert_eq!(w[0].busiest_consumer, vec![(4, busiest(9))]);
         assert_eq!(w[1].busiest_consumer, vec![(4, busiest(12))]);
         assert_eq!((busiest(9), busiest(12)), (92, 114));
-        assert!((w[0].worst_share() - 92.0 / 180.0).abs() < 1e-12);
+        assert!((w[0].worst_ratio() - 4.0 * 92.0 / 180.0).abs() < 1e-12);
+        // A group of one carries everything at every count: it does not
+        // decide the order, the group of four does.
+        let w = weigh(
+            kafkajs,
+            &keys,
+            Some(n(6)),
+            &[(12, true), (9, false)],
+            rr,
+            &[1, 4],
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().map(|x| x.partitions).collect::<Vec<_>>(),
+            vec![9, 12]
+        );
+        assert_eq!(w[0].busiest_consumer[0], (1, 180));
     }
 }

@@ -642,9 +642,10 @@ fn suggest(
                 } else {
                     let sizes: Vec<String> = w.groups.iter().map(u32::to_string).collect();
                     format!(
-                        "the busiest consumer's share of the records ({} members, {})",
+                        "what the busiest consumer carries against an even share ({} members, {}{})",
                         sizes.join(" or "),
-                        w.assignor.spec()
+                        w.assignor.spec(),
+                        if w.groups.len() > 1 { "; the worst of the group sizes" } else { "" }
                     )
                 };
                 writeln!(
