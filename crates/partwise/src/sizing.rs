@@ -1,5 +1,7 @@
 //! Partition-count sizing: `P = max(TP / tp, TC / tc)`, then headroom, and the
-//! costs that argue against going far beyond it.
+//! costs that argue against going far beyond it; and ([`weigh`]) the plan
+//! held against measured keys, whose hottest partition, not an even `1 / P`
+//! share, must fit one partition.
 //!
 //! ```
 //! use partwise::sizing::{plan, PlanInput, Binding};

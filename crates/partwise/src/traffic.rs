@@ -4,6 +4,9 @@
 //! ([`Tally::report`]): the skew statistics, the heavy hitters with their
 //! partitions, what each consumer of a group carries, and how fast the lag
 //! grows when a partition's inflow exceeds what one consumer processes.
+//! Measured keys with their weights (`--counts FILE`) give loads directly
+//! ([`weighted_loads`]), and what the busiest member of a group carries
+//! ([`busiest_consumer`]).
 //!
 //! The consumers are named as `partwise assign` names them
 //! ([`crate::assign::member_names`]), at any group size, so the two commands
