@@ -47,6 +47,14 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
 /// Reads sample keys as given (logical keys, not yet encoded).
 pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     let mut keys = Vec::new();
+    if let Some(path) = input.as_deref() {
+        if path.as_os_str() != "-" && crate::input::looks_like_counts(path) {
+            say!(
+                "partwise: warning: every line of {} looks like KEY,COUNT, but -i reads each whole line as a sample key (give the file as --counts to weigh the keys by their counts)",
+                path.display()
+            );
+        }
+    }
     if input.is_some() {
         let held =
             crate::input::Held::new("the sample keys", "; a sample of the keys answers as well");

@@ -488,3 +488,31 @@ fn bad_counts_are_exit_2_naming_the_file_and_line() {
         "key 'BBCA'",
     );
 }
+
+#[test]
+fn a_counts_file_given_as_sample_keys_is_warned_about() {
+    for cmd in ["check", "report"] {
+        let out = output(
+            &[cmd, &example("ticker.toml"), "-i", &example("ticks.csv")],
+            0,
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("looks like KEY,COUNT"), "{cmd}: {err}");
+        assert!(err.contains("--counts"), "{cmd}: {err}");
+    }
+    // The keys themselves: no warning.
+    let out = output(
+        &[
+            "check",
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+        ],
+        0,
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
