@@ -211,8 +211,14 @@ pub fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
 
 /// Whether the first lines of a regular file all read `KEY,COUNT`: then
 /// hashing each whole line as a key (`ID,950000`) is almost surely not what
-/// the user meant. Only the first 64 KiB are looked at; stdin is not.
+/// the user meant. Only the first 64 KiB of a regular file are looked at;
+/// stdin, FIFOs and devices are not.
 pub fn looks_like_counts(path: &Path) -> bool {
+    // A FIFO, a process substitution or a device would lose what is read
+    // here: only a regular file can be looked at twice.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
     };
