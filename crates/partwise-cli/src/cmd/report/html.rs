@@ -509,7 +509,7 @@ fn skew(s: &mut String, m: &Model) {
     open_section(
         s,
         "skew",
-        if m.weighted {
+        if m.weighted() {
             "Skew: records of the counted keys per partition"
         } else {
             "Sample keys per partition (the load is unknown without --counts)"
@@ -693,10 +693,10 @@ fn resize(s: &mut String, m: &Model) {
         let _ = writeln!(
             s,
             "<thead><tr><th scope=\"col\">To</th><th scope=\"col\">Keys that move (expected)</th><th scope=\"col\">Sample keys that move</th>{}<th scope=\"col\">Fixes</th></tr></thead>\n<tbody>",
-            if m.weighted { "<th scope=\"col\">Records that move</th>" } else { "" }
+            if m.weighted() { "<th scope=\"col\">Records that move</th>" } else { "" }
         );
         for (n, plan, moved) in &r.to {
-            let records = match plan.measured.filter(|_| m.weighted) {
+            let records = match plan.measured.filter(|_| m.weighted()) {
                 Some(x) => format!(
                     "<td>{} of {} ({:.1}%)</td>",
                     x.records_moved,

@@ -142,8 +142,8 @@ pub fn model(m: &Model) -> Value {
                         "partitions": n,
                         "expected_moved_fraction": plan.expected.map(|f| f.value()),
                         "sample_keys_moved": moved,
-                        "records_moved": plan.measured.filter(|_| m.weighted).map(|x| x.records_moved),
-                        "records_moved_share": plan.measured.filter(|_| m.weighted).and_then(|x| x.records_share()),
+                        "records_moved": plan.measured.filter(|_| m.weighted()).map(|x| x.records_moved),
+                        "records_moved_share": plan.measured.filter(|_| m.weighted()).and_then(|x| x.records_share()),
                         "together": plan.together.iter().map(|t| json!({"group": t.group, "topics": t.topics.iter().map(|x| &x.0).collect::<Vec<_>>()})).collect::<Vec<_>>(),
                         "fixes": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
                     })

@@ -30,10 +30,8 @@ pub struct Model {
     pub file: String,
     /// The sample keys (`-i`, or the keys of `--counts`), logical keys as given.
     pub samples: Vec<Vec<u8>>,
-    /// Whether the samples carry their traffic (`--counts`): only then is
-    /// a partition's load known, and a partition called hot.
-    pub weighted: bool,
-    /// The count of each sample, with `--counts`.
+    /// The count of each sample, with `--counts`: only then is a
+    /// partition's load known, and a partition called hot.
     pub weights: Option<Vec<u64>>,
     /// The `check` report: findings and fixes.
     pub check: Report,
@@ -200,7 +198,6 @@ impl Model {
         Model {
             file,
             samples,
-            weighted: weights.is_some(),
             weights,
             check: report,
             maps,
@@ -212,6 +209,11 @@ impl Model {
             live_kafka,
             live_redis,
         }
+    }
+
+    /// Whether the samples carry their traffic (`--counts`).
+    pub fn weighted(&self) -> bool {
+        self.weights.is_some()
     }
 
     /// Whether nothing breaks: every line of the verdict holds (the check,
