@@ -158,6 +158,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         };
         return suggest(&a, partitioner, from, weighed);
     }
+    if let Some(x) = a.assignor {
+        return Err(CliError::msg(format!(
+            "--assignor {}: it weighs the busiest consumer of --suggest's counts; a resize to one count moves records, not consumers",
+            x.spec()
+        )));
+    }
     let from =
         from.ok_or_else(|| CliError::msg("--from: required (or give --topology and --topic)"))?;
     let to =

@@ -471,6 +471,34 @@ fn bad_counts_are_exit_2_naming_the_file_and_line() {
             crate::common::fails_with(&args, &format!("{path}: {needle}"));
         }
     }
+    // --assignor weighs --suggest's consumers, and needs --counts.
+    let c = counts_file();
+    let c = c.path().to_str().unwrap();
+    crate::common::fails_with(
+        &[
+            "resize",
+            "--from",
+            "6",
+            "--to",
+            "9",
+            "--counts",
+            c,
+            "--assignor",
+            "java:range",
+        ],
+        "--assignor java:range",
+    );
+    crate::common::fails_with(
+        &[
+            "resize",
+            "--suggest",
+            "--target",
+            "9",
+            "--assignor",
+            "java:range",
+        ],
+        "--counts",
+    );
     // A key the producer's key format cannot write is named.
     let counts = counts_file();
     crate::common::fails_with(
