@@ -27,7 +27,7 @@ function report(args, out, code) {
 /** 1,000 partitions in two co-partitioned topics read by 1,000 members with
  * round-robin: a third topic of 7 partitions between them in the order
  * shifts every index of the second topic by 7 members, so all 1,000 split;
- * one key of 300 copies makes a hot partition. */
+ * one key with 300 records (--counts) makes a hot partition. */
 function bigCase() {
   const toml = path.join(tmp, 'big.toml');
   const topic = (name, n, producer) =>
@@ -41,12 +41,12 @@ function bigCase() {
       '[[consumer_group]]\nname = "joiner"\nassignor = "java:roundrobin"\nmembers = 1000\n' +
       'subscriptions = ["a-orders", "b-audit", "c-payments"]\n'
   );
-  const keys = [];
-  for (let i = 0; i < 5000; i++) keys.push(`user-${i}`);
-  for (let i = 0; i < 300; i++) keys.push('hot-user');
-  const keyFile = path.join(tmp, 'big-keys.txt');
-  fs.writeFileSync(keyFile, keys.join('\n') + '\n');
-  return report([toml, '-i', keyFile], path.join(tmp, 'big.html'), 1);
+  const counts = [];
+  for (let i = 0; i < 5000; i++) counts.push(`user-${i},1`);
+  counts.push('hot-user,300');
+  const countsFile = path.join(tmp, 'big-counts.csv');
+  fs.writeFileSync(countsFile, counts.join('\n') + '\n');
+  return report([toml, '--counts', countsFile], path.join(tmp, 'big.html'), 1);
 }
 
 /** A page that may load only `file`: every other request is aborted and counted. */
@@ -146,7 +146,7 @@ after(async () => {
 
 test('the example report: verdict, split cells and hot partition seen; no request; axe clean', async () => {
   const file = report(
-    ['examples/ticker.toml', '-i', 'examples/symbols.txt'],
+    ['examples/ticker.toml', '--counts', 'examples/ticks.csv'],
     path.join(tmp, 'ticker.html'),
     1
   );
@@ -263,7 +263,7 @@ test(
     // The ticker's topics need not exist on the test broker: then the live
     // section says so, which is a difference to see.
     const file = report(
-      ['examples/ticker.toml', '-i', 'examples/symbols.txt', '-b', process.env.PARTWISE_KAFKA_BOOTSTRAP, '-c', process.env.PARTWISE_REDIS],
+      ['examples/ticker.toml', '--counts', 'examples/ticks.csv', '-b', process.env.PARTWISE_KAFKA_BOOTSTRAP, '-c', process.env.PARTWISE_REDIS],
       path.join(tmp, 'live.html'),
       1
     );

@@ -4,7 +4,12 @@
 //! partitions under a partitioner, the exact expected moved fraction for
 //! uniformly hashed keys, the topics of a topology that must change with it
 //! and how to make the change safe ([`plan`]), and counts to suggest near a
-//! target that keep likely consumer counts dividing evenly.
+//! target that keep likely consumer counts dividing evenly. Over measured
+//! keys with their weights (records per key), it says what moves of their
+//! records ([`moved`]), offers a multiple of the current count only when
+//! those keys agree it moves less ([`plan_measured`]), and ranks counts by
+//! what the busiest consumer carries ([`weigh`]): ten symbols are not ten
+//! equal loads when one carries 45% of the traffic.
 //!
 //! Kafka never moves existing records: after a resize, old records of a key
 //! stay on the old partition and new ones go to the new, so per-key order and
@@ -62,6 +67,53 @@ pub fn key_move(
         from: p.place(key, from),
         to: p.place(key, to),
     }
+}
+
+/// What a resize moves of measured keys: how many keys, and how many of
+/// their records (each key weighs its count; 1 each when the keys were
+/// given without counts, so records and keys agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// Keys measured.
+    pub keys: u64,
+    /// Keys whose new records go elsewhere ([`KeyMove::moved`]).
+    pub keys_moved: u64,
+    /// Records of all the keys (the sum of their weights).
+    pub records: u64,
+    /// Records of the moved keys.
+    pub records_moved: u64,
+}
+
+impl Moved {
+    /// `records_moved / records`, `None` without records.
+    pub fn records_share(&self) -> Option<f64> {
+        (self.records > 0).then(|| self.records_moved as f64 / self.records as f64)
+    }
+
+    /// `keys_moved / keys`, `None` without keys.
+    pub fn keys_share(&self) -> Option<f64> {
+        (self.keys > 0).then(|| self.keys_moved as f64 / self.keys as f64)
+    }
+}
+
+/// What a resize from `from` to `to` under `p` moves of `keys`, each with
+/// its weight. Weights saturate (the readers refuse sums that overflow).
+pub fn moved(
+    p: Partitioner,
+    keys: &[(&[u8], u64)],
+    from: PartitionCount,
+    to: PartitionCount,
+) -> Moved {
+    let mut m = Moved::default();
+    for (k, w) in keys {
+        m.keys += 1;
+        m.records = m.records.saturating_add(*w);
+        if key_move(p, Some(k), from, to).moved() {
+            m.keys_moved += 1;
+            m.records_moved = m.records_moved.saturating_add(*w);
+        }
+    }
+    m
 }
 
 /// An exact fraction `moved / period`, in lowest terms.
@@ -162,6 +214,9 @@ pub enum Fix {
         moves: Fraction,
         /// What the count asked for moves.
         instead: Fraction,
+        /// What each moves of the measured keys: the multiple, then the
+        /// count asked for (`None`: no keys were given).
+        measured: Option<(Moved, Moved)>,
     },
     /// Drain before resizing, so each key's records stay in order.
     Drain,
@@ -184,6 +239,7 @@ impl fmt::Display for Fix {
                 of,
                 moves,
                 instead,
+                measured: None,
             } => write!(
                 f,
                 "{partitions} partitions (a multiple of {of}) would move {}/{} = {:.4} of keys instead of {:.4}",
@@ -192,6 +248,27 @@ impl fmt::Display for Fix {
                 moves.value(),
                 instead.value()
             ),
+            Fix::Multiple {
+                partitions,
+                of,
+                measured: Some((mine, asked)),
+                ..
+            } => {
+                write!(
+                    f,
+                    "{partitions} partitions (a multiple of {of}) would move {} of the {} given keys instead of {}",
+                    mine.keys_moved, mine.keys, asked.keys_moved
+                )?;
+                if mine.records != mine.keys {
+                    write!(
+                        f,
+                        ", {:.1}% of their records instead of {:.1}%",
+                        mine.records_share().unwrap_or(0.0) * 100.0,
+                        asked.records_share().unwrap_or(0.0) * 100.0
+                    )?;
+                }
+                Ok(())
+            }
             Fix::Drain => f.write_str(
                 "to keep each key's records in order, drain first: stop the producers, let every consumer reach the end of every partition, resize, then restart the producers",
             ),
@@ -219,6 +296,13 @@ pub struct Plan {
     pub together: Vec<Together>,
     /// How to make the resize safe (empty when nothing moves).
     pub fixes: Vec<Fix>,
+    /// What the resize moves of the measured keys (`None`: none given).
+    pub measured: Option<Moved>,
+    /// The multiple of the current count that uniformly hashed keys favour,
+    /// with what it moves of the measured keys, when those keys say it
+    /// moves more records (or, as many records, more keys) than the count
+    /// asked for (so it is no fix).
+    pub multiple_no_better: Option<(u32, Moved)>,
 }
 
 /// The plan of a resize of a topic written with `p` from `from` to `to`
@@ -229,8 +313,25 @@ pub fn plan(
     to: PartitionCount,
     together: Vec<Together>,
 ) -> Plan {
+    plan_measured(p, from, to, together, None)
+}
+
+/// [`plan`], judged on measured keys with their weights when `keys` is
+/// given: a multiple of the current count is not offered when it moves
+/// more of their records (then more keys, when the records tie) than the
+/// count asked for, and its fix counts them when it moves fewer. The fraction for uniformly hashed keys says nothing of
+/// a handful of symbols, one of which may carry half the traffic.
+pub fn plan_measured(
+    p: Partitioner,
+    from: PartitionCount,
+    to: PartitionCount,
+    together: Vec<Together>,
+    keys: Option<&[(&[u8], u64)]>,
+) -> Plan {
     let expected = expected_moved_fraction(p, from, to);
+    let measured = keys.map(|k| moved(p, k, from, to));
     let mut fixes = Vec::new();
+    let mut multiple_no_better = None;
     let (f, t) = (from.get(), to.get());
     if f != t && expected.is_some_and(|e| e.moved != 0) {
         // N -> kN keeps every key of partition p on p or p + N, j*N: the fewest moves.
@@ -240,12 +341,23 @@ pub fn plan(
             if let (Ok(mc), Some(e)) = (PartitionCount::new(m), expected) {
                 if let Some(me) = expected_moved_fraction(p, from, mc) {
                     if me.value() < e.value() {
-                        fixes.push(Fix::Multiple {
-                            partitions: m,
-                            of: f,
-                            moves: me,
-                            instead: e,
-                        });
+                        let mine = keys.map(|k| moved(p, k, from, mc));
+                        // The measured keys overrule the uniform figure only
+                        // when they disagree: on a tie it still holds for the
+                        // keys not measured.
+                        let rank = |m: Moved| (m.records_moved, m.keys_moved);
+                        match (mine, measured) {
+                            (Some(a), Some(b)) if rank(a) > rank(b) => {
+                                multiple_no_better = Some((m, a));
+                            }
+                            (a, b) => fixes.push(Fix::Multiple {
+                                partitions: m,
+                                of: f,
+                                moves: me,
+                                instead: e,
+                                measured: a.zip(b).filter(|(a, b)| rank(*a) < rank(*b)),
+                            }),
+                        }
                     }
                 }
             }
@@ -264,6 +376,8 @@ pub fn plan(
         expected,
         together,
         fixes,
+        measured,
+        multiple_no_better,
     }
 }
 
@@ -308,6 +422,21 @@ pub fn divisors(n: u32) -> Vec<u32> {
     }
     low.extend(high.into_iter().rev());
     low
+}
+
+/// Whether `n` has more divisors than every smaller count (1, 2, 4, 6, 12,
+/// 24, 36, 48, 60, ...), as [`Suggestion::highly_composite`] says.
+pub fn highly_composite(n: u32) -> bool {
+    if n == 0 || n > MAX_SUGGEST_TARGET.saturating_mul(2) {
+        return false;
+    }
+    let mut d = vec![0u32; n as usize + 1];
+    for i in 1..=n as usize {
+        for j in (i..=n as usize).step_by(i) {
+            d[j] += 1;
+        }
+    }
+    d[1..n as usize].iter().all(|&x| x < d[n as usize])
 }
 
 /// Up to `limit` partition counts near `target` (within a factor of 1.5 either
@@ -374,6 +503,87 @@ pub fn suggest(
             highly_composite: d[c as usize] > best_below[c as usize],
         })
         .collect())
+}
+
+/// A partition count judged on measured keys with their weights: what a
+/// resize to it moves, and what the hottest partition and the busiest
+/// consumer carry after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weighed {
+    /// The count.
+    pub partitions: u32,
+    /// Whether every consumer count given to [`suggest`] divides it.
+    pub divides: bool,
+    /// What a resize from the current count moves (`None`: no current count).
+    pub moved: Option<Moved>,
+    /// All the records of the keys.
+    pub records: u64,
+    /// The load of the hottest partition.
+    pub hottest_partition: u64,
+    /// For each group size, the load of its busiest member.
+    pub busiest_consumer: Vec<(u32, u64)>,
+}
+
+impl Weighed {
+    /// How much more than an even share the busiest member carries, at the
+    /// worst of the group sizes: its load x the group size / all the
+    /// records (1 is even; the hottest partition against `1 / partitions`
+    /// without group sizes). A group of one always carries everything, so
+    /// the ratio, not the share, compares group sizes.
+    pub fn worst_ratio(&self) -> f64 {
+        let records = self.records.max(1) as f64;
+        if self.busiest_consumer.is_empty() {
+            return self.hottest_partition as f64 * f64::from(self.partitions) / records;
+        }
+        self.busiest_consumer
+            .iter()
+            .map(|&(m, load)| load as f64 * f64::from(m) / records)
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Judges each count of `counts` on `keys` with their weights, placed by
+/// `p`: the moves from `from`, the hottest partition, and the busiest of
+/// each of `groups` (group sizes reading the topic under `assignor`); then
+/// orders them by [`Weighed::worst_ratio`] (what the busiest consumer
+/// carries against an even share; the hottest partition without groups),
+/// then by the records moved, keeping the given order among ties. Even partition shares (the divisors [`suggest`] ranks by)
+/// are not even loads when one key carries much of the traffic: this is
+/// the ranking by load.
+pub fn weigh(
+    p: Partitioner,
+    keys: &[(&[u8], u64)],
+    from: Option<PartitionCount>,
+    counts: &[(u32, bool)],
+    assignor: crate::assign::Assignor,
+    groups: &[u32],
+) -> Result<Vec<Weighed>, Error> {
+    let mut out = Vec::with_capacity(counts.len());
+    for &(c, divides) in counts {
+        let n = PartitionCount::new(c)?;
+        let (loads, not_fixed) = crate::traffic::weighted_loads(p, n, keys);
+        let records = loads.iter().fold(not_fixed, |a, b| a.saturating_add(*b));
+        let mut busiest = Vec::with_capacity(groups.len());
+        for &m in groups {
+            let b = crate::traffic::busiest_consumer(assignor, &loads, m)?;
+            busiest.push((m, b.map_or(0, |b| b.load)));
+        }
+        out.push(Weighed {
+            partitions: c,
+            divides,
+            moved: from.map(|f| moved(p, keys, f, n)),
+            records,
+            hottest_partition: loads.iter().copied().max().unwrap_or(0),
+            busiest_consumer: busiest,
+        });
+    }
+    out.sort_by(|a, b| {
+        a.worst_ratio().total_cmp(&b.worst_ratio()).then_with(|| {
+            let moved = |w: &Weighed| w.moved.map_or(0, |m| m.records_moved);
+            moved(a).cmp(&moved(b))
+        })
+    });
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -496,6 +706,10 @@ topics = ["a", "b"]
         assert_eq!(s[0].partitions, 12);
         assert!(s[0].highly_composite);
         assert!(!s.iter().any(|x| x.partitions == 10 && x.highly_composite));
+        for c in 1..=60 {
+            let listed = [1, 2, 4, 6, 12, 24, 36, 48, 60].contains(&c);
+            assert_eq!(highly_composite(c), listed, "{c}");
+        }
         let s = suggest(n(50), &[], 3).unwrap();
         assert_eq!(s[0].partitions, 60);
         assert!(s[0].highly_composite);
@@ -510,5 +724,113 @@ topics = ["a", "b"]
         let s = suggest(n(10), &[n(7), n(11)], 10).unwrap();
         assert_eq!(s.iter().map(|x| x.partitions).collect::<Vec<_>>(), vec![77]);
         assert!(suggest(n(MAX_SUGGEST_TARGET + 1), &[], 3).is_err());
+    }
+
+    /// The ten symbols of examples/ticker.toml, BBCA with 45% of the records.
+    fn ten() -> Vec<(&'static [u8], u64)> {
+        let mut v: Vec<(&[u8], u64)> = vec![(b"BBCA", 81)];
+        for k in [
+            "ANTM", "ASII", "UNVR", "TLKM", "BBRI", "BMRI", "GOTO", "ADRO", "ICBP",
+        ] {
+            v.push((k.as_bytes(), 11));
+        }
+        v
+    }
+
+    #[test]
+    fn measured_keys_decide_the_multiple() {
+        let kafkajs: Partitioner = "kafkajs".parse().unwrap();
+        let keys = ten();
+        // Independent count: the placements at 6, 9 and 12, compared by hand.
+        let at = |k: &[u8], c: u32| kafkajs.place(Some(k), n(c)).partition().unwrap();
+        let moves = |c: u32| keys.iter().filter(|(k, _)| at(k, 6) != at(k, c)).count() as u64;
+        assert_eq!((moves(9), moves(12)), (6, 7));
+        let ones: Vec<(&[u8], u64)> = keys.iter().map(|(k, _)| (*k, 1)).collect();
+        let uniform = plan(kafkajs, n(6), n(9), Vec::new());
+        assert!(matches!(
+            uniform.fixes[0],
+            Fix::Multiple { partitions: 12, .. }
+        ));
+        let measured = plan_measured(kafkajs, n(6), n(9), Vec::new(), Some(&ones));
+        assert!(!measured
+            .fixes
+            .iter()
+            .any(|f| matches!(f, Fix::Multiple { .. })));
+        assert_eq!(measured.measured.unwrap().keys_moved, 6);
+        assert_eq!(measured.multiple_no_better.unwrap().0, 12);
+        assert_eq!(measured.multiple_no_better.unwrap().1.keys_moved, 7);
+        // 6 -> 8 moves more of them than 12 does: the fix counts them.
+        assert_eq!(moves(8), 9);
+        let eight = plan_measured(kafkajs, n(6), n(8), Vec::new(), Some(&keys));
+        assert_eq!(
+            eight.fixes[0].to_string(),
+            format!(
+                "12 partitions (a multiple of 6) would move 7 of the 10 given keys instead of 9, {:.1}% of their records instead of {:.1}%",
+                keys.iter().filter(|(k, _)| at(k, 6) != at(k, 12)).map(|(_, w)| *w as f64).sum::<f64>() / 1.8,
+                keys.iter().filter(|(k, _)| at(k, 6) != at(k, 8)).map(|(_, w)| *w as f64).sum::<f64>() / 1.8,
+            )
+        );
+        // One key that moves either way: a tie, and the uniform figure stands.
+        let one: Vec<(&[u8], u64)> = vec![(b"BBCA", 1)];
+        let tie = plan_measured(kafkajs, n(6), n(8), Vec::new(), Some(&one));
+        assert!(tie.fixes[0]
+            .to_string()
+            .contains("would move 1/2 = 0.5000 of keys"));
+        let weighted = plan_measured(kafkajs, n(6), n(9), Vec::new(), Some(&keys)).measured;
+        let w = weighted.unwrap();
+        let by_hand: u64 = keys
+            .iter()
+            .filter(|(k, _)| at(k, 6) != at(k, 9))
+            .map(|(_, w)| w)
+            .sum();
+        assert_eq!((w.records, w.records_moved), (180, by_hand));
+    }
+
+    #[test]
+    fn weights_rank_nine_above_twelve_for_four_workers() {
+        let kafkajs: Partitioner = "kafkajs".parse().unwrap();
+        let rr: crate::assign::Assignor = "kafkajs:roundrobin".parse().unwrap();
+        let keys = ten();
+        let w = weigh(
+            kafkajs,
+            &keys,
+            Some(n(6)),
+            &[(12, true), (9, false)],
+            rr,
+            &[4],
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().map(|x| x.partitions).collect::<Vec<_>>(),
+            vec![9, 12]
+        );
+        // Round robin over one topic gives partition q to member q % 4.
+        let busiest = |c: u32| {
+            let mut m = [0u64; 4];
+            for (k, wt) in &keys {
+                m[(kafkajs.place(Some(k), n(c)).partition().unwrap() % 4) as usize] += wt;
+            }
+            *m.iter().max().unwrap()
+        };
+        assert_eq!(w[0].busiest_consumer, vec![(4, busiest(9))]);
+        assert_eq!(w[1].busiest_consumer, vec![(4, busiest(12))]);
+        assert_eq!((busiest(9), busiest(12)), (92, 114));
+        assert!((w[0].worst_ratio() - 4.0 * 92.0 / 180.0).abs() < 1e-12);
+        // A group of one carries everything at every count: it does not
+        // decide the order, the group of four does.
+        let w = weigh(
+            kafkajs,
+            &keys,
+            Some(n(6)),
+            &[(12, true), (9, false)],
+            rr,
+            &[1, 4],
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().map(|x| x.partitions).collect::<Vec<_>>(),
+            vec![9, 12]
+        );
+        assert_eq!(w[0].busiest_consumer[0], (1, 180));
     }
 }

@@ -1,5 +1,7 @@
 //! Partition-count sizing: `P = max(TP / tp, TC / tc)`, then headroom, and the
-//! costs that argue against going far beyond it.
+//! costs that argue against going far beyond it; and ([`weigh`]) the plan
+//! held against measured keys, whose hottest partition, not an even `1 / P`
+//! share, must fit one partition.
 //!
 //! ```
 //! use partwise::sizing::{plan, PlanInput, Binding};
@@ -11,7 +13,7 @@
 //! # Ok::<(), partwise::Error>(())
 //! ```
 
-use crate::Error;
+use crate::{Error, PartitionCount, Partitioner};
 
 /// The inputs of [`plan`].
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +228,92 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
     })
 }
 
+/// A plan held against measured keys with their weights ([`weigh`]): a
+/// partition takes the records of its keys, not `1 / P` of them, so the
+/// hottest partition must fit what one partition can produce and consume.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weighed {
+    /// The heaviest key and its share of the records.
+    pub heaviest: (Vec<u8>, f64),
+    /// Whether the heaviest key alone needs more than one partition can
+    /// take (with the headroom): then no partition count fits.
+    pub key_too_hot: bool,
+    /// The smallest count from the plan's `with_headroom` up to `searched`
+    /// whose hottest partition fits; `None` when none does.
+    pub required: Option<u32>,
+    /// The largest count tried.
+    pub searched: u32,
+    /// The hottest partition's share of the records at the plan's count
+    /// and at each of its nearby counts, with whether it fits.
+    pub nearby: Vec<(u32, f64, bool)>,
+}
+
+/// Placements [`weigh`] computes at most (keys x counts tried).
+pub const MAX_WEIGH_PLACEMENTS: u64 = 50_000_000;
+
+/// Holds `plan` (made from `input`) against `keys` with their weights,
+/// placed by `p`. A count fits when its hottest partition, with the plan's
+/// headroom, takes no more than one partition produces and one consumer
+/// processes: `share x TP x (1 + h) <= tp` and `share x TC x (1 + h) <= tc`.
+/// Uniform keys (share `1 / P`) give back the plan's own count.
+pub fn weigh(
+    input: &PlanInput,
+    plan: &Plan,
+    p: Partitioner,
+    keys: &[(&[u8], u64)],
+) -> Result<Weighed, Error> {
+    let total: u64 = keys.iter().fold(0u64, |a, (_, w)| a.saturating_add(*w));
+    if total == 0 {
+        return Err(Error::Invalid {
+            what: "counts".into(),
+            reason: "every count is 0".into(),
+        });
+    }
+    let grow = 1.0 + input.headroom;
+    let fits = |share: f64| {
+        share * input.produce_mbps * grow <= input.partition_produce_mbps * (1.0 + 1e-9)
+            && share * input.consume_mbps * grow <= input.partition_consume_mbps * (1.0 + 1e-9)
+    };
+    let share_at = |n: u32| -> Result<f64, Error> {
+        let (loads, _) = crate::traffic::weighted_loads(p, PartitionCount::new(n)?, keys);
+        Ok(loads.iter().copied().max().unwrap_or(0) as f64 / total as f64)
+    };
+    let (key, w) = keys
+        .iter()
+        .max_by_key(|(_, w)| *w)
+        .map(|(k, w)| (k.to_vec(), *w))
+        .unwrap_or_default();
+    let heaviest = (key, w as f64 / total as f64);
+    let key_too_hot = !fits(heaviest.1);
+    let mut nearby = Vec::new();
+    for n in plan.nearby.iter().map(|n| n.partitions) {
+        let s = share_at(n)?;
+        nearby.push((n, s, fits(s)));
+    }
+    let from = plan.with_headroom;
+    let budget = (MAX_WEIGH_PLACEMENTS / (keys.len() as u64).max(1)).max(1);
+    let searched = u64::from(from)
+        .saturating_mul(4)
+        .min(u64::from(from) + budget)
+        .min(u64::from(crate::MAX_PARTITIONS)) as u32;
+    let mut required = None;
+    if !key_too_hot {
+        for n in from..=searched {
+            if fits(share_at(n)?) {
+                required = Some(n);
+                break;
+            }
+        }
+    }
+    Ok(Weighed {
+        heaviest,
+        key_too_hot,
+        required,
+        searched,
+        nearby,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +382,29 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.contains("produce rate is 0")));
+    }
+
+    #[test]
+    fn weights_raise_the_count_or_say_none_fits() {
+        let java: Partitioner = "java".parse().unwrap();
+        let input = input(50.0, 10.0, 50.0, 2.5, 0.2);
+        let p = plan(&input).unwrap();
+        // Many keys of one weight: near uniform, the plan's count or a little more.
+        let names: Vec<String> = (0..20_000).map(|i| format!("user-{i}")).collect();
+        let even: Vec<(&[u8], u64)> = names.iter().map(|k| (k.as_bytes(), 1)).collect();
+        let w = weigh(&input, &p, java, &even).unwrap();
+        assert!(!w.key_too_hot);
+        let r = w.required.unwrap();
+        assert!(r >= p.with_headroom && r < p.with_headroom * 2, "{r}");
+        // One key with 45% of the records: 22.5 MB/s into one consumer that
+        // processes 2.5 MB/s, whatever the count.
+        let mut hot = even.clone();
+        hot.push((b"BBCA", 16_364));
+        let w = weigh(&input, &p, java, &hot).unwrap();
+        assert!((w.heaviest.1 - 16_364.0 / 36_364.0).abs() < 1e-12);
+        assert_eq!(w.heaviest.0, b"BBCA".to_vec());
+        assert!(w.key_too_hot);
+        assert_eq!(w.required, None);
+        assert!(w.nearby.iter().all(|n| n.1 >= w.heaviest.1 && !n.2));
     }
 }

@@ -4,6 +4,9 @@
 //! ([`Tally::report`]): the skew statistics, the heavy hitters with their
 //! partitions, what each consumer of a group carries, and how fast the lag
 //! grows when a partition's inflow exceeds what one consumer processes.
+//! Measured keys with their weights (`--counts FILE`) give loads directly
+//! ([`weighted_loads`]), and what the busiest member of a group carries
+//! ([`busiest_consumer`]).
 //!
 //! The consumers are named as `partwise assign` names them
 //! ([`crate::assign::member_names`]), at any group size, so the two commands
@@ -245,6 +248,57 @@ pub fn consumer_partitions(
         .collect())
 }
 
+/// The load per partition of measured keys, each with its weight (the
+/// records it carries, as `--counts FILE` gives them), placed by `p` over
+/// `n`; and the load placed on no fixed partition. Saturates rather than
+/// overflow (the readers refuse counts whose sum overflows).
+pub fn weighted_loads(p: Partitioner, n: PartitionCount, keys: &[(&[u8], u64)]) -> (Vec<u64>, u64) {
+    let mut loads = vec![0u64; n.get() as usize];
+    let mut not_fixed = 0u64;
+    for (k, w) in keys {
+        match p.place(Some(k), n).partition() {
+            Some(q) => loads[q as usize] = loads[q as usize].saturating_add(*w),
+            None => not_fixed = not_fixed.saturating_add(*w),
+        }
+    }
+    (loads, not_fixed)
+}
+
+/// What each of `m` members carries when they read one topic of
+/// `loads.len()` partitions under `assignor` (the members named as
+/// [`consumer_partitions`] names them).
+pub fn consumer_loads(
+    assignor: Assignor,
+    loads: &[u64],
+    m: u32,
+) -> Result<Vec<ConsumerLoad>, Error> {
+    let n = PartitionCount::new(loads.len() as u32)?;
+    Ok(consumer_partitions(assignor, n, m)?
+        .into_iter()
+        .map(|(member, partitions)| ConsumerLoad {
+            load: partitions.iter().map(|&q| loads[q as usize]).sum(),
+            member,
+            partitions,
+        })
+        .collect())
+}
+
+/// The busiest of [`consumer_loads`] (the first among equals), or `None`
+/// for a group of no member.
+pub fn busiest_consumer(
+    assignor: Assignor,
+    loads: &[u64],
+    m: u32,
+) -> Result<Option<ConsumerLoad>, Error> {
+    let cs = consumer_loads(assignor, loads, m)?;
+    Ok(cs
+        .into_iter()
+        .fold(None, |best: Option<ConsumerLoad>, c| match best {
+            Some(b) if b.load >= c.load => Some(b),
+            _ => Some(c),
+        }))
+}
+
 /// The lag forecast for `loads` when `rate` MB/s flows into the topic and
 /// one consumer processes `per_partition` MB/s of each partition.
 fn lag_forecast(
@@ -352,5 +406,26 @@ mod tests {
             .map(|(m, _)| m)
             .collect();
         assert_eq!(names, member_names(150));
+    }
+
+    #[test]
+    fn weighted_loads_and_the_busiest_consumer() {
+        let java: Partitioner = "java".parse().unwrap();
+        let keys: Vec<(&[u8], u64)> = vec![(b"BBCA", 81), (b"TLKM", 11), (b"ASII", 11)];
+        let (loads, none) = weighted_loads(java, n(6), &keys);
+        assert_eq!(none, 0);
+        let mut expect = vec![0u64; 6];
+        for (k, w) in &keys {
+            expect[java.place(Some(k), n(6)).partition().unwrap() as usize] += w;
+        }
+        assert_eq!(loads, expect);
+        // Range over 6 partitions and 2 members: 0-2 and 3-5.
+        let b = busiest_consumer("java:range".parse().unwrap(), &loads, 2)
+            .unwrap()
+            .unwrap();
+        let halves = [loads[..3].iter().sum::<u64>(), loads[3..].iter().sum()];
+        assert_eq!(b.load, halves[0].max(halves[1]));
+        let rr: Partitioner = "java:round-robin".parse().unwrap();
+        assert_eq!(weighted_loads(rr, n(6), &keys).1, 103);
     }
 }

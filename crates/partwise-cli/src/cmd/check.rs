@@ -22,6 +22,11 @@ pub struct Args {
     /// which each producer encodes with its own key_format
     #[arg(short = 'i', long = "input", value_name = "KEYS")]
     input: Option<PathBuf>,
+    /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
+    /// each co-partition group also says what share of the records lands on
+    /// one partition number everywhere
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    counts: Option<PathBuf>,
     /// Output format: table, json (one document) or ndjson (one line per group or family)
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -43,6 +48,14 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
 /// Reads sample keys as given (logical keys, not yet encoded).
 pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     let mut keys = Vec::new();
+    if let Some(path) = input.as_deref() {
+        if path.as_os_str() != "-" && crate::input::looks_like_counts(path) {
+            say!(
+                "partwise: warning: every line of {} looks like KEY,COUNT, but -i reads each whole line as a sample key (give the file as --counts to weigh the keys by their counts)",
+                path.display()
+            );
+        }
+    }
     if input.is_some() {
         let held =
             crate::input::Held::new("the sample keys", "; a sample of the keys answers as well");
@@ -63,21 +76,39 @@ const MAX_GROUP_PRODUCERS: usize = 2_000;
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
     bounded(&args.file, &topology)?;
-    let samples = load_samples(args.input)?;
+    let weights = args
+        .counts
+        .as_deref()
+        .map(super::Weights::read)
+        .transpose()?;
+    let samples = match &weights {
+        Some(w) => w.samples(),
+        None => load_samples(args.input)?,
+    };
     let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
     let report = check(&topology, &refs);
+    let records: Vec<Option<(u64, u64)>> = match &weights {
+        Some(w) => {
+            let counts: Vec<u64> = w.keys.iter().map(|(_, c)| *c).collect();
+            group_records(&topology, &refs, &counts)
+        }
+        None => vec![None; report.groups.len()],
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &report_json(&args.file, &report))?;
+            let mut doc = report_json(&args.file, &report);
+            with_records(&mut doc, &records);
+            serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
         Format::Ndjson => {
             let mut s = JsonStream::new(&mut out, Format::Ndjson)?;
-            for g in &report.groups {
-                let mut v = group_json(g);
-                v.insert("type".into(), "copartition_group".into());
-                s.write(&Value::Object(v))?;
+            for (g, r) in report.groups.iter().zip(&records) {
+                let mut v = Value::Object(group_json(g));
+                fill_records(&mut v, *r);
+                v["type"] = "copartition_group".into();
+                s.write(&v)?;
             }
             for f in &report.families {
                 let mut v = family_json(f);
@@ -91,7 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             s.finish()?;
         }
-        Format::Table => table(&report, &mut out)?,
+        Format::Table => table(&report, &records, &mut out)?,
     }
     out.flush()?;
     Ok(if report.ok() {
@@ -300,6 +331,10 @@ fn group_json(g: &GroupVerdict) -> Map<String, Value> {
     m.insert("topics".into(), g.topics.clone().into());
     m.insert("copartitioned".into(), g.ok().into());
     alignment_json(&mut m, g.sample, "aligned");
+    // Filled by `with_records` when the keys came with their counts.
+    for f in ["records", "aligned_records", "aligned_records_share"] {
+        m.insert(f.into(), Value::Null);
+    }
     m.insert(
         "reasons".into(),
         g.reasons.iter().map(reason_json).collect(),
@@ -449,6 +484,38 @@ pub fn report_json(file: &Path, r: &Report) -> Value {
     })
 }
 
+/// Each co-partition group's records on sample keys that land on one
+/// partition number everywhere, and all their records (`--counts`): one per
+/// group, `None` where no producer places keys.
+pub fn group_records(t: &Topology, samples: &[&[u8]], weights: &[u64]) -> Vec<Option<(u64, u64)>> {
+    t.copartition_groups
+        .iter()
+        .map(|g| partwise::topology::partition_map(t, g, samples).aligned_records(weights))
+        .collect()
+}
+
+/// Fills each group of a [`report_json`] document with its records.
+pub fn with_records(doc: &mut Value, records: &[Option<(u64, u64)>]) {
+    let Some(groups) = doc["copartition_groups"].as_array_mut() else {
+        return;
+    };
+    for (g, r) in groups.iter_mut().zip(records) {
+        fill_records(g, *r);
+    }
+}
+
+fn fill_records(g: &mut Value, r: Option<(u64, u64)>) {
+    if let Some((aligned, total)) = r {
+        g["records"] = total.into();
+        g["aligned_records"] = aligned.into();
+        g["aligned_records_share"] = if total == 0 {
+            Value::Null
+        } else {
+            (aligned as f64 / total as f64).into()
+        };
+    }
+}
+
 /// `3`, `1..6`: the member counts a verdict covers (the declared ones).
 fn counts_label(p: &PlacementVerdict) -> String {
     if let Some(c) = &p.cut {
@@ -534,8 +601,8 @@ pub fn write_fix(f: &PlacementFix, indent: &str, out: &mut impl Write) -> Result
     Ok(())
 }
 
-fn table(r: &Report, out: &mut impl Write) -> Result<()> {
-    for g in &r.groups {
+fn table(r: &Report, records: &[Option<(u64, u64)>], out: &mut impl Write) -> Result<()> {
+    for (g, rec) in r.groups.iter().zip(records) {
         let verdict = if g.ok() {
             "co-partitioned"
         } else {
@@ -552,6 +619,13 @@ fn table(r: &Report, out: &mut impl Write) -> Result<()> {
                 out,
                 "; {} of {} sample keys on one partition number everywhere",
                 a.aligned, a.keys
+            )?;
+        }
+        if let Some((aligned, total)) = rec {
+            write!(
+                out,
+                ", {aligned} of their {total} records ({:.1}%)",
+                *aligned as f64 * 100.0 / (*total).max(1) as f64
             )?;
         }
         writeln!(out)?;

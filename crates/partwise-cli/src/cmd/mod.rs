@@ -75,3 +75,66 @@ impl Routing {
         Ok((self.partitions, self.partitioner))
     }
 }
+
+/// The keys of `--counts FILE` (`check`, `report`, `resize`, `plan`), with
+/// the records each carries.
+pub struct Weights {
+    /// The file's name, for messages.
+    pub name: String,
+    /// Each distinct key as written in the file (a logical key), in
+    /// first-seen order, with its summed count.
+    pub keys: Vec<(Vec<u8>, u64)>,
+    /// All the records: the sum of the counts (more than 0).
+    pub total: u64,
+}
+
+impl Weights {
+    /// Reads `KEY,COUNT` lines (the one reader `skew` and `salt` use);
+    /// errors name the file and line, and refuse a sum that overflows or a
+    /// file whose counts are all 0.
+    pub fn read(path: &std::path::Path) -> Result<Weights> {
+        let name = crate::input::input_name(path);
+        let keys = crate::input::read_counts(path, true)?;
+        let total = keys
+            .iter()
+            .try_fold(0u64, |t, (_, c)| t.checked_add(*c))
+            .ok_or_else(|| {
+                crate::exit::CliError::msg(format!(
+                    "{name}: the counts add up to more than 2^64 - 1"
+                ))
+            })?;
+        if total == 0 {
+            return Err(crate::exit::CliError::msg(format!(
+                "{name}: every count is 0, there is no traffic to weigh"
+            )));
+        }
+        Ok(Weights { name, keys, total })
+    }
+
+    /// The logical keys, as sample keys.
+    pub fn samples(&self) -> Vec<Vec<u8>> {
+        self.keys.iter().map(|(k, _)| k.clone()).collect()
+    }
+
+    /// Each key encoded with `format` (as its producer writes it), with its
+    /// count; an error names the first key the format cannot encode.
+    pub fn encoded(&self, format: KeyFormat) -> Result<Vec<(Vec<u8>, u64)>> {
+        self.keys
+            .iter()
+            .map(|(k, c)| {
+                format.encode(k).map(|b| (b, *c)).map_err(|e| {
+                    crate::exit::CliError::msg(format!(
+                        "{}: key '{}': {e}",
+                        self.name,
+                        crate::output::visible(&String::from_utf8_lossy(k))
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Borrowed `(key, weight)` pairs, as the core takes them.
+pub fn weight_refs(keys: &[(Vec<u8>, u64)]) -> Vec<(&[u8], u64)> {
+    keys.iter().map(|(k, c)| (k.as_slice(), *c)).collect()
+}

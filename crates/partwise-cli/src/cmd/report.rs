@@ -33,6 +33,11 @@ pub struct Args {
     /// encodes them with its key_format (the partition map, skew and resize use them)
     #[arg(short = 'i', long = "input", value_name = "KEYS")]
     input: Option<PathBuf>,
+    /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
+    /// loads, hot partitions and consumer shares are then of records; without
+    /// it no partition is called hot, the load being unknown
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    counts: Option<PathBuf>,
     /// Write the report to FILE (default: stdout)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -51,7 +56,15 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let topology = load_topology(&args.file)?;
     bounded(&args.file, &topology)?;
-    let samples = load_samples(args.input)?;
+    let weights = args
+        .counts
+        .as_deref()
+        .map(super::Weights::read)
+        .transpose()?;
+    let (samples, weights) = match weights {
+        Some(w) => (w.samples(), Some(w.keys.iter().map(|(_, c)| *c).collect())),
+        None => (load_samples(args.input)?, None),
+    };
     // Connection flags are checked before anything is asked of a server.
     let conn = args
         .kafka
@@ -66,6 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.file.display().to_string(),
         &topology,
         samples,
+        weights,
         live_kafka,
         live_redis,
     );

@@ -6,6 +6,8 @@ use super::key_source;
 use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, Format, Table};
+use partwise::assign::Assignor;
+use partwise::placement;
 use partwise::resize::{self, expected_moved_fraction, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
@@ -43,6 +45,14 @@ pub struct Args {
     /// Read keys from FILE, one per line ('-' reads stdin)
     #[arg(short = 'i', long = "input", value_name = "FILE")]
     input: Option<PathBuf>,
+    /// The keys with their traffic: KEY,COUNT lines (the count after the last
+    /// comma); figures are then records moved and loads, not only keys
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["keys", "input"])]
+    counts: Option<PathBuf>,
+    /// Assignor of the consumers whose busiest member --suggest --counts weighs
+    /// (default: the topology's group reading --topic, else java:range)
+    #[arg(long, value_name = "SPEC", requires = "counts", value_parser = parse::assignor)]
+    assignor: Option<partwise::assign::Assignor>,
     /// How text becomes key bytes (default: the topic's producer's format, else utf8)
     #[arg(long = "key-format", value_name = "F", value_parser = parse::key_format)]
     key_format: Option<KeyFormat>,
@@ -129,42 +139,83 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, None) => None,
     };
 
+    let key_format = match (&a.key_format, producer) {
+        (Some(f), _) => *f,
+        (None, Some((_, f))) => f,
+        (None, None) => KeyFormat::Utf8,
+    };
     if a.suggest {
-        return suggest(&a, partitioner, from);
+        let weighed = match &a.counts {
+            Some(path) => Some(weigh_suggestions(
+                &a,
+                path,
+                partitioner,
+                key_format,
+                from,
+                ctx.as_ref(),
+            )?),
+            None => None,
+        };
+        return suggest(&a, partitioner, from, weighed);
+    }
+    if let Some(x) = a.assignor {
+        return Err(CliError::msg(format!(
+            "--assignor {}: it weighs the busiest consumer of --suggest's counts; a resize to one count moves records, not consumers",
+            x.spec()
+        )));
     }
     let from =
         from.ok_or_else(|| CliError::msg("--from: required (or give --topology and --topic)"))?;
     let to =
         a.to.ok_or_else(|| CliError::msg("--to: required (or give --suggest)"))?;
 
-    let key_format = match (&a.key_format, producer) {
-        (Some(f), _) => *f,
-        (None, Some((_, f))) => f,
-        (None, None) => KeyFormat::Utf8,
-    };
+    let weights = a.counts.as_deref().map(super::Weights::read).transpose()?;
     let source = key_source(a.keys, a.input, key_format);
-    if !source.is_empty() {
+    if !source.is_empty() || weights.is_some() {
         // Without a key's partition there is no move to count: every key
         // would be reported moved.
         super::parse::keyed(partitioner).map_err(|e| {
             CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec()))
         })?;
     }
-    let mut moved = Vec::new();
-    let held = crate::input::Held::new("every key that moves", "");
-    let total = source.for_each_held(held, |b| {
-        for (input, key) in b.inputs.iter().zip(b.keys) {
-            let m = key_move(partitioner, Some(key), from, to);
-            if m.moved() {
-                moved.push((input.to_vec(), key.to_vec(), m));
+    // Every key with its weight (1 without --counts): the moved ones are
+    // listed, and all of them judge the plan's fixes.
+    let mut keys: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+    let total = match &weights {
+        Some(w) => {
+            for ((input, c), (bytes, _)) in w.keys.iter().zip(w.encoded(key_format)?) {
+                keys.push((input.clone(), bytes, *c));
             }
+            keys.len() as u64
         }
-        Ok(())
-    })?;
+        None => {
+            let held = crate::input::Held::new("every key given", "");
+            source.for_each_held(held, |b| {
+                for (input, key) in b.inputs.iter().zip(b.keys) {
+                    keys.push((input.to_vec(), key.to_vec(), 1));
+                }
+                Ok(())
+            })?
+        }
+    };
+    let mut moved = Vec::new();
+    for (input, key, c) in &keys {
+        let m = key_move(partitioner, Some(key), from, to);
+        if m.moved() {
+            moved.push((input.clone(), key.clone(), m, *c));
+        }
+    }
     let together = ctx
         .as_ref()
         .map_or_else(Vec::new, |c| resize::change_together(&c.topology, &c.topic));
-    let plan = resize::plan(partitioner, from, to, together);
+    let measured: Vec<(&[u8], u64)> = keys.iter().map(|(_, k, c)| (k.as_slice(), *c)).collect();
+    let plan = resize::plan_measured(
+        partitioner,
+        from,
+        to,
+        together,
+        (!measured.is_empty()).then_some(&measured[..]),
+    );
     let r = Outcome {
         partitioner,
         format: source.format,
@@ -172,6 +223,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         to,
         topic: ctx.map(|c| c.topic),
         total,
+        weighted: weights.is_some(),
         moved,
         plan,
     };
@@ -192,12 +244,20 @@ struct Outcome {
     to: PartitionCount,
     topic: Option<String>,
     total: u64,
-    /// Each moved key as given and as bytes, with its move.
-    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove)>,
+    /// Whether the keys came with their counts (`--counts`).
+    weighted: bool,
+    /// Each moved key as given and as bytes, with its move and its count
+    /// (1 without `--counts`).
+    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove, u64)>,
     plan: resize::Plan,
 }
 
 impl Outcome {
+    /// What moves of the keys' records, with `--counts`.
+    fn records(&self) -> Option<resize::Moved> {
+        self.plan.measured.filter(|_| self.weighted)
+    }
+
     /// A key as the user knows it: the logical key for a serializer
     /// format, else its bytes.
     fn shown(&self, input: &[u8], key: &[u8]) -> Vec<u8> {
@@ -214,13 +274,17 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
     let (expected, plan) = (r.plan.expected, &r.plan);
     let moved_rows: Vec<Value> = moved
         .iter()
-        .map(|(input, key, m)| {
-            json!({
+        .map(|(input, key, m, c)| {
+            let mut row = json!({
                 "key": key_json(&r.shown(input, key)),
                 "key_hex": hex(key),
                 "from": m.from.partition(),
                 "to": m.to.partition(),
-            })
+            });
+            if r.weighted {
+                row["count"] = (*c).into();
+            }
+            row
         })
         .collect();
     let v = json!({
@@ -232,6 +296,15 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
         "keys": total,
         "moved_count": moved.len(),
         "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
+        "records": r.records().map(|m| m.records),
+        "records_moved": r.records().map(|m| m.records_moved),
+        "records_moved_share": r.records().and_then(|m| m.records_share()),
+        "multiple_no_better": plan.multiple_no_better.map(|(n, m)| json!({
+            "partitions": n,
+            "keys_moved": m.keys_moved,
+            "records_moved": r.weighted.then_some(m.records_moved),
+            "records_moved_share": if r.weighted { m.records_share() } else { None },
+        })),
         "expected_moved_fraction": expected.map(Fraction::value),
         "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
         "moved": moved_rows,
@@ -267,14 +340,32 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
             total,
             moved.len() as f64 / total as f64
         )?;
+        if let Some(m) = r.records() {
+            writeln!(
+                out,
+                "records moved: {} of {} ({:.4}), by the counts of {}",
+                m.records_moved,
+                m.records,
+                m.records_share().unwrap_or(0.0),
+                if m.keys == 1 { "the key" } else { "the keys" }
+            )?;
+        }
         if !moved.is_empty() {
-            let mut t = Table::new(["KEY", "FROM", "TO"]);
+            let mut t = Table::new(if r.weighted {
+                vec!["KEY", "FROM", "TO", "COUNT"]
+            } else {
+                vec!["KEY", "FROM", "TO"]
+            });
             let cell = |p: partwise::Placement| {
                 p.partition()
                     .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
             };
-            for (input, key, m) in moved {
-                t.row([key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)]);
+            for (input, key, m, c) in moved {
+                let mut row = vec![key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)];
+                if r.weighted {
+                    row.push(c.to_string());
+                }
+                t.row(row);
             }
             t.write(&mut *out)?;
         }
@@ -290,6 +381,28 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
             list.join(", ")
         )?;
     }
+    if let (Some((n, m)), Some(asked)) = (plan.multiple_no_better, plan.measured) {
+        let what = if r.weighted {
+            format!(
+                "{} of the {} keys ({:.1}% of their records), against {} ({:.1}%) at {}",
+                m.keys_moved,
+                m.keys,
+                m.records_share().unwrap_or(0.0) * 100.0,
+                asked.keys_moved,
+                asked.records_share().unwrap_or(0.0) * 100.0,
+                to
+            )
+        } else {
+            format!(
+                "{} of the {} keys, against {} at {}",
+                m.keys_moved, m.keys, asked.keys_moved, to
+            )
+        };
+        writeln!(
+            out,
+            "not offered: {n} partitions (a multiple of {from}) moves fewer uniformly hashed keys, but of these keys it would move {what}"
+        )?;
+    }
     writeln!(out, "note: {NOTE}")?;
     for f in &plan.fixes {
         writeln!(out, "fix: {f}")?;
@@ -297,13 +410,127 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
     Ok(())
 }
 
-fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> Result<ExitCode> {
+/// The suggestions judged on `--counts`: the assignor and group sizes
+/// whose busiest member is weighed, the records, and every count judged,
+/// in the order of what the busiest member carries.
+struct Weighed {
+    assignor: Assignor,
+    groups: Vec<u32>,
+    keys: usize,
+    records: u64,
+    counts: Vec<resize::Weighed>,
+}
+
+/// Group sizes weighed at most (a declared range `1..N` gives N).
+const MAX_WEIGHED_GROUPS: usize = 64;
+
+fn weigh_suggestions(
+    a: &Args,
+    path: &std::path::Path,
+    partitioner: Partitioner,
+    key_format: KeyFormat,
+    from: Option<PartitionCount>,
+    ctx: Option<&Context>,
+) -> Result<Weighed> {
+    let target = a
+        .target
+        .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
+    super::parse::keyed(partitioner)
+        .map_err(|e| CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec())))?;
+    let w = super::Weights::read(path)?;
+    let keys = w.encoded(key_format)?;
+    // The group that reads the topic, as the file declares it.
+    let reader = ctx.and_then(|c| {
+        c.topology
+            .consumer_groups
+            .iter()
+            .find(|g| g.subscriptions.contains(&c.topic))
+    });
+    let assignor = match (a.assignor, reader) {
+        (Some(x), _) => x,
+        (None, Some(g)) => g
+            .assignor
+            .parse()
+            .map_err(|e| CliError::context(format!("consumer group '{}': assignor", g.name), e))?,
+        (None, None) => Assignor::JavaRange,
+    };
+    let mut groups: Vec<u32> = if a.consumers.is_empty() {
+        reader.map_or_else(Vec::new, |g| placement::declared_counts(&g.members))
+    } else {
+        a.consumers.iter().map(|c| c.get()).collect()
+    };
+    groups.sort_unstable();
+    groups.dedup();
+    groups.truncate(MAX_WEIGHED_GROUPS);
+    for &m in &groups {
+        crate::limits::members("--consumers", u64::from(m))?;
+    }
+    let list = resize::suggest(target, &a.consumers, a.limit.max(1))
+        .map_err(|e| CliError::context("--target", e))?;
+    let mut counts: Vec<(u32, bool)> = list.iter().map(|s| (s.partitions, true)).collect();
+    // The target and the current count are judged too: even partition
+    // shares are not even loads, so the weights may favour either.
+    for c in [Some(target), from].into_iter().flatten() {
+        if !counts.iter().any(|x| x.0 == c.get()) {
+            counts.push((c.get(), resize::not_dividing(c, &a.consumers).is_empty()));
+        }
+    }
+    let refs = super::weight_refs(&keys);
+    // Each count places every key for its loads, and before and after for its moves.
+    let place = (keys.len() as u64).saturating_mul(counts.len() as u64 * 3);
+    if place > 100_000_000 {
+        return Err(CliError::msg(format!(
+            "{}: {} keys over {} counts: the ranking places each key three times per count, at most 100000000 placements (lower --limit)",
+            w.name,
+            keys.len(),
+            counts.len()
+        )));
+    }
+    let counts = resize::weigh(partitioner, &refs, from, &counts, assignor, &groups)
+        .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
+    Ok(Weighed {
+        assignor,
+        groups,
+        keys: keys.len(),
+        records: w.total,
+        counts,
+    })
+}
+
+fn suggest(
+    a: &Args,
+    partitioner: Partitioner,
+    from: Option<PartitionCount>,
+    weighed: Option<Weighed>,
+) -> Result<ExitCode> {
     let target = a
         .target
         .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
     let consumers = a.consumers.clone();
-    let list = resize::suggest(target, &consumers, a.limit.max(1))
+    let mut list = resize::suggest(target, &consumers, a.limit.max(1))
         .map_err(|e| CliError::context("--target", e))?;
+    if let Some(w) = &weighed {
+        // The weighed order, with the target and current count among them.
+        list = w
+            .counts
+            .iter()
+            .map(|c| resize::Suggestion {
+                partitions: c.partitions,
+                divisors: resize::divisors(c.partitions),
+                highly_composite: resize::highly_composite(c.partitions),
+            })
+            .collect();
+    }
+    let judged = |n: u32| {
+        weighed
+            .as_ref()
+            .and_then(|w| w.counts.iter().find(|c| c.partitions == n))
+    };
+    let share = |x: u64| {
+        weighed
+            .as_ref()
+            .map_or(0.0, |w| x as f64 / w.records.max(1) as f64)
+    };
     let expected = |n: u32| -> Option<Fraction> {
         let from = from?;
         expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)
@@ -325,6 +552,15 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                         "divisors": s.divisors,
                         "highly_composite": s.highly_composite,
                         "expected_moved_fraction": expected(s.partitions).map(Fraction::value),
+                        "divides_evenly": judged(s.partitions).is_none_or(|j| j.divides),
+                        "keys_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.keys_moved),
+                        "records_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.records_moved),
+                        "records_moved_share": judged(s.partitions).and_then(|j| j.moved).and_then(|m| m.records_share()),
+                        "hottest_partition_share": judged(s.partitions).map(|j| share(j.hottest_partition)),
+                        "busiest_consumer": judged(s.partitions).map(|j| j.busiest_consumer.iter().map(|(m, l)| json!({
+                            "consumers": m,
+                            "share": share(*l),
+                        })).collect::<Vec<_>>()),
                     })
                 })
                 .collect();
@@ -332,8 +568,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 "target": target.get(),
                 "consumers": consumers.iter().map(|c| c.get()).collect::<Vec<_>>(),
                 "from": from.map(PartitionCount::get),
+                "ranked_by": match &weighed {
+                    None => "divisors",
+                    Some(w) if w.groups.is_empty() => "hottest_partition",
+                    Some(_) => "busiest_consumer",
+                },
+                "assignor": weighed.as_ref().map(|w| w.assignor.spec()),
+                "weighted_keys": weighed.as_ref().map(|w| w.keys),
+                "records": weighed.as_ref().map(|w| w.records),
                 "suggestions": rows,
-                "target_left_out": left_out.then(|| json!({
+                "target_left_out": (left_out && weighed.is_none()).then(|| json!({
                     "partitions": target.get(),
                     "not_divided_by": not_dividing,
                 })),
@@ -344,6 +588,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
             let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];
             if from.is_some() {
                 header.push("MOVED FROM CURRENT");
+            }
+            let busiest: Vec<String> = weighed.as_ref().map_or_else(Vec::new, |w| {
+                w.groups.iter().map(|m| format!("BUSIEST OF {m}")).collect()
+            });
+            if weighed.is_some() {
+                if from.is_some() {
+                    header.extend(["KEYS MOVED", "RECORDS MOVED"]);
+                }
+                header.push("HOTTEST PARTITION");
+                header.extend(busiest.iter().map(String::as_str));
             }
             header.push("CONSUMER COUNTS THAT DIVIDE EVENLY");
             let mut t = Table::new(header);
@@ -362,6 +616,16 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                             .map_or_else(|| "-".into(), |f| format!("{:.4}", f.value())),
                     );
                 }
+                if let Some(j) = judged(s.partitions) {
+                    if let Some(m) = j.moved {
+                        row.push(format!("{} of {}", m.keys_moved, m.keys));
+                        row.push(format!("{:.1}%", m.records_share().unwrap_or(0.0) * 100.0));
+                    }
+                    row.push(format!("{:.1}%", share(j.hottest_partition) * 100.0));
+                    for (_, l) in &j.busiest_consumer {
+                        row.push(format!("{:.1}%", share(*l) * 100.0));
+                    }
+                }
                 row.push(
                     s.divisors
                         .iter()
@@ -372,7 +636,38 @@ fn suggest(a: &Args, partitioner: Partitioner, from: Option<PartitionCount>) -> 
                 t.row(row);
             }
             t.write(&mut out)?;
-            if left_out {
+            if let Some(w) = &weighed {
+                let uneven: Vec<String> = w
+                    .counts
+                    .iter()
+                    .filter(|c| !c.divides)
+                    .map(|c| c.partitions.to_string())
+                    .collect();
+                let by = if w.groups.is_empty() {
+                    "the hottest partition's share of the records".to_string()
+                } else {
+                    let sizes: Vec<String> = w.groups.iter().map(u32::to_string).collect();
+                    format!(
+                        "what the busiest consumer carries against an even share ({} members, {}{})",
+                        sizes.join(" or "),
+                        w.assignor.spec(),
+                        if w.groups.len() > 1 { "; the worst of the group sizes" } else { "" }
+                    )
+                };
+                writeln!(
+                    out,
+                    "ranked by {by}, from the counts of {} keys ({} records), then by the records moved",
+                    w.keys, w.records
+                )?;
+                if !uneven.is_empty() {
+                    writeln!(
+                        out,
+                        "shown though the consumer counts do not divide them: {} (equal partition shares are not equal loads when the keys weigh differently)",
+                        uneven.join(", ")
+                    )?;
+                }
+            }
+            if left_out && weighed.is_none() {
                 let by: Vec<String> = not_dividing.iter().map(u32::to_string).collect();
                 writeln!(
                     out,

@@ -12,7 +12,6 @@ use partwise::salt::{
 use partwise::traffic::consumer_partitions;
 use partwise::{PartitionCount, Partitioner};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -222,53 +221,6 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
     })
 }
 
-/// Distinct keys with their summed counts, in first-seen order.
-fn read_counts(path: &std::path::Path, with_counts: bool) -> Result<Vec<(Vec<u8>, u64)>> {
-    let name = crate::input::input_name(path);
-    // The distribution is held whole, with an entry per distinct key.
-    let mut held = crate::input::Held::new("the distribution of the keys", "");
-    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
-    let per_group = |first: u64, group: &[&[u8]]| -> Result<()> {
-        held.take(&name, group)?;
-        for (i, line) in group.iter().enumerate() {
-            let line_no = first + i as u64 + 1;
-            if line.is_empty() {
-                continue;
-            }
-            let (key, c) = if with_counts {
-                super::skew::split_count(line)
-                    .map_err(|e| CliError::msg(format!("{name}: line {line_no}: {e}")))?
-            } else {
-                (*line, 1)
-            };
-            match index.get(key) {
-                Some(&k) => {
-                    out[k].1 = out[k].1.checked_add(c).ok_or_else(|| {
-                        CliError::msg(format!("{name}: line {line_no}: the counts overflow"))
-                    })?
-                }
-                None => {
-                    index.insert(key.to_vec(), out.len());
-                    out.push((key.to_vec(), c));
-                }
-            }
-        }
-        Ok(())
-    };
-    if path.as_os_str() == "-" {
-        crate::input::for_each_line_group(&mut std::io::stdin().lock(), &name, per_group)?;
-    } else {
-        crate::input::for_each_line_group_mapped(path, 0, None, per_group)?;
-    }
-    if out.is_empty() {
-        return Err(CliError::msg(format!(
-            "{name}: no keys (the input is empty)"
-        )));
-    }
-    Ok(out)
-}
-
 /// What each consumer carries: the sum of its partitions' loads.
 fn carried(owned: &[(String, Vec<u32>)], loads: &[f64]) -> Vec<f64> {
     owned
@@ -281,13 +233,13 @@ fn carried(owned: &[(String, Vec<u32>)], loads: &[f64]) -> Vec<f64> {
 type Selection = (Vec<(Vec<u8>, u64)>, u64, f64, Vec<bool>);
 
 fn select(a: &Args, path: &std::path::Path, n: PartitionCount) -> Result<Selection> {
-    if !a.counts && path.as_os_str() != "-" && super::skew::looks_like_counts(path) {
+    if !a.counts && path.as_os_str() != "-" && crate::input::looks_like_counts(path) {
         say!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
             path.display()
         );
     }
-    let keys = read_counts(path, a.counts)?;
+    let keys = crate::input::read_counts(path, a.counts)?;
     let total = keys
         .iter()
         .try_fold(0u64, |t, (_, c)| t.checked_add(*c))

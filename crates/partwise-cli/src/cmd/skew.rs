@@ -9,6 +9,7 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{
     for_each_line_group, for_each_line_group_mapped, input_name, line_ranges, lines_before,
+    looks_like_counts, split_count,
 };
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::assign::Assignor;
@@ -145,19 +146,6 @@ const COUNTS_OVERFLOW: &str = "the counts add up to more than 2^64 - 1";
 struct LineError {
     line: u64,
     msg: String,
-}
-
-pub fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
-    let comma = memchr::memrchr(b',', line).ok_or("expected KEY,COUNT (no comma)")?;
-    let (key, count) = (&line[..comma], line[comma + 1..].trim_ascii());
-    if count.first() == Some(&b'-') {
-        return Err(format!("count '{}' is negative", count.escape_ascii()));
-    }
-    let text = std::str::from_utf8(count).map_err(|_| "count is not a number".to_string())?;
-    let c = text
-        .parse::<u64>()
-        .map_err(|_| format!("count '{}' is not a whole number", count.escape_ascii()))?;
-    Ok((key, c))
 }
 
 /// Where one reader thread reads: stdin, or a byte range of a regular file.
@@ -345,36 +333,6 @@ pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&s
         partwise::skew::HOT_FACTOR
     ));
     s
-}
-
-/// Whether the first lines of a regular file all read `KEY,COUNT`: then
-/// hashing each whole line as a key (`ID,950000`) is almost surely not what
-/// the user meant. Only the first 64 KiB are looked at; stdin is not.
-pub fn looks_like_counts(path: &Path) -> bool {
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = vec![0u8; 64 * 1024];
-    let Ok(len) = std::io::Read::read(&mut f, &mut head) else {
-        return false;
-    };
-    let head = &head[..len];
-    // The last line may be cut; judge the complete ones (or the only one).
-    let complete = match memchr::memrchr(b'\n', head) {
-        Some(i) if len == head.len() => &head[..i],
-        _ => head,
-    };
-    let mut lines = complete
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(|l| !l.is_empty())
-        .peekable();
-    lines.peek().is_some()
-        && lines.all(|l| {
-            memchr::memrchr(b',', l).is_some_and(|c| {
-                c > 0 && c + 1 < l.len() && l[c + 1..].iter().all(u8::is_ascii_digit)
-            })
-        })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {

@@ -15,6 +15,7 @@ mod offline {
     mod report;
     mod strategy;
     mod topology;
+    mod weights;
 }
 
 #[cfg(feature = "live")]

@@ -121,6 +121,26 @@ pub struct PartitionMap {
 }
 
 impl PartitionMap {
+    /// The records of the sample keys that land on one partition number
+    /// under every producer ([`PartitionMap::aligned`]), and the records of
+    /// all of them: `weights[i]` is sample key `i`'s (its count). `None`
+    /// when no producer places keys (nothing lands by key) or the weights
+    /// are not one per sample key. Sums saturate.
+    pub fn aligned_records(&self, weights: &[u64]) -> Option<(u64, u64)> {
+        if self.producers.is_empty() || weights.len() != self.rows.len() {
+            return None;
+        }
+        let mut aligned = 0u64;
+        let mut total = 0u64;
+        for (row, &w) in weights.iter().enumerate() {
+            total = total.saturating_add(w);
+            if self.aligned(row) {
+                aligned = aligned.saturating_add(w);
+            }
+        }
+        Some((aligned, total))
+    }
+
     /// Whether sample key `row` lands on one partition number under every
     /// producer (a key no producer places is not aligned).
     pub fn aligned(&self, row: usize) -> bool {

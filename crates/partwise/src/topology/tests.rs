@@ -512,6 +512,18 @@ fn partition_map_agrees_with_the_check() {
         r.groups[0].reasons[0].sample().map(|s| s.differ)
     );
     assert_eq!(m.rows[0], vec![Some(0), Some(2)]);
+    // Weighed: the records of the keys shown together, and of all.
+    let weights: Vec<u64> = (1..=m.rows.len() as u64).collect();
+    let together: u64 = (0..m.rows.len())
+        .filter(|&r| m.aligned(r))
+        .map(|r| weights[r])
+        .sum();
+    assert_eq!(
+        m.aligned_records(&weights),
+        Some((together, weights.iter().sum()))
+    );
+    assert!(together < weights.iter().sum());
+    assert_eq!(m.aligned_records(&weights[1..]), None);
     // A keyless producer has no column.
     let t: Topology = variant("key_format = \"string\"", "keyless = true", 1)
         .parse()

@@ -517,7 +517,15 @@ fn skew(s: &mut String, m: &Model) {
     if m.skew.is_empty() {
         return;
     }
-    open_section(s, "skew", "Skew: load of the sample keys per partition");
+    open_section(
+        s,
+        "skew",
+        if m.weighted() {
+            "Skew: records of the counted keys per partition"
+        } else {
+            "Sample keys per partition (the load is unknown without --counts)"
+        },
+    );
     for (i, t) in m.skew.iter().enumerate() {
         let stats = &t.report.stats;
         let title = format!(
@@ -525,7 +533,9 @@ fn skew(s: &mut String, m: &Model) {
             esc(&t.topic),
             t.partitions,
             t.partitioner.spec(),
-            if stats.hot_partitions.is_empty() {
+            if !t.weighted {
+                "load unknown".to_string()
+            } else if stats.hot_partitions.is_empty() {
                 "no hot partition".to_string()
             } else {
                 format!("{} hot", stats.hot_partitions.len())
@@ -533,27 +543,61 @@ fn skew(s: &mut String, m: &Model) {
         );
         let id = format!("skew-{i}");
         sub_section(s, &id, &title);
-        let _ = writeln!(
-            s,
-            "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>",
-            t.tally.lines,
-            t.report.total,
-            stats.max_over_mean,
-            stats.cv,
-            stats.gini,
-            partwise::skew::HOT_FACTOR,
-            if stats.hot_partitions.is_empty() { "none".to_string() } else { stats.hot_partitions.iter().map(|p| format!("HOT {p}")).collect::<Vec<_>>().join(", ") },
-            if stats.idle_partitions.is_empty() { "none".to_string() } else { stats.idle_partitions.len().to_string() }
-        );
+        if !t.weighted {
+            let _ = writeln!(
+                s,
+                "<p class=\"note\">These are {} sample keys, each counted once: how many keys land on each partition, not how much traffic. No partition is called hot from them. Give the keys with their counts (<code>--counts</code>, a file of <code>KEY,COUNT</code> lines, instead of <code>-i</code>) to see the load.</p>",
+                t.tally.lines
+            );
+        }
+        if t.weighted {
+            let _ = writeln!(
+                s,
+                "<p>{} keys, total load {}: max/mean {:.2}, cv {:.3}, gini {:.3}. Hot partitions (above {} x mean): <strong class=\"hot-list\">{}</strong>. Idle: {}.</p>",
+                t.tally.lines,
+                t.report.total,
+                stats.max_over_mean,
+                stats.cv,
+                stats.gini,
+                partwise::skew::HOT_FACTOR,
+                if stats.hot_partitions.is_empty() { "none".to_string() } else { stats.hot_partitions.iter().map(|p| format!("HOT {p}")).collect::<Vec<_>>().join(", ") },
+                if stats.idle_partitions.is_empty() { "none".to_string() } else { stats.idle_partitions.len().to_string() }
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "<p>{} keys: at most {} on one partition ({:.2} x the mean), {} partitions without a sample key.</p>",
+                t.tally.lines,
+                stats.max,
+                stats.max_over_mean,
+                stats.idle_partitions.len()
+            );
+        }
         s.push_str(&load_svg(
             &t.tally.loads,
             stats,
-            &format!("{}: load per partition", t.topic),
+            &if t.weighted {
+                format!("{}: records per partition", t.topic)
+            } else {
+                format!("{}: sample keys per partition (not traffic)", t.topic)
+            },
             Some(&format!("{id}-chart")),
         ));
         let rows = t.tally.loads.len();
-        open_table(s, rows, &format!("Load per partition of {}", esc(&t.topic)));
-        s.push_str("<thead><tr><th scope=\"col\">Partition</th><th scope=\"col\">Load</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>\n");
+        open_table(
+            s,
+            rows,
+            &format!(
+                "{} per partition of {}",
+                if t.weighted { "Load" } else { "Sample keys" },
+                esc(&t.topic)
+            ),
+        );
+        let _ = writeln!(
+            s,
+            "<thead><tr><th scope=\"col\">Partition</th><th scope=\"col\">{}</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>",
+            if t.weighted { "Records" } else { "Sample keys" }
+        );
         for (p, &l) in t.tally.loads.iter().enumerate() {
             let hot = stats.hot_partitions.contains(&(p as u32));
             let (cls, mark) = if hot {
@@ -570,7 +614,8 @@ fn skew(s: &mut String, m: &Model) {
             );
         }
         close_table(s, rows);
-        let rows = t.report.heavy.len();
+        // Keys counted once each are no heavier than one another.
+        let rows = if t.weighted { t.report.heavy.len() } else { 0 };
         if rows > 0 {
             open_table(
                 s,
@@ -600,11 +645,16 @@ fn skew(s: &mut String, m: &Model) {
                 s,
                 rows,
                 &format!(
-                    "Consumer shares of {} in group {} ({}, {} members)",
+                    "Consumer shares of {} in group {} ({}, {} members){}",
                     esc(&t.topic),
                     esc(g),
                     t.assignor.spec(),
-                    rows
+                    rows,
+                    if t.weighted {
+                        ", of records"
+                    } else {
+                        ", of sample keys (not traffic)"
+                    }
                 ),
             );
             s.push_str("<thead><tr><th scope=\"col\">Member</th><th scope=\"col\">Partitions</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>\n");
@@ -651,8 +701,21 @@ fn resize(s: &mut String, m: &Model) {
                 r.partitioner.spec()
             ),
         );
-        s.push_str("<thead><tr><th scope=\"col\">To</th><th scope=\"col\">Keys that move (expected)</th><th scope=\"col\">Sample keys that move</th><th scope=\"col\">Fixes</th></tr></thead>\n<tbody>\n");
+        let _ = writeln!(
+            s,
+            "<thead><tr><th scope=\"col\">To</th><th scope=\"col\">Keys that move (expected)</th><th scope=\"col\">Sample keys that move</th>{}<th scope=\"col\">Fixes</th></tr></thead>\n<tbody>",
+            if m.weighted() { "<th scope=\"col\">Records that move</th>" } else { "" }
+        );
         for (n, plan, moved) in &r.to {
+            let records = match plan.measured.filter(|_| m.weighted()) {
+                Some(x) => format!(
+                    "<td>{} of {} ({:.1}%)</td>",
+                    x.records_moved,
+                    x.records,
+                    x.records_share().unwrap_or(0.0) * 100.0
+                ),
+                None => String::new(),
+            };
             let expected = plan.expected.map_or("all (keys ignored)".to_string(), |f| {
                 format!("{}/{} = {:.1}%", f.moved, f.period, f.value() * 100.0)
             });
@@ -668,7 +731,7 @@ fn resize(s: &mut String, m: &Model) {
             };
             let _ = writeln!(
                 s,
-                "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td><td>{}</td></tr>",
+                "<tr><th scope=\"row\">{n}</th><td>{expected}</td><td>{moved} of {}</td>{records}<td>{}</td></tr>",
                 m.samples.len(),
                 fixes
             );

@@ -16,6 +16,20 @@ fn verdict_json(v: &Verdict) -> Value {
     json!({"area": v.area, "ok": v.ok, "text": v.text, "fixes": v.fixes, "section": v.anchor})
 }
 
+/// The check as `check --format json` gives it, with each group's records
+/// when the samples came with counts.
+fn weighted_check_json(m: &Model) -> Value {
+    let mut doc = report_json(Path::new(&m.file), &m.check);
+    if let Some(w) = &m.weights {
+        let refs: Vec<&[u8]> = m.samples.iter().map(Vec::as_slice).collect();
+        crate::cmd::check::with_records(
+            &mut doc,
+            &crate::cmd::check::group_records(&m.declared, &refs, w),
+        );
+    }
+    doc
+}
+
 /// The whole model as one JSON document.
 pub fn model(m: &Model) -> Value {
     let key = |i: usize| {
@@ -111,6 +125,8 @@ pub fn model(m: &Model) -> Value {
                 skew::report_json(s.partitioner, s.partitions, s.assignor, &s.tally, &s.report);
             v["topic"] = s.topic.clone().into();
             v["consumer_group"] = json!(s.consumer_group);
+            v["weighted"] = s.weighted.into();
+            v["load_unit"] = if s.weighted { "records" } else { "keys" }.into();
             v
         })
         .collect();
@@ -126,6 +142,8 @@ pub fn model(m: &Model) -> Value {
                         "partitions": n,
                         "expected_moved_fraction": plan.expected.map(|f| f.value()),
                         "sample_keys_moved": moved,
+                        "records_moved": plan.measured.filter(|_| m.weighted()).map(|x| x.records_moved),
+                        "records_moved_share": plan.measured.filter(|_| m.weighted()).and_then(|x| x.records_share()),
                         "together": plan.together.iter().map(|t| json!({"group": t.group, "topics": t.topics.iter().map(|x| &x.0).collect::<Vec<_>>()})).collect::<Vec<_>>(),
                         "fixes": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
                     })
@@ -157,7 +175,7 @@ pub fn model(m: &Model) -> Value {
         "ok": m.ok(),
         "verdict": m.verdict().iter().map(verdict_json).collect::<Vec<_>>(),
         "sample_keys": m.samples.len(),
-        "check": report_json(Path::new(&m.file), &m.check),
+        "check": weighted_check_json(m),
         "partition_maps": maps,
         "placements": placements,
         "skew": skews,

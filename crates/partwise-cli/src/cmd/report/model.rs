@@ -28,8 +28,11 @@ const CAPACITY: usize = 1024;
 pub struct Model {
     /// The topology file, as named on the command line.
     pub file: String,
-    /// The sample keys (`-i`), logical keys as given.
+    /// The sample keys (`-i`, or the keys of `--counts`), logical keys as given.
     pub samples: Vec<Vec<u8>>,
+    /// The count of each sample, with `--counts`: only then is a
+    /// partition's load known, and a partition called hot.
+    pub weights: Option<Vec<u64>>,
     /// The `check` report: findings and fixes.
     pub check: Report,
     /// One partition map per co-partition group.
@@ -96,6 +99,9 @@ pub struct TopicSkew {
     pub tally: Tally,
     /// Its report.
     pub report: traffic::Report,
+    /// Whether the tally is of records (`--counts`) or of keys, each
+    /// weighing one: then no partition is hot, the load being unknown.
+    pub weighted: bool,
 }
 
 /// What nearby partition counts would do to one topic.
@@ -135,12 +141,14 @@ pub struct Verdict {
 }
 
 impl Model {
-    /// Builds the model of `topology` over `samples`. The topology must have
-    /// passed [`super::super::check::bounded`].
+    /// Builds the model of `topology` over `samples`, each with its count
+    /// when `weights` is given (one per sample, in order). The topology must
+    /// have passed [`super::super::check::bounded`].
     pub fn build(
         file: String,
         topology: &Topology,
         samples: Vec<Vec<u8>>,
+        weights: Option<Vec<u64>>,
         live_kafka: Option<LiveKafka>,
         live_redis: Option<LiveRedis>,
     ) -> Model {
@@ -162,13 +170,13 @@ impl Model {
             topology
                 .topics
                 .iter()
-                .filter_map(|t| skew_of(topology, t, &refs))
+                .filter_map(|t| skew_of(topology, t, &refs, weights.as_deref()))
                 .collect()
         };
         let resize = topology
             .topics
             .iter()
-            .filter_map(|t| resize_of(topology, t, &refs))
+            .filter_map(|t| resize_of(topology, t, &refs, weights.as_deref()))
             .collect();
         let redis = topology
             .redis_families
@@ -190,6 +198,7 @@ impl Model {
         Model {
             file,
             samples,
+            weights,
             check: report,
             maps,
             placements,
@@ -200,6 +209,11 @@ impl Model {
             live_kafka,
             live_redis,
         }
+    }
+
+    /// Whether the samples carry their traffic (`--counts`).
+    pub fn weighted(&self) -> bool {
+        self.weights.is_some()
     }
 
     /// Whether nothing breaks: every line of the verdict holds (the check,
@@ -319,12 +333,14 @@ impl Model {
                 anchor: format!("redis-{i}"),
             });
         }
-        for (i, s) in self.skew.iter().enumerate() {
+        // Sample keys without counts weigh one each: a partition with more
+        // of them is no hotter, so only weighed tallies give a verdict.
+        for (i, s) in self.skew.iter().enumerate().filter(|(_, s)| s.weighted) {
             let stats = &s.report.stats;
             let ok = stats.hot_partitions.is_empty();
             let text = if ok {
                 format!(
-                    "topic {}: no hot partition over the {} sample keys (max/mean {:.2})",
+                    "topic {}: no hot partition over the records of the {} keys counted (max/mean {:.2})",
                     s.topic, s.tally.lines, stats.max_over_mean
                 )
             } else {
@@ -353,10 +369,9 @@ impl Model {
                         h.hitter.estimate as f64 * 100.0 / s.report.total.max(1) as f64,
                     ));
                 }
-                fixes.push(format!(
-                    "each sample key weighs the same here, so the hash puts more keys on {} than on the others: weigh the keys by their traffic (partwise skew --counts) to see the real load, and salt a hot key (partwise salt) or choose a partition count that spreads them",
-                    if stats.hot_partitions.len() == 1 { "that partition" } else { "those partitions" }
-                ));
+                fixes.push(
+                    "choose a partition count that puts less of these records on the hottest partition and the busiest consumer: partwise resize --suggest, given the same --counts, ranks counts by it; kafka-topics --alter --partitions sets the one chosen, for every topic of the co-partition group in one window".to_string(),
+                );
             }
             out.push(Verdict {
                 area: "skew",
@@ -473,11 +488,16 @@ fn placement_of(t: &Topology, v: &PlacementVerdict) -> Option<Placement> {
     })
 }
 
-/// The encoded keys of `samples` under `format`, those it can encode.
-fn encoded(samples: &[&[u8]], format: KeyFormat) -> Vec<Vec<u8>> {
+/// The encoded keys of `samples` under `format`, those it can encode, each
+/// with its count (`weights[i]` for `samples[i]`; 1 without counts).
+fn encoded(samples: &[&[u8]], weights: Option<&[u64]>, format: KeyFormat) -> Vec<(Vec<u8>, u64)> {
     samples
         .iter()
-        .filter_map(|k| format.encode(k).ok())
+        .enumerate()
+        .filter_map(|(i, k)| {
+            let w = weights.map_or(1, |w| w[i]);
+            format.encode(k).ok().map(|b| (b, w))
+        })
         .collect()
 }
 
@@ -485,16 +505,22 @@ fn skew_of(
     t: &Topology,
     topic: &partwise::topology::Topic,
     samples: &[&[u8]],
+    weights: Option<&[u64]>,
 ) -> Option<TopicSkew> {
     let (p, format) = resize::producer_defaults(topic)?;
     let n = topic.partitions;
-    let keys = encoded(samples, format);
+    let (keys, counts): (Vec<Vec<u8>>, Vec<u64>) =
+        encoded(samples, weights, format).into_iter().unzip();
     if keys.is_empty() {
         return None;
     }
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     let mut tally = Tally::new(n, CAPACITY);
-    tally.add(p, n, &refs, &vec![1; refs.len()]);
+    for &w in &counts {
+        // The reader refused counts whose sum overflows.
+        tally.weigh(w).ok()?;
+    }
+    tally.add(p, n, &refs, &counts);
     // `add` tallies load; the lines are the reader's count, and here every key is one.
     tally.lines = refs.len() as u64;
     let reader = t
@@ -512,8 +538,13 @@ fn skew_of(
         // The topology declares no rates, so there is no lag to forecast.
         lag: None,
     };
-    let report = tally.report(p, n, &opts).ok()?;
+    let mut report = tally.report(p, n, &opts).ok()?;
+    if weights.is_none() {
+        // Keys per partition are not traffic: no partition is hot from them.
+        report.stats.hot_partitions.clear();
+    }
     Some(TopicSkew {
+        weighted: weights.is_some(),
         topic: topic.name.clone(),
         partitioner: p,
         partitions: n,
@@ -528,11 +559,15 @@ fn resize_of(
     t: &Topology,
     topic: &partwise::topology::Topic,
     samples: &[&[u8]],
+    weights: Option<&[u64]>,
 ) -> Option<TopicResize> {
     let (p, format) = resize::producer_defaults(topic)?;
     let from = topic.partitions;
     let n = from.get();
-    let keys = encoded(samples, format);
+    // Each encodable sample with its count (1 without counts): the plan's
+    // fixes are judged on them, and with counts its records moved.
+    let keys = encoded(samples, weights, format);
+    let measured: Vec<(&[u8], u64)> = keys.iter().map(|(k, w)| (k.as_slice(), *w)).collect();
     let mut nearby = vec![
         n.saturating_sub(1),
         n.saturating_add(1),
@@ -544,11 +579,14 @@ fn resize_of(
         .filter(|&m| m != n)
         .filter_map(|m| PartitionCount::new(m).ok())
         .map(|to| {
-            let plan = resize::plan(p, from, to, resize::change_together(t, &topic.name));
-            let moved = keys
-                .iter()
-                .filter(|k| resize::key_move(p, Some(k), from, to).moved())
-                .count();
+            let plan = resize::plan_measured(
+                p,
+                from,
+                to,
+                resize::change_together(t, &topic.name),
+                (!measured.is_empty()).then_some(&measured[..]),
+            );
+            let moved = plan.measured.map_or(0, |m| m.keys_moved as usize);
             (to.get(), plan, moved)
         })
         .collect();

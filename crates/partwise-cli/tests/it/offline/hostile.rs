@@ -1117,6 +1117,8 @@ fn streams_given_as_files_are_read_by_every_key_reader() {
         "slot --format ndjson".to_string(),
         "resize --from 6 --to 8 --format json".to_string(),
         format!("check {ticker} --format json"),
+        // skew peeks at a file for KEY,COUNT lines: never at a stream.
+        "skew -p 6 --format json".to_string(),
     ];
     for cmd in &cmds {
         for (how, script) in [
@@ -1145,7 +1147,7 @@ fn streams_given_as_files_are_read_by_every_key_reader() {
             );
             let saw = if cmd.starts_with("check") {
                 stdout.contains("\"sample_keys\": 2")
-            } else if cmd.starts_with("resize") {
+            } else if cmd.starts_with("resize") || cmd.starts_with("skew") {
                 stdout.contains("\"keys\": 2")
             } else {
                 stdout.lines().count() == 2

@@ -15,6 +15,16 @@ fn ticker_args() -> Vec<String> {
     ]
 }
 
+/// The ticker with its traffic: `examples/ticks.csv`, BBCA 45% of the ticks.
+fn ticker_counts_args() -> Vec<String> {
+    vec![
+        "report".into(),
+        example("ticker.toml"),
+        "--counts".into(),
+        example("ticks.csv"),
+    ]
+}
+
 fn run(args: &[String], code: i32) -> String {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     text(&output(&args, code).stdout)
@@ -26,22 +36,36 @@ fn json(args: &[String], code: i32) -> Value {
     serde_json::from_str(&run(&a, code)).unwrap()
 }
 
-#[test]
-fn ticker_json_twin_carries_every_part() {
-    // Ten sample keys over six partitions put three on partition 0 and 2:
-    // hot, so the report has findings (exit 1), while the check holds.
-    let v = json(&ticker_args(), 1);
-    assert_eq!(v["ok"], false);
-    assert_eq!(v["check"]["ok"], true);
-    assert_eq!(v["sample_keys"], 10);
-    let areas: Vec<(&str, bool)> = v["verdict"]
+fn areas(v: &Value) -> Vec<(&str, bool)> {
+    v["verdict"]
         .as_array()
         .unwrap()
         .iter()
         .map(|x| (x["area"].as_str().unwrap(), x["ok"].as_bool().unwrap()))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn ticker_json_twin_carries_every_part() {
+    // Ten sample keys over six partitions put three on partition 0 and 2,
+    // but keys without counts are no traffic: nothing is hot, and the
+    // check holds (exit 0).
+    let v = json(&ticker_args(), 0);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["check"]["ok"], true);
+    assert_eq!(v["sample_keys"], 10);
     assert_eq!(
-        areas,
+        areas(&v),
+        [("layout", true), ("placement", true), ("redis", true)]
+    );
+    assert_eq!(v["skew"][0]["weighted"], false);
+    assert_eq!(v["skew"][0]["load_unit"], "keys");
+    assert_eq!(v["skew"][0]["hot_partitions"], serde_json::json!([]));
+    // With the ticks, BBCA's 45% makes partition 0 hot: findings (exit 1).
+    let w = json(&ticker_counts_args(), 1);
+    assert_eq!(w["ok"], false);
+    assert_eq!(
+        areas(&w),
         [
             ("layout", true),
             ("placement", true),
@@ -50,12 +74,13 @@ fn ticker_json_twin_carries_every_part() {
             ("skew", false)
         ]
     );
-    let hot = &v["verdict"][3];
+    let hot = &w["verdict"][3];
     assert!(
         hot["text"].as_str().unwrap().contains("HOT partition 0"),
         "{hot}"
     );
     assert!(!hot["fixes"].as_array().unwrap().is_empty());
+    assert_eq!(w["skew"][0]["load_unit"], "records");
 
     // The partition map: every symbol on one partition in both topics.
     let map = &v["partition_maps"][0];
@@ -144,13 +169,13 @@ fn ticker_json_twin_carries_every_part() {
 
 #[test]
 fn ticker_agrees_with_check_and_skew() {
-    let v = json(&ticker_args(), 1);
+    let v = json(&ticker_counts_args(), 1);
     let check = output(
         &[
             "check",
             &example("ticker.toml"),
-            "-i",
-            &example("symbols.txt"),
+            "--counts",
+            &example("ticks.csv"),
             "--format",
             "json",
         ],
@@ -158,6 +183,7 @@ fn ticker_agrees_with_check_and_skew() {
     );
     let check: Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(v["check"], check);
+    assert_eq!(check["copartition_groups"][0]["records"], 18000);
     let skew = output(
         &[
             "skew",
@@ -166,7 +192,8 @@ fn ticker_agrees_with_check_and_skew() {
             "-P",
             "kafkajs",
             "-i",
-            &example("symbols.txt"),
+            &example("ticks.csv"),
+            "--counts",
             "--consumers",
             "3",
             "--assignor",
@@ -194,8 +221,8 @@ fn ticker_agrees_with_check_and_skew() {
 
 #[test]
 fn html_page_is_the_verdict_first_and_fetches_nothing() {
-    let page = run(&ticker_args(), 1);
-    let v = json(&ticker_args(), 1);
+    let page = run(&ticker_counts_args(), 1);
+    let v = json(&ticker_counts_args(), 1);
     assert!(page.starts_with("<!DOCTYPE html>"));
     // Every verdict line of the twin is on the page, before any other section.
     let first_section = page.find("<section id=\"layout\"").unwrap();
@@ -244,7 +271,7 @@ fn hostile_names_are_escaped() {
         "-i".into(),
         keys.path().to_str().unwrap().into(),
     ];
-    let page = run(&args, 1);
+    let page = run(&args, 0);
     assert!(
         !page.contains("<script>alert"),
         "a key's markup reached the page"
@@ -260,7 +287,7 @@ fn hostile_names_are_escaped() {
     // The only script is the report's own.
     assert_eq!(page.matches("<script").count(), 1);
     // The twin has them as they are.
-    let v = json(&args, 1);
+    let v = json(&args, 0);
     assert_eq!(
         v["partition_maps"][0]["rows"][0]["key"],
         "<script>alert(1)</script>"
@@ -318,13 +345,13 @@ fn exit_codes() {
 fn output_file_holds_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.html");
-    let mut args = ticker_args();
+    let mut args = ticker_counts_args();
     args.extend(["-o".into(), out.to_str().unwrap().into()]);
     let printed = run(&args, 1);
     assert_eq!(printed, "");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        run(&ticker_args(), 1)
+        run(&ticker_counts_args(), 1)
     );
     // Written whole: no temporary file left beside it.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -338,8 +365,8 @@ fn committed_example_is_what_the_command_makes() {
         .args([
             "report",
             "examples/ticker.toml",
-            "-i",
-            "examples/symbols.txt",
+            "--counts",
+            "examples/ticks.csv",
         ])
         .output()
         .unwrap();
@@ -347,7 +374,7 @@ fn committed_example_is_what_the_command_makes() {
     let committed = std::fs::read_to_string(repo().join("examples/ticker-report.html")).unwrap();
     assert!(
         committed == text(&out.stdout),
-        "examples/ticker-report.html is stale: partwise report examples/ticker.toml -i examples/symbols.txt -o examples/ticker-report.html"
+        "examples/ticker-report.html is stale: partwise report examples/ticker.toml --counts examples/ticks.csv -o examples/ticker-report.html"
     );
 }
 
