@@ -456,18 +456,35 @@ fn every_finding_kind_says_its_fix_without_holes() {
         .to_string()],
         &mut failures,
     );
-    let _ = Fix::Multiple {
-        partitions: 12,
-        of: 6,
-        moves: Fraction {
-            moved: 1,
-            period: 2,
-        },
-        instead: Fraction {
-            moved: 2,
-            period: 3,
-        },
+    // The multiple beside the count asked for, with and without measured
+    // keys (none of them weighted, or some).
+    let moved = |keys_moved, records, records_moved| crate::resize::Moved {
+        keys: 10,
+        keys_moved,
+        records,
+        records_moved,
     };
+    for measured in [
+        None,
+        Some((moved(6, 0, 0), moved(7, 0, 0))),
+        Some((moved(6, 100, 37), moved(7, 100, 82))),
+    ] {
+        let f = Fix::Multiple {
+            partitions: 12,
+            of: 6,
+            moves: Fraction {
+                moved: 1,
+                period: 2,
+            },
+            instead: Fraction {
+                moved: 2,
+                period: 3,
+            },
+            measured,
+        };
+        kinds.insert(covered_fix(&f));
+        check("resize multiple", None, &[f.to_string()], &mut failures);
+    }
 
     // A group caught mid-resize: one, two topics to raise, a key-ignoring
     // producer, sample keys with and without weights.

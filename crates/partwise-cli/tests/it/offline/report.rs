@@ -422,16 +422,20 @@ fn a_pair_caught_mid_resize_shows_the_procedures_on_the_page_and_in_json() {
 
 #[test]
 fn salting_advice_for_a_joined_topic_names_its_partners_and_the_isolation() {
-    // BBCA seen 50 times among the ten symbols: the heaviest key.
-    let mut keys = "BBCA\n".repeat(50);
-    keys.push_str(&std::fs::read_to_string(example("symbols.txt")).unwrap());
-    let samples = temp_file(keys);
+    // BBCA counted 50 times, each other symbol once: the heaviest key.
+    let mut counts = String::from("BBCA,50\n");
+    for sym in std::fs::read_to_string(example("symbols.txt")).unwrap().lines() {
+        if sym != "BBCA" {
+            counts.push_str(&format!("{sym},1\n"));
+        }
+    }
+    let counts = temp_file(counts);
     let v = json(
         &[
             "report".into(),
             example("ticker.toml"),
-            "-i".into(),
-            samples.path().to_str().unwrap().into(),
+            "--counts".into(),
+            counts.path().to_str().unwrap().into(),
         ],
         1,
     );
