@@ -102,6 +102,11 @@ pub struct Routing {
     pub misrouted: Vec<Misrouted>,
     /// How many records the best candidate misplaces, all of them.
     pub misrouted_total: u64,
+    /// What the records say when producers differ: the smallest set of
+    /// partitioners that explains them, the keys on more than one partition,
+    /// and switch points per partition. `None` when nothing is keyed, or when
+    /// more than [`FORENSICS_GROUPS`] distinct placements are tested.
+    pub forensics: Option<Forensics>,
 }
 
 /// Whether candidate `c` repeats the stored-bytes candidate of its
@@ -208,6 +213,7 @@ pub struct Analyzer {
     groups: Vec<Group>,
     views: Vec<View>,
     r: Routing,
+    tracker: Option<Tracker>,
 }
 
 impl Analyzer {
@@ -270,6 +276,7 @@ impl Analyzer {
             by_key.insert(key, groups.len() - 1);
             group_of.push(groups.len() - 1);
         }
+        let tracker = (groups.len() <= FORENSICS_GROUPS).then(Tracker::default);
         Analyzer {
             n,
             cands: cands.to_vec(),
@@ -286,7 +293,9 @@ impl Analyzer {
                 inferred: Vec::new(),
                 misrouted: Vec::new(),
                 misrouted_total: 0,
+                forensics: None,
             },
+            tracker,
         }
     }
 
@@ -317,6 +326,12 @@ impl Analyzer {
             let e = KeyFormat::detect(k);
             self.r.encoding = Some(self.r.encoding.map_or(e, |prev| prev.and(e)));
         }
+        // Which groups put each record where it is: one bit per group.
+        let mut fits: Vec<u128> = if self.tracker.is_some() {
+            vec![0; keys.len()]
+        } else {
+            Vec::new()
+        };
         let mut hashed: Vec<u32> = vec![0; keys.len()];
         let mut expect: Vec<u32> = Vec::with_capacity(keys.len());
         let mut table: Vec<Vec<u32>> = Vec::new();
@@ -341,7 +356,12 @@ impl Analyzer {
                 }
                 table.push(hashed.clone());
             }
-            for g in self.groups.iter_mut().filter(|g| g.view == vi) {
+            for (gi, g) in self
+                .groups
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, g)| g.view == vi)
+            {
                 // Where the group puts each key (NOT_FIXED: nowhere fixed),
                 // then one tight comparison with where the keys are.
                 expect.clear();
@@ -375,6 +395,14 @@ impl Analyzer {
                     .filter(|&(&e, &(p, _))| e == p)
                     .count();
                 g.matched += matched as u64;
+                if !fits.is_empty() {
+                    let bit = 1u128 << gi;
+                    for (f, (&e, &(p, _))) in fits.iter_mut().zip(expect.iter().zip(&stored)) {
+                        if e == p {
+                            *f |= bit;
+                        }
+                    }
+                }
                 if matched < keys.len() && g.misrouted.len() < MISROUTED_KEPT {
                     for (i, (&e, &(partition, offset))) in expect.iter().zip(&stored).enumerate() {
                         if g.misrouted.len() == MISROUTED_KEPT {
@@ -391,6 +419,9 @@ impl Analyzer {
                     }
                 }
             }
+        }
+        if let Some(t) = self.tracker.as_mut() {
+            t.add(&keys, &stored, &fits);
         }
     }
 
@@ -429,9 +460,576 @@ impl Analyzer {
             }
         }
         r.rates = rates.into_iter().map(|(m, _)| m).collect();
+        if r.keyed > 0 {
+            if let Some(t) = self.tracker {
+                let members: Vec<Vec<(usize, Candidate)>> = (0..self.groups.len())
+                    .map(|g| {
+                        self.cands
+                            .iter()
+                            .zip(&self.group_of)
+                            .enumerate()
+                            .filter(|(_, (c, &cg))| cg == g && !repeats_stored(c, r.encoding))
+                            .map(|(i, (&c, _))| (i, c))
+                            .collect()
+                    })
+                    .collect();
+                r.forensics = Some(t.finish(&members, r.keyed, !r.inferred.is_empty()));
+            }
+        }
         r
     }
 }
+
+/// At most this many distinct placements (groups of equivalent candidates)
+/// are followed record by record for [`Forensics`], one bit each; more (many
+/// key formats times many priority specs) leave [`Routing::forensics`] out.
+pub const FORENSICS_GROUPS: usize = 128;
+
+/// At most this many distinct keys are followed for split keys and key
+/// shares; keys first seen after that are not ([`Forensics::keys_capped`]).
+pub const KEYS_TRACKED: usize = 1 << 20;
+
+/// At most this many split keys are listed (all are counted).
+pub const SPLIT_KEYS_KEPT: usize = 100;
+
+/// Covers up to this many members are searched exhaustively, so a cover of
+/// up to this size is the smallest there is; larger ones are found greedily.
+pub const EXACT_COVER: usize = 3;
+
+/// The forensics of a topic whose producers may differ.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forensics {
+    /// The smallest set of partitioner families that together explain every
+    /// explainable keyed record, when no one candidate explains them all.
+    pub mixture: Option<Mixture>,
+    /// Distinct non-empty keys followed.
+    pub distinct_keys: u64,
+    /// Whether more distinct keys were seen than [`KEYS_TRACKED`] (later keys
+    /// are not in the key figures).
+    pub keys_capped: bool,
+    /// Keys stored on more than one partition (the first
+    /// [`SPLIT_KEYS_KEPT`], most records first): a join on them breaks.
+    pub split_keys: Vec<SplitKey>,
+    /// How many keys are on more than one partition, all of them.
+    pub split_keys_total: u64,
+    /// Partitions whose records switch from one partitioner to another at an
+    /// offset, in partition order.
+    pub switches: Vec<Switch>,
+}
+
+/// A set of partitioner families that explains a topic's records together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mixture {
+    /// The members, most records first.
+    pub members: Vec<Member>,
+    /// Whether no smaller set explains the records (always so up to
+    /// [`EXACT_COVER`] members, searched exhaustively; a larger set is found
+    /// greedily and may not be the smallest).
+    pub minimal: bool,
+    /// Keyed records some member explains.
+    pub explained: u64,
+    /// Keyed records no candidate explains (a producer that sets partitions
+    /// itself, or a partitioner partwise does not know).
+    pub unexplained: u64,
+    /// The first [`MISROUTED_KEPT`] of those.
+    pub unexplained_records: Vec<Misrouted>,
+}
+
+/// One member of a [`Mixture`].
+///
+/// A record that two members both put where it is stored (as 1 in N random
+/// keys do) cannot be told apart: it is counted in `records_shared` of each,
+/// and split between them in proportion to the records only each explains
+/// for `records` and `share`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// Candidates that placed every sampled record alike, in the order given.
+    pub family: Vec<Candidate>,
+    /// Keyed records only this member (of the mixture) explains.
+    pub records_only: u64,
+    /// Keyed records this member and another explain.
+    pub records_shared: u64,
+    /// Records attributed to it: its own and its part of the shared ones
+    /// (the members' `records` add up to [`Mixture::explained`]).
+    pub records: u64,
+    /// Its attributed share of the keyed records, in 0..=1.
+    pub share: f64,
+    /// Distinct keys with a record only this member explains.
+    pub keys: u64,
+    /// `keys` over the distinct keys (members' key shares can add up to more
+    /// than 1: a key both wrote counts for both).
+    pub key_share: f64,
+}
+
+impl Member {
+    /// The partitioner the family is named by: its first client default
+    /// (`sarama` for FNV-1a, `java` for murmur2), else its first candidate.
+    pub fn primary(&self) -> Candidate {
+        primary(&self.family).expect("a family has a candidate")
+    }
+}
+
+/// A key stored on more than one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitKey {
+    /// The stored key bytes.
+    pub key: Vec<u8>,
+    /// Each partition it is on with its records there, by partition.
+    pub partitions: Vec<(u32, u64)>,
+}
+
+impl SplitKey {
+    /// Its records in all.
+    pub fn records(&self) -> u64 {
+        self.partitions.iter().map(|p| p.1).sum()
+    }
+}
+
+/// A partition whose sampled records were placed by one partitioner up to an
+/// offset and by another from it on: a producer migration.
+///
+/// Only a clean split is a switch: the records split into exactly two runs,
+/// each explained by one candidate throughout. Writers that interleave
+/// (records of both kinds alternating) are a mixture, not a switch, and a
+/// partition with a record no candidate explains has no switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// The partition.
+    pub partition: u32,
+    /// The first record the old partitioner does not explain.
+    pub offset: i64,
+    /// The earliest offset the switch can have happened at: records from
+    /// here to `offset` fit both, so either may have written them.
+    pub earliest: i64,
+    /// The candidates that explain every record before `offset`.
+    pub from: Vec<Candidate>,
+    /// The candidates that explain every record from `earliest` on.
+    pub to: Vec<Candidate>,
+    /// Sampled records before `offset`.
+    pub before: u64,
+    /// Sampled records from `offset` on.
+    pub after: u64,
+}
+
+/// The candidate a family of equivalent ones is named by: the first that is
+/// a client's default partitioner (so an FNV-1a family reads as `sarama`,
+/// not `librdkafka:fnv1a`), else the first.
+pub fn primary(family: &[Candidate]) -> Option<Candidate> {
+    family
+        .iter()
+        .find(|c| is_client_default(c.partitioner))
+        .or(family.first())
+        .copied()
+}
+
+fn is_client_default(p: Partitioner) -> bool {
+    if p.priority().is_some() {
+        return false;
+    }
+    let client = p.client();
+    !p.spec().contains(':')
+        || p
+            .aliases()
+            .iter()
+            .any(|a| *a == client || a.strip_suffix(":default") == Some(client))
+}
+
+/// How a partition's records split into runs that one candidate explains,
+/// greedily (which gives the fewest runs): only two runs is a switch.
+#[derive(Clone, Debug, Default)]
+struct Runs {
+    /// Runs so far: 0, 1, 2, or 3 for more than two.
+    n: u8,
+    /// A record no candidate explains was seen.
+    broken: bool,
+    first: u128,
+    first_records: u64,
+    /// The intersections of the first run's suffixes, earliest start first,
+    /// each distinct (a chain of growing sets, so at most one per group).
+    tail: Vec<(i64, u128)>,
+    second: u128,
+    second_start: i64,
+    second_records: u64,
+}
+
+impl Runs {
+    fn add(&mut self, offset: i64, sig: u128) {
+        if self.broken || self.n > 2 {
+            return;
+        }
+        if sig == 0 {
+            self.broken = true;
+            self.tail = Vec::new();
+            return;
+        }
+        match self.n {
+            0 => {
+                self.n = 1;
+                self.first = sig;
+                self.first_records = 1;
+                self.tail = vec![(offset, sig)];
+            }
+            1 if self.first & sig != 0 => {
+                self.first &= sig;
+                self.first_records += 1;
+                // Every suffix contains the whole run's intersection, which
+                // meets `sig`: none becomes empty.
+                for e in &mut self.tail {
+                    e.1 &= sig;
+                }
+                self.tail.push((offset, sig));
+                self.tail.dedup_by(|later, earlier| later.1 == earlier.1);
+            }
+            1 => {
+                self.n = 2;
+                self.second = sig;
+                self.second_start = offset;
+                self.second_records = 1;
+            }
+            2 if self.second & sig != 0 => {
+                self.second &= sig;
+                self.second_records += 1;
+            }
+            _ => {
+                self.n = 3;
+                self.tail = Vec::new();
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct KeyStat {
+    partition: u32,
+    records: u64,
+    more: Vec<(u32, u64)>,
+    sig: u32,
+    more_sigs: Vec<u32>,
+}
+
+/// What [`Forensics`] needs, kept while records stream by: each distinct
+/// set of groups that fits a record with its count, each key's partitions
+/// and sets, and each partition's runs; no record is kept.
+#[derive(Clone, Debug, Default)]
+struct Tracker {
+    sig_ids: rustc_hash::FxHashMap<u128, u32>,
+    sigs: Vec<(u128, u64)>,
+    key_ids: rustc_hash::FxHashMap<Box<[u8]>, u32>,
+    keys: Vec<KeyStat>,
+    keys_capped: bool,
+    runs: rustc_hash::FxHashMap<u32, Runs>,
+    unexplained: Vec<Misrouted>,
+}
+
+impl Tracker {
+    fn add(&mut self, keys: &[&[u8]], stored: &[(u32, i64)], fits: &[u128]) {
+        let mut last: Option<(u128, u32)> = None;
+        for ((&key, &(partition, offset)), &sig) in keys.iter().zip(stored).zip(fits) {
+            let sid = match last {
+                Some((s, id)) if s == sig => id,
+                _ => {
+                    let next = self.sigs.len() as u32;
+                    let id = *self.sig_ids.entry(sig).or_insert(next);
+                    if id == next {
+                        self.sigs.push((sig, 0));
+                    }
+                    last = Some((sig, id));
+                    id
+                }
+            };
+            self.sigs[sid as usize].1 += 1;
+            if sig == 0 && self.unexplained.len() < MISROUTED_KEPT {
+                self.unexplained.push(Misrouted {
+                    key: key.to_vec(),
+                    partition,
+                    offset,
+                    expected: None,
+                });
+            }
+            self.runs.entry(partition).or_default().add(offset, sig);
+            match self.key_ids.get(key) {
+                Some(&k) => {
+                    let st = &mut self.keys[k as usize];
+                    if st.partition == partition {
+                        st.records += 1;
+                    } else {
+                        match st.more.iter_mut().find(|m| m.0 == partition) {
+                            Some(m) => m.1 += 1,
+                            None => st.more.push((partition, 1)),
+                        }
+                    }
+                    if st.sig != sid && !st.more_sigs.contains(&sid) {
+                        st.more_sigs.push(sid);
+                    }
+                }
+                None if self.keys.len() < KEYS_TRACKED => {
+                    self.key_ids.insert(key.into(), self.keys.len() as u32);
+                    self.keys.push(KeyStat {
+                        partition,
+                        records: 1,
+                        more: Vec::new(),
+                        sig: sid,
+                        more_sigs: Vec::new(),
+                    });
+                }
+                None => self.keys_capped = true,
+            }
+        }
+    }
+
+    /// `members[g]`: the candidates of group `g` with their place in the
+    /// order given.
+    fn finish(
+        self,
+        members: &[Vec<(usize, Candidate)>],
+        keyed: u64,
+        one_explains: bool,
+    ) -> Forensics {
+        let in_mask = |mask: u128| -> Vec<Candidate> {
+            // Candidates in the order given, across groups.
+            let mut out: Vec<(usize, Candidate)> = Vec::new();
+            for (g, cs) in members.iter().enumerate() {
+                if mask >> g & 1 == 1 {
+                    out.extend(cs.iter().copied());
+                }
+            }
+            out.sort_by_key(|c| c.0);
+            out.into_iter().map(|(_, c)| c).collect()
+        };
+        let mut split: Vec<SplitKey> = self
+            .key_ids
+            .iter()
+            .filter_map(|(k, &id)| {
+                let st = &self.keys[id as usize];
+                if st.more.is_empty() {
+                    return None;
+                }
+                let mut partitions = vec![(st.partition, st.records)];
+                partitions.extend(st.more.iter().copied());
+                partitions.sort_unstable();
+                Some(SplitKey {
+                    key: k.to_vec(),
+                    partitions,
+                })
+            })
+            .collect();
+        split.sort_by(|a, b| b.records().cmp(&a.records()).then_with(|| a.key.cmp(&b.key)));
+        let split_keys_total = split.len() as u64;
+        split.truncate(SPLIT_KEYS_KEPT);
+
+        let mut parts: Vec<(&u32, &Runs)> = self.runs.iter().collect();
+        parts.sort_unstable_by_key(|p| *p.0);
+        let switches: Vec<Switch> = parts
+            .into_iter()
+            .filter(|(_, r)| r.n == 2 && !r.broken)
+            .map(|(&partition, r)| {
+                let (earliest, to) = r
+                    .tail
+                    .iter()
+                    .find(|e| e.1 & r.second != 0)
+                    .map_or((r.second_start, r.second), |e| (e.0, e.1 & r.second));
+                Switch {
+                    partition,
+                    offset: r.second_start,
+                    earliest,
+                    from: in_mask(r.first),
+                    to: in_mask(to),
+                    before: r.first_records,
+                    after: r.second_records,
+                }
+            })
+            .collect();
+
+        let mixture = (!one_explains).then(|| self.mixture(members, keyed, &in_mask));
+        Forensics {
+            mixture,
+            distinct_keys: self.keys.len() as u64,
+            keys_capped: self.keys_capped,
+            split_keys: split,
+            split_keys_total,
+            switches,
+        }
+    }
+
+    fn mixture(
+        &self,
+        members: &[Vec<(usize, Candidate)>],
+        keyed: u64,
+        in_mask: &dyn Fn(u128) -> Vec<Candidate>,
+    ) -> Mixture {
+        // Families: groups that fit exactly the same records (equal columns
+        // over the distinct fit sets), named by their candidates.
+        let col = |g: usize| -> Vec<bool> { self.sigs.iter().map(|s| s.0 >> g & 1 == 1).collect() };
+        let mut families: Vec<(u128, Vec<bool>)> = Vec::new();
+        for g in 0..members.len() {
+            if members[g].is_empty() {
+                continue;
+            }
+            let c = col(g);
+            if !c.contains(&true) {
+                continue;
+            }
+            match families.iter_mut().find(|f| f.1 == c) {
+                Some(f) => f.0 |= 1u128 << g,
+                None => families.push((1u128 << g, c)),
+            }
+        }
+        // In the order of their first candidate.
+        let first_of = |mask: u128| {
+            (0..members.len())
+                .filter(|g| mask >> g & 1 == 1)
+                .filter_map(|g| members[g].first().map(|c| c.0))
+                .min()
+        };
+        families.sort_by_key(|f| first_of(f.0));
+        let fam: Vec<u128> = families.iter().map(|f| f.0).collect();
+        let universe: Vec<(u128, u64)> = self.sigs.iter().copied().filter(|s| s.0 != 0).collect();
+        let explained: u64 = universe.iter().map(|s| s.1).sum();
+        let unexplained: u64 = self.sigs.iter().filter(|s| s.0 == 0).map(|s| s.1).sum();
+        let covers = |sel: &[usize]| {
+            let m = sel.iter().fold(0u128, |a, &i| a | fam[i]);
+            universe.iter().all(|s| s.0 & m != 0)
+        };
+        let weight = |sel: &[usize]| -> u64 {
+            sel.iter()
+                .map(|&i| universe.iter().filter(|s| s.0 & fam[i] != 0).map(|s| s.1).sum::<u64>())
+                .sum()
+        };
+        let f = fam.len();
+        let mut chosen: Option<Vec<usize>> = if universe.is_empty() { Some(Vec::new()) } else { None };
+        let mut minimal = true;
+        'sizes: for k in 1..=EXACT_COVER.min(f) {
+            if chosen.is_some() {
+                break;
+            }
+            // Exhaustive, in family order; among covers of one size the one
+            // whose members explain the most records each (ties: the first).
+            let mut best: Option<(u64, Vec<usize>)> = None;
+            let mut idx: Vec<usize> = (0..k).collect();
+            let mut tried = 0u64;
+            loop {
+                tried += 1;
+                if tried > 200_000 {
+                    break 'sizes;
+                }
+                if covers(&idx) {
+                    let w = weight(&idx);
+                    if best.as_ref().is_none_or(|b| w > b.0) {
+                        best = Some((w, idx.clone()));
+                    }
+                }
+                // Next combination.
+                let mut i = k;
+                while i > 0 && idx[i - 1] == f - k + i - 1 {
+                    i -= 1;
+                }
+                if i == 0 {
+                    break;
+                }
+                idx[i - 1] += 1;
+                for j in i..k {
+                    idx[j] = idx[j - 1] + 1;
+                }
+            }
+            chosen = best.map(|b| b.1);
+        }
+        let chosen = chosen.unwrap_or_else(|| {
+            // Greedy: the family explaining most records not yet explained.
+            let mut sel = Vec::new();
+            let mut left: Vec<(u128, u64)> = universe.clone();
+            while !left.is_empty() {
+                let gain = |i: usize| left.iter().filter(|s| s.0 & fam[i] != 0).map(|s| s.1).sum::<u64>();
+                let Some(i) = (0..f).filter(|i| !sel.contains(i)).max_by_key(|&i| (gain(i), std::cmp::Reverse(i))) else {
+                    break;
+                };
+                sel.push(i);
+                left.retain(|s| s.0 & fam[i] == 0);
+            }
+            minimal = sel.len() <= EXACT_COVER + 1;
+            sel
+        });
+
+        // Attribution: records one member alone explains are its own; shared
+        // ones are split in proportion to the members' own.
+        let m = chosen.len();
+        let mut only = vec![0u64; m];
+        let mut shared = vec![0u64; m];
+        let fits = |sig: u128| -> Vec<usize> { (0..m).filter(|&j| sig & fam[chosen[j]] != 0).collect() };
+        for s in &universe {
+            let inn = fits(s.0);
+            if inn.len() == 1 {
+                only[inn[0]] += s.1;
+            }
+        }
+        let mut part: Vec<f64> = only.iter().map(|&o| o as f64).collect();
+        for s in &universe {
+            let inn = fits(s.0);
+            if inn.len() < 2 {
+                continue;
+            }
+            let total: u64 = inn.iter().map(|&j| only[j]).sum();
+            for &j in &inn {
+                shared[j] += s.1;
+                part[j] += if total == 0 {
+                    s.1 as f64 / inn.len() as f64
+                } else {
+                    s.1 as f64 * only[j] as f64 / total as f64
+                };
+            }
+        }
+        // Whole records adding up to `explained`: floors, then the largest
+        // remainders.
+        let mut records: Vec<u64> = part.iter().map(|p| p.floor() as u64).collect();
+        let mut rest = explained.saturating_sub(records.iter().sum());
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by(|&a, &b| {
+            let (fa, fb) = (part[a] - part[a].floor(), part[b] - part[b].floor());
+            fb.partial_cmp(&fa).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+        });
+        for &j in order.iter().cycle().take(m * 2) {
+            if rest == 0 {
+                break;
+            }
+            records[j] += 1;
+            rest -= 1;
+        }
+        let mut keys = vec![0u64; m];
+        for st in &self.keys {
+            let mut own = vec![false; m];
+            for &sid in std::iter::once(&st.sig).chain(&st.more_sigs) {
+                let inn = fits(self.sigs[sid as usize].0);
+                if inn.len() == 1 {
+                    own[inn[0]] = true;
+                }
+            }
+            for (k, o) in keys.iter_mut().zip(own) {
+                *k += u64::from(o);
+            }
+        }
+        let distinct = self.keys.len() as u64;
+        let mut out: Vec<Member> = (0..m)
+            .map(|j| Member {
+                family: in_mask(fam[chosen[j]]),
+                records_only: only[j],
+                records_shared: shared[j],
+                records: records[j],
+                share: if keyed == 0 { 0.0 } else { part[j] / keyed as f64 },
+                keys: keys[j],
+                key_share: if distinct == 0 { 0.0 } else { keys[j] as f64 / distinct as f64 },
+            })
+            .collect();
+        // Most records first; among equals, family order (stable sort).
+        out.sort_by(|a, b| b.records.cmp(&a.records));
+        Mixture {
+            members: out,
+            minimal,
+            explained,
+            unexplained,
+            unexplained_records: self.unexplained.clone(),
+        }
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
@@ -523,7 +1121,13 @@ mod tests {
             inferred,
             misrouted,
             misrouted_total,
+            forensics: None,
         }
+    }
+
+    fn without_forensics(mut r: Routing) -> Routing {
+        r.forensics = None;
+        r
     }
 
     /// Deterministic pseudo-random numbers (no dependency for one test).
@@ -608,7 +1212,8 @@ mod tests {
                     "round {round}"
                 );
             }
-            assert_eq!(analyze(n, &recs, &cands), want, "round {round}");
+            let whole = analyze(n, &recs, &cands);
+            assert_eq!(without_forensics(whole.clone()), want, "round {round}");
             // Fed in uneven batches, as a consumer delivers them.
             let mut a = Analyzer::new(n, &cands);
             let mut rest: &[SampledRecord] = &recs;
@@ -625,7 +1230,7 @@ mod tests {
                 a.add_batch(&refs);
                 rest = &rest[take..];
             }
-            assert_eq!(a.finish(), want, "round {round}, in batches");
+            assert_eq!(a.finish(), whole, "round {round}, in batches");
         }
     }
 
