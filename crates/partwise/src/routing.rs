@@ -628,8 +628,7 @@ fn is_client_default(p: Partitioner) -> bool {
     }
     let client = p.client();
     !p.spec().contains(':')
-        || p
-            .aliases()
+        || p.aliases()
             .iter()
             .any(|a| *a == client || a.strip_suffix(":default") == Some(client))
 }
@@ -813,7 +812,11 @@ impl Tracker {
                 })
             })
             .collect();
-        split.sort_by(|a, b| b.records().cmp(&a.records()).then_with(|| a.key.cmp(&b.key)));
+        split.sort_by(|a, b| {
+            b.records()
+                .cmp(&a.records())
+                .then_with(|| a.key.cmp(&b.key))
+        });
         let split_keys_total = split.len() as u64;
         split.truncate(SPLIT_KEYS_KEPT);
 
@@ -892,11 +895,21 @@ impl Tracker {
         };
         let weight = |sel: &[usize]| -> u64 {
             sel.iter()
-                .map(|&i| universe.iter().filter(|s| s.0 & fam[i] != 0).map(|s| s.1).sum::<u64>())
+                .map(|&i| {
+                    universe
+                        .iter()
+                        .filter(|s| s.0 & fam[i] != 0)
+                        .map(|s| s.1)
+                        .sum::<u64>()
+                })
                 .sum()
         };
         let f = fam.len();
-        let mut chosen: Option<Vec<usize>> = if universe.is_empty() { Some(Vec::new()) } else { None };
+        let mut chosen: Option<Vec<usize>> = if universe.is_empty() {
+            Some(Vec::new())
+        } else {
+            None
+        };
         let mut minimal = true;
         'sizes: for k in 1..=EXACT_COVER.min(f) {
             if chosen.is_some() {
@@ -938,8 +951,16 @@ impl Tracker {
             let mut sel = Vec::new();
             let mut left: Vec<(u128, u64)> = universe.clone();
             while !left.is_empty() {
-                let gain = |i: usize| left.iter().filter(|s| s.0 & fam[i] != 0).map(|s| s.1).sum::<u64>();
-                let Some(i) = (0..f).filter(|i| !sel.contains(i)).max_by_key(|&i| (gain(i), std::cmp::Reverse(i))) else {
+                let gain = |i: usize| {
+                    left.iter()
+                        .filter(|s| s.0 & fam[i] != 0)
+                        .map(|s| s.1)
+                        .sum::<u64>()
+                };
+                let Some(i) = (0..f)
+                    .filter(|i| !sel.contains(i))
+                    .max_by_key(|&i| (gain(i), std::cmp::Reverse(i)))
+                else {
                     break;
                 };
                 sel.push(i);
@@ -954,7 +975,8 @@ impl Tracker {
         let m = chosen.len();
         let mut only = vec![0u64; m];
         let mut shared = vec![0u64; m];
-        let fits = |sig: u128| -> Vec<usize> { (0..m).filter(|&j| sig & fam[chosen[j]] != 0).collect() };
+        let fits =
+            |sig: u128| -> Vec<usize> { (0..m).filter(|&j| sig & fam[chosen[j]] != 0).collect() };
         for s in &universe {
             let inn = fits(s.0);
             if inn.len() == 1 {
@@ -984,7 +1006,9 @@ impl Tracker {
         let mut order: Vec<usize> = (0..m).collect();
         order.sort_by(|&a, &b| {
             let (fa, fb) = (part[a] - part[a].floor(), part[b] - part[b].floor());
-            fb.partial_cmp(&fa).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+            fb.partial_cmp(&fa)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
         });
         for &j in order.iter().cycle().take(m * 2) {
             if rest == 0 {
@@ -1013,9 +1037,17 @@ impl Tracker {
                 records_only: only[j],
                 records_shared: shared[j],
                 records: records[j],
-                share: if keyed == 0 { 0.0 } else { part[j] / keyed as f64 },
+                share: if keyed == 0 {
+                    0.0
+                } else {
+                    part[j] / keyed as f64
+                },
                 keys: keys[j],
-                key_share: if distinct == 0 { 0.0 } else { keys[j] as f64 / distinct as f64 },
+                key_share: if distinct == 0 {
+                    0.0
+                } else {
+                    keys[j] as f64 / distinct as f64
+                },
             })
             .collect();
         // Most records first; among equals, family order (stable sort).
@@ -1029,7 +1061,6 @@ impl Tracker {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1316,5 +1347,240 @@ mod tests {
         );
         assert!(r.inferred.is_empty() && r.misrouted.is_empty());
         assert_eq!((r.keyless, r.encoding), (2, None));
+    }
+    fn all_candidates() -> Vec<Candidate> {
+        let all: Vec<Partitioner> = Partitioner::all().collect();
+        candidates(&all, &[])
+    }
+
+    fn specs(cs: &[Candidate]) -> Vec<&'static str> {
+        cs.iter().map(|c| c.partitioner.spec()).collect()
+    }
+
+    /// Records in the order written, each given the next offset of its
+    /// partition.
+    fn written(n: u32, writes: &[(&str, String)]) -> Vec<SampledRecord> {
+        let mut next = vec![0i64; n as usize];
+        writes
+            .iter()
+            .map(|(spec, key)| {
+                let p = place(spec, key.as_bytes(), n);
+                next[p as usize] += 1;
+                SampledRecord {
+                    partition: p,
+                    offset: next[p as usize] - 1,
+                    key: Some(key.clone().into_bytes()),
+                }
+            })
+            .collect()
+    }
+
+    const SYMBOLS: [&str; 10] = [
+        "BBCA", "BBRI", "TLKM", "ASII", "BMRI", "UNVR", "GOTO", "ANTM", "ICBP", "INDF",
+    ];
+
+    #[test]
+    fn two_producers_that_hash_differently_are_a_mixture_with_exact_shares() {
+        let n = 6;
+        // KafkaJS (murmur2) and Sarama (FNV-1a) each write 150 records per
+        // symbol, interleaved.
+        let mut writes = Vec::new();
+        for _ in 0..150 {
+            for s in SYMBOLS {
+                writes.push(("kafkajs", s.to_string()));
+                writes.push(("sarama", s.to_string()));
+            }
+        }
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        assert!(r.inferred.is_empty());
+        let f = r.forensics.expect("keyed records have forensics");
+        let m = f.mixture.expect("no one partitioner explains them");
+        assert_eq!(m.members.len(), 2);
+        assert!(m.minimal);
+        assert_eq!((m.explained, m.unexplained), (3000, 0));
+        let differ: Vec<&str> = SYMBOLS
+            .iter()
+            .copied()
+            .filter(|s| place("java", s.as_bytes(), n) != place("sarama", s.as_bytes(), n))
+            .collect();
+        assert!(differ.len() >= 3, "{differ:?}");
+        let by = |spec: &str| {
+            m.members
+                .iter()
+                .find(|x| specs(&x.family).contains(&spec))
+                .unwrap_or_else(|| panic!("{spec} in {m:?}"))
+        };
+        let (mm, fnv) = (by("kafkajs"), by("sarama"));
+        assert!(specs(&mm.family).contains(&"java"));
+        assert!(!specs(&mm.family).contains(&"sarama"));
+        assert!(specs(&fnv.family).contains(&"librdkafka:fnv1a"));
+        assert_eq!(mm.primary().partitioner.spec(), "java");
+        assert_eq!(fnv.primary().partitioner.spec(), "sarama");
+        let shared = 300 * (SYMBOLS.len() - differ.len()) as u64;
+        for x in [mm, fnv] {
+            assert_eq!(x.records_only, 150 * differ.len() as u64);
+            assert_eq!(x.records_shared, shared);
+            assert_eq!(x.records, 1500);
+            assert!((x.share - 0.5).abs() < 1e-12, "{}", x.share);
+            assert_eq!(x.keys, differ.len() as u64);
+            assert!((x.key_share - differ.len() as f64 / 10.0).abs() < 1e-12);
+        }
+        // The join's victims: every symbol whose two partitions differ.
+        assert_eq!(f.distinct_keys, 10);
+        assert_eq!(f.split_keys_total, differ.len() as u64);
+        let mut split: Vec<&[u8]> = f.split_keys.iter().map(|k| k.key.as_slice()).collect();
+        split.sort();
+        let mut want: Vec<&[u8]> = differ.iter().map(|s| s.as_bytes()).collect();
+        want.sort();
+        assert_eq!(split, want);
+        for k in &f.split_keys {
+            let mut ps = vec![
+                (place("java", &k.key, n), 150),
+                (place("sarama", &k.key, n), 150),
+            ];
+            ps.sort();
+            assert_eq!(k.partitions, ps);
+        }
+        // Interleaved writers are a mixture, not a switch.
+        assert!(f.switches.is_empty(), "{:?}", f.switches);
+    }
+
+    #[test]
+    fn a_producer_that_switched_partitioner_shows_the_offset_per_partition() {
+        let n = 4u32;
+        let keys: Vec<String> = (0..800).map(|i| format!("user-{i}")).collect();
+        let writes: Vec<(&str, String)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (if i < 400 { "java" } else { "sarama" }, k.clone()))
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let f = r.forensics.unwrap();
+        assert_eq!(f.switches.len(), n as usize, "{:?}", f.switches);
+        for (p, sw) in (0..n).zip(&f.switches) {
+            assert_eq!(sw.partition, p);
+            let here: Vec<(usize, &SampledRecord)> = recs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.partition == p)
+                .collect();
+            let fits = |spec: &str, r: &SampledRecord| place(spec, r.key.as_ref().unwrap(), n) == p;
+            // The first record java does not explain...
+            let first_bad = here.iter().find(|(_, r)| !fits("java", r)).unwrap().1;
+            assert_eq!(sw.offset, first_bad.offset);
+            // ...is at or after the first one Sarama wrote, and everything
+            // from `earliest` on fits Sarama, one record earlier does not.
+            let first_new = here.iter().find(|(i, _)| *i >= 400).unwrap().1.offset;
+            assert!(sw.earliest <= first_new && first_new <= sw.offset);
+            assert!(here
+                .iter()
+                .filter(|(_, r)| r.offset >= sw.earliest)
+                .all(|(_, r)| fits("sarama", r)));
+            if let Some((_, before)) = here.iter().rev().find(|(_, r)| r.offset < sw.earliest) {
+                assert!(!fits("sarama", before));
+            }
+            assert!(specs(&sw.from).contains(&"java") && !specs(&sw.from).contains(&"sarama"));
+            assert!(specs(&sw.to).contains(&"sarama") && !specs(&sw.to).contains(&"java"));
+            let before = here.iter().filter(|(_, r)| r.offset < sw.offset).count() as u64;
+            assert_eq!((sw.before, sw.after), (before, here.len() as u64 - before));
+        }
+        // New keys after the switch: none is on two partitions.
+        assert_eq!(f.split_keys_total, 0);
+        assert_eq!(f.mixture.unwrap().members.len(), 2);
+    }
+
+    #[test]
+    fn three_producers_are_three_members() {
+        let n = 12;
+        let writes: Vec<(&str, String)> = (0..900)
+            .map(|i| {
+                let spec = ["java", "sarama", "librdkafka"][i % 3];
+                (spec, format!("order-{}", i / 3))
+            })
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let f = r.forensics.unwrap();
+        let m = f.mixture.unwrap();
+        assert!(m.minimal);
+        assert_eq!(m.unexplained, 0);
+        let primaries: Vec<&str> = m
+            .members
+            .iter()
+            .map(|x| x.primary().partitioner.spec())
+            .collect();
+        let mut sorted = primaries.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            ["java", "librdkafka:consistent_random", "sarama"],
+            "{primaries:?}"
+        );
+        assert_eq!(m.members.iter().map(|x| x.records).sum::<u64>(), 900);
+        for x in &m.members {
+            assert!((x.share - 1.0 / 3.0).abs() < 0.05, "{x:?}");
+        }
+        // Every order key was written three times, by three hashes.
+        assert!(f.split_keys_total > 200, "{}", f.split_keys_total);
+    }
+
+    #[test]
+    fn one_partitioner_is_no_mixture_no_split_and_no_switch() {
+        let n = 6;
+        let writes: Vec<(&str, String)> = (0..3000)
+            .map(|i| ("sarama", SYMBOLS[i % 10].to_string()))
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        assert!(specs(&r.inferred).contains(&"sarama"));
+        let f = r.forensics.unwrap();
+        assert_eq!(f.mixture, None);
+        assert_eq!((f.split_keys_total, f.distinct_keys), (0, 10));
+        assert!(f.switches.is_empty());
+    }
+
+    #[test]
+    fn records_no_partitioner_explains_are_the_unexplained_remainder() {
+        let n = 12u32;
+        let count = PartitionCount::new(n).unwrap();
+        let mut writes: Vec<(&str, String)> = Vec::new();
+        for i in 0..300 {
+            writes.push((
+                if i % 2 == 0 { "kafkajs" } else { "sarama" },
+                format!("k{}", i % 40),
+            ));
+        }
+        let mut recs = written(n, &writes);
+        // Three records put by hand where no candidate puts their key.
+        let mut odd = 0;
+        for i in 0.. {
+            let key = format!("manual-{i}");
+            let taken: Vec<u32> = Partitioner::all()
+                .filter_map(|p| p.place(Some(key.as_bytes()), count).partition())
+                .collect();
+            if let Some(free) = (0..n).find(|p| !taken.contains(p)) {
+                recs.push(SampledRecord {
+                    partition: free,
+                    offset: 10_000 + i,
+                    key: Some(key.into_bytes()),
+                });
+                odd += 1;
+                if odd == 3 {
+                    break;
+                }
+            }
+        }
+        let r = analyze(count, &recs, &all_candidates());
+        let m = r.forensics.unwrap().mixture.unwrap();
+        assert_eq!((m.explained, m.unexplained), (300, 3));
+        assert_eq!(m.unexplained_records.len(), 3);
+        assert!(m
+            .unexplained_records
+            .iter()
+            .all(|u| u.key.starts_with(b"manual-")));
+        assert_eq!(m.members.len(), 2);
+        assert_eq!(m.members.iter().map(|x| x.records).sum::<u64>(), 300);
     }
 }
