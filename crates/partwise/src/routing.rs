@@ -622,6 +622,42 @@ pub fn primary(family: &[Candidate]) -> Option<Candidate> {
         .copied()
 }
 
+/// The finding for a topic named `topic` whose sampled records a set of two
+/// or more partitioners explains, none alone
+/// ([`crate::findings::Reason::MixedPartitioners`]).
+pub fn mixture_finding(topic: &str, r: &Routing) -> Option<crate::findings::Reason> {
+    let f = r.forensics.as_ref()?;
+    let m = f.mixture.as_ref()?;
+    if m.members.len() < 2 {
+        return None;
+    }
+    Some(crate::findings::Reason::MixedPartitioners {
+        topic: topic.to_string(),
+        writers: m
+            .members
+            .iter()
+            .map(|x| crate::findings::MixedWriter {
+                // The name it goes by first.
+                candidates: std::iter::once(x.primary())
+                    .chain(x.family.iter().copied().filter(|&c| c != x.primary()))
+                    .map(|c| c.to_string())
+                    .collect(),
+                partitioner: x.primary().partitioner,
+                share: x.share,
+            })
+            .collect(),
+        unexplained: m.unexplained,
+        split_keys: f.split_keys_total,
+        example: f.split_keys.first().map(|k| {
+            let text = match std::str::from_utf8(&k.key) {
+                Ok(t) => t.to_string(),
+                Err(_) => k.key.escape_ascii().to_string(),
+            };
+            (text, k.partitions.iter().map(|p| p.0).collect())
+        }),
+    })
+}
+
 fn is_client_default(p: Partitioner) -> bool {
     if p.priority().is_some() {
         return false;
@@ -1444,6 +1480,64 @@ mod tests {
         }
         // Interleaved writers are a mixture, not a switch.
         assert!(f.switches.is_empty(), "{:?}", f.switches);
+    }
+
+    #[test]
+    fn the_mixture_finding_names_each_producers_setting_in_its_clients_words() {
+        let n = 6;
+        let mut writes = Vec::new();
+        for _ in 0..20 {
+            for s in SYMBOLS {
+                writes.push(("sarama", s.to_string()));
+                writes.push(("kafkajs", s.to_string()));
+            }
+        }
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let f = mixture_finding("notifications", &r).unwrap();
+        assert_eq!(f.kind(), "mixed_partitioners");
+        let text = f.to_string();
+        assert!(
+            text.starts_with("notifications: written by 2 partitioners"),
+            "{text}"
+        );
+        assert!(
+            text.contains("so the join breaks for these keys (e.g. "),
+            "{text}"
+        );
+        let fix = f.fix();
+        let sarama: Partitioner = "sarama:murmur2".parse().unwrap();
+        // The Sarama producers move to Sarama's murmur2 partitioner, named as
+        // Sarama names it; nothing is said of librdkafka.
+        assert!(
+            fix.contains(&format!(
+                "set the sarama producers that write like sarama ({})",
+                "sarama".parse::<Partitioner>().unwrap().setting()
+            )),
+            "{fix}"
+        );
+        assert!(fix.contains(&sarama.setting()), "{fix}");
+        assert!(!fix.contains("librdkafka"), "{fix}");
+        assert!(fix.contains("split keys stay on two partitions"), "{fix}");
+        // The same words whichever producer wrote first.
+        let mut swapped = writes.clone();
+        for w in swapped.iter_mut() {
+            w.0 = if w.0 == "sarama" { "kafkajs" } else { "sarama" };
+        }
+        let r2 = analyze(
+            PartitionCount::new(n).unwrap(),
+            &written(n, &swapped),
+            &all_candidates(),
+        );
+        assert_eq!(mixture_finding("notifications", &r2).unwrap().fix(), fix);
+        // One partitioner: no such finding.
+        let one: Vec<(&str, String)> = writes.iter().map(|w| ("java", w.1.clone())).collect();
+        let r3 = analyze(
+            PartitionCount::new(n).unwrap(),
+            &written(n, &one),
+            &all_candidates(),
+        );
+        assert_eq!(mixture_finding("t", &r3), None);
     }
 
     #[test]

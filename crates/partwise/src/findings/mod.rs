@@ -9,7 +9,7 @@
 mod copartition;
 mod family;
 
-pub use copartition::{summarize, ObservedWriter, ProducerRef, Reason, SampleDiff};
+pub use copartition::{summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff};
 pub use family::FamilyReason;
 
 #[cfg(test)]
@@ -117,6 +117,13 @@ mod tests {
                 misplaced: 1,
                 best: None,
             },
+            Reason::MixedPartitioners {
+                topic: "t".into(),
+                writers: vec![],
+                unexplained: 0,
+                split_keys: 0,
+                example: None,
+            },
         ]
         .iter()
         .map(Reason::kind)
@@ -135,7 +142,8 @@ mod tests {
                 "key_encodings_differ",
                 "topic_unreadable",
                 "no_keyed_records",
-                "records_unexplained"
+                "records_unexplained",
+                "mixed_partitioners"
             ]
         );
     }
