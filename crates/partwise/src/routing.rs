@@ -1511,7 +1511,7 @@ mod tests {
         // Sarama names it; nothing is said of librdkafka.
         assert!(
             fix.contains(&format!(
-                "set the sarama producers that write like sarama ({})",
+                "set the sarama producers (now {})",
                 "sarama".parse::<Partitioner>().unwrap().setting()
             )),
             "{fix}"

@@ -224,6 +224,16 @@ pub struct MixedWriter {
     pub share: f64,
 }
 
+/// A family of equivalent candidates for messages: the name it goes by
+/// first, then how many more.
+fn family<S: AsRef<str>>(names: &[S]) -> String {
+    match names {
+        [] => "-".to_string(),
+        [one] => one.as_ref().to_string(),
+        [first, rest @ ..] => format!("{} (and {} equivalent)", first.as_ref(), rest.len()),
+    }
+}
+
 /// A list of equivalent candidates for messages: the first three, then a count.
 pub fn summarize<S: AsRef<str>>(names: &[S]) -> String {
     let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
@@ -487,7 +497,7 @@ impl fmt::Display for Reason {
             } => {
                 let list: Vec<String> = writers
                     .iter()
-                    .map(|w| format!("{} ({:.1}% of records)", summarize(&w.candidates), 100.0 * w.share))
+                    .map(|w| format!("{} ({:.1}% of records)", family(&w.candidates), 100.0 * w.share))
                     .collect();
                 write!(
                     f,
@@ -619,9 +629,8 @@ fn mixed_fix(writers: &[MixedWriter], unexplained: u64, split_keys: u64) -> Stri
             }
             let step = match pa.compatible_in(pb.client()).first() {
                 Some(c) => format!(
-                    "set the {} producers that write like {} ({}) to {} ({}), which places keys as {} does",
+                    "set the {} producers (now {}) to {} ({}), which places keys as {} does",
                     pb.client(),
-                    pb.spec(),
                     pb.setting(),
                     c.setting(),
                     c.spec(),

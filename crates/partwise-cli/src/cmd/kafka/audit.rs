@@ -427,11 +427,10 @@ fn family_name(c: &[Candidate]) -> String {
     let Some(p) = partwise::routing::primary(c) else {
         return "-".into();
     };
-    let names: Vec<String> = std::iter::once(p)
-        .chain(c.iter().copied().filter(|&x| x != p))
-        .map(|x| x.to_string())
-        .collect();
-    summarize_names(&names)
+    match c.len() {
+        1 => p.to_string(),
+        n => format!("{p} (and {} equivalent)", n - 1),
+    }
 }
 
 fn summarize_names(names: &[String]) -> String {

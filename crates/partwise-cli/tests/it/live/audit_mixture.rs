@@ -273,3 +273,95 @@ fn kafkajs_places(keys: &[String], n: u32) -> Vec<u32> {
         .map(|l| l.trim().parse().unwrap())
         .collect()
 }
+
+/// `report -b` reads the same forensics: a co-partitioned pair whose first
+/// topic two producers write is a live difference, the mixture named with
+/// its shares, its finding and fix in the verdict, and the split keys in
+/// the JSON twin. (Both halves through `partwise kafka produce -P`, whose
+/// placements are held to the real clients' vectors, to keep this fast.)
+#[test]
+fn report_b_shows_the_mixture_of_a_joined_topic() {
+    let b = bootstrap();
+    let (m, k) = (unique("pwr-mix"), unique("pwr-js"));
+    create_topics(&b, &[(&m, 6), (&k, 6)]);
+    let lines: String = (0..30)
+        .flat_map(|_| SYMBOLS.iter().map(|s| format!("{s}\tv\n")))
+        .collect();
+    let produce = |topic: &str, spec: &str| {
+        let out = pw()
+            .args(["kafka", "produce", "-b", &b, "-t", topic, "-P", spec])
+            .write_stdin(lines.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    };
+    for _ in 0..2 {
+        produce(&m, "kafkajs");
+        produce(&m, "sarama");
+    }
+    produce(&k, "kafkajs");
+    let file = crate::common::temp_file(format!(
+        r#"
+[[topic]]
+name = "{m}"
+partitions = 6
+producer = [{{ partitioner = "kafkajs", key_format = "string" }}]
+[[topic]]
+name = "{k}"
+partitions = 6
+producer = [{{ partitioner = "kafkajs", key_format = "string" }}]
+[[copartition]]
+name = "pair"
+topics = ["{m}", "{k}"]
+"#
+    ));
+    let out = pw()
+        .args([
+            "report",
+            file.path().to_str().unwrap(),
+            "-b",
+            &b,
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let audit = &v["live"]["kafka"]["audits"][0];
+    let t0 = &audit["topics"][0];
+    let inferred = names(&t0["inferred"]);
+    assert_eq!(inferred.len(), 2, "{t0}");
+    assert!(
+        inferred
+            .iter()
+            .any(|x| x.starts_with("sarama (50.0% of records")),
+        "{t0}"
+    );
+    assert!(
+        t0["differences"][0]
+            .as_str()
+            .unwrap()
+            .contains("written by several partitioners"),
+        "{t0}"
+    );
+    let findings = audit["audit"]["copartitioning"]["findings"]
+        .as_array()
+        .unwrap();
+    assert_eq!(findings[0]["kind"], "mixed_partitioners", "{findings:?}");
+    let split = &audit["audit"]["topics"][0]["routing"]["forensics"]["split_keys_total"];
+    assert!(split.as_u64().unwrap() > 0, "{audit}");
+    let live = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["area"] == "live")
+        .unwrap();
+    assert!(
+        live["text"]
+            .as_str()
+            .unwrap()
+            .contains("so the join breaks for these keys"),
+        "{live}"
+    );
+}
