@@ -485,9 +485,13 @@ impl Analyzer {
 /// key formats times many priority specs) leave [`Routing::forensics`] out.
 pub const FORENSICS_GROUPS: usize = 128;
 
-/// At most this many distinct keys are followed for split keys and key
-/// shares; keys first seen after that are not ([`Forensics::keys_capped`]).
-pub const KEYS_TRACKED: usize = 1 << 20;
+/// At most this many keyed records (and [`KEY_BYTES_TRACKED`] bytes of their
+/// keys) are noted for split keys and key shares; later ones are not
+/// ([`Forensics::keys_capped`]).
+pub const KEYS_TRACKED: usize = 1 << 21;
+
+/// At most this many bytes of keys are noted (see [`KEYS_TRACKED`]).
+pub const KEY_BYTES_TRACKED: usize = 64 << 20;
 
 /// At most this many split keys are listed (all are counted).
 pub const SPLIT_KEYS_KEPT: usize = 100;
@@ -502,10 +506,12 @@ pub struct Forensics {
     /// The smallest set of partitioner families that together explain every
     /// explainable keyed record, when no one candidate explains them all.
     pub mixture: Option<Mixture>,
-    /// Distinct non-empty keys followed.
-    pub distinct_keys: u64,
-    /// Whether more distinct keys were seen than [`KEYS_TRACKED`] (later keys
-    /// are not in the key figures).
+    /// Distinct non-empty keys, counted when no one candidate explains the
+    /// records (`None` otherwise: then no key can be on two partitions).
+    pub distinct_keys: Option<u64>,
+    /// Whether more keyed records were read than [`KEYS_TRACKED`] (or their
+    /// keys exceeded [`KEY_BYTES_TRACKED`]): the key figures are over the
+    /// first ones.
     pub keys_capped: bool,
     /// Keys stored on more than one partition (the first
     /// [`SPLIT_KEYS_KEPT`], most records first): a join on them breaks.
@@ -733,24 +739,45 @@ impl Runs {
     }
 }
 
-#[derive(Clone, Debug)]
-struct KeyStat {
+/// One keyed record as noted: where its key's bytes are in
+/// [`Tracker::bytes`], its partition and its fit set.
+#[derive(Clone, Copy, Debug)]
+struct Noted {
+    at: u32,
+    len: u32,
     partition: u32,
-    records: u64,
-    more: Vec<(u32, u64)>,
     sig: u32,
-    more_sigs: Vec<u32>,
+}
+
+/// One key of the sample, as [`Tracker::per_key`] gathers it.
+struct KeyAgg<'a> {
+    key: &'a [u8],
+    partitions: Vec<(u32, u64)>,
+    sigs: Vec<u32>,
+}
+
+/// Keys are told apart by a 64-bit hash (as [`crate::skew`] does): two of a
+/// million keys share one with a chance of about 1 in 30 million.
+fn key_hash(key: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(key);
+    h.write_usize(key.len());
+    h.finish()
 }
 
 /// What [`Forensics`] needs, kept while records stream by: each distinct
-/// set of groups that fits a record with its count, each key's partitions
-/// and sets, and each partition's runs; no record is kept.
+/// set of groups that fits a record with its count, each partition's runs,
+/// and a log of the keyed records (key hash, partition, fit set, key bytes
+/// appended to one buffer). The log is only read when no one candidate
+/// explains the sample: writing it is sequential and cheap, where a map of
+/// keys updated per record would miss the cache on every distinct key.
 #[derive(Clone, Debug, Default)]
 struct Tracker {
     sig_ids: rustc_hash::FxHashMap<u128, u32>,
     sigs: Vec<(u128, u64)>,
-    key_ids: rustc_hash::FxHashMap<Box<[u8]>, u32>,
-    keys: Vec<KeyStat>,
+    log: Vec<Noted>,
+    bytes: Vec<u8>,
     keys_capped: bool,
     runs: rustc_hash::FxHashMap<u32, Runs>,
     unexplained: Vec<Misrouted>,
@@ -758,19 +785,23 @@ struct Tracker {
 
 impl Tracker {
     fn add(&mut self, keys: &[&[u8]], stored: &[(u32, i64)], fits: &[u128]) {
-        let mut last: Option<(u128, u32)> = None;
+        // Recent fit sets, direct-mapped: most records repeat one of a few.
+        let mut recent: [(u128, u32); 16] = [(u128::MAX, 0); 16];
+        let mut last_runs: Option<(u32, &mut Runs)> = None;
+        self.log
+            .reserve(keys.len().min(KEYS_TRACKED.saturating_sub(self.log.len())));
         for ((&key, &(partition, offset)), &sig) in keys.iter().zip(stored).zip(fits) {
-            let sid = match last {
-                Some((s, id)) if s == sig => id,
-                _ => {
-                    let next = self.sigs.len() as u32;
-                    let id = *self.sig_ids.entry(sig).or_insert(next);
-                    if id == next {
-                        self.sigs.push((sig, 0));
-                    }
-                    last = Some((sig, id));
-                    id
+            let slot = &mut recent[((sig ^ (sig >> 61) ^ (sig >> 64)) as usize) & 15];
+            let sid = if slot.0 == sig {
+                slot.1
+            } else {
+                let next = self.sigs.len() as u32;
+                let id = *self.sig_ids.entry(sig).or_insert(next);
+                if id == next {
+                    self.sigs.push((sig, 0));
                 }
+                *slot = (sig, id);
+                id
             };
             self.sigs[sid as usize].1 += 1;
             if sig == 0 && self.unexplained.len() < MISROUTED_KEPT {
@@ -781,35 +812,60 @@ impl Tracker {
                     expected: None,
                 });
             }
-            self.runs.entry(partition).or_default().add(offset, sig);
-            match self.key_ids.get(key) {
-                Some(&k) => {
-                    let st = &mut self.keys[k as usize];
-                    if st.partition == partition {
-                        st.records += 1;
-                    } else {
-                        match st.more.iter_mut().find(|m| m.0 == partition) {
-                            Some(m) => m.1 += 1,
-                            None => st.more.push((partition, 1)),
-                        }
-                    }
-                    if st.sig != sid && !st.more_sigs.contains(&sid) {
-                        st.more_sigs.push(sid);
-                    }
+            match &mut last_runs {
+                Some((p, r)) if *p == partition => r.add(offset, sig),
+                _ => {
+                    let r = self.runs.entry(partition).or_default();
+                    r.add(offset, sig);
+                    last_runs = Some((partition, r));
                 }
-                None if self.keys.len() < KEYS_TRACKED => {
-                    self.key_ids.insert(key.into(), self.keys.len() as u32);
-                    self.keys.push(KeyStat {
-                        partition,
-                        records: 1,
-                        more: Vec::new(),
-                        sig: sid,
-                        more_sigs: Vec::new(),
-                    });
-                }
-                None => self.keys_capped = true,
+            }
+            if self.log.len() < KEYS_TRACKED && self.bytes.len() + key.len() <= KEY_BYTES_TRACKED {
+                self.log.push(Noted {
+                    at: self.bytes.len() as u32,
+                    len: key.len() as u32,
+                    partition,
+                    sig: sid,
+                });
+                self.bytes.extend_from_slice(key);
+            } else {
+                self.keys_capped = true;
             }
         }
+    }
+
+    /// Every key of the log with its partitions and fit sets.
+    fn per_key(&self) -> Vec<KeyAgg<'_>> {
+        let key = |n: &Noted| &self.bytes[n.at as usize..(n.at + n.len) as usize];
+        let mut order: Vec<(u64, u32)> = self
+            .log
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (key_hash(key(n)), i as u32))
+            .collect();
+        order.sort_unstable();
+        let mut out: Vec<KeyAgg<'_>> = Vec::new();
+        let mut prev: Option<u64> = None;
+        for &(h, i) in &order {
+            let n = &self.log[i as usize];
+            if prev != Some(h) {
+                prev = Some(h);
+                out.push(KeyAgg {
+                    key: key(n),
+                    partitions: Vec::new(),
+                    sigs: Vec::new(),
+                });
+            }
+            let k = out.last_mut().expect("pushed above");
+            match k.partitions.iter_mut().find(|p| p.0 == n.partition) {
+                Some(p) => p.1 += 1,
+                None => k.partitions.push((n.partition, 1)),
+            }
+            if !k.sigs.contains(&n.sig) {
+                k.sigs.push(n.sig);
+            }
+        }
+        out
     }
 
     /// `members[g]`: the candidates of group `g` with their place in the
@@ -831,21 +887,21 @@ impl Tracker {
             out.sort_by_key(|c| c.0);
             out.into_iter().map(|(_, c)| c).collect()
         };
-        let mut split: Vec<SplitKey> = self
-            .key_ids
+        let keys: Vec<KeyAgg<'_>> = if one_explains {
+            Vec::new()
+        } else {
+            self.per_key()
+        };
+        let mut split: Vec<SplitKey> = keys
             .iter()
-            .filter_map(|(k, &id)| {
-                let st = &self.keys[id as usize];
-                if st.more.is_empty() {
-                    return None;
-                }
-                let mut partitions = vec![(st.partition, st.records)];
-                partitions.extend(st.more.iter().copied());
+            .filter(|k| k.partitions.len() > 1)
+            .map(|k| {
+                let mut partitions = k.partitions.clone();
                 partitions.sort_unstable();
-                Some(SplitKey {
-                    key: k.to_vec(),
+                SplitKey {
+                    key: k.key.to_vec(),
                     partitions,
-                })
+                }
             })
             .collect();
         split.sort_by(|a, b| {
@@ -879,10 +935,10 @@ impl Tracker {
             })
             .collect();
 
-        let mixture = (!one_explains).then(|| self.mixture(members, keyed, &in_mask));
+        let mixture = (!one_explains).then(|| self.mixture(members, keyed, &keys, &in_mask));
         Forensics {
             mixture,
-            distinct_keys: self.keys.len() as u64,
+            distinct_keys: (!one_explains).then_some(keys.len() as u64),
             keys_capped: self.keys_capped,
             split_keys: split,
             split_keys_total,
@@ -894,14 +950,15 @@ impl Tracker {
         &self,
         members: &[Vec<(usize, Candidate)>],
         keyed: u64,
+        per_key: &[KeyAgg<'_>],
         in_mask: &dyn Fn(u128) -> Vec<Candidate>,
     ) -> Mixture {
         // Families: groups that fit exactly the same records (equal columns
         // over the distinct fit sets), named by their candidates.
         let col = |g: usize| -> Vec<bool> { self.sigs.iter().map(|s| s.0 >> g & 1 == 1).collect() };
         let mut families: Vec<(u128, Vec<bool>)> = Vec::new();
-        for g in 0..members.len() {
-            if members[g].is_empty() {
+        for (g, cs) in members.iter().enumerate() {
+            if cs.is_empty() {
                 continue;
             }
             let c = col(g);
@@ -1053,20 +1110,28 @@ impl Tracker {
             records[j] += 1;
             rest -= 1;
         }
+        // The one member that alone explains a fit set, if one does.
+        let alone: Vec<Option<usize>> = self
+            .sigs
+            .iter()
+            .map(|s| match fits(s.0)[..] {
+                [j] => Some(j),
+                _ => None,
+            })
+            .collect();
         let mut keys = vec![0u64; m];
-        for st in &self.keys {
+        for k in per_key {
             let mut own = vec![false; m];
-            for &sid in std::iter::once(&st.sig).chain(&st.more_sigs) {
-                let inn = fits(self.sigs[sid as usize].0);
-                if inn.len() == 1 {
-                    own[inn[0]] = true;
+            for &sid in &k.sigs {
+                if let Some(j) = alone[sid as usize] {
+                    own[j] = true;
                 }
             }
-            for (k, o) in keys.iter_mut().zip(own) {
-                *k += u64::from(o);
+            for (n, o) in keys.iter_mut().zip(own) {
+                *n += u64::from(o);
             }
         }
-        let distinct = self.keys.len() as u64;
+        let distinct = per_key.len() as u64;
         let mut out: Vec<Member> = (0..m)
             .map(|j| Member {
                 family: in_mask(fam[chosen[j]]),
@@ -1087,7 +1152,7 @@ impl Tracker {
             })
             .collect();
         // Most records first; among equals, family order (stable sort).
-        out.sort_by(|a, b| b.records.cmp(&a.records));
+        out.sort_by_key(|x| std::cmp::Reverse(x.records));
         Mixture {
             members: out,
             minimal,
@@ -1463,7 +1528,7 @@ mod tests {
             assert!((x.key_share - differ.len() as f64 / 10.0).abs() < 1e-12);
         }
         // The join's victims: every symbol whose two partitions differ.
-        assert_eq!(f.distinct_keys, 10);
+        assert_eq!(f.distinct_keys, Some(10));
         assert_eq!(f.split_keys_total, differ.len() as u64);
         let mut split: Vec<&[u8]> = f.split_keys.iter().map(|k| k.key.as_slice()).collect();
         split.sort();
@@ -1631,7 +1696,7 @@ mod tests {
         assert!(specs(&r.inferred).contains(&"sarama"));
         let f = r.forensics.unwrap();
         assert_eq!(f.mixture, None);
-        assert_eq!((f.split_keys_total, f.distinct_keys), (0, 10));
+        assert_eq!((f.split_keys_total, f.distinct_keys), (0, None));
         assert!(f.switches.is_empty());
     }
 
