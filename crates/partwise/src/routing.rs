@@ -1004,6 +1004,8 @@ impl Tracker {
             None
         };
         let mut minimal = true;
+        // Every set of up to this many families was tried and none covers.
+        let mut searched = 0usize;
         'sizes: for k in 1..=EXACT_COVER.min(f) {
             if chosen.is_some() {
                 break;
@@ -1038,6 +1040,7 @@ impl Tracker {
                 }
             }
             chosen = best.map(|b| b.1);
+            searched = k;
         }
         let chosen = chosen.unwrap_or_else(|| {
             // Greedy: the family explaining most records not yet explained.
@@ -1059,7 +1062,7 @@ impl Tracker {
                 sel.push(i);
                 left.retain(|s| s.0 & fam[i] == 0);
             }
-            minimal = sel.len() <= EXACT_COVER + 1;
+            minimal = sel.len() <= searched + 1;
             sel
         });
 
@@ -1683,6 +1686,36 @@ mod tests {
         }
         // Every order key was written three times, by three hashes.
         assert!(f.split_keys_total > 200, "{}", f.split_keys_total);
+    }
+
+    #[test]
+    fn four_producers_are_found_greedily_and_still_known_to_be_fewest() {
+        let n = 12;
+        let specs4 = ["java", "sarama", "librdkafka", "kafkajs:legacy"];
+        let writes: Vec<(&str, String)> = (0..1200)
+            .map(|i| (specs4[i % 4], format!("order-{}", i / 4)))
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let m = r.forensics.unwrap().mixture.unwrap();
+        let mut primaries: Vec<&str> = m
+            .members
+            .iter()
+            .map(|x| x.primary().partitioner.spec())
+            .collect();
+        primaries.sort();
+        assert_eq!(
+            primaries,
+            [
+                "java",
+                "kafkajs:legacy",
+                "librdkafka:consistent_random",
+                "sarama"
+            ]
+        );
+        // No set of three covers (searched exhaustively), so four is fewest.
+        assert!(m.minimal);
+        assert_eq!(m.members.iter().map(|x| x.records).sum::<u64>(), 1200);
     }
 
     #[test]
