@@ -569,6 +569,7 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                         topic: t.name.clone(),
                         candidates: r.inferred.iter().map(Candidate::to_string).collect(),
                         partitioner: partwise::routing::primary(&r.inferred).map(|c| c.partitioner),
+                        family: partwise::routing::distinct_partitioners(&r.inferred),
                     }
                 })
                 .collect(),
@@ -818,7 +819,7 @@ mod tests {
         assert_eq!(kinds(&ab.findings), ["partitioners_disagree"]);
         let fix = ab.findings[0].fix();
         assert_eq!(fix, ba.findings[0].fix());
-        assert!(!fix.contains("librdkafka"), "{fix}");
+        assert!(!fix.contains("librdkafka producers"), "{fix}");
         let murmur2: partwise::Partitioner = "sarama:murmur2".parse().unwrap();
         assert!(
             fix.contains(&format!(

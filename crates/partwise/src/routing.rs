@@ -649,6 +649,7 @@ pub fn mixture_finding(topic: &str, r: &Routing) -> Option<crate::findings::Reas
                     .map(|c| c.to_string())
                     .collect(),
                 partitioner: x.primary().partitioner,
+                family: distinct_partitioners(&x.family),
                 share: x.share,
             })
             .collect(),
@@ -662,6 +663,17 @@ pub fn mixture_finding(topic: &str, r: &Routing) -> Option<crate::findings::Reas
             (text, k.partitions.iter().map(|p| p.0).collect())
         }),
     })
+}
+
+/// The partitioners of `cands`, each once, in order.
+pub fn distinct_partitioners(cands: &[Candidate]) -> Vec<Partitioner> {
+    let mut out: Vec<Partitioner> = Vec::new();
+    for c in cands {
+        if !out.contains(&c.partitioner) {
+            out.push(c.partitioner);
+        }
+    }
+    out
 }
 
 fn is_client_default(p: Partitioner) -> bool {
@@ -1576,7 +1588,7 @@ mod tests {
         let fix = f.fix();
         let sarama: Partitioner = "sarama:murmur2".parse().unwrap();
         // The Sarama producers move to Sarama's murmur2 partitioner, named as
-        // Sarama names it; nothing is said of librdkafka.
+        // Sarama names it first; other clients of the family only after.
         assert!(
             fix.contains(&format!(
                 "set the sarama producers (now {})",
@@ -1585,7 +1597,7 @@ mod tests {
             "{fix}"
         );
         assert!(fix.contains(&sarama.setting()), "{fix}");
-        assert!(!fix.contains("librdkafka"), "{fix}");
+        assert!(!fix.contains("librdkafka producers"), "{fix}");
         assert!(fix.contains("split keys stay on two partitions"), "{fix}");
         // The same words whichever producer wrote first.
         let mut swapped = writes.clone();

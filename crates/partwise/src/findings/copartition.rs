@@ -208,8 +208,12 @@ pub struct ObservedWriter {
     pub topic: String,
     /// The candidates that explain every keyed record, as printed, best first.
     pub candidates: Vec<String>,
-    /// The partitioner of the first of them, which the fix is written against.
+    /// The partitioner the fix is written against: the candidates' first
+    /// client default (`sarama` for FNV-1a), else their first.
     pub partitioner: Option<Partitioner>,
+    /// Every partitioner among the candidates: the clients the records
+    /// cannot tell apart, each told its own setting in the fix.
+    pub family: Vec<Partitioner>,
 }
 
 /// One producer of a topic written by several, as its records reveal it.
@@ -220,6 +224,9 @@ pub struct MixedWriter {
     /// The partitioner its family is named by (a client default where the
     /// family has one), which the fix is written against.
     pub partitioner: Partitioner,
+    /// Every partitioner of its family: the clients the records cannot tell
+    /// apart, each told its own setting in the fix.
+    pub family: Vec<Partitioner>,
     /// Its share of the keyed records, in 0..=1.
     pub share: f64,
 }
@@ -540,6 +547,33 @@ impl fmt::Display for Reason {
     }
 }
 
+/// The same move for the other clients whose partitioners place keys as
+/// `pb` does (the records cannot tell them apart), each in its own words;
+/// empty when there are none.
+fn other_clients(pa: Partitioner, pb: Partitioner, family: &[Partitioner]) -> String {
+    let mut seen = vec![pb.client(), pa.client()];
+    let mut out: Vec<String> = Vec::new();
+    for p in family {
+        let c = p.client();
+        if seen.contains(&c) {
+            continue;
+        }
+        seen.push(c);
+        if let Some(x) = pa.compatible_in(c).first() {
+            out.push(format!("{c}: {}", x.setting()));
+        }
+    }
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (if they are not {} producers, the same in their client: {})",
+            pb.client(),
+            out.join("; ")
+        )
+    }
+}
+
 /// Whether `p` hashes keys as the Java producer does (murmur2, masked): the
 /// placement most clients can be set to, so the one a fix moves others to.
 fn java_compatible(p: Partitioner) -> bool {
@@ -577,13 +611,14 @@ fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
         }
         let step = match pa.compatible_in(pb.client()).first() {
             Some(c) => format!(
-                "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
+                "set {}'s {} producers to {} ({}), which places keys as {} does on {}{}",
                 t.topic,
                 pb.client(),
                 c.setting(),
                 c.spec(),
                 pa.spec(),
-                first.topic
+                first.topic,
+                other_clients(*pa, *pb, &t.family)
             ),
             None => format!(
                 "no {} partitioner places keys as {} does: give {}'s and {}'s producers one Java-compatible murmur2 partitioner",
@@ -629,12 +664,13 @@ fn mixed_fix(writers: &[MixedWriter], unexplained: u64, split_keys: u64) -> Stri
             }
             let step = match pa.compatible_in(pb.client()).first() {
                 Some(c) => format!(
-                    "set the {} producers (now {}) to {} ({}), which places keys as {} does",
+                    "set the {} producers (now {}) to {} ({}), which places keys as {} does{}",
                     pb.client(),
                     pb.setting(),
                     c.setting(),
                     c.spec(),
-                    pa.spec()
+                    pa.spec(),
+                    other_clients(pa, pb, &w.family)
                 ),
                 None => format!(
                     "no {} partitioner places keys as {} does: move the producers that write like {} ({}) and those of {} to one Java-compatible murmur2 partitioner",

@@ -372,10 +372,13 @@ fn write_forensics(f: &Forensics, out: &mut impl Write) -> Result<()> {
         }
     }
     if f.split_keys_total > 0 {
+        let of = f
+            .distinct_keys
+            .map_or(String::new(), |k| format!(" of {k}"));
         writeln!(
             out,
-            "  split keys: {} of {} keys are on more than one partition: the join breaks for these keys",
-            f.split_keys_total, f.distinct_keys
+            "  split keys: {}{of} keys are on more than one partition: the join breaks for these keys",
+            f.split_keys_total
         )?;
         for k in f.split_keys.iter().take(FORENSIC_ROWS) {
             let parts: Vec<String> = k
