@@ -389,20 +389,24 @@ impl Analyzer {
                         }
                     }
                 }
-                let matched = expect
-                    .iter()
-                    .zip(&stored)
-                    .filter(|&(&e, &(p, _))| e == p)
-                    .count();
-                g.matched += matched as u64;
-                if !fits.is_empty() {
+                let matched = if fits.is_empty() {
+                    expect
+                        .iter()
+                        .zip(&stored)
+                        .filter(|&(&e, &(p, _))| e == p)
+                        .count()
+                } else {
+                    // Counted and noted in one pass, without branches.
                     let bit = 1u128 << gi;
+                    let mut matched = 0usize;
                     for (f, (&e, &(p, _))) in fits.iter_mut().zip(expect.iter().zip(&stored)) {
-                        if e == p {
-                            *f |= bit;
-                        }
+                        let hit = e == p;
+                        matched += usize::from(hit);
+                        *f |= bit & 0u128.wrapping_sub(u128::from(hit));
                     }
-                }
+                    matched
+                };
+                g.matched += matched as u64;
                 if matched < keys.len() && g.misrouted.len() < MISROUTED_KEPT {
                     for (i, (&e, &(partition, offset))) in expect.iter().zip(&stored).enumerate() {
                         if g.misrouted.len() == MISROUTED_KEPT {
@@ -761,13 +765,6 @@ struct Noted {
     sig: u32,
 }
 
-/// One key of the sample, as [`Tracker::per_key`] gathers it.
-struct KeyAgg<'a> {
-    key: &'a [u8],
-    partitions: Vec<(u32, u64)>,
-    sigs: Vec<u32>,
-}
-
 /// Keys are told apart by a 64-bit hash (as [`crate::skew`] does): two of a
 /// million keys share one with a chance of about 1 in 30 million.
 fn key_hash(key: &[u8]) -> u64 {
@@ -846,8 +843,9 @@ impl Tracker {
         }
     }
 
-    /// Every key of the log with its partitions and fit sets.
-    fn per_key(&self) -> Vec<KeyAgg<'_>> {
+    /// Calls `f` with every key of the log, its partitions with their
+    /// records, and its fit sets (buffers reused from key to key).
+    fn each_key(&self, mut f: impl FnMut(&[u8], &[(u32, u64)], &[u32])) {
         let key = |n: &Noted| &self.bytes[n.at as usize..(n.at + n.len) as usize];
         let mut order: Vec<(u64, u32)> = self
             .log
@@ -856,28 +854,27 @@ impl Tracker {
             .map(|(i, n)| (key_hash(key(n)), i as u32))
             .collect();
         order.sort_unstable();
-        let mut out: Vec<KeyAgg<'_>> = Vec::new();
-        let mut prev: Option<u64> = None;
-        for &(h, i) in &order {
-            let n = &self.log[i as usize];
-            if prev != Some(h) {
-                prev = Some(h);
-                out.push(KeyAgg {
-                    key: key(n),
-                    partitions: Vec::new(),
-                    sigs: Vec::new(),
-                });
+        let mut parts: Vec<(u32, u64)> = Vec::new();
+        let mut sigs: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < order.len() {
+            let h = order[i].0;
+            let first = &self.log[order[i].1 as usize];
+            parts.clear();
+            sigs.clear();
+            while i < order.len() && order[i].0 == h {
+                let n = &self.log[order[i].1 as usize];
+                match parts.iter_mut().find(|p| p.0 == n.partition) {
+                    Some(p) => p.1 += 1,
+                    None => parts.push((n.partition, 1)),
+                }
+                if !sigs.contains(&n.sig) {
+                    sigs.push(n.sig);
+                }
+                i += 1;
             }
-            let k = out.last_mut().expect("pushed above");
-            match k.partitions.iter_mut().find(|p| p.0 == n.partition) {
-                Some(p) => p.1 += 1,
-                None => k.partitions.push((n.partition, 1)),
-            }
-            if !k.sigs.contains(&n.sig) {
-                k.sigs.push(n.sig);
-            }
+            f(key(first), &parts, &sigs);
         }
-        out
     }
 
     /// `members[g]`: the candidates of group `g` with their place in the
@@ -899,23 +896,12 @@ impl Tracker {
             out.sort_by_key(|c| c.0);
             out.into_iter().map(|(_, c)| c).collect()
         };
-        let keys: Vec<KeyAgg<'_>> = if one_explains {
-            Vec::new()
+        let (mixture, distinct_keys, mut split) = if one_explains {
+            (None, None, Vec::new())
         } else {
-            self.per_key()
+            let (m, d, s) = self.mixture(members, keyed, &in_mask);
+            (Some(m), Some(d), s)
         };
-        let mut split: Vec<SplitKey> = keys
-            .iter()
-            .filter(|k| k.partitions.len() > 1)
-            .map(|k| {
-                let mut partitions = k.partitions.clone();
-                partitions.sort_unstable();
-                SplitKey {
-                    key: k.key.to_vec(),
-                    partitions,
-                }
-            })
-            .collect();
         split.sort_by(|a, b| {
             b.records()
                 .cmp(&a.records())
@@ -947,10 +933,9 @@ impl Tracker {
             })
             .collect();
 
-        let mixture = (!one_explains).then(|| self.mixture(members, keyed, &keys, &in_mask));
         Forensics {
             mixture,
-            distinct_keys: (!one_explains).then_some(keys.len() as u64),
+            distinct_keys,
             keys_capped: self.keys_capped,
             split_keys: split,
             split_keys_total,
@@ -958,13 +943,14 @@ impl Tracker {
         }
     }
 
+    /// The mixture, the distinct keys, and the keys on more than one
+    /// partition (unsorted).
     fn mixture(
         &self,
         members: &[Vec<(usize, Candidate)>],
         keyed: u64,
-        per_key: &[KeyAgg<'_>],
         in_mask: &dyn Fn(u128) -> Vec<Candidate>,
-    ) -> Mixture {
+    ) -> (Mixture, u64, Vec<SplitKey>) {
         // Families: groups that fit exactly the same records (equal columns
         // over the distinct fit sets), named by their candidates.
         let col = |g: usize| -> Vec<bool> { self.sigs.iter().map(|s| s.0 >> g & 1 == 1).collect() };
@@ -1135,18 +1121,29 @@ impl Tracker {
             })
             .collect();
         let mut keys = vec![0u64; m];
-        for k in per_key {
-            let mut own = vec![false; m];
-            for &sid in &k.sigs {
+        let mut distinct = 0u64;
+        let mut split: Vec<SplitKey> = Vec::new();
+        let mut own = vec![false; m];
+        self.each_key(|key, parts, sigs| {
+            distinct += 1;
+            if parts.len() > 1 {
+                let mut partitions = parts.to_vec();
+                partitions.sort_unstable();
+                split.push(SplitKey {
+                    key: key.to_vec(),
+                    partitions,
+                });
+            }
+            own.iter_mut().for_each(|o| *o = false);
+            for &sid in sigs {
                 if let Some(j) = alone[sid as usize] {
                     own[j] = true;
                 }
             }
-            for (n, o) in keys.iter_mut().zip(own) {
+            for (n, &o) in keys.iter_mut().zip(&own) {
                 *n += u64::from(o);
             }
-        }
-        let distinct = per_key.len() as u64;
+        });
         let mut out: Vec<Member> = (0..m)
             .map(|j| Member {
                 family: in_mask(fam[chosen[j]]),
@@ -1168,13 +1165,14 @@ impl Tracker {
             .collect();
         // Most records first; among equals, family order (stable sort).
         out.sort_by_key(|x| std::cmp::Reverse(x.records));
-        Mixture {
+        let mixture = Mixture {
             members: out,
             minimal,
             explained,
             unexplained,
             unexplained_records: self.unexplained.clone(),
-        }
+        };
+        (mixture, distinct, split)
     }
 }
 
