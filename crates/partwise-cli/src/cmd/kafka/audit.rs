@@ -577,3 +577,40 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::findings::Reason;
+    use partwise_kafka::audit::Verdict;
+
+    /// Two findings with one fix print it once, in the table and in JSON.
+    #[test]
+    fn a_fix_two_findings_share_is_printed_once() {
+        let encodings = |t: &str| Reason::ObservedKeyEncodingsDiffer {
+            encodings: vec![(t.into(), "string".into()), ("z".into(), "int32".into())],
+        };
+        let (a, b) = (encodings("a"), encodings("b"));
+        assert_eq!(a.fix(), b.fix());
+        let r = AuditReport {
+            topics: Vec::new(),
+            verdict: Some(Verdict {
+                copartitioned: false,
+                findings: vec![a.clone(), b],
+                common: Vec::new(),
+            }),
+        };
+        let mut out = Vec::new();
+        write_table(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("fix: ").count(), 1, "{text}");
+        assert_eq!(
+            text.matches("  - key encodings differ").count(),
+            2,
+            "{text}"
+        );
+        let v = report_json(&r);
+        assert_eq!(v["copartitioning"]["fixes"], json!([a.fix()]));
+        assert_eq!(v["copartitioning"]["findings"].as_array().unwrap().len(), 2);
+    }
+}

@@ -638,7 +638,11 @@ impl Model {
                         if let Some(v) = &r.verdict {
                             for f in &v.findings {
                                 diffs.push(f.to_string());
-                                fixes.push(f.fix().to_string());
+                                let fix = f.fix().to_string();
+                                // Each fix once: two findings can share one.
+                                if !fixes.contains(&fix) {
+                                    fixes.push(fix);
+                                }
                             }
                         }
                         if r.partial() {
