@@ -540,6 +540,10 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
             }
             Some(r) if r.keyed > 0 => {
                 explained = false;
+                if let Some(m) = partwise::routing::mixture_finding(&t.name, r) {
+                    findings.push(m);
+                    continue;
+                }
                 findings.push(Reason::RecordsUnexplained {
                     topic: t.name.clone(),
                     misplaced: r.misrouted_total,
@@ -564,7 +568,8 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                     ObservedWriter {
                         topic: t.name.clone(),
                         candidates: r.inferred.iter().map(Candidate::to_string).collect(),
-                        partitioner: r.inferred.first().map(|c| c.partitioner),
+                        partitioner: partwise::routing::primary(&r.inferred).map(|c| c.partitioner),
+                        family: partwise::routing::distinct_partitioners(&r.inferred),
                     }
                 })
                 .collect(),
@@ -804,6 +809,56 @@ mod tests {
 
         let v = verdict(&[observed("a", 6, "java", S), observed("b", 6, "kafkajs", S)]);
         assert!(v.copartitioned && v.findings.is_empty(), "{:?}", v.findings);
+    }
+
+    #[test]
+    fn the_fix_for_disagreeing_topics_names_the_sarama_setting_whatever_the_topic_order() {
+        use partwise::KeyFormat::String as S;
+        let ab = verdict(&[observed("a", 6, "java", S), observed("b", 6, "sarama", S)]);
+        let ba = verdict(&[observed("b", 6, "sarama", S), observed("a", 6, "java", S)]);
+        assert_eq!(kinds(&ab.findings), ["partitioners_disagree"]);
+        let fix = ab.findings[0].fix();
+        assert_eq!(fix, ba.findings[0].fix());
+        assert!(!fix.contains("librdkafka producers"), "{fix}");
+        let murmur2: partwise::Partitioner = "sarama:murmur2".parse().unwrap();
+        assert!(
+            fix.contains(&format!(
+                "set b's sarama producers to {}",
+                murmur2.setting()
+            )),
+            "{fix}"
+        );
+    }
+
+    #[test]
+    fn a_topic_two_producers_wrote_is_a_mixed_partitioners_finding() {
+        use partwise::routing::{analyze, candidates, SampledRecord};
+        use partwise::{KeyFormat::String as S, PartitionCount, Partitioner};
+        let mut mixed = observed("m", 6, "java", S);
+        let count = PartitionCount::new(6).unwrap();
+        let records: Vec<SampledRecord> = (0..400)
+            .map(|i| {
+                let spec = if (i / 20) % 2 == 0 {
+                    "kafkajs"
+                } else {
+                    "sarama"
+                };
+                let p: Partitioner = spec.parse().unwrap();
+                let key = format!("sym{}", i % 20).into_bytes();
+                SampledRecord {
+                    partition: p.place(Some(&key), count).partition().unwrap(),
+                    offset: i,
+                    key: Some(key),
+                }
+            })
+            .collect();
+        let parts: Vec<Partitioner> = Partitioner::all().collect();
+        mixed.routing = Some(analyze(count, &records, &candidates(&parts, &[])));
+        let v = verdict(&[mixed, observed("a", 6, "kafkajs", S)]);
+        assert_eq!(kinds(&v.findings), ["mixed_partitioners"]);
+        let text = v.findings[0].to_string();
+        assert!(text.contains("so the join breaks for these keys"), "{text}");
+        assert!(!v.copartitioned);
     }
 
     #[test]

@@ -102,6 +102,11 @@ pub struct Routing {
     pub misrouted: Vec<Misrouted>,
     /// How many records the best candidate misplaces, all of them.
     pub misrouted_total: u64,
+    /// What the records say when producers differ: the smallest set of
+    /// partitioners that explains them, the keys on more than one partition,
+    /// and switch points per partition. `None` when nothing is keyed, or when
+    /// more than [`FORENSICS_GROUPS`] distinct placements are tested.
+    pub forensics: Option<Forensics>,
 }
 
 /// Whether candidate `c` repeats the stored-bytes candidate of its
@@ -208,6 +213,7 @@ pub struct Analyzer {
     groups: Vec<Group>,
     views: Vec<View>,
     r: Routing,
+    tracker: Option<Tracker>,
 }
 
 impl Analyzer {
@@ -270,6 +276,7 @@ impl Analyzer {
             by_key.insert(key, groups.len() - 1);
             group_of.push(groups.len() - 1);
         }
+        let tracker = (groups.len() <= FORENSICS_GROUPS).then(Tracker::default);
         Analyzer {
             n,
             cands: cands.to_vec(),
@@ -286,7 +293,9 @@ impl Analyzer {
                 inferred: Vec::new(),
                 misrouted: Vec::new(),
                 misrouted_total: 0,
+                forensics: None,
             },
+            tracker,
         }
     }
 
@@ -317,6 +326,12 @@ impl Analyzer {
             let e = KeyFormat::detect(k);
             self.r.encoding = Some(self.r.encoding.map_or(e, |prev| prev.and(e)));
         }
+        // Which groups put each record where it is: one bit per group.
+        let mut fits: Vec<u128> = if self.tracker.is_some() {
+            vec![0; keys.len()]
+        } else {
+            Vec::new()
+        };
         let mut hashed: Vec<u32> = vec![0; keys.len()];
         let mut expect: Vec<u32> = Vec::with_capacity(keys.len());
         let mut table: Vec<Vec<u32>> = Vec::new();
@@ -341,7 +356,12 @@ impl Analyzer {
                 }
                 table.push(hashed.clone());
             }
-            for g in self.groups.iter_mut().filter(|g| g.view == vi) {
+            for (gi, g) in self
+                .groups
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, g)| g.view == vi)
+            {
                 // Where the group puts each key (NOT_FIXED: nowhere fixed),
                 // then one tight comparison with where the keys are.
                 expect.clear();
@@ -369,11 +389,23 @@ impl Analyzer {
                         }
                     }
                 }
-                let matched = expect
-                    .iter()
-                    .zip(&stored)
-                    .filter(|&(&e, &(p, _))| e == p)
-                    .count();
+                let matched = if fits.is_empty() {
+                    expect
+                        .iter()
+                        .zip(&stored)
+                        .filter(|&(&e, &(p, _))| e == p)
+                        .count()
+                } else {
+                    // Counted and noted in one pass, without branches.
+                    let bit = 1u128 << gi;
+                    let mut matched = 0usize;
+                    for (f, (&e, &(p, _))) in fits.iter_mut().zip(expect.iter().zip(&stored)) {
+                        let hit = e == p;
+                        matched += usize::from(hit);
+                        *f |= bit & 0u128.wrapping_sub(u128::from(hit));
+                    }
+                    matched
+                };
                 g.matched += matched as u64;
                 if matched < keys.len() && g.misrouted.len() < MISROUTED_KEPT {
                     for (i, (&e, &(partition, offset))) in expect.iter().zip(&stored).enumerate() {
@@ -391,6 +423,9 @@ impl Analyzer {
                     }
                 }
             }
+        }
+        if let Some(t) = self.tracker.as_mut() {
+            t.add(&keys, &stored, &fits);
         }
     }
 
@@ -429,7 +464,715 @@ impl Analyzer {
             }
         }
         r.rates = rates.into_iter().map(|(m, _)| m).collect();
+        if r.keyed > 0 {
+            if let Some(t) = self.tracker {
+                let members: Vec<Vec<(usize, Candidate)>> = (0..self.groups.len())
+                    .map(|g| {
+                        self.cands
+                            .iter()
+                            .zip(&self.group_of)
+                            .enumerate()
+                            .filter(|(_, (c, &cg))| cg == g && !repeats_stored(c, r.encoding))
+                            .map(|(i, (&c, _))| (i, c))
+                            .collect()
+                    })
+                    .collect();
+                r.forensics = Some(t.finish(&members, r.keyed, !r.inferred.is_empty()));
+            }
+        }
         r
+    }
+}
+
+/// At most this many distinct placements (groups of equivalent candidates)
+/// are followed record by record for [`Forensics`], one bit each; more (many
+/// key formats times many priority specs) leave [`Routing::forensics`] out.
+pub const FORENSICS_GROUPS: usize = 128;
+
+/// At most this many keyed records (and [`KEY_BYTES_TRACKED`] bytes of their
+/// keys) are noted for split keys and key shares; later ones are not
+/// ([`Forensics::keys_capped`]).
+pub const KEYS_TRACKED: usize = 1 << 21;
+
+/// At most this many bytes of keys are noted (see [`KEYS_TRACKED`]).
+pub const KEY_BYTES_TRACKED: usize = 64 << 20;
+
+/// At most this many split keys are listed (all are counted).
+pub const SPLIT_KEYS_KEPT: usize = 100;
+
+/// Covers up to this many members are searched exhaustively, so a cover of
+/// up to this size is the smallest there is; larger ones are found greedily.
+pub const EXACT_COVER: usize = 3;
+
+/// The forensics of a topic whose producers may differ.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forensics {
+    /// The smallest set of partitioner families that together explain every
+    /// explainable keyed record, when no one candidate explains them all.
+    pub mixture: Option<Mixture>,
+    /// Distinct non-empty keys, counted when no one candidate explains the
+    /// records (`None` otherwise: then no key can be on two partitions).
+    pub distinct_keys: Option<u64>,
+    /// Whether more keyed records were read than [`KEYS_TRACKED`] (or their
+    /// keys exceeded [`KEY_BYTES_TRACKED`]): the key figures are over the
+    /// first ones.
+    pub keys_capped: bool,
+    /// Keys stored on more than one partition (the first
+    /// [`SPLIT_KEYS_KEPT`], most records first): a join on them breaks.
+    pub split_keys: Vec<SplitKey>,
+    /// How many keys are on more than one partition, all of them.
+    pub split_keys_total: u64,
+    /// Partitions whose records switch from one partitioner to another at an
+    /// offset, in partition order.
+    pub switches: Vec<Switch>,
+}
+
+/// A set of partitioner families that explains a topic's records together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mixture {
+    /// The members, most records first.
+    pub members: Vec<Member>,
+    /// Whether no smaller set explains the records (always so up to
+    /// [`EXACT_COVER`] members, searched exhaustively; a larger set is found
+    /// greedily and may not be the smallest).
+    pub minimal: bool,
+    /// Keyed records some member explains.
+    pub explained: u64,
+    /// Keyed records no candidate explains (a producer that sets partitions
+    /// itself, or a partitioner partwise does not know).
+    pub unexplained: u64,
+    /// The first [`MISROUTED_KEPT`] of those.
+    pub unexplained_records: Vec<Misrouted>,
+}
+
+/// One member of a [`Mixture`].
+///
+/// A record that two members both put where it is stored (as 1 in N random
+/// keys do) cannot be told apart: it is counted in `records_shared` of each,
+/// and split between them in proportion to the records only each explains
+/// for `records` and `share`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// Candidates that placed every sampled record alike, in the order given.
+    pub family: Vec<Candidate>,
+    /// Keyed records only this member (of the mixture) explains.
+    pub records_only: u64,
+    /// Keyed records this member and another explain.
+    pub records_shared: u64,
+    /// Records attributed to it: its own and its part of the shared ones
+    /// (the members' `records` add up to [`Mixture::explained`]).
+    pub records: u64,
+    /// Its attributed share of the keyed records, in 0..=1.
+    pub share: f64,
+    /// Distinct keys with a record only this member explains.
+    pub keys: u64,
+    /// `keys` over the distinct keys (members' key shares can add up to more
+    /// than 1: a key both wrote counts for both).
+    pub key_share: f64,
+}
+
+impl Member {
+    /// The partitioner the family is named by: its first client default
+    /// (`sarama` for FNV-1a, `java` for murmur2), else its first candidate.
+    pub fn primary(&self) -> Candidate {
+        primary(&self.family).expect("a family has a candidate")
+    }
+}
+
+/// A key stored on more than one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitKey {
+    /// The stored key bytes.
+    pub key: Vec<u8>,
+    /// Each partition it is on with its records there, by partition.
+    pub partitions: Vec<(u32, u64)>,
+}
+
+impl SplitKey {
+    /// Its records in all.
+    pub fn records(&self) -> u64 {
+        self.partitions.iter().map(|p| p.1).sum()
+    }
+}
+
+/// A partition whose sampled records were placed by one partitioner up to an
+/// offset and by another from it on: a producer migration.
+///
+/// Only a clean split is a switch: the records split into exactly two runs,
+/// each explained by one candidate throughout. Writers that interleave
+/// (records of both kinds alternating) are a mixture, not a switch, and a
+/// partition with a record no candidate explains has no switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// The partition.
+    pub partition: u32,
+    /// The first record the old partitioner does not explain.
+    pub offset: i64,
+    /// The earliest offset the switch can have happened at: records from
+    /// here to `offset` fit both, so either may have written them.
+    pub earliest: i64,
+    /// The candidates that explain every record before `offset`.
+    pub from: Vec<Candidate>,
+    /// The candidates that explain every record from `earliest` on.
+    pub to: Vec<Candidate>,
+    /// Sampled records before `offset`.
+    pub before: u64,
+    /// Sampled records from `offset` on.
+    pub after: u64,
+}
+
+/// The candidate a family of equivalent ones is named by: the first that is
+/// a client's default partitioner (so an FNV-1a family reads as `sarama`,
+/// not `librdkafka:fnv1a`), else the first.
+pub fn primary(family: &[Candidate]) -> Option<Candidate> {
+    family
+        .iter()
+        .find(|c| is_client_default(c.partitioner))
+        .or(family.first())
+        .copied()
+}
+
+/// The finding for a topic named `topic` whose sampled records a set of two
+/// or more partitioners explains, none alone
+/// ([`crate::findings::Reason::MixedPartitioners`]).
+pub fn mixture_finding(topic: &str, r: &Routing) -> Option<crate::findings::Reason> {
+    let f = r.forensics.as_ref()?;
+    let m = f.mixture.as_ref()?;
+    if m.members.len() < 2 {
+        return None;
+    }
+    Some(crate::findings::Reason::MixedPartitioners {
+        topic: topic.to_string(),
+        writers: m
+            .members
+            .iter()
+            .map(|x| crate::findings::MixedWriter {
+                // The name it goes by first.
+                candidates: std::iter::once(x.primary())
+                    .chain(x.family.iter().copied().filter(|&c| c != x.primary()))
+                    .map(|c| c.to_string())
+                    .collect(),
+                partitioner: x.primary().partitioner,
+                family: distinct_partitioners(&x.family),
+                share: x.share,
+            })
+            .collect(),
+        unexplained: m.unexplained,
+        split_keys: f.split_keys_total,
+        example: f.split_keys.first().map(|k| {
+            let text = match std::str::from_utf8(&k.key) {
+                Ok(t) => t.to_string(),
+                Err(_) => k.key.escape_ascii().to_string(),
+            };
+            (text, k.partitions.iter().map(|p| p.0).collect())
+        }),
+    })
+}
+
+/// The partitioners of `cands`, each once, in order.
+pub fn distinct_partitioners(cands: &[Candidate]) -> Vec<Partitioner> {
+    let mut out: Vec<Partitioner> = Vec::new();
+    for c in cands {
+        if !out.contains(&c.partitioner) {
+            out.push(c.partitioner);
+        }
+    }
+    out
+}
+
+fn is_client_default(p: Partitioner) -> bool {
+    if p.priority().is_some() {
+        return false;
+    }
+    let client = p.client();
+    !p.spec().contains(':')
+        || p.aliases()
+            .iter()
+            .any(|a| *a == client || a.strip_suffix(":default") == Some(client))
+}
+
+/// How a partition's records split into runs that one candidate explains,
+/// greedily (which gives the fewest runs): only two runs is a switch.
+#[derive(Clone, Debug, Default)]
+struct Runs {
+    /// Runs so far: 0, 1, 2, or 3 for more than two.
+    n: u8,
+    /// A record no candidate explains was seen.
+    broken: bool,
+    first: u128,
+    first_records: u64,
+    /// The intersections of the first run's suffixes, earliest start first,
+    /// each distinct (a chain of growing sets, so at most one per group).
+    tail: Vec<(i64, u128)>,
+    second: u128,
+    second_start: i64,
+    second_records: u64,
+}
+
+impl Runs {
+    fn add(&mut self, offset: i64, sig: u128) {
+        if self.broken || self.n > 2 {
+            return;
+        }
+        if sig == 0 {
+            self.broken = true;
+            self.tail = Vec::new();
+            return;
+        }
+        match self.n {
+            0 => {
+                self.n = 1;
+                self.first = sig;
+                self.first_records = 1;
+                self.tail = vec![(offset, sig)];
+            }
+            1 if self.first & sig != 0 => {
+                self.first &= sig;
+                self.first_records += 1;
+                // Every suffix contains the whole run's intersection, which
+                // meets `sig`: none becomes empty.
+                for e in &mut self.tail {
+                    e.1 &= sig;
+                }
+                self.tail.push((offset, sig));
+                self.tail.dedup_by(|later, earlier| later.1 == earlier.1);
+            }
+            1 => {
+                self.n = 2;
+                self.second = sig;
+                self.second_start = offset;
+                self.second_records = 1;
+            }
+            2 if self.second & sig != 0 => {
+                self.second &= sig;
+                self.second_records += 1;
+            }
+            _ => {
+                self.n = 3;
+                self.tail = Vec::new();
+            }
+        }
+    }
+}
+
+/// One keyed record as noted: where its key's bytes are in
+/// [`Tracker::bytes`], its partition and its fit set.
+#[derive(Clone, Copy, Debug)]
+struct Noted {
+    at: u32,
+    len: u32,
+    partition: u32,
+    sig: u32,
+}
+
+/// Keys are told apart by a 64-bit hash (as [`crate::skew`] does): two of a
+/// million keys share one with a chance of about 1 in 30 million.
+fn key_hash(key: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(key);
+    h.write_usize(key.len());
+    h.finish()
+}
+
+/// What [`Forensics`] needs, kept while records stream by: each distinct
+/// set of groups that fits a record with its count, each partition's runs,
+/// and a log of the keyed records (key hash, partition, fit set, key bytes
+/// appended to one buffer). The log is only read when no one candidate
+/// explains the sample: writing it is sequential and cheap, where a map of
+/// keys updated per record would miss the cache on every distinct key.
+#[derive(Clone, Debug, Default)]
+struct Tracker {
+    sig_ids: rustc_hash::FxHashMap<u128, u32>,
+    sigs: Vec<(u128, u64)>,
+    log: Vec<Noted>,
+    bytes: Vec<u8>,
+    keys_capped: bool,
+    runs: rustc_hash::FxHashMap<u32, Runs>,
+    unexplained: Vec<Misrouted>,
+}
+
+impl Tracker {
+    fn add(&mut self, keys: &[&[u8]], stored: &[(u32, i64)], fits: &[u128]) {
+        // Recent fit sets, direct-mapped: most records repeat one of a few.
+        let mut recent: [(u128, u32); 16] = [(u128::MAX, 0); 16];
+        let mut last_runs: Option<(u32, &mut Runs)> = None;
+        self.log
+            .reserve(keys.len().min(KEYS_TRACKED.saturating_sub(self.log.len())));
+        for ((&key, &(partition, offset)), &sig) in keys.iter().zip(stored).zip(fits) {
+            let slot = &mut recent[((sig ^ (sig >> 61) ^ (sig >> 64)) as usize) & 15];
+            let sid = if slot.0 == sig {
+                slot.1
+            } else {
+                let next = self.sigs.len() as u32;
+                let id = *self.sig_ids.entry(sig).or_insert(next);
+                if id == next {
+                    self.sigs.push((sig, 0));
+                }
+                *slot = (sig, id);
+                id
+            };
+            self.sigs[sid as usize].1 += 1;
+            if sig == 0 && self.unexplained.len() < MISROUTED_KEPT {
+                self.unexplained.push(Misrouted {
+                    key: key.to_vec(),
+                    partition,
+                    offset,
+                    expected: None,
+                });
+            }
+            match &mut last_runs {
+                Some((p, r)) if *p == partition => r.add(offset, sig),
+                _ => {
+                    let r = self.runs.entry(partition).or_default();
+                    r.add(offset, sig);
+                    last_runs = Some((partition, r));
+                }
+            }
+            if self.log.len() < KEYS_TRACKED && self.bytes.len() + key.len() <= KEY_BYTES_TRACKED {
+                self.log.push(Noted {
+                    at: self.bytes.len() as u32,
+                    len: key.len() as u32,
+                    partition,
+                    sig: sid,
+                });
+                self.bytes.extend_from_slice(key);
+            } else {
+                self.keys_capped = true;
+            }
+        }
+    }
+
+    /// Calls `f` with every key of the log, its partitions with their
+    /// records, and its fit sets (buffers reused from key to key).
+    fn each_key(&self, mut f: impl FnMut(&[u8], &[(u32, u64)], &[u32])) {
+        let key = |n: &Noted| &self.bytes[n.at as usize..(n.at + n.len) as usize];
+        let mut order: Vec<(u64, u32)> = self
+            .log
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (key_hash(key(n)), i as u32))
+            .collect();
+        order.sort_unstable();
+        let mut parts: Vec<(u32, u64)> = Vec::new();
+        let mut sigs: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < order.len() {
+            let h = order[i].0;
+            let first = &self.log[order[i].1 as usize];
+            parts.clear();
+            sigs.clear();
+            while i < order.len() && order[i].0 == h {
+                let n = &self.log[order[i].1 as usize];
+                match parts.iter_mut().find(|p| p.0 == n.partition) {
+                    Some(p) => p.1 += 1,
+                    None => parts.push((n.partition, 1)),
+                }
+                if !sigs.contains(&n.sig) {
+                    sigs.push(n.sig);
+                }
+                i += 1;
+            }
+            f(key(first), &parts, &sigs);
+        }
+    }
+
+    /// `members[g]`: the candidates of group `g` with their place in the
+    /// order given.
+    fn finish(
+        self,
+        members: &[Vec<(usize, Candidate)>],
+        keyed: u64,
+        one_explains: bool,
+    ) -> Forensics {
+        let in_mask = |mask: u128| -> Vec<Candidate> {
+            // Candidates in the order given, across groups.
+            let mut out: Vec<(usize, Candidate)> = Vec::new();
+            for (g, cs) in members.iter().enumerate() {
+                if mask >> g & 1 == 1 {
+                    out.extend(cs.iter().copied());
+                }
+            }
+            out.sort_by_key(|c| c.0);
+            out.into_iter().map(|(_, c)| c).collect()
+        };
+        let (mixture, distinct_keys, mut split) = if one_explains {
+            (None, None, Vec::new())
+        } else {
+            let (m, d, s) = self.mixture(members, keyed, &in_mask);
+            (Some(m), Some(d), s)
+        };
+        split.sort_by(|a, b| {
+            b.records()
+                .cmp(&a.records())
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        let split_keys_total = split.len() as u64;
+        split.truncate(SPLIT_KEYS_KEPT);
+
+        let mut parts: Vec<(&u32, &Runs)> = self.runs.iter().collect();
+        parts.sort_unstable_by_key(|p| *p.0);
+        let switches: Vec<Switch> = parts
+            .into_iter()
+            .filter(|(_, r)| r.n == 2 && !r.broken)
+            .map(|(&partition, r)| {
+                let (earliest, to) = r
+                    .tail
+                    .iter()
+                    .find(|e| e.1 & r.second != 0)
+                    .map_or((r.second_start, r.second), |e| (e.0, e.1 & r.second));
+                Switch {
+                    partition,
+                    offset: r.second_start,
+                    earliest,
+                    from: in_mask(r.first),
+                    to: in_mask(to),
+                    before: r.first_records,
+                    after: r.second_records,
+                }
+            })
+            .collect();
+
+        Forensics {
+            mixture,
+            distinct_keys,
+            keys_capped: self.keys_capped,
+            split_keys: split,
+            split_keys_total,
+            switches,
+        }
+    }
+
+    /// The mixture, the distinct keys, and the keys on more than one
+    /// partition (unsorted).
+    fn mixture(
+        &self,
+        members: &[Vec<(usize, Candidate)>],
+        keyed: u64,
+        in_mask: &dyn Fn(u128) -> Vec<Candidate>,
+    ) -> (Mixture, u64, Vec<SplitKey>) {
+        // Families: groups that fit exactly the same records (equal columns
+        // over the distinct fit sets), named by their candidates.
+        let col = |g: usize| -> Vec<bool> { self.sigs.iter().map(|s| s.0 >> g & 1 == 1).collect() };
+        let mut families: Vec<(u128, Vec<bool>)> = Vec::new();
+        for (g, cs) in members.iter().enumerate() {
+            if cs.is_empty() {
+                continue;
+            }
+            let c = col(g);
+            if !c.contains(&true) {
+                continue;
+            }
+            match families.iter_mut().find(|f| f.1 == c) {
+                Some(f) => f.0 |= 1u128 << g,
+                None => families.push((1u128 << g, c)),
+            }
+        }
+        // In the order of their first candidate.
+        let first_of = |mask: u128| {
+            (0..members.len())
+                .filter(|g| mask >> g & 1 == 1)
+                .filter_map(|g| members[g].first().map(|c| c.0))
+                .min()
+        };
+        families.sort_by_key(|f| first_of(f.0));
+        let fam: Vec<u128> = families.iter().map(|f| f.0).collect();
+        let universe: Vec<(u128, u64)> = self.sigs.iter().copied().filter(|s| s.0 != 0).collect();
+        let explained: u64 = universe.iter().map(|s| s.1).sum();
+        let unexplained: u64 = self.sigs.iter().filter(|s| s.0 == 0).map(|s| s.1).sum();
+        let covers = |sel: &[usize]| {
+            let m = sel.iter().fold(0u128, |a, &i| a | fam[i]);
+            universe.iter().all(|s| s.0 & m != 0)
+        };
+        let weight = |sel: &[usize]| -> u64 {
+            sel.iter()
+                .map(|&i| {
+                    universe
+                        .iter()
+                        .filter(|s| s.0 & fam[i] != 0)
+                        .map(|s| s.1)
+                        .sum::<u64>()
+                })
+                .sum()
+        };
+        let f = fam.len();
+        let mut chosen: Option<Vec<usize>> = if universe.is_empty() {
+            Some(Vec::new())
+        } else {
+            None
+        };
+        let mut minimal = true;
+        // Every set of up to this many families was tried and none covers.
+        let mut searched = 0usize;
+        'sizes: for k in 1..=EXACT_COVER.min(f) {
+            if chosen.is_some() {
+                break;
+            }
+            // Exhaustive, in family order; among covers of one size the one
+            // whose members explain the most records each (ties: the first).
+            let mut best: Option<(u64, Vec<usize>)> = None;
+            let mut idx: Vec<usize> = (0..k).collect();
+            let mut tried = 0u64;
+            loop {
+                tried += 1;
+                if tried > 200_000 {
+                    break 'sizes;
+                }
+                if covers(&idx) {
+                    let w = weight(&idx);
+                    if best.as_ref().is_none_or(|b| w > b.0) {
+                        best = Some((w, idx.clone()));
+                    }
+                }
+                // Next combination.
+                let mut i = k;
+                while i > 0 && idx[i - 1] == f - k + i - 1 {
+                    i -= 1;
+                }
+                if i == 0 {
+                    break;
+                }
+                idx[i - 1] += 1;
+                for j in i..k {
+                    idx[j] = idx[j - 1] + 1;
+                }
+            }
+            chosen = best.map(|b| b.1);
+            searched = k;
+        }
+        let chosen = chosen.unwrap_or_else(|| {
+            // Greedy: the family explaining most records not yet explained.
+            let mut sel = Vec::new();
+            let mut left: Vec<(u128, u64)> = universe.clone();
+            while !left.is_empty() {
+                let gain = |i: usize| {
+                    left.iter()
+                        .filter(|s| s.0 & fam[i] != 0)
+                        .map(|s| s.1)
+                        .sum::<u64>()
+                };
+                let Some(i) = (0..f)
+                    .filter(|i| !sel.contains(i))
+                    .max_by_key(|&i| (gain(i), std::cmp::Reverse(i)))
+                else {
+                    break;
+                };
+                sel.push(i);
+                left.retain(|s| s.0 & fam[i] == 0);
+            }
+            minimal = sel.len() <= searched + 1;
+            sel
+        });
+
+        // Attribution: records one member alone explains are its own; shared
+        // ones are split in proportion to the members' own.
+        let m = chosen.len();
+        let mut only = vec![0u64; m];
+        let mut shared = vec![0u64; m];
+        let fits =
+            |sig: u128| -> Vec<usize> { (0..m).filter(|&j| sig & fam[chosen[j]] != 0).collect() };
+        for s in &universe {
+            let inn = fits(s.0);
+            if inn.len() == 1 {
+                only[inn[0]] += s.1;
+            }
+        }
+        let mut part: Vec<f64> = only.iter().map(|&o| o as f64).collect();
+        for s in &universe {
+            let inn = fits(s.0);
+            if inn.len() < 2 {
+                continue;
+            }
+            let total: u64 = inn.iter().map(|&j| only[j]).sum();
+            for &j in &inn {
+                shared[j] += s.1;
+                part[j] += if total == 0 {
+                    s.1 as f64 / inn.len() as f64
+                } else {
+                    s.1 as f64 * only[j] as f64 / total as f64
+                };
+            }
+        }
+        // Whole records adding up to `explained`: floors, then the largest
+        // remainders.
+        let mut records: Vec<u64> = part.iter().map(|p| p.floor() as u64).collect();
+        let mut rest = explained.saturating_sub(records.iter().sum());
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by(|&a, &b| {
+            let (fa, fb) = (part[a] - part[a].floor(), part[b] - part[b].floor());
+            fb.partial_cmp(&fa)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+        for &j in order.iter().cycle().take(m * 2) {
+            if rest == 0 {
+                break;
+            }
+            records[j] += 1;
+            rest -= 1;
+        }
+        // The one member that alone explains a fit set, if one does.
+        let alone: Vec<Option<usize>> = self
+            .sigs
+            .iter()
+            .map(|s| match fits(s.0)[..] {
+                [j] => Some(j),
+                _ => None,
+            })
+            .collect();
+        let mut keys = vec![0u64; m];
+        let mut distinct = 0u64;
+        let mut split: Vec<SplitKey> = Vec::new();
+        let mut own = vec![false; m];
+        self.each_key(|key, parts, sigs| {
+            distinct += 1;
+            if parts.len() > 1 {
+                let mut partitions = parts.to_vec();
+                partitions.sort_unstable();
+                split.push(SplitKey {
+                    key: key.to_vec(),
+                    partitions,
+                });
+            }
+            own.iter_mut().for_each(|o| *o = false);
+            for &sid in sigs {
+                if let Some(j) = alone[sid as usize] {
+                    own[j] = true;
+                }
+            }
+            for (n, &o) in keys.iter_mut().zip(&own) {
+                *n += u64::from(o);
+            }
+        });
+        let mut out: Vec<Member> = (0..m)
+            .map(|j| Member {
+                family: in_mask(fam[chosen[j]]),
+                records_only: only[j],
+                records_shared: shared[j],
+                records: records[j],
+                share: if keyed == 0 {
+                    0.0
+                } else {
+                    part[j] / keyed as f64
+                },
+                keys: keys[j],
+                key_share: if distinct == 0 {
+                    0.0
+                } else {
+                    keys[j] as f64 / distinct as f64
+                },
+            })
+            .collect();
+        // Most records first; among equals, family order (stable sort).
+        out.sort_by_key(|x| std::cmp::Reverse(x.records));
+        let mixture = Mixture {
+            members: out,
+            minimal,
+            explained,
+            unexplained,
+            unexplained_records: self.unexplained.clone(),
+        };
+        (mixture, distinct, split)
     }
 }
 
@@ -523,7 +1266,13 @@ mod tests {
             inferred,
             misrouted,
             misrouted_total,
+            forensics: None,
         }
+    }
+
+    fn without_forensics(mut r: Routing) -> Routing {
+        r.forensics = None;
+        r
     }
 
     /// Deterministic pseudo-random numbers (no dependency for one test).
@@ -608,7 +1357,8 @@ mod tests {
                     "round {round}"
                 );
             }
-            assert_eq!(analyze(n, &recs, &cands), want, "round {round}");
+            let whole = analyze(n, &recs, &cands);
+            assert_eq!(without_forensics(whole.clone()), want, "round {round}");
             // Fed in uneven batches, as a consumer delivers them.
             let mut a = Analyzer::new(n, &cands);
             let mut rest: &[SampledRecord] = &recs;
@@ -625,7 +1375,7 @@ mod tests {
                 a.add_batch(&refs);
                 rest = &rest[take..];
             }
-            assert_eq!(a.finish(), want, "round {round}, in batches");
+            assert_eq!(a.finish(), whole, "round {round}, in batches");
         }
     }
 
@@ -711,5 +1461,328 @@ mod tests {
         );
         assert!(r.inferred.is_empty() && r.misrouted.is_empty());
         assert_eq!((r.keyless, r.encoding), (2, None));
+    }
+    fn all_candidates() -> Vec<Candidate> {
+        let all: Vec<Partitioner> = Partitioner::all().collect();
+        candidates(&all, &[])
+    }
+
+    fn specs(cs: &[Candidate]) -> Vec<&'static str> {
+        cs.iter().map(|c| c.partitioner.spec()).collect()
+    }
+
+    /// Records in the order written, each given the next offset of its
+    /// partition.
+    fn written(n: u32, writes: &[(&str, String)]) -> Vec<SampledRecord> {
+        let mut next = vec![0i64; n as usize];
+        writes
+            .iter()
+            .map(|(spec, key)| {
+                let p = place(spec, key.as_bytes(), n);
+                next[p as usize] += 1;
+                SampledRecord {
+                    partition: p,
+                    offset: next[p as usize] - 1,
+                    key: Some(key.clone().into_bytes()),
+                }
+            })
+            .collect()
+    }
+
+    const SYMBOLS: [&str; 10] = [
+        "BBCA", "BBRI", "TLKM", "ASII", "BMRI", "UNVR", "GOTO", "ANTM", "ICBP", "INDF",
+    ];
+
+    #[test]
+    fn two_producers_that_hash_differently_are_a_mixture_with_exact_shares() {
+        let n = 6;
+        // KafkaJS (murmur2) and Sarama (FNV-1a) each write 150 records per
+        // symbol, interleaved.
+        let mut writes = Vec::new();
+        for _ in 0..150 {
+            for s in SYMBOLS {
+                writes.push(("kafkajs", s.to_string()));
+                writes.push(("sarama", s.to_string()));
+            }
+        }
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        assert!(r.inferred.is_empty());
+        let f = r.forensics.expect("keyed records have forensics");
+        let m = f.mixture.expect("no one partitioner explains them");
+        assert_eq!(m.members.len(), 2);
+        assert!(m.minimal);
+        assert_eq!((m.explained, m.unexplained), (3000, 0));
+        let differ: Vec<&str> = SYMBOLS
+            .iter()
+            .copied()
+            .filter(|s| place("java", s.as_bytes(), n) != place("sarama", s.as_bytes(), n))
+            .collect();
+        assert!(differ.len() >= 3, "{differ:?}");
+        let by = |spec: &str| {
+            m.members
+                .iter()
+                .find(|x| specs(&x.family).contains(&spec))
+                .unwrap_or_else(|| panic!("{spec} in {m:?}"))
+        };
+        let (mm, fnv) = (by("kafkajs"), by("sarama"));
+        assert!(specs(&mm.family).contains(&"java"));
+        assert!(!specs(&mm.family).contains(&"sarama"));
+        assert!(specs(&fnv.family).contains(&"librdkafka:fnv1a"));
+        assert_eq!(mm.primary().partitioner.spec(), "java");
+        assert_eq!(fnv.primary().partitioner.spec(), "sarama");
+        let shared = 300 * (SYMBOLS.len() - differ.len()) as u64;
+        for x in [mm, fnv] {
+            assert_eq!(x.records_only, 150 * differ.len() as u64);
+            assert_eq!(x.records_shared, shared);
+            assert_eq!(x.records, 1500);
+            assert!((x.share - 0.5).abs() < 1e-12, "{}", x.share);
+            assert_eq!(x.keys, differ.len() as u64);
+            assert!((x.key_share - differ.len() as f64 / 10.0).abs() < 1e-12);
+        }
+        // The join's victims: every symbol whose two partitions differ.
+        assert_eq!(f.distinct_keys, Some(10));
+        assert_eq!(f.split_keys_total, differ.len() as u64);
+        let mut split: Vec<&[u8]> = f.split_keys.iter().map(|k| k.key.as_slice()).collect();
+        split.sort();
+        let mut want: Vec<&[u8]> = differ.iter().map(|s| s.as_bytes()).collect();
+        want.sort();
+        assert_eq!(split, want);
+        for k in &f.split_keys {
+            let mut ps = vec![
+                (place("java", &k.key, n), 150),
+                (place("sarama", &k.key, n), 150),
+            ];
+            ps.sort();
+            assert_eq!(k.partitions, ps);
+        }
+        // Interleaved writers are a mixture, not a switch.
+        assert!(f.switches.is_empty(), "{:?}", f.switches);
+    }
+
+    #[test]
+    fn the_mixture_finding_names_each_producers_setting_in_its_clients_words() {
+        let n = 6;
+        let mut writes = Vec::new();
+        for _ in 0..20 {
+            for s in SYMBOLS {
+                writes.push(("sarama", s.to_string()));
+                writes.push(("kafkajs", s.to_string()));
+            }
+        }
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let f = mixture_finding("notifications", &r).unwrap();
+        assert_eq!(f.kind(), "mixed_partitioners");
+        let text = f.to_string();
+        assert!(
+            text.starts_with("notifications: written by 2 partitioners"),
+            "{text}"
+        );
+        assert!(
+            text.contains("so the join breaks for these keys (e.g. "),
+            "{text}"
+        );
+        let fix = f.fix();
+        let sarama: Partitioner = "sarama:murmur2".parse().unwrap();
+        // The Sarama producers move to Sarama's murmur2 partitioner, named as
+        // Sarama names it first; other clients of the family only after.
+        assert!(
+            fix.contains(&format!(
+                "set the sarama producers (now {})",
+                "sarama".parse::<Partitioner>().unwrap().setting()
+            )),
+            "{fix}"
+        );
+        assert!(fix.contains(&sarama.setting()), "{fix}");
+        assert!(!fix.contains("librdkafka producers"), "{fix}");
+        assert!(fix.contains("split keys stay on two partitions"), "{fix}");
+        // The same words whichever producer wrote first.
+        let mut swapped = writes.clone();
+        for w in swapped.iter_mut() {
+            w.0 = if w.0 == "sarama" { "kafkajs" } else { "sarama" };
+        }
+        let r2 = analyze(
+            PartitionCount::new(n).unwrap(),
+            &written(n, &swapped),
+            &all_candidates(),
+        );
+        assert_eq!(mixture_finding("notifications", &r2).unwrap().fix(), fix);
+        // One partitioner: no such finding.
+        let one: Vec<(&str, String)> = writes.iter().map(|w| ("java", w.1.clone())).collect();
+        let r3 = analyze(
+            PartitionCount::new(n).unwrap(),
+            &written(n, &one),
+            &all_candidates(),
+        );
+        assert_eq!(mixture_finding("t", &r3), None);
+    }
+
+    #[test]
+    fn a_producer_that_switched_partitioner_shows_the_offset_per_partition() {
+        let n = 4u32;
+        let keys: Vec<String> = (0..800).map(|i| format!("user-{i}")).collect();
+        let writes: Vec<(&str, String)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (if i < 400 { "java" } else { "sarama" }, k.clone()))
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let f = r.forensics.unwrap();
+        assert_eq!(f.switches.len(), n as usize, "{:?}", f.switches);
+        for (p, sw) in (0..n).zip(&f.switches) {
+            assert_eq!(sw.partition, p);
+            let here: Vec<(usize, &SampledRecord)> = recs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.partition == p)
+                .collect();
+            let fits = |spec: &str, r: &SampledRecord| place(spec, r.key.as_ref().unwrap(), n) == p;
+            // The first record java does not explain...
+            let first_bad = here.iter().find(|(_, r)| !fits("java", r)).unwrap().1;
+            assert_eq!(sw.offset, first_bad.offset);
+            // ...is at or after the first one Sarama wrote, and everything
+            // from `earliest` on fits Sarama, one record earlier does not.
+            let first_new = here.iter().find(|(i, _)| *i >= 400).unwrap().1.offset;
+            assert!(sw.earliest <= first_new && first_new <= sw.offset);
+            assert!(here
+                .iter()
+                .filter(|(_, r)| r.offset >= sw.earliest)
+                .all(|(_, r)| fits("sarama", r)));
+            if let Some((_, before)) = here.iter().rev().find(|(_, r)| r.offset < sw.earliest) {
+                assert!(!fits("sarama", before));
+            }
+            assert!(specs(&sw.from).contains(&"java") && !specs(&sw.from).contains(&"sarama"));
+            assert!(specs(&sw.to).contains(&"sarama") && !specs(&sw.to).contains(&"java"));
+            let before = here.iter().filter(|(_, r)| r.offset < sw.offset).count() as u64;
+            assert_eq!((sw.before, sw.after), (before, here.len() as u64 - before));
+        }
+        // New keys after the switch: none is on two partitions.
+        assert_eq!(f.split_keys_total, 0);
+        assert_eq!(f.mixture.unwrap().members.len(), 2);
+    }
+
+    #[test]
+    fn three_producers_are_three_members() {
+        let n = 12;
+        let writes: Vec<(&str, String)> = (0..900)
+            .map(|i| {
+                let spec = ["java", "sarama", "librdkafka"][i % 3];
+                (spec, format!("order-{}", i / 3))
+            })
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let f = r.forensics.unwrap();
+        let m = f.mixture.unwrap();
+        assert!(m.minimal);
+        assert_eq!(m.unexplained, 0);
+        let primaries: Vec<&str> = m
+            .members
+            .iter()
+            .map(|x| x.primary().partitioner.spec())
+            .collect();
+        let mut sorted = primaries.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            ["java", "librdkafka:consistent_random", "sarama"],
+            "{primaries:?}"
+        );
+        assert_eq!(m.members.iter().map(|x| x.records).sum::<u64>(), 900);
+        for x in &m.members {
+            assert!((x.share - 1.0 / 3.0).abs() < 0.05, "{x:?}");
+        }
+        // Every order key was written three times, by three hashes.
+        assert!(f.split_keys_total > 200, "{}", f.split_keys_total);
+    }
+
+    #[test]
+    fn four_producers_are_found_greedily_and_still_known_to_be_fewest() {
+        let n = 12;
+        let specs4 = ["java", "sarama", "librdkafka", "kafkajs:legacy"];
+        let writes: Vec<(&str, String)> = (0..1200)
+            .map(|i| (specs4[i % 4], format!("order-{}", i / 4)))
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        let m = r.forensics.unwrap().mixture.unwrap();
+        let mut primaries: Vec<&str> = m
+            .members
+            .iter()
+            .map(|x| x.primary().partitioner.spec())
+            .collect();
+        primaries.sort();
+        assert_eq!(
+            primaries,
+            [
+                "java",
+                "kafkajs:legacy",
+                "librdkafka:consistent_random",
+                "sarama"
+            ]
+        );
+        // No set of three covers (searched exhaustively), so four is fewest.
+        assert!(m.minimal);
+        assert_eq!(m.members.iter().map(|x| x.records).sum::<u64>(), 1200);
+    }
+
+    #[test]
+    fn one_partitioner_is_no_mixture_no_split_and_no_switch() {
+        let n = 6;
+        let writes: Vec<(&str, String)> = (0..3000)
+            .map(|i| ("sarama", SYMBOLS[i % 10].to_string()))
+            .collect();
+        let recs = written(n, &writes);
+        let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
+        assert!(specs(&r.inferred).contains(&"sarama"));
+        let f = r.forensics.unwrap();
+        assert_eq!(f.mixture, None);
+        assert_eq!((f.split_keys_total, f.distinct_keys), (0, None));
+        assert!(f.switches.is_empty());
+    }
+
+    #[test]
+    fn records_no_partitioner_explains_are_the_unexplained_remainder() {
+        let n = 12u32;
+        let count = PartitionCount::new(n).unwrap();
+        let mut writes: Vec<(&str, String)> = Vec::new();
+        for i in 0..300 {
+            writes.push((
+                if i % 2 == 0 { "kafkajs" } else { "sarama" },
+                format!("k{}", i % 40),
+            ));
+        }
+        let mut recs = written(n, &writes);
+        // Three records put by hand where no candidate puts their key.
+        let mut odd = 0;
+        for i in 0.. {
+            let key = format!("manual-{i}");
+            let taken: Vec<u32> = Partitioner::all()
+                .filter_map(|p| p.place(Some(key.as_bytes()), count).partition())
+                .collect();
+            if let Some(free) = (0..n).find(|p| !taken.contains(p)) {
+                recs.push(SampledRecord {
+                    partition: free,
+                    offset: 10_000 + i,
+                    key: Some(key.into_bytes()),
+                });
+                odd += 1;
+                if odd == 3 {
+                    break;
+                }
+            }
+        }
+        let r = analyze(count, &recs, &all_candidates());
+        let m = r.forensics.unwrap().mixture.unwrap();
+        assert_eq!((m.explained, m.unexplained), (300, 3));
+        assert_eq!(m.unexplained_records.len(), 3);
+        assert!(m
+            .unexplained_records
+            .iter()
+            .all(|u| u.key.starts_with(b"manual-")));
+        assert_eq!(m.members.len(), 2);
+        assert_eq!(m.members.iter().map(|x| x.records).sum::<u64>(), 300);
     }
 }

@@ -300,6 +300,29 @@ pub fn reason_json(r: &Reason) -> Value {
                 .collect();
             m.insert("topics".into(), t.into());
         }
+        Reason::MixedPartitioners {
+            topic,
+            writers,
+            unexplained,
+            split_keys,
+            ..
+        } => {
+            m.insert("topic".into(), topic.clone().into());
+            let w: Vec<Value> = writers
+                .iter()
+                .map(|w| {
+                    json!({
+                        "partitioner": w.partitioner.spec(),
+                        "setting": w.partitioner.setting(),
+                        "partitioners": w.candidates,
+                        "share": w.share,
+                    })
+                })
+                .collect();
+            m.insert("writers".into(), w.into());
+            m.insert("unexplained".into(), (*unexplained).into());
+            m.insert("split_keys".into(), (*split_keys).into());
+        }
         Reason::ObservedKeyEncodingsDiffer { encodings } => {
             let e: Map<String, Value> = encodings
                 .iter()

@@ -20,6 +20,7 @@ mod offline {
 
 #[cfg(feature = "live")]
 mod live {
+    mod audit_mixture;
     mod consume;
     mod consume_defaults;
     mod group_live;

@@ -177,6 +177,21 @@ pub enum Reason {
         /// Each topic with the partitioners that explain its sample.
         topics: Vec<ObservedWriter>,
     },
+    /// Observed: a topic written by producers that hash keys differently: no
+    /// one partitioner explains its sampled keyed records, a set of them does.
+    MixedPartitioners {
+        /// The topic.
+        topic: String,
+        /// The set's members, most records first.
+        writers: Vec<MixedWriter>,
+        /// Keyed records no known partitioner explains.
+        unexplained: u64,
+        /// Keys stored on more than one partition.
+        split_keys: u64,
+        /// The split key with the most records, as text (escaped where it is
+        /// not UTF-8), with its partitions.
+        example: Option<(String, Vec<u32>)>,
+    },
     /// Observed: the topics' sampled keys are not all serialized one way
     /// (the same finding as [`Reason::KeyEncodingsDiffer`]).
     ObservedKeyEncodingsDiffer {
@@ -193,8 +208,37 @@ pub struct ObservedWriter {
     pub topic: String,
     /// The candidates that explain every keyed record, as printed, best first.
     pub candidates: Vec<String>,
-    /// The partitioner of the first of them, which the fix is written against.
+    /// The partitioner the fix is written against: the candidates' first
+    /// client default (`sarama` for FNV-1a), else their first.
     pub partitioner: Option<Partitioner>,
+    /// Every partitioner among the candidates: the clients the records
+    /// cannot tell apart, each told its own setting in the fix.
+    pub family: Vec<Partitioner>,
+}
+
+/// One producer of a topic written by several, as its records reveal it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MixedWriter {
+    /// The candidates that place its records alike, as printed.
+    pub candidates: Vec<String>,
+    /// The partitioner its family is named by (a client default where the
+    /// family has one), which the fix is written against.
+    pub partitioner: Partitioner,
+    /// Every partitioner of its family: the clients the records cannot tell
+    /// apart, each told its own setting in the fix.
+    pub family: Vec<Partitioner>,
+    /// Its share of the keyed records, in 0..=1.
+    pub share: f64,
+}
+
+/// A family of equivalent candidates for messages: the name it goes by
+/// first, then how many more.
+fn family<S: AsRef<str>>(names: &[S]) -> String {
+    match names {
+        [] => "-".to_string(),
+        [one] => one.as_ref().to_string(),
+        [first, rest @ ..] => format!("{} (and {} equivalent)", first.as_ref(), rest.len()),
+    }
 }
 
 /// A list of equivalent candidates for messages: the first three, then a count.
@@ -215,7 +259,8 @@ impl Reason {
     /// A stable identifier for scripts: `partition_counts_differ`,
     /// `keys_differ`, `no_producers`, `keyless_producer`, `sample_keys_unplaced`,
     /// `partitioners_disagree`, `key_encodings_differ`, and for live topics
-    /// only `topic_unreadable`, `no_keyed_records`, `records_unexplained`.
+    /// only `topic_unreadable`, `no_keyed_records`, `records_unexplained`,
+    /// `mixed_partitioners`.
     /// A finding seen both ways has one id.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -233,6 +278,7 @@ impl Reason {
             Reason::TopicUnreadable { .. } => "topic_unreadable",
             Reason::NoKeyedRecords { .. } => "no_keyed_records",
             Reason::RecordsUnexplained { .. } => "records_unexplained",
+            Reason::MixedPartitioners { .. } => "mixed_partitioners",
         }
     }
 
@@ -344,6 +390,12 @@ impl Reason {
                 "find the producer of {topic}'s misplaced records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; route it through one partitioner (partwise kafka produce -P SPEC)"
             ),
             Reason::ObservedPartitionersDisagree { topics } => observed_partitioners_fix(topics),
+            Reason::MixedPartitioners {
+                writers,
+                unexplained,
+                split_keys,
+                ..
+            } => mixed_fix(writers, *unexplained, *split_keys),
             Reason::ObservedKeyEncodingsDiffer { .. } => {
                 "serialize the key one way for every topic (the same key serializer, e.g. string, in every producer)"
                     .to_string()
@@ -476,6 +528,47 @@ impl fmt::Display for Reason {
                     .collect();
                 write!(f, "partitioners disagree{}", listed_by(&list, "; "))
             }
+            Reason::MixedPartitioners {
+                topic,
+                writers,
+                unexplained,
+                split_keys,
+                example,
+            } => {
+                let list: Vec<String> = writers
+                    .iter()
+                    .map(|w| format!("{} ({:.1}% of records)", family(&w.candidates), 100.0 * w.share))
+                    .collect();
+                match list.as_slice() {
+                    [] => write!(f, "{topic}: written by partitioners partwise cannot name")?,
+                    [one] => write!(f, "{topic}: written by {one} and by partitioners partwise cannot name")?,
+                    _ => write!(
+                        f,
+                        "{topic}: written by {} partitioners that hash keys differently: {}",
+                        list.len(),
+                        list.join(", ")
+                    )?,
+                }
+                match (split_keys, example) {
+                    (0, _) => write!(f, "; no sampled key is on more than one partition")?,
+                    (n, Some((key, parts))) => {
+                        let ps: Vec<String> = parts.iter().map(u32::to_string).collect();
+                        write!(
+                            f,
+                            "; {n} keys are on more than one partition, so the join breaks for these keys (e.g. {key} on partitions {})",
+                            ps.join(" and ")
+                        )?
+                    }
+                    (n, None) => write!(
+                        f,
+                        "; {n} keys are on more than one partition, so the join breaks for these keys"
+                    )?,
+                }
+                if *unexplained > 0 {
+                    write!(f, "; {unexplained} keyed records no known partitioner explains")?;
+                }
+                Ok(())
+            }
             Reason::ObservedKeyEncodingsDiffer { encodings } => {
                 let list: Vec<String> = encodings
                     .iter()
@@ -491,41 +584,160 @@ impl fmt::Display for Reason {
     }
 }
 
-/// The setting that makes the other topics' producers place keys as the
-/// first topic's do: the same client's compatible partitioner where there is one.
+/// The same move for the other clients whose partitioners place keys as
+/// `pb` does (the records cannot tell them apart), each in its own words;
+/// empty when there are none.
+fn other_clients(pa: Partitioner, pb: Partitioner, family: &[Partitioner]) -> String {
+    let mut seen = vec![pb.client(), pa.client()];
+    let mut out: Vec<String> = Vec::new();
+    for p in family {
+        let c = p.client();
+        if seen.contains(&c) {
+            continue;
+        }
+        seen.push(c);
+        if let Some(x) = pa.compatible_in(c).first() {
+            out.push(format!("{c}: {}", x.setting_and_version()));
+        }
+    }
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (if they are not {} producers, the same in their client: {})",
+            pb.client(),
+            out.join("; ")
+        )
+    }
+}
+
+/// Whether `p` hashes keys as the Java producer does (murmur2, masked): the
+/// placement most clients can be set to, so the one a fix moves others to.
+fn java_compatible(p: Partitioner) -> bool {
+    let java: Partitioner = Partitioner::all().next().expect("java is first");
+    p.priority().is_none() && p.key_rule() == java.key_rule()
+}
+
+/// The setting that makes the other topics' producers place keys as one
+/// topic's do: the same client's compatible partitioner where there is one.
+/// The topic the others follow does not depend on the order the topics are
+/// given in: a Java-compatible one if any, else the first by partitioner
+/// and name; the steps are in topic-name order, each once.
 fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
-    // What holds whatever the topics' writers are, when none can be named.
-    const ANY: &str = "give the producers of every topic one partitioner that places keys alike (a Java-compatible murmur2 partitioner, which every client has)";
-    let Some((first, rest)) = topics.split_first() else {
-        return ANY.to_string();
+    let mut known: Vec<(&ObservedWriter, Partitioner)> = topics
+        .iter()
+        .filter_map(|t| Some((t, t.partitioner?)))
+        .collect();
+    known.sort_by(|a, b| {
+        (!java_compatible(a.1), a.1.spec(), &a.0.topic).cmp(&(
+            !java_compatible(b.1),
+            b.1.spec(),
+            &b.0.topic,
+        ))
+    });
+    let Some(((first, pa), rest)) = known.split_first() else {
+        return "declare or find each topic's partitioner (partwise kafka audit shows what wrote it)"
+            .to_string();
     };
-    let Some(pa) = first.partitioner else {
-        return ANY.to_string();
-    };
-    let mut steps = Vec::new();
-    for t in rest {
-        let Some(pb) = t.partitioner else { continue };
-        match pa.compatible_in(pb.client()).first() {
-            Some(c) => steps.push(format!(
-                "set {}'s {} producers to {} ({}), which places keys as {} does on {}",
+    let mut rest: Vec<&(&ObservedWriter, Partitioner)> = rest.iter().collect();
+    rest.sort_by(|a, b| a.0.topic.cmp(&b.0.topic));
+    let mut steps: Vec<String> = Vec::new();
+    for (t, pb) in rest {
+        if pb.key_rule() == pa.key_rule() && pb.priority().is_none() && pa.priority().is_none() {
+            continue;
+        }
+        let step = match pa.compatible_in(pb.client()).first() {
+            Some(c) => format!(
+                "set {}'s {} producers to {} ({}), which places keys as {} does on {}{}",
                 t.topic,
                 pb.client(),
                 c.setting_and_version(),
                 c.spec(),
                 pa.spec(),
-                first.topic
-            )),
-            None => steps.push(format!(
+                first.topic,
+                other_clients(*pa, *pb, &t.family)
+            ),
+            None => format!(
                 "no {} partitioner places keys as {} does: give {}'s and {}'s producers one Java-compatible murmur2 partitioner",
                 pb.client(),
                 pa.spec(),
                 first.topic,
                 t.topic
-            )),
+            ),
+        };
+        if !steps.contains(&step) {
+            steps.push(step);
         }
     }
     if steps.is_empty() {
-        return ANY.to_string();
+        return format!(
+            "give every producer of {} one partitioner",
+            known
+                .iter()
+                .map(|(t, _)| t.topic.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    steps.join("; ")
+}
+
+/// Every producer of a mixed topic moved to the placement of one of them:
+/// the Java-compatible member if there is one (most clients have a setting
+/// for it), else the one that wrote most; each other member's producers told
+/// in their own client's words.
+fn mixed_fix(writers: &[MixedWriter], unexplained: u64, split_keys: u64) -> String {
+    let mut steps: Vec<String> = Vec::new();
+    let target = writers
+        .iter()
+        .find(|w| java_compatible(w.partitioner))
+        .or_else(|| writers.first());
+    if let Some(t) = target {
+        let pa = t.partitioner;
+        for w in writers {
+            let pb = w.partitioner;
+            if std::ptr::eq(w, t) {
+                continue;
+            }
+            let step = match pa.compatible_in(pb.client()).first() {
+                Some(c) => format!(
+                    "set the {} producers (now {}) to {} ({}), which places keys as {} does{}",
+                    pb.client(),
+                    pb.setting(),
+                    c.setting_and_version(),
+                    c.spec(),
+                    pa.spec(),
+                    other_clients(pa, pb, &w.family)
+                ),
+                None => format!(
+                    "no {} partitioner places keys as {} does: move the producers that write like {} ({}) and those of {} to one Java-compatible murmur2 partitioner",
+                    pb.client(),
+                    pa.spec(),
+                    pb.spec(),
+                    pb.setting(),
+                    pa.spec()
+                ),
+            };
+            if !steps.contains(&step) {
+                steps.push(step);
+            }
+        }
+    }
+    if split_keys > 0 {
+        steps.push(
+            "records already written stay where they are: the split keys stay on two partitions until those records expire or the topic is re-written"
+                .to_string(),
+        );
+    }
+    if unexplained > 0 {
+        steps.push(format!(
+            "find the producer of the {unexplained} unexplained records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know"
+        ));
+    }
+    if steps.is_empty() {
+        // No member to move the others to, no record left over: what holds
+        // whatever wrote the topic.
+        steps.push("give every producer of the topic one Java-compatible murmur2 partitioner (the Java client's default, which every client has a setting for)".to_string());
     }
     steps.join("; ")
 }

@@ -11,7 +11,7 @@ mod family;
 #[cfg(test)]
 mod texts;
 
-pub use copartition::{summarize, ObservedWriter, ProducerRef, Reason, SampleDiff};
+pub use copartition::{summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff};
 pub use family::FamilyReason;
 
 #[cfg(test)]
@@ -119,6 +119,13 @@ mod tests {
                 misplaced: 1,
                 best: None,
             },
+            Reason::MixedPartitioners {
+                topic: "t".into(),
+                writers: vec![],
+                unexplained: 0,
+                split_keys: 0,
+                example: None,
+            },
         ]
         .iter()
         .map(Reason::kind)
@@ -137,7 +144,8 @@ mod tests {
                 "key_encodings_differ",
                 "topic_unreadable",
                 "no_keyed_records",
-                "records_unexplained"
+                "records_unexplained",
+                "mixed_partitioners"
             ]
         );
     }

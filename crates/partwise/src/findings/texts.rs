@@ -143,6 +143,7 @@ fn covered_reason(r: &Reason) -> &'static str {
         Reason::RecordsUnexplained { .. } => "records_unexplained",
         Reason::ObservedPartitionersDisagree { .. } => "observed_partitioners_disagree",
         Reason::ObservedKeyEncodingsDiffer { .. } => "observed_key_encodings_differ",
+        Reason::MixedPartitioners { .. } => "mixed_partitioners",
     }
 }
 
@@ -286,6 +287,7 @@ fn reasons() -> Vec<Reason> {
         topic: topic.into(),
         candidates: p.map(|p| vec![p.to_string()]).unwrap_or_default(),
         partitioner: p.map(|p| p.parse().unwrap()),
+        family: p.map(|p| vec![p.parse().unwrap()]).unwrap_or_default(),
     };
     out.push(Reason::ObservedPartitionersDisagree { topics: vec![] });
     out.push(Reason::ObservedPartitionersDisagree {
@@ -298,6 +300,40 @@ fn reasons() -> Vec<Reason> {
         for &b in &specs[1..] {
             out.push(Reason::ObservedPartitionersDisagree {
                 topics: vec![writer("a", a), writer("b", b), writer("c", b)],
+            });
+        }
+    }
+    // A topic several partitioners wrote: none, one or two of them known,
+    // with and without unexplained records and split keys.
+    let mixed = |specs: &[&str]| -> Vec<crate::findings::MixedWriter> {
+        specs
+            .iter()
+            .map(|s| {
+                let p: Partitioner = s.parse().unwrap();
+                crate::findings::MixedWriter {
+                    candidates: vec![s.to_string()],
+                    partitioner: p,
+                    family: vec![p],
+                    share: 1.0 / specs.len() as f64,
+                }
+            })
+            .collect()
+    };
+    for writers in [
+        vec![],
+        mixed(&["java"]),
+        mixed(&["kafkajs", "sarama"]),
+        mixed(&["sarama", "librdkafka:consistent_random"]),
+    ] {
+        for (unexplained, split_keys, example) in
+            [(0, 0, None), (5, 3, Some(("ADRO".to_string(), vec![1, 3])))]
+        {
+            out.push(Reason::MixedPartitioners {
+                topic: "notifications".into(),
+                writers: writers.clone(),
+                unexplained,
+                split_keys,
+                example,
             });
         }
     }

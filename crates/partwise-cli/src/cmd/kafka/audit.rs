@@ -10,7 +10,7 @@ use crate::cmd::check::reason_json;
 use crate::cmd::parse::{self, Partitioners};
 use crate::exit::{ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, visible, Format, Table};
-use partwise::routing::{candidates, Routing};
+use partwise::routing::{candidates, Candidate, Forensics, Routing};
 use partwise::{KeyFormat, Partitioner};
 use partwise_kafka::audit::{audit, summarize, AuditOptions, AuditReport, Progress, TopicAudit};
 use serde_json::{json, Value};
@@ -146,12 +146,62 @@ fn routing_json(r: &Routing) -> Value {
             "rate": m.rate(),
         })).collect::<Vec<_>>(),
         "misrouted_total": r.misrouted_total,
+        "forensics": r.forensics.as_ref().map(forensics_json),
         "misrouted": r.misrouted.iter().map(|m| json!({
             "key": key_json(&m.key),
             "key_hex": hex(&m.key),
             "partition": m.partition,
             "offset": m.offset,
             "expected": m.expected,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn candidates_json(c: &[Candidate]) -> Vec<String> {
+    c.iter().map(ToString::to_string).collect()
+}
+
+fn forensics_json(f: &Forensics) -> Value {
+    json!({
+        "mixture": f.mixture.as_ref().map(|m| json!({
+            "minimal": m.minimal,
+            "explained": m.explained,
+            "unexplained": m.unexplained,
+            "members": m.members.iter().map(|x| json!({
+                "partitioner": x.primary().to_string(),
+                "setting": x.primary().partitioner.setting(),
+                "partitioners": candidates_json(&x.family),
+                "records": x.records,
+                "records_only": x.records_only,
+                "records_shared": x.records_shared,
+                "share": x.share,
+                "keys": x.keys,
+                "key_share": x.key_share,
+            })).collect::<Vec<_>>(),
+            "unexplained_records": m.unexplained_records.iter().map(|u| json!({
+                "key": key_json(&u.key),
+                "key_hex": hex(&u.key),
+                "partition": u.partition,
+                "offset": u.offset,
+            })).collect::<Vec<_>>(),
+        })),
+        "distinct_keys": f.distinct_keys,
+        "keys_capped": f.keys_capped,
+        "split_keys_total": f.split_keys_total,
+        "split_keys": f.split_keys.iter().map(|k| json!({
+            "key": key_json(&k.key),
+            "key_hex": hex(&k.key),
+            "records": k.records(),
+            "partitions": k.partitions.iter().map(|&(p, n)| json!({"partition": p, "records": n})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "switches": f.switches.iter().map(|s| json!({
+            "partition": s.partition,
+            "offset": s.offset,
+            "earliest": s.earliest,
+            "from": candidates_json(&s.from),
+            "to": candidates_json(&s.to),
+            "records_before": s.before,
+            "records_after": s.after,
         })).collect::<Vec<_>>(),
     })
 }
@@ -182,7 +232,25 @@ fn topic_json(t: &TopicAudit) -> Value {
             "idle_partitions": s.idle_partitions,
         })),
         "routing": t.routing.as_ref().map(routing_json),
+        "findings": topic_finding(t).iter().map(reason_json).collect::<Vec<_>>(),
     })
+}
+
+/// The topic's own finding: the producers that wrote it differently.
+fn topic_finding(t: &TopicAudit) -> Option<partwise::findings::Reason> {
+    partwise::routing::mixture_finding(&t.name, t.routing.as_ref()?)
+}
+
+/// Each fix once, in the order first given.
+fn distinct_fixes(findings: &[partwise::findings::Reason]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in findings {
+        let fix = f.fix();
+        if !fix.is_empty() && !out.contains(&fix) {
+            out.push(fix);
+        }
+    }
+    out
 }
 
 /// An audit as JSON (`kafka audit --format json`, and `report -b`).
@@ -195,7 +263,7 @@ pub fn report_json(r: &AuditReport) -> Value {
         doc["copartitioning"] = json!({
             "copartitioned": v.copartitioned,
             "reasons": v.findings.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "fixes": v.findings.iter().map(|f| f.fix()).collect::<Vec<_>>(),
+            "fixes": distinct_fixes(&v.findings),
             "findings": v.findings.iter().map(reason_json).collect::<Vec<_>>(),
             "common_partitioners": v.common.iter().map(ToString::to_string).collect::<Vec<_>>(),
         });
@@ -231,6 +299,145 @@ fn partition_note(p: &partwise_kafka::audit::PartitionAudit) -> String {
         );
     }
     String::new()
+}
+
+/// Rows of split keys and unexplained records in the table.
+const FORENSIC_ROWS: usize = 10;
+
+fn write_forensics(f: &Forensics, out: &mut impl Write) -> Result<()> {
+    if let Some(m) = &f.mixture {
+        if m.members.len() >= 2 {
+            writeln!(
+                out,
+                "  mixture: {} partitioners together explain {} of {} keyed records ({})",
+                m.members.len(),
+                m.explained,
+                m.explained + m.unexplained,
+                if m.minimal {
+                    "no fewer can"
+                } else {
+                    "found greedily: fewer may"
+                }
+            )?;
+            let mut tab = Table::new([
+                "    SHARE",
+                "RECORDS",
+                "ONLY",
+                "SHARED",
+                "KEYS",
+                "PARTITIONER",
+                "SETTING",
+                "EQUIVALENT",
+            ]);
+            for x in &m.members {
+                let p = x.primary();
+                let others: Vec<String> = x
+                    .family
+                    .iter()
+                    .filter(|&&c| c != p)
+                    .map(ToString::to_string)
+                    .collect();
+                tab.row([
+                    format!("    {:.1}%", 100.0 * x.share),
+                    x.records.to_string(),
+                    x.records_only.to_string(),
+                    x.records_shared.to_string(),
+                    format!("{} ({:.0}%)", x.keys, 100.0 * x.key_share),
+                    p.to_string(),
+                    p.partitioner.setting(),
+                    if others.is_empty() {
+                        "-".into()
+                    } else {
+                        summarize_names(&others)
+                    },
+                ]);
+            }
+            tab.write(out)?;
+        }
+        if m.unexplained > 0 {
+            writeln!(
+                out,
+                "  unexplained: {} keyed records no known partitioner explains",
+                m.unexplained
+            )?;
+            for u in m.unexplained_records.iter().take(FORENSIC_ROWS) {
+                writeln!(
+                    out,
+                    "    {} in partition {} at offset {}",
+                    key_cell(&u.key),
+                    u.partition,
+                    u.offset
+                )?;
+            }
+        }
+    }
+    if f.split_keys_total > 0 {
+        let of = f
+            .distinct_keys
+            .map_or(String::new(), |k| format!(" of {k}"));
+        writeln!(
+            out,
+            "  split keys: {}{of} keys are on more than one partition: the join breaks for these keys",
+            f.split_keys_total
+        )?;
+        for k in f.split_keys.iter().take(FORENSIC_ROWS) {
+            let parts: Vec<String> = k
+                .partitions
+                .iter()
+                .map(|(p, n)| format!("{p} ({n} records)"))
+                .collect();
+            writeln!(
+                out,
+                "    {} on partitions {}",
+                key_cell(&k.key),
+                parts.join(", ")
+            )?;
+        }
+        let rest = f.split_keys_total.saturating_sub(FORENSIC_ROWS as u64);
+        if rest > 0 {
+            writeln!(
+                out,
+                "    +{rest} more (--format json lists {} of them)",
+                f.split_keys.len()
+            )?;
+        }
+    }
+    for s in &f.switches {
+        let span = if s.earliest < s.offset {
+            format!(
+                " (between offsets {} and {}: the records there fit both)",
+                s.earliest, s.offset
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  switch: partition {} at offset {}{span}: {} before ({} records), {} from it on ({} records)",
+            s.partition,
+            s.offset,
+            family_name(&s.from),
+            s.before,
+            family_name(&s.to),
+            s.after
+        )?;
+    }
+    Ok(())
+}
+
+/// A family as printed: the name it goes by (its client default) first.
+fn family_name(c: &[Candidate]) -> String {
+    let Some(p) = partwise::routing::primary(c) else {
+        return "-".into();
+    };
+    match c.len() {
+        1 => p.to_string(),
+        n => format!("{p} (and {} equivalent)", n - 1),
+    }
+}
+
+fn summarize_names(names: &[String]) -> String {
+    partwise::findings::summarize(names)
 }
 
 fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
@@ -298,7 +505,14 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                     100.0 * best.rate(),
                     ro.misrouted_total
                 )?;
-                for m in &ro.misrouted {
+                let mixed = ro
+                    .forensics
+                    .as_ref()
+                    .and_then(|f| f.mixture.as_ref())
+                    .is_some_and(|m| m.members.len() >= 2 && m.unexplained == 0);
+                // A mixture that explains every record says more than the
+                // records one partitioner misplaces.
+                for m in ro.misrouted.iter().filter(|_| !mixed) {
                     writeln!(
                         out,
                         "    {} in partition {} at offset {}, expected {}",
@@ -309,6 +523,9 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                             .map_or("no fixed partition".into(), |e| e.to_string())
                     )?;
                 }
+            }
+            if let Some(f) = &ro.forensics {
+                write_forensics(f, out)?;
             }
             // One row per match figure, with every candidate that has it
             // (equivalent partitioners); the best eight rows, then a count.
@@ -328,6 +545,10 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                 }
             }
         }
+        if let Some(f) = topic_finding(t) {
+            writeln!(out, "  {f}")?;
+            writeln!(out, "  fix: {}", f.fix())?;
+        }
         writeln!(out)?;
     }
     if let Some(v) = &r.verdict {
@@ -340,11 +561,13 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             )?;
         } else {
             writeln!(out, "co-partitioned: NO")?;
+            let mut said: Vec<String> = Vec::new();
             for finding in &v.findings {
                 writeln!(out, "  - {finding}")?;
                 let fix = finding.fix();
-                if !fix.is_empty() {
+                if !fix.is_empty() && !said.contains(&fix) {
                     writeln!(out, "    fix: {fix}")?;
+                    said.push(fix);
                 }
             }
         }
@@ -353,4 +576,41 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
         writeln!(out, "result: PARTIAL (see the topics marked PARTIAL)")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::findings::Reason;
+    use partwise_kafka::audit::Verdict;
+
+    /// Two findings with one fix print it once, in the table and in JSON.
+    #[test]
+    fn a_fix_two_findings_share_is_printed_once() {
+        let encodings = |t: &str| Reason::ObservedKeyEncodingsDiffer {
+            encodings: vec![(t.into(), "string".into()), ("z".into(), "int32".into())],
+        };
+        let (a, b) = (encodings("a"), encodings("b"));
+        assert_eq!(a.fix(), b.fix());
+        let r = AuditReport {
+            topics: Vec::new(),
+            verdict: Some(Verdict {
+                copartitioned: false,
+                findings: vec![a.clone(), b],
+                common: Vec::new(),
+            }),
+        };
+        let mut out = Vec::new();
+        write_table(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("fix: ").count(), 1, "{text}");
+        assert_eq!(
+            text.matches("  - key encodings differ").count(),
+            2,
+            "{text}"
+        );
+        let v = report_json(&r);
+        assert_eq!(v["copartitioning"]["fixes"], json!([a.fix()]));
+        assert_eq!(v["copartitioning"]["findings"].as_array().unwrap().len(), 2);
+    }
 }

@@ -635,13 +635,39 @@ impl Model {
                         ));
                     }
                 }
-                let inferred: Vec<String> = t
+                let mut inferred: Vec<String> = t
                     .routing
                     .as_ref()
                     .map(|r| r.inferred.iter().map(ToString::to_string).collect())
                     .unwrap_or_default();
+                // Producers that hash differently: each member of the smallest
+                // set that explains the records, with its share.
+                let mixture = t
+                    .routing
+                    .as_ref()
+                    .and_then(|r| r.forensics.as_ref()?.mixture.as_ref())
+                    .filter(|m| m.members.len() >= 2);
+                if let Some(m) = mixture {
+                    inferred = m
+                        .members
+                        .iter()
+                        .map(|x| format!("{} ({:.1}% of records)", x.primary(), 100.0 * x.share))
+                        .collect();
+                }
                 if let (Some(p), Some(r)) = (partitioner, &t.routing) {
-                    if r.keyed > 0 && !r.inferred.iter().any(|c| c.partitioner == p) {
+                    let in_mixture = mixture.is_some_and(|m| {
+                        m.members
+                            .iter()
+                            .any(|x| x.family.iter().any(|c| c.partitioner == p))
+                    });
+                    if r.keyed > 0 && in_mixture {
+                        differences.push(format!(
+                            "{}: declared {}, but its records were written by several partitioners: {}",
+                            t.name,
+                            p.spec(),
+                            inferred.join(", ")
+                        ));
+                    } else if r.keyed > 0 && !r.inferred.iter().any(|c| c.partitioner == p) {
                         differences.push(format!(
                             "{}: declared {}, but its records were written by {}",
                             t.name,
@@ -688,7 +714,11 @@ impl Model {
                         if let Some(v) = &r.verdict {
                             for f in &v.findings {
                                 diffs.push(f.to_string());
-                                fixes.push(f.fix().to_string());
+                                let fix = f.fix().to_string();
+                                // Each fix once: two findings can share one.
+                                if !fixes.contains(&fix) {
+                                    fixes.push(fix);
+                                }
                             }
                         }
                         if r.partial() {

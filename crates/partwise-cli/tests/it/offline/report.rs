@@ -424,7 +424,10 @@ fn a_pair_caught_mid_resize_shows_the_procedures_on_the_page_and_in_json() {
 fn salting_advice_for_a_joined_topic_names_its_partners_and_the_isolation() {
     // BBCA counted 50 times, each other symbol once: the heaviest key.
     let mut counts = String::from("BBCA,50\n");
-    for sym in std::fs::read_to_string(example("symbols.txt")).unwrap().lines() {
+    for sym in std::fs::read_to_string(example("symbols.txt"))
+        .unwrap()
+        .lines()
+    {
         if sym != "BBCA" {
             counts.push_str(&format!("{sym},1\n"));
         }
