@@ -175,7 +175,7 @@ impl Migration {
             }
             for (k, p) in self.candidates.iter().enumerate() {
                 if self.keeps[k]
-                    && !(self.twins[k] && !key.is_empty())
+                    && (!self.twins[k] || key.is_empty())
                     && !same(a, p.place(Some(key), n))
                 {
                     self.keeps[k] = false;
