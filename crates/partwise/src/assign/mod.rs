@@ -395,7 +395,11 @@ impl Assignor {
         let range = match name {
             "uniform" => false,
             "range" => true,
-            _ => return Err(format!("no KIP-848 server assignor '{name}' (uniform, range)")),
+            _ => {
+                return Err(format!(
+                    "no KIP-848 server assignor '{name}' (uniform, range)"
+                ))
+            }
         };
         let v = version.trim();
         let known = KIP848_VERSIONS.contains(&v);

@@ -125,8 +125,7 @@ pub fn homogeneous(
                 }
             }
         }
-        if release == Release::V4_0_1 && quota > 0 && has_extra && count - index > extra as usize
-        {
+        if release == Release::V4_0_1 && quota > 0 && has_extra && count - index > extra as usize {
             // Not one of the last `extra` members, which must take a spare.
             quota -= 1;
             has_extra = false;

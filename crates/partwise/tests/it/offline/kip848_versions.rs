@@ -21,7 +21,10 @@ fn group(c: &Value) -> Group {
     let mut g = Group::new(Vec::new(), topics);
     for m in c["members"].as_array().unwrap() {
         let topics = m["topics"].as_array().unwrap().iter();
-        let mut mem = Member::new(m["id"].as_str().unwrap(), topics.map(|t| t.as_str().unwrap()));
+        let mut mem = Member::new(
+            m["id"].as_str().unwrap(),
+            topics.map(|t| t.as_str().unwrap()),
+        );
         mem.owned = m["owned"]
             .as_array()
             .unwrap()
@@ -49,7 +52,12 @@ fn expected(c: &Value) -> ById {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_u64().unwrap() as u32))
+                .map(|p| {
+                    (
+                        p[0].as_str().unwrap().to_string(),
+                        p[1].as_u64().unwrap() as u32,
+                    )
+                })
                 .collect();
             list.sort();
             (id.clone(), list)
@@ -64,7 +72,8 @@ fn kip848_assignors_match_each_release_jar() {
     let mut wrong: Vec<String> = Vec::new();
     for v in VERSIONS {
         let path = dir.join(format!("kip848_{v}.jsonl"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let c: Value = serde_json::from_str(line).unwrap();
             assert_eq!(c["version"], v, "{}", path.display());
@@ -98,7 +107,12 @@ fn kip848_assignors_match_each_release_jar() {
             }
         }
     }
-    assert!(wrong.is_empty(), "{} of {checked} cases differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {checked} cases differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
     assert_eq!(checked, 6 * 102);
 }
 
@@ -106,17 +120,40 @@ fn kip848_assignors_match_each_release_jar() {
 fn kip848_versions_pick_the_release_model() {
     let p = |s: &str| s.parse::<Assignor>();
     assert_eq!(p("kip848:uniform").unwrap(), Assignor::Kip848Uniform);
-    assert_eq!(p("kip848:uniform@4.0.0").unwrap(), Assignor::Kip848Uniform400);
-    for v in ["4.0.1", "4.0.2", "4.1", "4.1.1", "4.2", "4.3.2", "4.4", "4.4.0"] {
-        assert_eq!(p(&format!("kip848:uniform@{v}")).unwrap(), Assignor::Kip848Uniform, "{v}");
-        assert_eq!(p(&format!("kip848:range@{v}")).unwrap(), Assignor::Kip848Range, "{v}");
+    assert_eq!(
+        p("kip848:uniform@4.0.0").unwrap(),
+        Assignor::Kip848Uniform400
+    );
+    for v in [
+        "4.0.1", "4.0.2", "4.1", "4.1.1", "4.2", "4.3.2", "4.4", "4.4.0",
+    ] {
+        assert_eq!(
+            p(&format!("kip848:uniform@{v}")).unwrap(),
+            Assignor::Kip848Uniform,
+            "{v}"
+        );
+        assert_eq!(
+            p(&format!("kip848:range@{v}")).unwrap(),
+            Assignor::Kip848Range,
+            "{v}"
+        );
     }
     assert_eq!(p("kip848:range@4.0").unwrap(), Assignor::Kip848Range);
     // The canonical spec round-trips.
-    for a in [Assignor::Kip848Uniform, Assignor::Kip848Uniform400, Assignor::Kip848Range] {
+    for a in [
+        Assignor::Kip848Uniform,
+        Assignor::Kip848Uniform400,
+        Assignor::Kip848Range,
+    ] {
         assert_eq!(p(a.spec()).unwrap(), a);
     }
-    for bad in ["kip848:uniform@4.0", "kip848:uniform@3.9", "kip848:range@5.0", "java:range@4.1", "kip848:uniform@"] {
+    for bad in [
+        "kip848:uniform@4.0",
+        "kip848:uniform@3.9",
+        "kip848:range@5.0",
+        "java:range@4.1",
+        "kip848:uniform@",
+    ] {
         let e = p(bad).unwrap_err();
         assert!(e.is_unknown_spec(), "{bad}: {e}");
         assert!(e.to_string().contains(bad), "{bad}: {e}");
@@ -127,12 +164,17 @@ fn kip848_versions_pick_the_release_model() {
 #[test]
 fn kip848_uniform_smallest_case_by_release() {
     let g = Group::new(
-        partwise::assign::member_names(3).into_iter().map(|id| Member::new(id, ["clicks.v2"])).collect(),
+        partwise::assign::member_names(3)
+            .into_iter()
+            .map(|id| Member::new(id, ["clicks.v2"]))
+            .collect(),
         vec![Topic::new("clicks.v2", 1)],
     );
     let owner = |spec: &str| {
         let a = spec.parse::<Assignor>().unwrap().assign(&g).unwrap();
-        g.members[a.partitions.iter().position(|l| !l.is_empty()).unwrap()].id.clone()
+        g.members[a.partitions.iter().position(|l| !l.is_empty()).unwrap()]
+            .id
+            .clone()
     };
     assert_eq!(owner("kip848:uniform@4.0.0"), "m00");
     assert_eq!(owner("kip848:uniform@4.1.1"), "m01");
