@@ -293,6 +293,9 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             }
             let mut doc = Map::new();
             doc.insert("assignor".into(), cfg.assignor.spec().into());
+            if let Some(v) = cfg.assignor.kafka_versions() {
+                doc.insert("kafka_versions".into(), v.into());
+            }
             doc.insert(
                 "members".into(),
                 a.order
@@ -353,7 +356,7 @@ fn table(
     writeln!(
         out,
         "assignor {}, {} members",
-        cfg.assignor,
+        cfg.assignor.label(),
         group.members.len()
     )?;
     let mut t = Table::new(["MEMBER", "COUNT", "PARTITIONS"]);
@@ -433,7 +436,7 @@ fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<Exi
             s.finish()?;
         }
         Format::Table => {
-            writeln!(out, "assignor {}", cfg.assignor)?;
+            writeln!(out, "assignor {}", cfg.assignor.label())?;
             let mut t = Table::new(["MEMBERS", "SPLIT", "OF", "SPLIT INDICES"]);
             for (k, co) in &rows {
                 t.row([

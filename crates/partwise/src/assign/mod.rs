@@ -387,6 +387,15 @@ impl Assignor {
         }
     }
 
+    /// The spec, followed for a KIP-848 assignor by the Kafka releases it
+    /// models: `kip848:uniform (Kafka 4.0.1 to 4.4.0)`.
+    pub fn label(self) -> String {
+        match self.kafka_versions() {
+            Some(v) => format!("{} (Kafka {v})", self.spec()),
+            None => self.spec().to_string(),
+        }
+    }
+
     /// The KIP-848 server assignor the broker of Apache Kafka `version`
     /// (`major.minor` or `major.minor.patch`) runs under the name `name`
     /// (`uniform` or `range`): `Err` names the reason for a version partwise
