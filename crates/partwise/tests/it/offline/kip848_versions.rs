@@ -82,6 +82,23 @@ fn kip848_assignors_match_each_release_jar() {
             let a: Assignor = spec.parse().unwrap_or_else(|e| panic!("{what}: {e}"));
             let g = group(&c);
             checked += 1;
+            // The coordinator's memberIds() order, which uniform walks.
+            let ids: Vec<&str> = g.members.iter().map(|m| m.id.as_str()).collect();
+            let order: Vec<&str> = partwise::assign::order::java_hashmap_order(&ids)
+                .into_iter()
+                .map(|i| ids[i])
+                .collect();
+            let want: Vec<&str> = c["member_ids_order"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            if order != want {
+                wrong.push(format!(
+                    "{what}: memberIds() order {order:?}, the jar {want:?}"
+                ));
+            }
             match a.assign(&g) {
                 Ok(got) if c.get("error").is_none() => {
                     let got: ById = g
