@@ -198,3 +198,38 @@ fn kip848_uniform_smallest_case_by_release() {
     assert_eq!(owner("kip848:uniform@4.4.0"), "m01");
     assert_eq!(owner("kip848:uniform"), "m01");
 }
+
+/// Each release's own API versions (read from its kafka-clients jar's
+/// message schemas by `tests/vectors/kip848/api_versions.py`) pick its line
+/// and, from 4.1 on, its `uniform` model; a 4.0 broker's `uniform` stays
+/// undecided (4.0.0 and 4.0.2 advertise the same versions).
+#[test]
+fn kip848_model_from_each_release_api_versions() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/kip848/api_versions.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let releases = v["max_stable"].as_object().unwrap();
+    assert_eq!(releases.len(), 6);
+    for (release, apis) in releases {
+        let apis: Vec<(i16, i16)> = apis
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.parse().unwrap(), v.as_i64().unwrap() as i16))
+            .collect();
+        let line = &release[..3];
+        let u = partwise::assign::kip848_model_for_broker("uniform", &apis);
+        let r = partwise::assign::kip848_model_for_broker("range", &apis);
+        assert_eq!(u.line, Some(line), "{release}: {}", u.evidence);
+        assert_eq!(r.assignor, Some(Assignor::Kip848Range), "{release}");
+        let want = (line != "4.0").then_some(Assignor::Kip848Uniform);
+        assert_eq!(u.assignor, want, "{release}: {}", u.evidence);
+        assert!(
+            u.evidence.contains(&format!("Kafka {line}")),
+            "{release}: {}",
+            u.evidence
+        );
+    }
+    let none = partwise::assign::kip848_model_for_broker("uniform", &[(0, 9)]);
+    assert_eq!((none.line, none.assignor), (None, None));
+}
