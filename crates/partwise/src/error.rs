@@ -232,7 +232,8 @@ impl fmt::Display for AssignError {
         match self {
             AssignError::UnknownAssignor { spec } => write!(
                 f,
-                "unknown assignor '{spec}' (known: {})",
+                "unknown assignor '{spec}' (known: {}; the kip848 ones take @VERSION, \
+                 4.0.0 to 4.4.0)",
                 crate::assign::Assignor::ALL
                     .iter()
                     .map(|a| a.spec())

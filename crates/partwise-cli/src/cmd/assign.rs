@@ -17,7 +17,8 @@ use super::parse::{self, TopicCount};
 pub struct Args {
     /// Assignor spec: java:range, java:roundrobin, java:sticky, java:cooperative-sticky,
     /// kip848:uniform, kip848:range, kafkajs:roundrobin, librdkafka:range,
-    /// librdkafka:roundrobin, copartitioned
+    /// librdkafka:roundrobin, copartitioned. The KIP-848 ones take the broker's
+    /// Kafka version, kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
