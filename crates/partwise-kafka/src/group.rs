@@ -125,6 +125,23 @@ pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription
     Ok(d)
 }
 
+/// The model of the KIP-848 server assignor `name` (`uniform`, `range`) the
+/// cluster runs, read from a bootstrap broker's API versions (ApiVersions;
+/// plaintext listeners only): the release line, the model when the line
+/// decides it, and the evidence.
+pub fn server_assignor_model(
+    conn: &Connection,
+    name: &str,
+) -> Result<partwise::assign::BrokerModel> {
+    if !crate::wire::plaintext(conn) {
+        return Err(Error::Config(
+            "the broker's API versions are read over plaintext listeners only".into(),
+        ));
+    }
+    let apis = crate::wire::api_versions(conn)?;
+    Ok(partwise::assign::kip848_model_for_broker(name, &apis))
+}
+
 /// The KIP-848 description of `group`, or `None` when the coordinator has no
 /// such consumer group (GROUP_ID_NOT_FOUND, or a broker without the API).
 fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescription>> {

@@ -10,8 +10,9 @@ use crate::connect::Connection;
 use crate::error::{Error, Result};
 use bytes::{Buf, Bytes};
 use kafka_protocol::messages::{
-    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DescribeGroupsRequest,
-    DescribeGroupsResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, DescribeGroupsRequest, DescribeGroupsResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use partwise_wire::frame;
@@ -109,6 +110,35 @@ pub fn consumer_group_describe(
                 .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]),
         )
     })
+}
+
+/// ApiVersions v0 (answered by every broker, before authentication) on the
+/// first bootstrap broker that answers: (API key, highest version) pairs.
+pub fn api_versions(conn: &Connection) -> Result<Vec<(i16, i16)>> {
+    let deadline = Instant::now() + conn.timeout();
+    let mut last = Error::kafka("asking for the API versions", "no bootstrap broker");
+    for b in conn.brokers().split(',').map(str::trim) {
+        let attempt = (|| {
+            let mut w = Wire::connect(b, deadline)?;
+            let r: ApiVersionsResponse =
+                w.call(ApiKey::ApiVersions, 0, &ApiVersionsRequest::default())?;
+            if r.error_code != 0 {
+                return Err(Error::kafka(
+                    format!("ApiVersions on {b}"),
+                    format!("error code {}", r.error_code),
+                ));
+            }
+            Ok(r.api_keys
+                .iter()
+                .map(|k| (k.api_key, k.max_version))
+                .collect())
+        })();
+        match attempt {
+            Ok(v) => return Ok(v),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
 
 /// Finds `group`'s coordinator from a bootstrap broker and runs `f` there.

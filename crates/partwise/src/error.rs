@@ -97,6 +97,7 @@ impl Error {
             Error::UnknownPartitioner { .. }
                 | Error::UnknownKeyFormat { .. }
                 | Error::Assign(AssignError::UnknownAssignor { .. })
+                | Error::Assign(AssignError::UnknownVersion { .. })
         )
     }
 }
@@ -197,6 +198,14 @@ pub enum AssignError {
         /// What was given.
         spec: String,
     },
+    /// A spec whose `@VERSION` names no Kafka version partwise has known
+    /// answers for, or one whose patch releases behave differently.
+    UnknownVersion {
+        /// What was given.
+        spec: String,
+        /// Why it is refused and which versions are accepted.
+        reason: String,
+    },
     /// The group has no members.
     NoMembers,
     /// Two members share an id.
@@ -223,13 +232,17 @@ impl fmt::Display for AssignError {
         match self {
             AssignError::UnknownAssignor { spec } => write!(
                 f,
-                "unknown assignor '{spec}' (known: {})",
+                "unknown assignor '{spec}' (known: {}; the kip848 ones take @VERSION, \
+                 4.0.0 to 4.4.0)",
                 crate::assign::Assignor::ALL
                     .iter()
                     .map(|a| a.spec())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            AssignError::UnknownVersion { spec, reason } => {
+                write!(f, "assignor '{spec}': {reason}")
+            }
             AssignError::NoMembers => f.write_str("the group has no members"),
             AssignError::DuplicateMember { id } => write!(f, "member id '{id}' given twice"),
             AssignError::Unsupported { assignor, reason } => {

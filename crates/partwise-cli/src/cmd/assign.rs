@@ -17,7 +17,8 @@ use super::parse::{self, TopicCount};
 pub struct Args {
     /// Assignor spec: java:range, java:roundrobin, java:sticky, java:cooperative-sticky,
     /// kip848:uniform, kip848:range, kafkajs:roundrobin, librdkafka:range,
-    /// librdkafka:roundrobin, copartitioned
+    /// librdkafka:roundrobin, copartitioned. The KIP-848 ones take the broker's
+    /// Kafka version, kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
@@ -289,6 +290,9 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             }
             let mut doc = Map::new();
             doc.insert("assignor".into(), cfg.assignor.spec().into());
+            if let Some(v) = cfg.assignor.kafka_versions() {
+                doc.insert("kafka_versions".into(), v.into());
+            }
             doc.insert(
                 "members".into(),
                 a.order
@@ -349,7 +353,7 @@ fn table(
     writeln!(
         out,
         "assignor {}, {} members",
-        cfg.assignor,
+        cfg.assignor.label(),
         group.members.len()
     )?;
     let mut t = Table::new(["MEMBER", "COUNT", "PARTITIONS"]);
@@ -429,7 +433,7 @@ fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<Exi
             s.finish()?;
         }
         Format::Table => {
-            writeln!(out, "assignor {}", cfg.assignor)?;
+            writeln!(out, "assignor {}", cfg.assignor.label())?;
             let mut t = Table::new(["MEMBERS", "SPLIT", "OF", "SPLIT INDICES"]);
             for (k, co) in &rows {
                 t.row([

@@ -9,6 +9,7 @@ mod common;
 
 mod offline {
     mod assign;
+    mod assign_kip848;
     mod cli;
     mod hostile;
     mod kafka;

@@ -318,8 +318,14 @@ pub enum Assignor {
     /// Java `CooperativeStickyAssignor`: as sticky, minus partitions changing owner.
     JavaCooperativeSticky,
     /// KIP-848 server-side `uniform` (`UniformAssignor`): the homogeneous or
-    /// heterogeneous builder, by subscriptions.
+    /// heterogeneous builder, by subscriptions, as Kafka 4.0.1 to 4.4.0
+    /// compute it (the newest; `kip848:uniform`, `kip848:uniform@4.1`, ...).
     Kip848Uniform,
+    /// KIP-848 `uniform` as Kafka 4.0.0 computes it (`kip848:uniform@4.0.0`):
+    /// its homogeneous builder gives the spare partitions to the first
+    /// members in `memberIds()` order; from 4.0.1 a member that keeps fewer
+    /// owned partitions than its quota leaves the spare one to others.
+    Kip848Uniform400,
     /// KIP-848 server-side `range` (`RangeAssignor` of the group coordinator).
     Kip848Range,
     /// KafkaJS `RoundRobinAssigner`.
@@ -359,6 +365,7 @@ impl Assignor {
             Assignor::JavaSticky => "java:sticky",
             Assignor::JavaCooperativeSticky => "java:cooperative-sticky",
             Assignor::Kip848Uniform => "kip848:uniform",
+            Assignor::Kip848Uniform400 => "kip848:uniform@4.0.0",
             Assignor::Kip848Range => "kip848:range",
             Assignor::KafkajsRoundRobin => "kafkajs:roundrobin",
             Assignor::LibrdkafkaRange => "librdkafka:range",
@@ -368,6 +375,61 @@ impl Assignor {
         }
     }
 
+    /// The Apache Kafka releases whose server assignor this is, for the
+    /// KIP-848 assignors (checked against those releases' jars, see
+    /// `tests/vectors/README.md`); `None` for client-side assignors.
+    pub fn kafka_versions(self) -> Option<&'static str> {
+        match self {
+            Assignor::Kip848Uniform => Some("4.0.1 to 4.4.0"),
+            Assignor::Kip848Uniform400 => Some("4.0.0"),
+            Assignor::Kip848Range => Some("4.0.0 to 4.4.0"),
+            _ => None,
+        }
+    }
+
+    /// The spec, followed for a KIP-848 assignor by the Kafka releases it
+    /// models: `kip848:uniform (Kafka 4.0.1 to 4.4.0)`.
+    pub fn label(self) -> String {
+        match self.kafka_versions() {
+            Some(v) => format!("{} (Kafka {v})", self.spec()),
+            None => self.spec().to_string(),
+        }
+    }
+
+    /// The KIP-848 server assignor the broker of Apache Kafka `version`
+    /// (`major.minor` or `major.minor.patch`) runs under the name `name`
+    /// (`uniform` or `range`): `Err` names the reason for a version partwise
+    /// has no known answers for, or one (`4.0`) whose releases differ.
+    pub fn kip848_for_version(name: &str, version: &str) -> Result<Assignor, String> {
+        let range = match name {
+            "uniform" => false,
+            "range" => true,
+            _ => {
+                return Err(format!(
+                    "no KIP-848 server assignor '{name}' (uniform, range)"
+                ))
+            }
+        };
+        let v = version.trim();
+        let known = KIP848_VERSIONS.contains(&v);
+        if !known {
+            return Err(format!(
+                "no known answers for Kafka {v} (known: {})",
+                KIP848_VERSIONS.join(", ")
+            ));
+        }
+        Ok(match (range, v) {
+            (true, _) => Assignor::Kip848Range,
+            (false, "4.0") => {
+                return Err("Kafka 4.0.0 and 4.0.1+ compute uniform differently: \
+                     say @4.0.0 or @4.0.1"
+                    .into())
+            }
+            (false, "4.0.0") => Assignor::Kip848Uniform400,
+            (false, _) => Assignor::Kip848Uniform,
+        })
+    }
+
     /// Whether the assignor reads the members' previously owned partitions.
     pub fn is_sticky(self) -> bool {
         matches!(
@@ -375,6 +437,7 @@ impl Assignor {
             Assignor::JavaSticky
                 | Assignor::JavaCooperativeSticky
                 | Assignor::Kip848Uniform
+                | Assignor::Kip848Uniform400
                 | Assignor::LibrdkafkaCooperativeSticky
                 | Assignor::Copartitioned
         )
@@ -406,11 +469,16 @@ impl Assignor {
                     sticky_general::general(group, cooperative)?
                 }
             }
-            Assignor::Kip848Uniform => {
+            Assignor::Kip848Uniform | Assignor::Kip848Uniform400 => {
+                let release = if self == Assignor::Kip848Uniform400 {
+                    uniform::Release::V4_0_0
+                } else {
+                    uniform::Release::V4_0_1
+                };
                 // The coordinator calls a group homogeneous when every subscribed
                 // topic name has every member as a subscriber.
                 if sticky_general::subscriptions_equal(group) {
-                    uniform::homogeneous(group)?
+                    uniform::homogeneous(group, release, self.spec())?
                 } else {
                     uniform_hetero::heterogeneous(group)
                 }
@@ -432,9 +500,53 @@ impl FromStr for Assignor {
     /// Canonical specs, the clients' own names (`RangeAssignor`,
     /// `cooperative-sticky`, `CooperativeStickyAssignor`), and bare client
     /// names for their defaults (`java`: range, `kip848`: uniform, `kafkajs`
-    /// and `librdkafka`: their first strategy).
+    /// and `librdkafka`: their first strategy). The KIP-848 assignors take
+    /// an Apache Kafka version, `kip848:uniform@4.0.0`, `kip848:range@4.4`
+    /// (see [`Assignor::kip848_for_version`]); without one, the newest.
     fn from_str(s: &str) -> Result<Assignor, crate::Error> {
-        let norm: String = s
+        let (base, version) = match s.split_once('@') {
+            Some((b, v)) => (b, Some(v)),
+            None => (s, None),
+        };
+        let a = Assignor::parse_base(s, base)?;
+        let Some(version) = version else {
+            return Ok(a);
+        };
+        let name = match a {
+            Assignor::Kip848Uniform => "uniform",
+            Assignor::Kip848Range => "range",
+            _ => {
+                return Err(crate::Error::Assign(AssignError::UnknownVersion {
+                    spec: s.to_string(),
+                    reason: "only the KIP-848 server assignors (kip848:uniform, kip848:range) \
+                             take an @VERSION"
+                        .into(),
+                }))
+            }
+        };
+        Assignor::kip848_for_version(name, version).map_err(|reason| {
+            crate::Error::Assign(AssignError::UnknownVersion {
+                spec: s.to_string(),
+                reason,
+            })
+        })
+    }
+}
+
+/// The Apache Kafka versions `kip848:uniform@V` / `kip848:range@V` accept:
+/// every release of 4.0 to 4.4 on Maven Central. The jars of 4.0.0, 4.0.2,
+/// 4.1.1, 4.2.0, 4.3.0 and 4.4.0 produced the committed known answers; the
+/// other releases have assignor sources (4.0.1, 4.1.0, 4.1.2, 4.2.1, 4.3.1) or
+/// bytecode (4.2.2, 4.3.2) identical to one of those. `major.minor` stands for
+/// every release of the line.
+pub const KIP848_VERSIONS: [&str; 18] = [
+    "4.0", "4.0.0", "4.0.1", "4.0.2", "4.1", "4.1.0", "4.1.1", "4.1.2", "4.2", "4.2.0", "4.2.1",
+    "4.2.2", "4.3", "4.3.0", "4.3.1", "4.3.2", "4.4", "4.4.0",
+];
+
+impl Assignor {
+    fn parse_base(s: &str, base: &str) -> Result<Assignor, crate::Error> {
+        let norm: String = base
             .trim()
             .to_ascii_lowercase()
             .chars()
@@ -551,4 +663,72 @@ pub fn colocation_of(group: &Group, assignment: &Assignment, topics: &[u32]) -> 
         owners.push(row);
     }
     Colocation { owners, split }
+}
+
+/// Which KIP-848 server assignor model a broker runs, from the highest
+/// version of each API it advertises (ApiVersions). The API versions tell the
+/// release line apart (4.0, 4.1, 4.2, 4.3, 4.4) but not patch releases, and
+/// Kafka 4.0.0's `uniform` differs from 4.0.1's: for a 4.0 broker `uniform`
+/// is left undecided and both models are named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerModel {
+    /// The newest release line the APIs prove (`"4.1"`); `None` below 4.0.
+    pub line: Option<&'static str>,
+    /// The model of `name` for that line, when the line decides it.
+    pub assignor: Option<Assignor>,
+    /// The API versions the line was read from, e.g. `"Produce v13"`, and
+    /// why the model is undecided when it is.
+    pub evidence: String,
+}
+
+/// The release lines and the first API version each introduced (from the
+/// kafka-clients jars' message schemas, `tests/vectors/kip848/api_versions.json`):
+/// (line, API key, API name, version).
+const KIP848_LINES: [(&str, i16, &str, i16); 4] = [
+    ("4.4", 42, "DeleteGroups", 3),
+    ("4.3", 35, "DescribeLogDirs", 5),
+    ("4.2", 8, "OffsetCommit", 10),
+    ("4.1", 0, "Produce", 13),
+];
+
+/// The model of the KIP-848 server assignor `name` (`uniform` or `range`) on
+/// a broker advertising `api_max` (API key, highest version), with the
+/// evidence; see [`BrokerModel`].
+pub fn kip848_model_for_broker(name: &str, api_max: &[(i16, i16)]) -> BrokerModel {
+    let max = |key: i16| {
+        api_max
+            .iter()
+            .filter(|(k, _)| *k == key)
+            .map(|&(_, v)| v)
+            .max()
+    };
+    for (line, key, api, version) in KIP848_LINES {
+        if let Some(v) = max(key).filter(|&v| v >= version) {
+            return BrokerModel {
+                line: Some(line),
+                assignor: Assignor::kip848_for_version(name, line).ok(),
+                evidence: format!("{api} v{v} (Kafka {line} or later)"),
+            };
+        }
+    }
+    // ConsumerGroupHeartbeat (68) v1: every 4.x release's schema has it.
+    match max(68) {
+        Some(v) if v >= 1 => BrokerModel {
+            line: Some("4.0"),
+            assignor: if name == "range" {
+                Some(Assignor::Kip848Range)
+            } else {
+                None
+            },
+            evidence: format!(
+                "ConsumerGroupHeartbeat v{v}, Produce below v13 (Kafka 4.0); the API versions do not \
+                 tell 4.0.0 (kip848:uniform@4.0.0) from 4.0.1 and 4.0.2 (kip848:uniform)"
+            ),
+        },
+        _ => BrokerModel {
+            line: None,
+            assignor: None,
+            evidence: "no ConsumerGroupHeartbeat v1 (older than Kafka 4.0: no known answers)".into(),
+        },
+    }
 }

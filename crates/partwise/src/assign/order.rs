@@ -41,6 +41,53 @@ pub fn java_hashmap_order<S: AsRef<str>>(keys: &[S]) -> Vec<usize> {
     idx
 }
 
+/// The iteration order of `new java.util.HashSet<Integer>(list)` (a
+/// `HashMap` sized for the list, filled in list order; duplicates dropped):
+/// bucket by bucket, each bucket in insertion order. A bucket that reaches 9
+/// entries doubles a table smaller than 64 (resizes keep the relative order);
+/// in a larger table it turns into a tree, whose order is not modelled: `None`.
+pub fn java_int_hashset_order(list: &[u32]) -> Option<Vec<u32>> {
+    // HashSet(Collection): HashMap(max((int) (size / .75f) + 1, 16)), rounded
+    // up to a power of two.
+    let initial = ((list.len() as f32 / 0.75f32) as usize + 1).max(16);
+    let mut cap = initial.next_power_of_two();
+    let spread = |p: u32| (p ^ (p >> 16)) as usize;
+    let mut keys: Vec<u32> = Vec::with_capacity(list.len());
+    let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    let mut bins: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for &p in list {
+        if !seen.insert(p) {
+            continue;
+        }
+        let bin = spread(p) & (cap - 1);
+        let before = bins.get(&bin).copied().unwrap_or(0);
+        keys.push(p);
+        *bins.entry(bin).or_insert(0) += 1;
+        // putVal: treeifyBin (a resize below 64 slots) first, then the size check.
+        let mut doublings = 0;
+        if before >= 8 {
+            if cap < 64 {
+                doublings += 1;
+            } else {
+                return None;
+            }
+        }
+        if keys.len() > (cap << doublings) / 4 * 3 {
+            doublings += 1;
+        }
+        if doublings > 0 {
+            cap <<= doublings;
+            bins.clear();
+            for &k in &keys {
+                *bins.entry(spread(k) & (cap - 1)).or_insert(0) += 1;
+            }
+        }
+    }
+    let mut idx: Vec<usize> = (0..keys.len()).collect();
+    idx.sort_by_key(|&i| spread(keys[i]) & (cap - 1));
+    Some(idx.into_iter().map(|i| keys[i]).collect())
+}
+
 /// `AbstractPartitionAssignor.MemberInfo.compareTo`: members with a
 /// `group.instance.id` first, by instance id, then the others by member id.
 pub fn java_member_cmp(a: &Member, b: &Member) -> Ordering {

@@ -8,12 +8,33 @@
 //! members are walked in `HashMap<String, _>` order, emulated by
 //! [`super::order::java_hashmap_order`]. Unequal subscriptions take the real
 //! code's `UniformHeterogeneousAssignmentBuilder` ([`super::uniform_hetero`]).
+//!
+//! A member's owned partitions of one topic reach the builder as the
+//! coordinator rebuilds them from its records, `new HashSet<>(list)`, and are
+//! walked in that set's order ([`super::order::java_int_hashset_order`]): when
+//! a member owns more than its quota, the first ones in set order stay.
 
-use super::order::java_hashmap_order;
+use super::order::{java_hashmap_order, java_int_hashset_order};
 use super::{AssignError, Assignment, Group, Tp};
 use std::collections::HashSet;
 
-pub fn homogeneous(group: &Group) -> Result<Assignment, AssignError> {
+/// Which release's homogeneous builder to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Kafka 4.0.0: a member takes a spare partition (quota + 1) whenever
+    /// spares are left, in `memberIds()` order.
+    V4_0_0,
+    /// Kafka 4.0.1 to 4.4.0: a member that keeps fewer owned partitions than
+    /// its quota gives its spare up to a later member, unless it is one of
+    /// the last members that must take one.
+    V4_0_1,
+}
+
+pub fn homogeneous(
+    group: &Group,
+    release: Release,
+    spec: &'static str,
+) -> Result<Assignment, AssignError> {
     if !group.homogeneous() {
         return Ok(super::uniform_hetero::heterogeneous(group));
     }
@@ -58,19 +79,31 @@ pub fn homogeneous(group: &Group) -> Result<Assignment, AssignError> {
     // quota, topic by topic (in topic-set order), partitions ascending.
     let mut assignment: Vec<Vec<Tp>> = vec![Vec::new(); group.members.len()];
     let mut unfilled: Vec<(usize, u32)> = Vec::new();
-    for &m in &order {
+    let count = order.len();
+    for (index, &m) in order.iter().enumerate() {
         let mut quota = min_quota;
+        let mut has_extra = false;
         if extra > 0 {
             quota += 1;
-            extra -= 1;
+            match release {
+                Release::V4_0_0 => extra -= 1,
+                Release::V4_0_1 => has_extra = true,
+            }
         }
         for &t in &topics {
-            let mut parts: Vec<u32> = owned[m]
+            let list: Vec<u32> = owned[m]
                 .iter()
                 .filter(|tp| tp.topic as usize == t)
                 .map(|tp| tp.partition)
                 .collect();
-            parts.sort_unstable();
+            let parts = java_int_hashset_order(&list).ok_or_else(|| AssignError::Unsupported {
+                assignor: spec,
+                reason: format!(
+                    "member '{}' owns partitions of topic '{}' that share a bucket of a \
+                     Java HashSet so often that it turns into a tree, whose order is not modelled",
+                    group.members[m].id, group.topics[t].name
+                ),
+            })?;
             if parts.len() as u32 <= quota {
                 quota -= parts.len() as u32;
                 assignment[m].extend(parts.iter().map(|&partition| Tp {
@@ -92,8 +125,16 @@ pub fn homogeneous(group: &Group) -> Result<Assignment, AssignError> {
                 }
             }
         }
+        if release == Release::V4_0_1 && quota > 0 && has_extra && count - index > extra as usize {
+            // Not one of the last `extra` members, which must take a spare.
+            quota -= 1;
+            has_extra = false;
+        }
         if quota > 0 {
             unfilled.push((m, quota));
+        }
+        if has_extra {
+            extra -= 1;
         }
     }
 
@@ -110,7 +151,7 @@ pub fn homogeneous(group: &Group) -> Result<Assignment, AssignError> {
     }
     if next < unassigned.len() {
         return Err(AssignError::Unsupported {
-            assignor: "kip848:uniform",
+            assignor: spec,
             reason:
                 "partitions left unassigned (the real assignor throws PartitionAssignorException)"
                     .into(),

@@ -162,10 +162,31 @@ pub fn run(a: Args) -> Result<ExitCode> {
         assignor.map(|asg| (asg, a.topics.as_slice())),
     )
     .map_err(predict_error)?;
+    let model = assignor.and_then(|asg| server_model(&conn, asg));
     let mut out = std::io::stdout().lock();
     match a.format {
-        Format::Table => write_table(&mut crate::output::Visible::new(&mut out), &d, &r)?,
-        format => crate::output::write_doc(&mut out, format, &to_json(&d, &r))?,
+        Format::Table => {
+            write_table(&mut crate::output::Visible::new(&mut out), &d, &r)?;
+            if let Some((asg, m)) = &model {
+                writeln!(
+                    out,
+                    "
+{}",
+                    model_line(*asg, m)
+                )?;
+            }
+        }
+        format => {
+            let mut doc = to_json(&d, &r);
+            if let (Some((_, m)), Some(p)) = (&model, doc.get_mut("prediction")) {
+                p["server_assignor_model"] = json!(m.assignor.map(|x| x.spec()));
+                p["server_assignor_kafka_versions"] =
+                    json!(m.assignor.and_then(|x| x.kafka_versions()));
+                p["broker_release_line"] = json!(m.line);
+                p["server_assignor_evidence"] = json!(m.evidence);
+            }
+            crate::output::write_doc(&mut out, format, &doc)?
+        }
     }
     out.flush()?;
     Ok(
@@ -175,6 +196,51 @@ pub fn run(a: Args) -> Result<ExitCode> {
             ExitCode::Ok
         },
     )
+}
+
+/// For a KIP-848 `--assignor`, the model the broker's own release runs,
+/// read from its API versions (an unreadable answer is the evidence).
+fn server_model(
+    conn: &partwise_kafka::Connection,
+    asg: Assignor,
+) -> Option<(Assignor, partwise::assign::BrokerModel)> {
+    let name = match asg {
+        Assignor::Kip848Uniform | Assignor::Kip848Uniform400 => "uniform",
+        Assignor::Kip848Range => "range",
+        _ => return None,
+    };
+    let m = partwise_kafka::group::server_assignor_model(conn, name).unwrap_or_else(|e| {
+        partwise::assign::BrokerModel {
+            line: None,
+            assignor: None,
+            evidence: format!("the broker's API versions could not be read: {e}"),
+        }
+    });
+    Some((asg, m))
+}
+
+/// The text line naming the broker's model and how the prediction relates to it.
+fn model_line(asg: Assignor, m: &partwise::assign::BrokerModel) -> String {
+    match m.assignor {
+        Some(x) if x == asg => format!(
+            "server assignor model: {} (the broker: {})",
+            x.label(),
+            m.evidence
+        ),
+        Some(x) => format!(
+            "server assignor model: {} (the broker: {}); the prediction used {}: \
+             predict with --assignor {} for this broker",
+            x.label(),
+            m.evidence,
+            asg.label(),
+            x.spec()
+        ),
+        None => format!(
+            "server assignor model: undecided ({}); the prediction used {}",
+            m.evidence,
+            asg.label()
+        ),
+    }
 }
 
 /// The group's header line and its members' table.

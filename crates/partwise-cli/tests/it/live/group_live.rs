@@ -473,6 +473,27 @@ fn kip848_groups_are_described_with_consumer_group_describe() {
         );
         assert_eq!(v["split_count"], split as u64, "{v}");
         assert_eq!(code, if split > 0 { 1 } else { 0 });
+        // The prediction names the model the broker's own release runs, read
+        // from its API versions (a 4.0 broker leaves uniform undecided).
+        let spec = format!("kip848:{assignor}");
+        let (_, p) = describe(&b, &group, &["--assignor", &spec]);
+        let p = &p["prediction"];
+        let line = p["broker_release_line"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{p}"));
+        assert!(line.starts_with("4."), "{p}");
+        if assignor == "range" || line != "4.0" {
+            assert_eq!(p["server_assignor_model"], spec.as_str(), "{p}");
+        } else {
+            assert!(p["server_assignor_model"].is_null(), "{p}");
+        }
+        assert!(
+            p["server_assignor_evidence"]
+                .as_str()
+                .unwrap()
+                .contains(line),
+            "{p}"
+        );
     }
     // librdkafka (2.12) members of a KIP-848 group, decoded the same way.
     let group = unique("pwgl-848-rdk");

@@ -501,3 +501,33 @@ fn a_librdkafka_group_gets_the_assignment_partwise_predicts() {
         drop(consumers);
     }
 }
+
+/// The shared broker's own API versions pick its release line (the version
+/// its server.log names) and, from 4.1 on, the `uniform` model of that line.
+#[test]
+fn server_assignor_model_from_the_brokers_api_versions() {
+    let dir = partwise_faults::live::env("PARTWISE_KAFKA_DIR");
+    let log = std::fs::read_to_string(format!("{dir}/node-1/server.log")).unwrap();
+    let version = log
+        .split("Kafka version: ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("server.log names the Kafka version")
+        .to_string();
+    let line = version.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
+    let c = conn(&kafka_bootstrap(), 10);
+    let m = partwise_kafka::group::server_assignor_model(&c, "uniform").unwrap();
+    assert_eq!(
+        m.line,
+        Some(line.as_str()),
+        "Kafka {version}: {}",
+        m.evidence
+    );
+    // A 4.0 broker's API versions do not tell 4.0.0 from 4.0.1: undecided.
+    let want = (line != "4.0")
+        .then(|| Assignor::kip848_for_version("uniform", &version).ok())
+        .flatten();
+    assert_eq!(m.assignor, want, "Kafka {version}: {}", m.evidence);
+    let r = partwise_kafka::group::server_assignor_model(&c, "range").unwrap();
+    assert_eq!(r.assignor, Some(Assignor::Kip848Range));
+}
