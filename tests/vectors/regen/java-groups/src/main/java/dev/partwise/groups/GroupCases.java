@@ -57,14 +57,22 @@ public final class GroupCases {
     record G(String name, String kind, LinkedHashMap<String, Integer> topics, List<M> members) {}
 
     static final class Sticky extends StickyAssignor {
+        /** What the assignor will decode, read from a duplicate so the real call still sees the bytes. */
         MemberData decoded(Subscription s) {
-            return memberData(s);
+            java.nio.ByteBuffer data = s.userData() == null ? null : s.userData().duplicate();
+            Subscription copy = new Subscription(s.topics(), data, s.ownedPartitions(),
+                    s.generationId().orElse(-1), s.rackId());
+            return memberData(copy);
         }
     }
 
     static final class Coop extends CooperativeStickyAssignor {
+        /** What the assignor will decode, read from a duplicate so the real call still sees the bytes. */
         MemberData decoded(Subscription s) {
-            return memberData(s);
+            java.nio.ByteBuffer data = s.userData() == null ? null : s.userData().duplicate();
+            Subscription copy = new Subscription(s.topics(), data, s.ownedPartitions(),
+                    s.generationId().orElse(-1), s.rackId());
+            return memberData(copy);
         }
     }
 
@@ -153,7 +161,9 @@ public final class GroupCases {
                             new ConsumerGroupMetadata("pw", m.generation, m.id, Optional.ofNullable(m.instance)));
                     data = sticky.subscriptionUserData(new java.util.HashSet<>(m.topics));
                 }
-                s = new Subscription(m.topics, data, List.of(), -1, Optional.empty());
+                // An eager member revokes before it joins (no owned partitions
+                // in the subscription) but still sends its generation.
+                s = new Subscription(m.topics, data, List.of(), m.generation, Optional.empty());
             } else {
                 s = new Subscription(m.topics, null, m.owned, m.generation, Optional.empty());
             }
