@@ -8,9 +8,11 @@
 
 mod copartition;
 mod family;
+mod leader;
 
 pub use copartition::{summarize, ObservedWriter, ProducerRef, Reason, SampleDiff};
 pub use family::FamilyReason;
+pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
 
 #[cfg(test)]
 mod tests {
