@@ -44,7 +44,7 @@ fn bad(field: impl Into<String>, reason: impl Into<String>) -> Error {
 /// (`members[2].owned_partitions[0]`) and why.
 pub fn parse(text: &str) -> Result<GroupFile, Error> {
     let doc: Value =
-        serde_json::from_str(text).map_err(|e| bad("the file", format!("not JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|e| bad("document", format!("not JSON: {e}")))?;
     let obj = doc.as_object().ok_or_else(|| {
         bad(
             "the file",
@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let cases = [
-            ("[]", "the file"),
+            ("[]", "document"),
             (
                 r#"{"members": [{"id": "a", "subscription": []}]}"#,
                 "topics",

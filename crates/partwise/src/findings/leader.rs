@@ -49,7 +49,7 @@ pub enum LeaderFinding {
         exception: String,
         /// Its message.
         message: String,
-        /// The first claim past a count, as `topic-partition of N`, when the group has one.
+        /// The first claim past a count (`t0-106, but t0 has 106 partitions`), when the group has one.
         stale: Option<String>,
     },
 }
@@ -126,9 +126,10 @@ impl fmt::Display for LeaderFinding {
                 let short = exception.rsplit('.').next().unwrap_or(exception);
                 write!(
                     f,
-                    "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) throws {short}: {message}, \
-                     so the rebalance fails on every try",
-                    class(*assignor)
+                    "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) throws {short}: {}, so the \
+                     rebalance fails on every try",
+                    class(*assignor),
+                    message.trim_end_matches('.')
                 )?;
                 if let Some(s) = stale {
                     write!(f, " (members claim {s})")?;
@@ -154,7 +155,10 @@ pub fn leader_findings(
         }) => {
             let stale = group.stale_claims().first().map(|&(_, tp)| {
                 let t = &group.topics[tp.topic as usize];
-                format!("{}-{} of {} partitions", t.name, tp.partition, t.partitions)
+                format!(
+                    "{}-{}, but {} has {} partitions",
+                    t.name, tp.partition, t.name, t.partitions
+                )
             });
             out.push(LeaderFinding::Throws {
                 assignor,
