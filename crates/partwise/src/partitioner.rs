@@ -126,6 +126,7 @@ enum Builtin {
     LibrdkafkaFnv1aRandom,
     LibrdkafkaRandom,
     KafkaPython,
+    Aiokafka,
     KafkajsDefault,
     KafkajsLegacy,
     SaramaHash,
@@ -254,6 +255,15 @@ const TABLE: &[Info] = &[
         null_key: Keyless::Place(Random),
         empty_as_null: false,
         about: "kafka-python DefaultPartitioner: Java-compatible murmur2; null keys random",
+    },
+    Info {
+        builtin: B::Aiokafka,
+        spec: "aiokafka",
+        aliases: &["aiokafka:default", "aiokafka:defaultpartitioner"],
+        key: MURMUR2,
+        null_key: Keyless::Place(Random),
+        empty_as_null: false,
+        about: "aiokafka DefaultPartitioner (AIOKafkaProducer's default): byte-identical to kafka-python's, Java-compatible murmur2; null keys random",
     },
     Info {
         builtin: B::KafkajsDefault,
@@ -496,6 +506,7 @@ impl Partitioner {
                 "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner"
             }
             ("kafka-python", "") => "the default partitioner",
+            ("aiokafka", "") => "the default partitioner (AIOKafkaProducer without partitioner=)",
             ("kafkajs", "") => "createPartitioner: Partitioners.DefaultPartitioner",
             ("kafkajs", "legacy") => "createPartitioner: Partitioners.LegacyPartitioner",
             ("sarama", "") => "Producer.Partitioner = sarama.NewHashPartitioner",

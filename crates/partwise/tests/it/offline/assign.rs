@@ -1189,3 +1189,47 @@ fn java_group_cases_match_kafka_clients_4_4_0() {
     );
     assert!(unequal_or_mixed >= 160);
 }
+
+/// Claims past a topic's count reach only Java's sticky assignors, whose real
+/// code keeps them: every other assignor, partwise's `copartitioned` (the
+/// runtime's leader) among them, assigns only partitions that exist, each
+/// once, whatever the members claim.
+#[test]
+fn only_java_sticky_keeps_claims_past_a_count() {
+    let mut group = Group::new(
+        (0..3)
+            .map(|i| Member::new(format!("c{i}"), ["a", "b"]))
+            .collect(),
+        vec![Topic::new("a", 4), Topic::new("b", 4)],
+    );
+    for (i, m) in group.members.iter_mut().enumerate() {
+        m.generation = Some(5);
+        for p in [i as u32, i as u32 + 3, i as u32 + 6] {
+            m.owned.push(Tp {
+                topic: 0,
+                partition: p,
+            });
+            m.owned.push(Tp {
+                topic: 1,
+                partition: p,
+            });
+        }
+    }
+    assert!(group.has_stale_claims());
+    for a in Assignor::ALL {
+        let java_sticky = matches!(a, Assignor::JavaSticky | Assignor::JavaCooperativeSticky);
+        match a.assign(&group) {
+            Ok(got) => {
+                let all: Vec<Tp> = got.partitions.iter().flatten().copied().collect();
+                let stale = all.iter().any(|tp| tp.partition >= 4);
+                let unique: std::collections::HashSet<Tp> = all.iter().copied().collect();
+                if !java_sticky {
+                    assert!(!stale, "{a}: {all:?}");
+                    assert_eq!(unique.len(), all.len(), "{a}: a partition given twice");
+                    assert_eq!(unique.len() + got.withheld.len(), 8, "{a}");
+                }
+            }
+            Err(e) => assert!(java_sticky, "{a}: {e}"),
+        }
+    }
+}
