@@ -47,7 +47,7 @@ pub fn parse(text: &str) -> Result<GroupFile, Error> {
         serde_json::from_str(text).map_err(|e| bad("document", format!("not JSON: {e}")))?;
     let obj = doc.as_object().ok_or_else(|| {
         bad(
-            "the file",
+            "document",
             "expected a JSON object with \"topics\" and \"members\"",
         )
     })?;

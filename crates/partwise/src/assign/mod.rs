@@ -206,7 +206,7 @@ impl Group {
         let mut out = Vec::new();
         for (m, member) in self.members.iter().enumerate() {
             for tp in &member.owned {
-                if tp.partition >= self.topics[tp.topic as usize].partitions {
+                if self.is_stale(tp) {
                     out.push((m, *tp));
                 }
             }
@@ -214,22 +214,26 @@ impl Group {
         out
     }
 
+    /// A claim past its topic's count; a claim of no topic of the group
+    /// (every assignor ignores it) is not one.
+    fn is_stale(&self, tp: &Tp) -> bool {
+        self.topics
+            .get(tp.topic as usize)
+            .is_some_and(|t| tp.partition >= t.partitions)
+    }
+
     /// Whether any member claims a partition past its topic's count.
     pub fn has_stale_claims(&self) -> bool {
-        self.members.iter().any(|m| {
-            m.owned
-                .iter()
-                .any(|tp| tp.partition >= self.topics[tp.topic as usize].partitions)
-        })
+        self.members
+            .iter()
+            .any(|m| m.owned.iter().any(|tp| self.is_stale(tp)))
     }
 
     /// This group with every claim past a topic's count dropped.
     pub fn without_stale_claims(&self) -> Group {
         let mut g = self.clone();
         for m in &mut g.members {
-            let topics = &self.topics;
-            m.owned
-                .retain(|tp| tp.partition < topics[tp.topic as usize].partitions);
+            m.owned.retain(|tp| !self.is_stale(tp));
         }
         g
     }
