@@ -161,7 +161,7 @@ impl Config {
                         p.display()
                     )));
                 }
-                for w in owned_warnings(&v, &topics) {
+                for w in owned_warnings(&v, &topics, assignor) {
                     say!("partwise: warning: --owned {}: {w}", p.display());
                 }
                 Some(v)
@@ -205,9 +205,12 @@ impl Config {
                         Some([t, p]) => (t.as_str().ok_or_else(bad)?, p.as_u64().ok_or_else(bad)?),
                         _ => return Err(bad()),
                     };
-                    // Partitions of topics or numbers that no longer exist are dropped, as the real assignors do.
+                    // Claims of topics that do not exist are dropped, as every
+                    // assignor does; a claim past a topic's count is kept for the
+                    // core, where only Java's sticky assignors keep it, as
+                    // kafka-clients does.
                     if let Some(ti) = group.topic_index(t) {
-                        if p < u64::from(group.topics[ti as usize].partitions) {
+                        if p <= i32::MAX as u64 {
                             group.members[m].owned.push(Tp {
                                 topic: ti,
                                 partition: p as u32,
@@ -223,10 +226,20 @@ impl Config {
 
 /// What an `--owned` file claims that the group cannot have: partitions of
 /// unknown topics or past a topic's count, and partitions claimed twice.
-/// The assignors drop the first two and give a doubly owned partition to
-/// one member, as the real ones do with a stale generation, so these are
-/// warnings, not errors; but a typo would otherwise pass unseen.
-fn owned_warnings(owned: &Value, topics: &[Topic]) -> Vec<String> {
+/// Every assignor drops the first; the second only Java's sticky ones keep
+/// (as kafka-clients does, with a finding for what follows); a doubly owned
+/// partition goes to one member, as the real assignors decide with a stale
+/// generation. So these are warnings, not errors; but a typo would
+/// otherwise pass unseen.
+fn owned_warnings(owned: &Value, topics: &[Topic], assignor: Assignor) -> Vec<String> {
+    let past = if matches!(
+        assignor,
+        Assignor::JavaSticky | Assignor::JavaCooperativeSticky
+    ) {
+        format!("{assignor} keeps the claim, as kafka-clients does")
+    } else {
+        format!("{assignor} drops the claim")
+    };
     let mut warnings = Vec::new();
     let mut owner: std::collections::HashMap<(&str, u64), &str> = Default::default();
     for (id, list) in owned.as_object().into_iter().flatten() {
@@ -242,7 +255,7 @@ fn owned_warnings(owned: &Value, topics: &[Topic]) -> Vec<String> {
                     "member '{id}' owns {t}:{p}, but there is no topic '{t}' (dropped)"
                 )),
                 Some(x) if p >= u64::from(x.partitions) => warnings.push(format!(
-                    "member '{id}' owns {t}:{p}, but {t} has {} partitions (dropped)",
+                    "member '{id}' owns {t}:{p}, but {t} has {} partitions ({past})",
                     x.partitions
                 )),
                 Some(_) => {

@@ -396,37 +396,47 @@ fn skew_and_assign_name_150_members_alike() {
     }
 }
 
-/// `--owned` claims the group cannot have are dropped, as the real
-/// assignors drop a stale generation's, but never silently (issue 19, item 7).
+/// `--owned` claims the group cannot have are never silent (issue 19, item
+/// 7): a claim of an unknown topic is dropped; a claim past a topic's count
+/// is dropped by every assignor but Java's sticky ones, which keep it as
+/// kafka-clients does and say what the Java leader then does.
 #[test]
 fn owned_partitions_the_group_cannot_have_are_warned_about() {
     let f =
         crate::common::temp_file(r#"{"m00": [["a", 7], ["zz", 1], ["a", 1]], "m01": [["a", 1]]}"#);
-    let out = partwise()
-        .args([
-            "assign",
-            "-t",
-            "a:6",
-            "-t",
-            "b:6",
-            "-m",
-            "2",
-            "-a",
-            "java:sticky",
-        ])
-        .arg("--owned")
-        .arg(f.path())
-        .output()
-        .unwrap();
+    let run = |assignor: &str| {
+        partwise()
+            .args([
+                "assign", "-t", "a:6", "-t", "b:6", "-m", "2", "-a", assignor,
+            ])
+            .arg("--owned")
+            .arg(f.path())
+            .output()
+            .unwrap()
+    };
+    let out = run("java:range");
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8(out.stderr).unwrap();
     for w in [
-        "'m00' owns a:7, but a has 6 partitions",
+        "'m00' owns a:7, but a has 6 partitions (java:range drops the claim)",
         "'m00' owns zz:1, but there is no topic 'zz'",
         "a:1 is owned by both 'm00' and 'm01'",
     ] {
         assert!(err.contains(w), "{w}: {err}");
     }
+    let out = run("java:sticky");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "what the Java leader does is a finding"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("'m00' owns a:7, but a has 6 partitions (java:sticky keeps the claim, as kafka-clients does)"),
+        "{err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("java-leader-"), "{text}");
 }
 
 /// `assign --group` replays every known answer of kafka-clients 4.4.0's
