@@ -34,6 +34,13 @@ pub struct MemberDescription {
     /// bytes), when the broker returned at least those: clients write
     /// different versions, so it is part of what tells them apart.
     pub metadata_version: Option<i16>,
+    /// The partitions its subscription claims as owned (subscription v1 and
+    /// later), by topic, when the broker returned the metadata; `assign
+    /// --group` replays them as the member's claims.
+    pub owned_partitions: Option<Vec<(String, Vec<u32>)>>,
+    /// The generation its subscription names for those claims (v2 and
+    /// later), when it names one.
+    pub generation: Option<i32>,
     /// The assignment.
     pub assignment: AssignmentData,
     /// The user data of the assignment (classic groups), when it has any:
@@ -181,6 +188,8 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
                         .collect(),
                 ),
                 metadata_version: None,
+                owned_partitions: None,
+                generation: None,
                 assignment: AssignmentData::Assigned(a),
                 assignment_user_data: None,
                 target: Some(parts(m.target_assignment)),
@@ -250,16 +259,22 @@ fn member(
     assignment: Option<&[u8]>,
 ) -> MemberDescription {
     let mut undecodable = Vec::new();
-    let subscription = match metadata {
-        Some(b) if !b.is_empty() && consumer => match decode_subscription(b) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                undecodable.push(format!("subscription could not be decoded: {}", why(e)));
-                None
+    let full = match metadata {
+        Some(b) if !b.is_empty() && consumer => {
+            match Subscription::decode(bytes::Bytes::copy_from_slice(b)) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    let e = Error::Decode(format!("member {e}"));
+                    undecodable.push(format!("subscription could not be decoded: {}", why(e)));
+                    None
+                }
             }
-        },
+        }
         _ => None,
     };
+    let owned_partitions = full.as_ref().map(|s| by_topic(s.owned.iter().cloned()));
+    let generation = full.as_ref().map(|s| s.generation).filter(|&g| g >= 0);
+    let subscription = full.map(|s| s.topics);
     let (assignment, assignment_user_data) = match assignment {
         Some(b) if !b.is_empty() && consumer => match decode_assignment_and_user_data(b) {
             Ok((a, data)) => (AssignmentData::Assigned(a), data),
@@ -280,6 +295,8 @@ fn member(
         client_host: client_host.to_string(),
         subscription,
         metadata_version,
+        owned_partitions,
+        generation,
         assignment,
         assignment_user_data,
         target: None,
@@ -376,6 +393,43 @@ mod tests {
                 ]
             );
         }
+    }
+
+    /// A member's claims and their generation, as its subscription carries
+    /// them, are part of its description (`kafka group --format json`'s
+    /// `owned_partitions` and `generation`, which `assign --group` replays).
+    #[test]
+    fn the_subscriptions_claims_and_generation_are_described() {
+        let sub = Subscription {
+            topics: vec!["a".into(), "b".into()],
+            owned: vec![("b".into(), 2), ("a".into(), 1), ("a".into(), 0)],
+            generation: 7,
+            user_data: None,
+        }
+        .encode()
+        .unwrap();
+        let m = member(true, "m", "c", "/h", Some(&sub), None);
+        assert_eq!(m.subscription, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(
+            m.owned_partitions,
+            Some(vec![
+                ("a".to_string(), vec![0, 1]),
+                ("b".to_string(), vec![2])
+            ])
+        );
+        assert_eq!(m.generation, Some(7));
+        let fresh = Subscription {
+            topics: vec!["a".into()],
+            owned: vec![],
+            generation: -1,
+            user_data: None,
+        }
+        .encode()
+        .unwrap();
+        let m = member(true, "m", "c", "/h", Some(&fresh), None);
+        assert_eq!((m.owned_partitions, m.generation), (Some(vec![]), None));
+        let none = member(true, "m", "c", "/h", None, None);
+        assert_eq!((none.owned_partitions, none.generation), (None, None));
     }
 
     #[test]

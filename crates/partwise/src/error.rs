@@ -225,6 +225,17 @@ pub enum AssignError {
         /// The topic.
         topic: String,
     },
+    /// The simulated client's own leader would throw on this group (Java's
+    /// sticky assignors on claims past a topic's partition count): the
+    /// simulation's answer, not a limit of partwise.
+    LeaderThrows {
+        /// The assignor's spec.
+        assignor: &'static str,
+        /// The exception's class, as Java names it.
+        exception: &'static str,
+        /// The exception's message, as the real code words it.
+        message: String,
+    },
 }
 
 impl fmt::Display for AssignError {
@@ -252,6 +263,11 @@ impl fmt::Display for AssignError {
                 f,
                 "weights of topic '{topic}' must give one value per partition"
             ),
+            AssignError::LeaderThrows {
+                assignor,
+                exception,
+                message,
+            } => write!(f, "{assignor}: the leader throws {exception}: {message}"),
         }
     }
 }

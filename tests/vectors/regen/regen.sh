@@ -77,6 +77,9 @@ echo "== corpus"
 echo "== kafka-python"
 "$PY" gen_kafka_python.py
 
+echo "== aiokafka (its own venv, aiokafka==0.14.0)"
+"$PY" gen_aiokafka.py
+
 echo "== kafkajs end to end"
 node gen_kafkajs.js
 

@@ -4,8 +4,10 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{colocation_table, Format, JsonStream, Table};
 use partwise::assign::{
-    colocation, member_names, Assignment, Assignor, Colocation, Group, Member, Topic, Tp,
+    colocation, group_file, member_names, AssignError, Assignment, Assignor, Colocation, Group,
+    Member, Topic, Tp,
 };
+use partwise::findings::{leader_findings, LeaderFinding};
 use partwise::placement::{units_fix, PlacementFix};
 use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
@@ -22,18 +24,23 @@ pub struct Args {
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
-    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep"], value_parser = members)]
+    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep", "group"], value_parser = members)]
     members: Option<usize>,
     /// A member id (repeatable; in the coordinator's member order)
-    #[arg(long = "member", value_name = "ID", conflicts_with = "sweep")]
+    #[arg(long = "member", value_name = "ID", conflicts_with_all = ["sweep", "group"])]
     member: Vec<String>,
     /// A topic and its partition count, NAME:N (repeatable; order kept)
-    #[arg(short = 't', long = "topic", value_name = "NAME:N", required = true, value_parser = parse::topic_count)]
+    #[arg(short = 't', long = "topic", value_name = "NAME:N", required_unless_present = "group", conflicts_with = "group", value_parser = parse::topic_count)]
     topic: Vec<TopicCount>,
     /// Previous generation: JSON object of member id to [[topic, partition], ...]
     /// (or a previous `partwise assign --format json` output)
-    #[arg(long = "owned", value_name = "FILE")]
+    #[arg(long = "owned", value_name = "FILE", conflicts_with = "group")]
     owned: Option<PathBuf>,
+    /// The whole group as its coordinator sees it, JSON in `kafka group --format json`'s
+    /// shape plus "topics": members with their own subscriptions, owned partitions,
+    /// generation and instance id ("-": stdin)
+    #[arg(long = "group", value_name = "FILE", conflicts_with = "sweep")]
+    group: Option<PathBuf>,
     /// Print the split count for every group size in A..B (e.g. 1..12)
     #[arg(long = "sweep", value_name = "A..B", value_parser = sweep_range)]
     sweep: Option<(usize, usize)>,
@@ -44,6 +51,8 @@ pub struct Args {
 
 struct Config {
     assignor: Assignor,
+    /// The group of `--group`, whole.
+    file: Option<Group>,
     topics: Vec<Topic>,
     members: Vec<String>,
     owned: Option<Value>,
@@ -70,6 +79,39 @@ fn sweep_range(s: &str) -> std::result::Result<(usize, usize), String> {
 impl Config {
     fn new(a: Args) -> Result<Config> {
         let assignor = a.assignor;
+        if let Some(p) = &a.group {
+            let text = crate::input::read_capped(p, 256 << 20, "--group")?;
+            let name = p.display();
+            let text = std::str::from_utf8(&text)
+                .map_err(|_| CliError::msg(format!("--group {name}: not UTF-8 text")))?;
+            let file = group_file::parse(text)
+                .map_err(|e| CliError::msg(format!("--group {name}: {e}")))?;
+            let group = file.group;
+            let partitions: u64 = group.total_partitions();
+            crate::limits::assigned("--group", partitions, group.members.len() as u64, 1)?;
+            let java_sticky = matches!(
+                assignor,
+                Assignor::JavaSticky | Assignor::JavaCooperativeSticky
+            );
+            if !java_sticky {
+                for (m, tp) in group.stale_claims() {
+                    let t = &group.topics[tp.topic as usize];
+                    say!(
+                        "partwise: warning: --group {name}: member '{}' claims {}-{}, but {} has {} partitions ({assignor} drops the claim)",
+                        group.members[m].id, t.name, tp.partition, t.name, t.partitions
+                    );
+                }
+            }
+            return Ok(Config {
+                assignor,
+                topics: group.topics.clone(),
+                members: group.members.iter().map(|m| m.id.clone()).collect(),
+                file: Some(group),
+                owned: None,
+                sweep: None,
+                format: a.format,
+            });
+        }
         let mut topics: Vec<Topic> = Vec::new();
         for t in &a.topic {
             if topics.iter().any(|x| x.name == t.name) {
@@ -120,7 +162,7 @@ impl Config {
                         p.display()
                     )));
                 }
-                for w in owned_warnings(&v, &topics) {
+                for w in owned_warnings(&v, &topics, assignor) {
                     say!("partwise: warning: --owned {}: {w}", p.display());
                 }
                 Some(v)
@@ -128,6 +170,7 @@ impl Config {
         };
         Ok(Config {
             assignor,
+            file: None,
             topics,
             members,
             owned,
@@ -137,6 +180,9 @@ impl Config {
     }
 
     fn group(&self, ids: &[String]) -> Result<Group> {
+        if let Some(g) = &self.file {
+            return Ok(g.clone());
+        }
         let names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
         let mut group = Group::new(
             ids.iter()
@@ -160,9 +206,12 @@ impl Config {
                         Some([t, p]) => (t.as_str().ok_or_else(bad)?, p.as_u64().ok_or_else(bad)?),
                         _ => return Err(bad()),
                     };
-                    // Partitions of topics or numbers that no longer exist are dropped, as the real assignors do.
+                    // Claims of topics that do not exist are dropped, as every
+                    // assignor does; a claim past a topic's count is kept for the
+                    // core, where only Java's sticky assignors keep it, as
+                    // kafka-clients does.
                     if let Some(ti) = group.topic_index(t) {
-                        if p < u64::from(group.topics[ti as usize].partitions) {
+                        if p <= i32::MAX as u64 {
                             group.members[m].owned.push(Tp {
                                 topic: ti,
                                 partition: p as u32,
@@ -178,10 +227,20 @@ impl Config {
 
 /// What an `--owned` file claims that the group cannot have: partitions of
 /// unknown topics or past a topic's count, and partitions claimed twice.
-/// The assignors drop the first two and give a doubly owned partition to
-/// one member, as the real ones do with a stale generation, so these are
-/// warnings, not errors; but a typo would otherwise pass unseen.
-fn owned_warnings(owned: &Value, topics: &[Topic]) -> Vec<String> {
+/// Every assignor drops the first; the second only Java's sticky ones keep
+/// (as kafka-clients does, with a finding for what follows); a doubly owned
+/// partition goes to one member, as the real assignors decide with a stale
+/// generation. So these are warnings, not errors; but a typo would
+/// otherwise pass unseen.
+fn owned_warnings(owned: &Value, topics: &[Topic], assignor: Assignor) -> Vec<String> {
+    let past = if matches!(
+        assignor,
+        Assignor::JavaSticky | Assignor::JavaCooperativeSticky
+    ) {
+        format!("{assignor} keeps the claim, as kafka-clients does")
+    } else {
+        format!("{assignor} drops the claim")
+    };
     let mut warnings = Vec::new();
     let mut owner: std::collections::HashMap<(&str, u64), &str> = Default::default();
     for (id, list) in owned.as_object().into_iter().flatten() {
@@ -197,7 +256,7 @@ fn owned_warnings(owned: &Value, topics: &[Topic]) -> Vec<String> {
                     "member '{id}' owns {t}:{p}, but there is no topic '{t}' (dropped)"
                 )),
                 Some(x) if p >= u64::from(x.partitions) => warnings.push(format!(
-                    "member '{id}' owns {t}:{p}, but {t} has {} partitions (dropped)",
+                    "member '{id}' owns {t}:{p}, but {t} has {} partitions ({past})",
                     x.partitions
                 )),
                 Some(_) => {
@@ -271,9 +330,68 @@ fn fix_json(f: &PlacementFix) -> Value {
     crate::cmd::check::placement_fix_json(f)
 }
 
+fn finding_json(f: &LeaderFinding) -> Value {
+    json!({"kind": f.kind(), "message": f.to_string(), "fix": f.fix()})
+}
+
+fn write_findings(found: &[LeaderFinding], out: &mut impl Write) -> Result<()> {
+    for f in found {
+        writeln!(out, "\n{}: {}\n  fix: {}", f.kind(), f, f.fix())?;
+    }
+    Ok(())
+}
+
+/// The simulated leader throws (Java's sticky assignors on claims past a
+/// topic's count): that is the answer, reported as a finding.
+fn thrown(
+    cfg: &Config,
+    group: &Group,
+    exception: &str,
+    message: &str,
+    found: &[LeaderFinding],
+    out: &mut impl Write,
+) -> Result<ExitCode> {
+    match cfg.format {
+        Format::Json | Format::Ndjson => {
+            let v = json!({
+                "assignor": cfg.assignor.spec(),
+                "members": group.members.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
+                "assignment": Value::Null,
+                "exception": {"class": exception, "message": message},
+                "findings": found.iter().map(finding_json).collect::<Vec<_>>(),
+            });
+            crate::output::write_doc(&mut *out, cfg.format, &v)?;
+        }
+        Format::Table => {
+            writeln!(
+                out,
+                "assignor {}, {} members: no assignment",
+                cfg.assignor,
+                group.members.len()
+            )?;
+            write_findings(found, out)?;
+        }
+    }
+    Ok(ExitCode::Findings)
+}
+
 fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
     let group = cfg.group(&cfg.members)?;
-    let a = run_assignor(cfg, &group)?;
+    let a = match cfg.assignor.assign(&group) {
+        Ok(a) => a,
+        Err(e) => match e.assign() {
+            Some(
+                err @ AssignError::LeaderThrows {
+                    exception, message, ..
+                },
+            ) => {
+                let found = leader_findings(cfg.assignor, &group, Err(err));
+                return thrown(cfg, &group, exception, message, &found, out);
+            }
+            _ => return Err(CliError::context(format!("--assignor {}", cfg.assignor), e)),
+        },
+    };
+    let found = leader_findings(cfg.assignor, &group, Ok(&a));
     let co = colocation(&group, &a);
     let fix = fix(cfg, &group, &co);
     match cfg.format {
@@ -310,6 +428,7 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             doc.insert("split_indices".into(), co.split.clone().into());
             doc.insert("split_count".into(), co.split_count().into());
             doc.insert("fix".into(), fix.as_ref().map_or(Value::Null, fix_json));
+            doc.insert("findings".into(), found.iter().map(finding_json).collect());
             let v = Value::Object(doc);
             crate::output::write_doc(&mut *out, cfg.format, &v)?;
         }
@@ -318,9 +437,10 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             if let Some(f) = &fix {
                 super::check::write_fix(f, "", out)?;
             }
+            write_findings(&found, out)?;
         }
     }
-    Ok(findings(co.split_count()))
+    Ok(findings(co.split_count() + found.len()))
 }
 
 /// Partitions of one topic as compact ranges: `0-2,5`.

@@ -28,6 +28,7 @@
 //! ```
 
 mod copartitioned;
+pub mod group_file;
 pub mod order;
 mod range;
 mod rdkafka_sticky;
@@ -114,7 +115,10 @@ pub struct Member {
     pub instance_id: Option<String>,
     /// Names of the subscribed topics; names of topics that do not exist are ignored.
     pub topics: Vec<String>,
-    /// Partitions owned in the previous generation (for the sticky assignors).
+    /// Partitions owned in the previous generation (for the sticky
+    /// assignors). A partition past its topic's count is a stale claim:
+    /// Java's sticky assignors keep it, as kafka-clients does, and every
+    /// other assignor drops it.
     pub owned: Vec<Tp>,
     /// Generation of `owned` (`None`: unknown, Java's `DEFAULT_GENERATION`, -1).
     pub generation: Option<i32>,
@@ -195,6 +199,45 @@ impl Group {
         subs.windows(2).all(|w| w[0] == w[1])
     }
 
+    /// Owned partitions past their topic's partition count, as `(member
+    /// index, partition)`: claims from a leader's stale metadata, or of a
+    /// topic deleted and recreated with fewer partitions.
+    pub fn stale_claims(&self) -> Vec<(usize, Tp)> {
+        let mut out = Vec::new();
+        for (m, member) in self.members.iter().enumerate() {
+            for tp in &member.owned {
+                if self.is_stale(tp) {
+                    out.push((m, *tp));
+                }
+            }
+        }
+        out
+    }
+
+    /// A claim past its topic's count; a claim of no topic of the group
+    /// (every assignor ignores it) is not one.
+    fn is_stale(&self, tp: &Tp) -> bool {
+        self.topics
+            .get(tp.topic as usize)
+            .is_some_and(|t| tp.partition >= t.partitions)
+    }
+
+    /// Whether any member claims a partition past its topic's count.
+    pub fn has_stale_claims(&self) -> bool {
+        self.members
+            .iter()
+            .any(|m| m.owned.iter().any(|tp| self.is_stale(tp)))
+    }
+
+    /// This group with every claim past a topic's count dropped.
+    pub fn without_stale_claims(&self) -> Group {
+        let mut g = self.clone();
+        for m in &mut g.members {
+            m.owned.retain(|tp| !self.is_stale(tp));
+        }
+        g
+    }
+
     /// Total partitions of all topics.
     pub fn total_partitions(&self) -> u64 {
         self.topics.iter().map(|t| u64::from(t.partitions)).sum()
@@ -246,7 +289,11 @@ impl Assignment {
             .collect();
         for (m, list) in self.partitions.iter().enumerate() {
             for tp in list {
-                owner[tp.topic as usize][tp.partition as usize] = Some(m);
+                // A partition past the topic's count (Java's sticky
+                // assignors keep stale claims) has no place in the matrix.
+                if let Some(slot) = owner[tp.topic as usize].get_mut(tp.partition as usize) {
+                    *slot = Some(m);
+                }
             }
         }
         owner
@@ -450,6 +497,18 @@ impl Assignor {
 
     fn run(self, group: &Group) -> Result<Assignment, AssignError> {
         validate(group)?;
+        // Claims past a topic's count reach only the assignors whose real
+        // code keeps them (Java's sticky ones); for every other the claim of
+        // a partition that does not exist is dropped, as each of them (and
+        // partwise's own leader) does.
+        let java_sticky = matches!(self, Assignor::JavaSticky | Assignor::JavaCooperativeSticky);
+        let cleaned;
+        let group = if !java_sticky && group.has_stale_claims() {
+            cleaned = group.without_stale_claims();
+            &cleaned
+        } else {
+            group
+        };
         Ok(match self {
             Assignor::JavaRange | Assignor::Kip848Range => {
                 range::range(group, order::java_member_order(&group.members))

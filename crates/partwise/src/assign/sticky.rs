@@ -15,6 +15,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 const DEFAULT_GENERATION: i32 = -1;
 
+/// The exception Java's sticky assignors throw when their quotas do not add up.
+pub(super) const ILLEGAL_STATE: &str = "java.lang.IllegalStateException";
+
 pub fn constrained(group: &Group, cooperative: bool) -> Result<Assignment, AssignError> {
     let spec = if cooperative {
         "java:cooperative-sticky"
@@ -37,9 +40,10 @@ pub fn constrained(group: &Group, cooperative: bool) -> Result<Assignment, Assig
     let mut multiple_owners: HashSet<Tp> = HashSet::new();
     for &m in &iter_order {
         for &tp in &group.members[m].owned {
-            if !subscribed.contains(&tp.topic)
-                || tp.partition >= group.topics[tp.topic as usize].partitions
-            {
+            // Java filters claims by topic only: a claim past the topic's
+            // count (a stale leader's metadata, a topic recreated smaller)
+            // is kept, and counts towards its claimant's quota.
+            if !subscribed.contains(&tp.topic) {
                 continue;
             }
             match claimed_by.get(&tp).copied() {
@@ -108,19 +112,31 @@ pub fn constrained(group: &Group, cooperative: bool) -> Result<Assignment, Assig
         revoked.extend(rest.iter().copied());
     }
 
-    // Unassigned partitions: topics by name, partitions ascending.
+    // getUnassignedPartitions: topics by name, partitions ascending, less the
+    // kept partitions, found by walking both sorted lists side by side. A
+    // kept claim past its topic's count is never met by the walk, which then
+    // stops skipping: every partition after it counts as unassigned, even
+    // one a member keeps (so it can be handed out twice).
     let mut sorted_topics = topics.clone();
     sorted_topics.sort_by(|&a, &b| java_cmp(&group.topics[a].name, &group.topics[b].name));
-    let unassigned: Vec<Tp> = sorted_topics
-        .iter()
-        .flat_map(|&t| {
-            (0..group.topics[t].partitions).map(move |partition| Tp {
+    let mut kept: Vec<Tp> = assigned.iter().copied().collect();
+    kept.sort_by(|a, b| java_cmp(name(a), name(b)).then(a.partition.cmp(&b.partition)));
+    let mut unassigned: Vec<Tp> = Vec::new();
+    let mut next = kept.iter();
+    let mut pending = next.next();
+    for &t in &sorted_topics {
+        for partition in 0..group.topics[t].partitions {
+            let tp = Tp {
                 topic: t as u32,
                 partition,
-            })
-        })
-        .filter(|tp| !assigned.contains(tp))
-        .collect();
+            };
+            if pending == Some(&tp) {
+                pending = next.next();
+            } else {
+                unassigned.push(tp);
+            }
+        }
+    }
 
     let by_id = |a: &usize, b: &usize| java_cmp(&group.members[*a].id, &group.members[*b].id);
     under_min.sort_by(by_id);
@@ -138,9 +154,10 @@ pub fn constrained(group: &Group, cooperative: bool) -> Result<Assignment, Assig
             match exactly_min.pop_front() {
                 Some(m) => m,
                 None => {
-                    return Err(AssignError::Unsupported {
+                    return Err(AssignError::LeaderThrows {
                         assignor: spec,
-                        reason: "no member left under quota (the real assignor throws IllegalStateException)".into(),
+                        exception: ILLEGAL_STATE,
+                        message: "No more unfilled consumers to be assigned.".into(),
                     })
                 }
             }
@@ -160,6 +177,34 @@ pub fn constrained(group: &Group, cooperative: bool) -> Result<Assignment, Assig
                 cursor -= 1;
             }
             exactly_min.push_back(member);
+        } else if count == max_quota {
+            current_over_min += 1;
+        }
+    }
+
+    // verifyUnfilledMembers
+    if !under_min.is_empty() {
+        if current_over_min != expected_over_min {
+            return Err(AssignError::LeaderThrows {
+                assignor: spec,
+                exception: ILLEGAL_STATE,
+                message: "We haven't reached the expected number of members with more than the \
+                          minQuota partitions, but no more partitions to be assigned"
+                    .into(),
+            });
+        }
+        if let Some(&m) = under_min
+            .iter()
+            .find(|&&m| assignment[m].len() as u32 != min_quota)
+        {
+            return Err(AssignError::LeaderThrows {
+                assignor: spec,
+                exception: ILLEGAL_STATE,
+                message: format!(
+                    "Consumer: [{}] doesn't reach minQuota partitions, and no more partitions to be assigned",
+                    group.members[m].id
+                ),
+            });
         }
     }
 

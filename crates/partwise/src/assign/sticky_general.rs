@@ -344,11 +344,40 @@ pub fn general(group: &Group, cooperative: bool) -> Result<Assignment, AssignErr
             );
         }
     }
+    // Claims past a topic's count, which Java keeps (it filters claims by
+    // topic only): partitions of their own after the real ones, never in
+    // sortedAllPartitions, held by their claimants like any other.
+    let mut stale: HashMap<(u32, u32), usize> = HashMap::new();
+    for m in &group.members {
+        for tp in &m.owned {
+            let t = tp.topic as usize;
+            if t < nt
+                && exists[t]
+                && tp.partition >= group.topics[t].partitions
+                && !stale.contains_key(&(tp.topic, tp.partition))
+            {
+                stale.insert((tp.topic, tp.partition), tps.len());
+                tps.push(*tp);
+                let th = java_hash(&group.topics[t].name);
+                hash.push(
+                    31i32
+                        .wrapping_mul(31i32.wrapping_add(tp.partition as i32))
+                        .wrapping_add(th),
+                );
+            }
+        }
+    }
     let parts = tps.len();
     let id = |tp: Tp| -> Option<usize> {
         let t = tp.topic as usize;
-        (t < nt && exists[t] && tp.partition < group.topics[t].partitions)
-            .then(|| base[t] + tp.partition as usize)
+        if t >= nt || !exists[t] {
+            return None;
+        }
+        if tp.partition < group.topics[t].partitions {
+            Some(base[t] + tp.partition as usize)
+        } else {
+            stale.get(&(tp.topic, tp.partition)).copied()
+        }
     };
     let ids: Vec<&str> = group.members.iter().map(|m| m.id.as_str()).collect();
     let iter_order = java_hashmap_order(&ids);
@@ -457,11 +486,28 @@ pub fn general(group: &Group, cooperative: bool) -> Result<Assignment, AssignErr
         }
         current.push(Some(kept));
     }
-    let mut unassigned: Vec<usize> = sorted_all
-        .iter()
-        .copied()
-        .filter(|&p| !assigned[p])
-        .collect();
+    // getUnassignedPartitions: sortedAllPartitions less the kept ones, found
+    // by walking both sorted lists side by side. A kept claim past its
+    // topic's count is never met, and from there on every partition counts
+    // as unassigned, even one a member keeps (it can then be given twice).
+    let mut kept: Vec<usize> = (0..parts).filter(|&p| assigned[p]).collect();
+    kept.sort_by(|&a, &b| {
+        let (ta, tb) = (tps[a].topic as usize, tps[b].topic as usize);
+        subscribers[ta]
+            .cmp(&subscribers[tb])
+            .then_with(|| java_cmp(&group.topics[ta].name, &group.topics[tb].name))
+            .then(tps[a].partition.cmp(&tps[b].partition))
+    });
+    let mut unassigned: Vec<usize> = Vec::with_capacity(sorted_all.len());
+    let mut next = kept.iter();
+    let mut pending = next.next();
+    for &p in &sorted_all {
+        if pending == Some(&p) {
+            pending = next.next();
+        } else {
+            unassigned.push(p);
+        }
+    }
 
     let mut b = Builder {
         group,
@@ -533,35 +579,33 @@ pub fn general(group: &Group, cooperative: bool) -> Result<Assignment, AssignErr
     let mut withheld = Vec::new();
     if cooperative {
         // computePartitionsTransferringOwnership: a partition someone gains
-        // that someone else claimed (in any generation) and loses.
-        let mut gained_from_claim = vec![false; parts];
-        let mut assigned_to: Vec<Option<usize>> = vec![None; parts];
-        for (m, l) in b.current.iter().enumerate() {
-            for &p in l.iter().flatten() {
-                assigned_to[p] = Some(m);
+        // (it does not claim it) that someone else claims and loses, mapped
+        // to the last gainer in the assignment map's order; adjustAssignment
+        // then removes one copy from that gainer. A partition handed out
+        // twice (claims past a count) keeps its other copy, as in Java.
+        let order = java_hashmap_order(&ids);
+        let mut added: HashMap<Tp, usize> = HashMap::new();
+        let mut revoked: std::collections::HashSet<Tp> = Default::default();
+        for &m in &order {
+            let claims = &group.members[m].owned;
+            for tp in &out[m] {
+                if !claims.contains(tp) {
+                    added.insert(*tp, m);
+                }
             }
-        }
-        let flat = |tp: &Tp| {
-            let t = tp.topic as usize;
-            (t < nt && tp.partition < group.topics[t].partitions)
-                .then(|| b.base[t] + tp.partition as usize)
-        };
-        for m in 0..n {
-            for p in group.members[m].owned.iter().filter_map(flat) {
-                if assigned_to[p] != Some(m) {
-                    gained_from_claim[p] = true;
+            for tp in claims {
+                if !out[m].contains(tp) {
+                    revoked.insert(*tp);
                 }
             }
         }
-        for (m, list) in out.iter_mut().enumerate() {
-            let mine = &group.members[m].owned;
-            list.retain(|tp| {
-                let moving = flat(tp).is_some_and(|p| gained_from_claim[p]) && !mine.contains(tp);
-                if moving {
-                    withheld.push(*tp);
+        for (tp, m) in added {
+            if revoked.contains(&tp) {
+                if let Some(i) = out[m].iter().position(|x| *x == tp) {
+                    out[m].remove(i);
+                    withheld.push(tp);
                 }
-                !moving
-            });
+            }
         }
     }
     let mut result = Assignment::new(group, b.by_rank.clone(), out);

@@ -8,11 +8,13 @@
 
 mod copartition;
 mod family;
+mod leader;
 #[cfg(test)]
 mod texts;
 
 pub use copartition::{summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff};
 pub use family::FamilyReason;
+pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
 
 #[cfg(test)]
 mod tests {

@@ -364,6 +364,8 @@ pub(super) fn members_json(d: &GroupDescription) -> Vec<Value> {
                 "client_id": m.client_id,
                 "client_host": m.client_host,
                 "subscription": m.subscription,
+                "owned_partitions": m.owned_partitions.as_deref().map(parts_json),
+                "generation": m.generation,
                 "assignment": match &m.assignment {
                     AssignmentData::NotReturned => Value::Null,
                     AssignmentData::Assigned(a) => parts_json(a),
@@ -378,6 +380,21 @@ pub(super) fn members_json(d: &GroupDescription) -> Vec<Value> {
             v
         })
         .collect()
+}
+
+/// The topics of the live assignment (else of the prediction) with their
+/// counts, in `assign --group`'s shape; `null` when neither was made.
+fn topics_json(r: &Analysis) -> Value {
+    let view = r.live.as_ref().or(r.predicted.as_ref().map(|(_, v)| v));
+    match view {
+        Some(v) => v
+            .group
+            .topics
+            .iter()
+            .map(|t| json!({"name": t.name, "partitions": t.partitions}))
+            .collect(),
+        None => Value::Null,
+    }
 }
 
 /// A group's description and analysis as JSON (`kafka group --format json`, and `report -b`).
@@ -396,6 +413,7 @@ pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
         "protocol": d.protocol,
         "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
         "members": members_json(d),
+        "topics": topics_json(r),
         "colocation": colocation,
         "colocation_source": source,
         "split_count": r.split_count,

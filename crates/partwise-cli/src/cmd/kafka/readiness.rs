@@ -458,6 +458,8 @@ mod tests {
                 client_host: "/10.0.0.1".into(),
                 subscription: Some(ab.clone()),
                 metadata_version: Some(0),
+                owned_partitions: None,
+                generation: None,
                 assignment: AssignmentData::Assigned(half(lo)),
                 assignment_user_data: None,
                 target: None,

@@ -396,37 +396,151 @@ fn skew_and_assign_name_150_members_alike() {
     }
 }
 
-/// `--owned` claims the group cannot have are dropped, as the real
-/// assignors drop a stale generation's, but never silently (issue 19, item 7).
+/// `--owned` claims the group cannot have are never silent (issue 19, item
+/// 7): a claim of an unknown topic is dropped; a claim past a topic's count
+/// is dropped by every assignor but Java's sticky ones, which keep it as
+/// kafka-clients does and say what the Java leader then does.
 #[test]
 fn owned_partitions_the_group_cannot_have_are_warned_about() {
     let f =
         crate::common::temp_file(r#"{"m00": [["a", 7], ["zz", 1], ["a", 1]], "m01": [["a", 1]]}"#);
-    let out = partwise()
-        .args([
-            "assign",
-            "-t",
-            "a:6",
-            "-t",
-            "b:6",
-            "-m",
-            "2",
-            "-a",
-            "java:sticky",
-        ])
-        .arg("--owned")
-        .arg(f.path())
-        .output()
-        .unwrap();
+    let run = |assignor: &str| {
+        partwise()
+            .args([
+                "assign", "-t", "a:6", "-t", "b:6", "-m", "2", "-a", assignor,
+            ])
+            .arg("--owned")
+            .arg(f.path())
+            .output()
+            .unwrap()
+    };
+    let out = run("java:range");
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8(out.stderr).unwrap();
     for w in [
-        "'m00' owns a:7, but a has 6 partitions",
+        "'m00' owns a:7, but a has 6 partitions (java:range drops the claim)",
         "'m00' owns zz:1, but there is no topic 'zz'",
         "a:1 is owned by both 'm00' and 'm01'",
     ] {
         assert!(err.contains(w), "{w}: {err}");
     }
+    let out = run("java:sticky");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "what the Java leader does is a finding"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("'m00' owns a:7, but a has 6 partitions (java:sticky keeps the claim, as kafka-clients does)"),
+        "{err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("java-leader-"), "{text}");
+}
+
+/// `assign --group` replays every known answer of kafka-clients 4.4.0's
+/// Range, RoundRobin, Sticky and CooperativeSticky assignors on groups with
+/// unequal subscriptions, mixed generations and claims past a topic's count
+/// (`tests/vectors/regen/java-groups`): the same assignment, including the
+/// partitions that do not exist and those given twice, or the exception, and
+/// a finding for each.
+#[test]
+fn group_file_replays_kafka_clients_4_4_0() {
+    let path = repo().join("tests/vectors/assignors/java_group_cases.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut seen = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let c: Value = serde_json::from_str(line).unwrap();
+        let spec = c["assignor"].as_str().unwrap();
+        let what = format!("{} {spec}", c["case"]);
+        let out = partwise()
+            .args(["assign", "-a", spec, "--group", "-", "--format", "json"])
+            .write_stdin(c["group"].to_string())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{what}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let kinds: Vec<&str> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap())
+            .collect();
+        if c["error"].is_null() {
+            let sorted = |a: &Value| -> std::collections::BTreeMap<String, Vec<(String, u64)>> {
+                a.as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(m, ps)| {
+                        let mut l: Vec<(String, u64)> = ps
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_u64().unwrap()))
+                            .collect();
+                        l.sort();
+                        (m.clone(), l)
+                    })
+                    .collect()
+            };
+            assert_eq!(sorted(&v["assignment"]), sorted(&c["assignment"]), "{what}");
+            let counts: std::collections::HashMap<&str, u64> = c["group"]["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    (
+                        t["name"].as_str().unwrap(),
+                        t["partitions"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            let missing = sorted(&c["assignment"])
+                .values()
+                .flatten()
+                .filter(|(t, p)| *p >= counts[t.as_str()])
+                .count();
+            let said = kinds
+                .iter()
+                .filter(|k| **k == "java-leader-assigns-missing-partition")
+                .count();
+            assert_eq!(said, missing, "{what}");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{what}: a throw is a finding");
+            assert_eq!(v["assignment"], Value::Null, "{what}");
+            assert_eq!(v["exception"], c["error"], "{what}");
+            assert_eq!(kinds, ["java-leader-throws"], "{what}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 244);
+}
+
+/// A bad group file is exit 2, naming the file and the field.
+#[test]
+fn group_file_errors_name_the_file_and_field() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    write!(
+        f,
+        r#"{{"topics": [{{"name": "a", "partitions": 2}}], "members": [{{"id": "m0", "subscription": ["a"], "owned_partitions": [["a", ["x"]]]}}]}}"#
+    )
+    .unwrap();
+    let p = f.path().to_str().unwrap().to_string();
+    fails(
+        &["assign", "-a", "java:sticky", "--group", &p],
+        &format!("--group {p}: invalid members[0].owned_partitions[0][1][0]"),
+    );
+    fails(
+        &[
+            "assign",
+            "-a",
+            "java:sticky",
+            "--group",
+            "/nonexistent/g.json",
+        ],
+        "/nonexistent/g.json",
+    );
 }
 
 #[test]

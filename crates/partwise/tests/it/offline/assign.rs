@@ -1110,3 +1110,126 @@ fn java_assignors_match_live_groups() {
         "cooperative rounds that withhold: {withholding}"
     );
 }
+
+/// kafka-clients 4.4.0's own Range, RoundRobin, Sticky and CooperativeSticky
+/// assignors called on groups with unequal subscriptions, claims from mixed
+/// generations, static members and claims past a topic's count
+/// (`tests/vectors/regen/java-groups/run`): each line's group, read as a
+/// group file (`assign --group`), gives the jar's assignment exactly, or
+/// the exception it threw, and a finding says what the Java leader does
+/// wrong with stale claims.
+#[test]
+fn java_group_cases_match_kafka_clients_4_4_0() {
+    use partwise::assign::{group_file, AssignError};
+    use partwise::findings::{leader_findings, LeaderFinding};
+    let cases = lines(&vectors().join("assignors/java_group_cases.jsonl"));
+    let mut bad = Vec::new();
+    let (mut threw, mut missing, mut unequal_or_mixed) = (0, 0, 0);
+    for c in &cases {
+        assert_eq!(c["kafka_clients"], "4.4.0");
+        let assignor: Assignor = c["assignor"].as_str().unwrap().parse().unwrap();
+        let what = format!("{} {} ({})", c["case"], assignor, c["kind"]);
+        let file = group_file::parse(&c["group"].to_string()).unwrap();
+        let group = &file.group;
+        if c["kind"] != "stale-claims" {
+            unequal_or_mixed += 1;
+        }
+        let got = assignor.assign(group);
+        let result = got.as_ref().map_err(|e| e.assign().unwrap());
+        let findings = leader_findings(assignor, group, result);
+        match (&got, c["error"].is_null()) {
+            (Ok(a), true) => {
+                let want = by_member(&c["assignment"]);
+                if by_id(group, a) != want {
+                    bad.push(format!("{what}: got {:?}, want {want:?}", by_id(group, a)));
+                }
+                let holes = want
+                    .values()
+                    .flatten()
+                    .filter(|(t, p)| {
+                        *p >= group.topics[group.topic_index(t).unwrap() as usize].partitions
+                    })
+                    .count();
+                let said = findings
+                    .iter()
+                    .filter(|f| matches!(f, LeaderFinding::MissingPartition { .. }))
+                    .count();
+                if holes != said {
+                    bad.push(format!(
+                        "{what}: {holes} missing partitions, {said} findings"
+                    ));
+                }
+                missing += holes;
+            }
+            (Err(e), false) => match e.assign() {
+                Some(AssignError::LeaderThrows {
+                    exception, message, ..
+                }) if *exception == c["error"]["class"] && *message == c["error"]["message"] => {
+                    threw += 1;
+                    assert_eq!(findings.len(), 1, "{what}");
+                    assert_eq!(findings[0].kind(), "java-leader-throws");
+                }
+                _ => bad.push(format!("{what}: got {e}, want {}", c["error"])),
+            },
+            (Ok(_), false) => bad.push(format!("{what}: no exception, want {}", c["error"])),
+            (Err(e), true) => bad.push(format!("{what}: {e}")),
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {} differ:\n{}",
+        bad.len(),
+        cases.len(),
+        bad.join("\n")
+    );
+    assert_eq!(cases.len(), 244);
+    assert!(
+        threw >= 5 && missing >= 10,
+        "{threw} threw, {missing} missing"
+    );
+    assert!(unequal_or_mixed >= 160);
+}
+
+/// Claims past a topic's count reach only Java's sticky assignors, whose real
+/// code keeps them: every other assignor, partwise's `copartitioned` (the
+/// runtime's leader) among them, assigns only partitions that exist, each
+/// once, whatever the members claim.
+#[test]
+fn only_java_sticky_keeps_claims_past_a_count() {
+    let mut group = Group::new(
+        (0..3)
+            .map(|i| Member::new(format!("c{i}"), ["a", "b"]))
+            .collect(),
+        vec![Topic::new("a", 4), Topic::new("b", 4)],
+    );
+    for (i, m) in group.members.iter_mut().enumerate() {
+        m.generation = Some(5);
+        for p in [i as u32, i as u32 + 3, i as u32 + 6] {
+            m.owned.push(Tp {
+                topic: 0,
+                partition: p,
+            });
+            m.owned.push(Tp {
+                topic: 1,
+                partition: p,
+            });
+        }
+    }
+    assert!(group.has_stale_claims());
+    for a in Assignor::ALL {
+        let java_sticky = matches!(a, Assignor::JavaSticky | Assignor::JavaCooperativeSticky);
+        match a.assign(&group) {
+            Ok(got) => {
+                let all: Vec<Tp> = got.partitions.iter().flatten().copied().collect();
+                let stale = all.iter().any(|tp| tp.partition >= 4);
+                let unique: std::collections::HashSet<Tp> = all.iter().copied().collect();
+                if !java_sticky {
+                    assert!(!stale, "{a}: {all:?}");
+                    assert_eq!(unique.len(), all.len(), "{a}: a partition given twice");
+                    assert_eq!(unique.len() + got.withheld.len(), 8, "{a}");
+                }
+            }
+            Err(e) => assert!(java_sticky, "{a}: {e}"),
+        }
+    }
+}

@@ -39,6 +39,7 @@ const PARTITION_FILES: &[(&str, &str)] = &[
     ("java_builtin_partitioner_murmur2", "java"),
     ("java_kafka_clients_partitioner", "java"),
     ("kafka_python_default_partitioner", "kafka-python"),
+    ("aiokafka_default_partitioner", "aiokafka"),
     ("kafkajs_default_partitioner", "kafkajs"),
     ("kafkajs_legacy_partitioner", "kafkajs:legacy"),
     ("librdkafka_consistent", "librdkafka:consistent"),
@@ -423,4 +424,37 @@ fn upstream_test_suites() {
         checked += 1;
     }
     assert_eq!(checked, 139);
+}
+
+/// aiokafka 0.14.0's default partitioner gives kafka-python 3.0.12's answer
+/// for every key and count of the corpus (both files come from the real
+/// packages, `regen/gen_aiokafka.py` and `regen/gen_kafka_python.py`), and
+/// `-P aiokafka` is its own spec with the same placement.
+#[test]
+fn aiokafka_is_byte_identical_to_kafka_python() {
+    let read = |name: &str| -> BTreeMap<(String, u64), u64> {
+        lines(&vectors_dir().join("generated").join(name))
+            .iter()
+            .map(|d| {
+                (
+                    (
+                        d["key_hex"].as_str().unwrap().to_string(),
+                        d["partitions"].as_u64().unwrap(),
+                    ),
+                    d["partition"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let aio = read("aiokafka_default_partitioner.jsonl");
+    let kp = read("kafka_python_default_partitioner.jsonl");
+    assert_eq!(aio.len(), 1737);
+    assert_eq!(aio, kp);
+    let p: Partitioner = "aiokafka".parse().unwrap();
+    assert_eq!(p.spec(), "aiokafka");
+    assert_ne!(p, "kafka-python".parse::<Partitioner>().unwrap());
+    assert_eq!(
+        p.setting(),
+        "the default partitioner (AIOKafkaProducer without partitioner=)"
+    );
 }

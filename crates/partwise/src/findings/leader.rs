@@ -1,0 +1,208 @@
+//! What a simulated client's leader would do wrong with a group's claims:
+//! kafka-clients' sticky assignors keep claims past a topic's partition
+//! count (members that still hold partitions of a topic deleted and
+//! recreated with fewer, or a leader with stale metadata), and then assign a
+//! partition that does not exist, assign one partition to two members, or
+//! throw. partwise's own leader drops such claims; these findings say what
+//! the Java leader would do instead.
+
+use crate::assign::{AssignError, Assignment, Assignor, Group};
+use std::fmt;
+
+/// The kafka-clients release whose sticky assignors these findings
+/// reproduce (the known answers in `tests/vectors/assignors/java_group_cases.jsonl`).
+pub const KAFKA_CLIENTS: &str = "4.4.0";
+
+/// One thing the Java leader would do with the group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaderFinding {
+    /// It would assign a partition past the topic's count.
+    MissingPartition {
+        /// The assignor's spec.
+        assignor: Assignor,
+        /// The member given it.
+        member: String,
+        /// The topic.
+        topic: String,
+        /// The partition that does not exist.
+        partition: u32,
+        /// The topic's partition count.
+        partitions: u32,
+    },
+    /// It would assign one partition to two or more members.
+    AssignedTwice {
+        /// The assignor's spec.
+        assignor: Assignor,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: u32,
+        /// The members given it, sorted, each once (one member may be given it twice).
+        members: Vec<String>,
+    },
+    /// It would throw, so the rebalance never completes.
+    Throws {
+        /// The assignor's spec.
+        assignor: Assignor,
+        /// The exception's class.
+        exception: String,
+        /// Its message.
+        message: String,
+        /// The first claim past a count (`t0-106, but t0 has 106 partitions`), when the group has one.
+        stale: Option<String>,
+    },
+}
+
+fn class(a: Assignor) -> &'static str {
+    match a {
+        Assignor::JavaSticky => "StickyAssignor",
+        Assignor::JavaCooperativeSticky => "CooperativeStickyAssignor",
+        Assignor::JavaRange => "RangeAssignor",
+        Assignor::JavaRoundRobin => "RoundRobinAssignor",
+        _ => a.spec(),
+    }
+}
+
+impl LeaderFinding {
+    /// The stable id.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LeaderFinding::MissingPartition { .. } => "java-leader-assigns-missing-partition",
+            LeaderFinding::AssignedTwice { .. } => "java-leader-assigns-partition-twice",
+            LeaderFinding::Throws { .. } => "java-leader-throws",
+        }
+    }
+
+    /// What to do about it.
+    pub fn fix(&self) -> String {
+        "stop every member of the group, then start them again: a consumer that starts \
+         afresh claims no partitions, so no claim outlives the topic it was made on (stop a \
+         topic's consumer groups before deleting and recreating it with fewer partitions); or \
+         set partition.assignment.strategy to org.apache.kafka.clients.consumer.RangeAssignor \
+         or RoundRobinAssignor, which do not read claims"
+            .to_string()
+    }
+}
+
+impl fmt::Display for LeaderFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaderFinding::MissingPartition {
+                assignor,
+                member,
+                topic,
+                partition,
+                partitions,
+            } => write!(
+                f,
+                "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) would assign {topic}-{partition} \
+                 to {member}, which does not exist ({topic} has {partitions} partitions): members \
+                 still claim partitions past its count",
+                class(*assignor)
+            ),
+            LeaderFinding::AssignedTwice {
+                assignor,
+                topic,
+                partition,
+                members,
+            } => write!(
+                f,
+                "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) would assign {topic}-{partition} \
+                 to {}: claims past a topic's count throw off its bookkeeping",
+                class(*assignor),
+                if members.len() == 1 {
+                    format!("{} twice", members[0])
+                } else {
+                    format!("{} at once", members.join(" and "))
+                }
+            ),
+            LeaderFinding::Throws {
+                assignor,
+                exception,
+                message,
+                stale,
+            } => {
+                let short = exception.rsplit('.').next().unwrap_or(exception);
+                write!(
+                    f,
+                    "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) throws {short}: {}, so the \
+                     rebalance fails on every try",
+                    class(*assignor),
+                    message.trim_end_matches('.')
+                )?;
+                if let Some(s) = stale {
+                    write!(f, " (members claim {s})")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The findings for `assignor`'s `result` on `group`: each partition past
+/// its topic's count that it assigns, each partition it assigns twice, or
+/// the exception it throws.
+pub fn leader_findings(
+    assignor: Assignor,
+    group: &Group,
+    result: Result<&Assignment, &AssignError>,
+) -> Vec<LeaderFinding> {
+    let mut out = Vec::new();
+    match result {
+        Err(AssignError::LeaderThrows {
+            exception, message, ..
+        }) => {
+            let stale = group.stale_claims().first().map(|&(_, tp)| {
+                let t = &group.topics[tp.topic as usize];
+                format!(
+                    "{}-{}, but {} has {} partitions",
+                    t.name, tp.partition, t.name, t.partitions
+                )
+            });
+            out.push(LeaderFinding::Throws {
+                assignor,
+                exception: exception.to_string(),
+                message: message.clone(),
+                stale,
+            });
+        }
+        Err(_) => {}
+        Ok(a) => {
+            let mut holders: std::collections::BTreeMap<(String, u32), Vec<String>> =
+                Default::default();
+            for &m in &a.order {
+                for tp in &a.partitions[m] {
+                    let t = &group.topics[tp.topic as usize];
+                    let member = group.members[m].id.clone();
+                    if tp.partition >= t.partitions {
+                        out.push(LeaderFinding::MissingPartition {
+                            assignor,
+                            member: member.clone(),
+                            topic: t.name.clone(),
+                            partition: tp.partition,
+                            partitions: t.partitions,
+                        });
+                    }
+                    holders
+                        .entry((t.name.clone(), tp.partition))
+                        .or_default()
+                        .push(member);
+                }
+            }
+            for ((topic, partition), mut members) in holders {
+                if members.len() > 1 {
+                    members.sort();
+                    members.dedup();
+                    out.push(LeaderFinding::AssignedTwice {
+                        assignor,
+                        topic,
+                        partition,
+                        members,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
