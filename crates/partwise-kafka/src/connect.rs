@@ -37,6 +37,7 @@ const PUBLIC: &[&str] = &[
     "enable.ssl.certificate.verification",
     "fetch.max.bytes",
     "fetch.min.bytes",
+    "fetch.queue.backoff.ms",
     "fetch.wait.max.ms",
     "group.id",
     "group.instance.id",
