@@ -1,5 +1,7 @@
 package dev.partwise.groups;
 
+import dev.partwise.regen.Json;
+
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

@@ -5,11 +5,11 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 
-/** Just enough JSON writing for the vector lines (no JSON library on the classpath). */
-final class Json {
+/** Just enough JSON writing for the vector lines (no JSON library on the classpath); the group harness (../java-groups) compiles it in too. */
+public final class Json {
     private Json() {}
 
-    static String str(String s) {
+    public static String str(String s) {
         if (s == null) return "null";
         StringBuilder b = new StringBuilder("\"");
         for (int i = 0; i < s.length(); i++) {
@@ -30,7 +30,7 @@ final class Json {
     }
 
     /** Any of: null, String, Number, Boolean, Map (keys as given), Collection, TopicPartition, or a raw `Raw`. */
-    static String of(Object o) {
+    public static String of(Object o) {
         if (o == null) return "null";
         if (o instanceof Raw r) return r.json;
         if (o instanceof String s) return str(s);
@@ -60,7 +60,7 @@ final class Json {
     }
 
     /** Partitions sorted by topic, then partition, as `[[topic, p], ...]`. */
-    static List<TopicPartition> sorted(Collection<TopicPartition> tps) {
+    public static List<TopicPartition> sorted(Collection<TopicPartition> tps) {
         return tps.stream()
                 .sorted((a, b) -> a.topic().equals(b.topic())
                         ? Integer.compare(a.partition(), b.partition())
@@ -68,5 +68,5 @@ final class Json {
                 .toList();
     }
 
-    record Raw(String json) {}
+    public record Raw(String json) {}
 }
