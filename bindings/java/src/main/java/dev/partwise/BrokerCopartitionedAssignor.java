@@ -4,12 +4,12 @@
 package dev.partwise;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -26,7 +26,7 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  * (the jar on the broker's class path) and select it in the consumer with
  * {@code group.remote.assignor=copartitioned}.
  *
- * <p>It runs {@link Copartitioned#assign}, the placement of {@link CopartitionedAssignor} and of
+ * <p>It runs the placement of {@link Copartitioned#assign}, that of {@link CopartitionedAssignor} and of
  * partwise's Rust leader: the same units (topics with the same partition count and the same
  * subscribers, partition p of each), the same stickiness (a unit stays with the member whose
  * current target assignment holds most of its partitions) and the same member order (instance
@@ -67,51 +67,133 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
 
     @Override
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
-        Map<String, Uuid> ids = new HashMap<>();
-        List<Copartitioned.Member> members = new ArrayList<>();
-        for (String id : group.memberIds()) {
-            MemberSubscription s = group.memberSubscription(id);
-            List<String> subscribed = new ArrayList<>();
-            for (Uuid t : s.subscribedTopicIds()) {
-                String k = key(t);
-                ids.put(k, t);
-                subscribed.add(k);
-            }
-            List<TopicPartition> owned = new ArrayList<>();
-            MemberAssignment current = group.memberAssignment(id);
-            if (current != null) {
-                for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
-                    String k = key(e.getKey());
-                    for (int p : e.getValue()) {
-                        owned.add(new TopicPartition(k, p));
+        String[] ids = group.memberIds().toArray(new String[0]);
+        int n = ids.length;
+        MemberSubscription[] subs = new MemberSubscription[n];
+        // Topics by id as the members name them, then in Uuid order: the placement's topic order.
+        // numPartitions is -1 for a topic the metadata no longer has: its subscriptions are ignored.
+        Map<Uuid, Integer> index = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        for (int m = 0; m < n; m++) {
+            subs[m] = group.memberSubscription(ids[m]);
+            for (Uuid t : subs[m].subscribedTopicIds()) {
+                if (index.putIfAbsent(t, -1) == null) {
+                    int k = topics.numPartitions(t);
+                    if (k >= 0) {
+                        counts.put(t, k);
                     }
                 }
             }
-            members.add(new Copartitioned.Member(id, s.instanceId().orElse(null), subscribed, owned));
         }
-        // numPartitions is -1 for a topic the metadata no longer has: its subscriptions are ignored.
-        Copartitioned.Result r = Copartitioned.assign(members, k -> {
-            int n = topics.numPartitions(ids.get(k));
-            return n < 0 ? null : n;
-        });
-        Map<String, MemberAssignment> out = new HashMap<>();
-        for (Map.Entry<String, List<TopicPartition>> e : r.partitions().entrySet()) {
-            Map<Uuid, Set<Integer>> byTopic = new HashMap<>();
-            for (TopicPartition tp : e.getValue()) {
-                byTopic.computeIfAbsent(ids.get(tp.topic()), t -> new TreeSet<>()).add(tp.partition());
+        Uuid[] byId = counts.keySet().toArray(new Uuid[0]);
+        Arrays.sort(byId);
+        int[] partitions = new int[byId.length];
+        for (int t = 0; t < byId.length; t++) {
+            index.put(byId[t], t);
+            partitions[t] = counts.get(byId[t]);
+        }
+        int[][] subscribed = new int[n][];
+        String[] instances = new String[n];
+        for (int m = 0; m < n; m++) {
+            Set<Uuid> mine = subs[m].subscribedTopicIds();
+            int[] ts = new int[mine.size()];
+            int c = 0;
+            for (Uuid t : mine) {
+                int i = index.get(t);
+                if (i >= 0) {
+                    ts[c++] = i;
+                }
             }
-            out.put(e.getKey(), new Target(byTopic));
+            subscribed[m] = c == ts.length ? ts : Arrays.copyOf(ts, c);
+            instances[m] = subs[m].instanceId().orElse(null);
         }
-        return new GroupAssignment(out);
+        int[] order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
+                instances[x], ids[x], instances[y], ids[y]));
+        Copartitioned.Placement pl = new Copartitioned.Placement(partitions, subscribed, order);
+        for (int m = 0; m < n; m++) {
+            MemberAssignment current = group.memberAssignment(ids[m]);
+            if (current == null) {
+                continue;
+            }
+            for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
+                Integer t = index.get(e.getKey());
+                if (t == null || t < 0) {
+                    continue;
+                }
+                for (int p : e.getValue()) {
+                    pl.own(m, t, p);
+                }
+            }
+        }
+        pl.place();
+        return new GroupAssignment(targets(pl, ids, byId));
     }
 
     /**
-     * A topic id as a name for {@link Copartitioned}, which orders topics by code point: 32 hex
-     * digits of the two halves with their sign bits flipped, so that the order of the strings is
-     * the signed order of {@link Uuid#compareTo}.
+     * Each member's target: unit u of group g is partition u - unitBase[g] of every topic of g.
+     * A member's sets are sized for its units before they are filled, and a partition number is
+     * boxed once per call, not once per topic.
      */
-    static String key(Uuid id) {
-        return String.format("%016x%016x", id.getMostSignificantBits() ^ Long.MIN_VALUE,
-                id.getLeastSignificantBits() ^ Long.MIN_VALUE);
+    private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId) {
+        int n = ids.length;
+        // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
+        int[][] held = new int[n][];
+        for (int m = 0; m < n; m++) {
+            held[m] = new int[pl.memberGroups[m].length];
+        }
+        for (int u = 0; u < pl.owner.length; u++) {
+            int m = pl.owner[u];
+            held[m][Arrays.binarySearch(pl.memberGroups[m], pl.unitGroup[u])]++;
+        }
+        int most = 0;
+        for (int g = 0; g < pl.groups.length; g++) {
+            most = Math.max(most, pl.unitBase[g + 1] - pl.unitBase[g]);
+        }
+        Integer[] boxed = new Integer[most];
+        for (int i = 0; i < most; i++) {
+            boxed[i] = i;
+        }
+        // sets.get(m).get(j): member m's sets for the topics of its j-th group, in topic order.
+        List<List<List<Set<Integer>>>> sets = new ArrayList<>(n);
+        Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
+        for (int m = 0; m < n; m++) {
+            int[] gs = pl.memberGroups[m];
+            int topicsHeld = 0;
+            for (int j = 0; j < gs.length; j++) {
+                if (held[m][j] > 0) {
+                    topicsHeld += pl.groups[gs[j]].length;
+                }
+            }
+            Map<Uuid, Set<Integer>> byTopic = new HashMap<>(capacity(topicsHeld));
+            List<List<Set<Integer>>> mine = new ArrayList<>(gs.length);
+            for (int j = 0; j < gs.length; j++) {
+                int[] ts = pl.groups[gs[j]];
+                List<Set<Integer>> forGroup = new ArrayList<>(held[m][j] > 0 ? ts.length : 0);
+                if (held[m][j] > 0) {
+                    for (int t : ts) {
+                        Set<Integer> set = new HashSet<>(capacity(held[m][j]));
+                        forGroup.add(set);
+                        byTopic.put(byId[t], set);
+                    }
+                }
+                mine.add(forGroup);
+            }
+            sets.add(mine);
+            out.put(ids[m], new Target(byTopic));
+        }
+        for (int u = 0; u < pl.owner.length; u++) {
+            int m = pl.owner[u];
+            int g = pl.unitGroup[u];
+            Integer p = boxed[u - pl.unitBase[g]];
+            for (Set<Integer> set : sets.get(m).get(Arrays.binarySearch(pl.memberGroups[m], g))) {
+                set.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** A HashMap or HashSet capacity that holds {@code k} entries without a resize. */
+    private static int capacity(int k) {
+        return (int) Math.ceil(k / 0.75) + 1;
     }
 }
