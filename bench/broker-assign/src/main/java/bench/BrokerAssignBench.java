@@ -8,15 +8,18 @@
 //                  60% (the middle fifth is shared), so the subscriptions differ.
 // Per (subscription, assignor): "scratch" assigns with no current assignment; "leave" assigns
 // the members but the first, whose current assignment is the scratch result minus that member.
-// W warm-up calls, then R timed calls; each timed call also records the bytes it allocated
-// (com.sun.management.ThreadMXBean.getThreadAllocatedBytes). Every result is checked (each
+// W warm-up calls, then R timed calls; each timed call records its wall time, the CPU time of
+// the calling thread (ThreadMXBean.getCurrentThreadCpuTime: on a loaded machine the wall time
+// also counts the time the thread waited for a core, the CPU time does not) and the bytes it
+// allocated (com.sun.management.ThreadMXBean.getThreadAllocatedBytes). Every result is checked (each
 // subscribed partition assigned once, to a subscriber; for copartitioned, whole units) and
 // summarized by a checksum, so that two builds of an assignor can be compared for equal answers.
 //
-// Output: one JSON object per line (size, subscription, assignor, scenario, the R times in ms,
-// the R allocations in bytes, checksum); bench/broker-assign/run aggregates several runs.
+// Output: one JSON object per line (size, subscription, assignor, scenario, the R wall and CPU
+// times in ms, the R allocations in bytes, checksum); bench/broker-assign/run aggregates several runs.
 //
-//   java -cp ... bench.BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS]]]
+//   java -cp ... bench.BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS [ASSIGNOR]]]]
+// (ASSIGNOR: only the assignors whose class name contains it, e.g. to profile one)
 package bench;
 
 import java.lang.management.ManagementFactory;
@@ -127,7 +130,7 @@ public final class BrokerAssignBench {
 
     public static void main(String[] a) throws Exception {
         if (a.length < 2) {
-            System.err.println("usage: BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS]]]");
+            System.err.println("usage: BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS [ASSIGNOR]]]]");
             System.exit(2);
         }
         int m = Integer.parseInt(a[0]);
@@ -135,6 +138,7 @@ public final class BrokerAssignBench {
         int t = a.length > 2 ? Integer.parseInt(a[2]) : 10;
         int warmup = a.length > 3 ? Integer.parseInt(a[3]) : 5;
         int runs = a.length > 4 ? Integer.parseInt(a[4]) : 11;
+        String only = a.length > 5 ? a[5] : "";
         if (m < 2 || t < 1 || total % t != 0 || warmup < 0 || runs < 1) {
             System.err.println("BrokerAssignBench: need MEMBERS >= 2, PARTITIONS a multiple of TOPICS");
             System.exit(2);
@@ -176,17 +180,23 @@ public final class BrokerAssignBench {
                 subs.put(members.get(i), type == SubscriptionType.HOMOGENEOUS ? all : (i % 2 == 0 ? first : last));
             }
             for (String cls : ASSIGNORS) {
+                if (!cls.contains(only)) {
+                    continue;
+                }
                 PartitionAssignor as = (PartitionAssignor) Class.forName(cls).getDeclaredConstructor().newInstance();
                 double[] scratchMs = new double[runs], leaveMs = new double[runs];
+                double[] scratchCpu = new double[runs], leaveCpu = new double[runs];
                 long[] scratchBytes = new long[runs], leaveBytes = new long[runs];
                 GroupAssignment scratch = null, leave = null;
                 List<String> rest = members.subList(1, members.size());
                 for (int w = 0; w < warmup + runs; w++) {
                     Spec fresh = new Spec(members, subs, type, Map.of());
                     long b0 = mx.getThreadAllocatedBytes(thread);
+                    long c0 = mx.getCurrentThreadCpuTime();
                     long s0 = System.nanoTime();
                     scratch = as.assign(fresh, d);
                     long s1 = System.nanoTime();
+                    long c1 = mx.getCurrentThreadCpuTime();
                     long b1 = mx.getThreadAllocatedBytes(thread);
                     Map<String, Map<Uuid, Set<Integer>>> cur = new HashMap<>();
                     scratch.members().forEach((k, v) -> {
@@ -197,13 +207,17 @@ public final class BrokerAssignBench {
                     cur.remove(members.get(0));
                     Spec left = new Spec(rest, subs, type, cur);
                     long b2 = mx.getThreadAllocatedBytes(thread);
+                    long c2 = mx.getCurrentThreadCpuTime();
                     long s2 = System.nanoTime();
                     leave = as.assign(left, d);
                     long s3 = System.nanoTime();
+                    long c3 = mx.getCurrentThreadCpuTime();
                     long b3 = mx.getThreadAllocatedBytes(thread);
                     if (w >= warmup) {
                         scratchMs[w - warmup] = (s1 - s0) / 1e6;
                         leaveMs[w - warmup] = (s3 - s2) / 1e6;
+                        scratchCpu[w - warmup] = (c1 - c0) / 1e6;
+                        leaveCpu[w - warmup] = (c3 - c2) / 1e6;
                         scratchBytes[w - warmup] = b1 - b0;
                         leaveBytes[w - warmup] = b3 - b2;
                     }
@@ -212,20 +226,24 @@ public final class BrokerAssignBench {
                 check(cls, "scratch", scratch, members, subs, counts, units);
                 check(cls, "leave", leave, rest, subs, counts, units);
                 String size = m + "x" + total;
-                print(size, t, type, as.name(), "scratch", scratchMs, scratchBytes, checksum(scratch));
-                print(size, t, type, as.name(), "leave", leaveMs, leaveBytes, checksum(leave));
+                print(size, t, type, as.name(), "scratch", scratchMs, scratchCpu, scratchBytes, checksum(scratch));
+                print(size, t, type, as.name(), "leave", leaveMs, leaveCpu, leaveBytes, checksum(leave));
             }
         }
     }
 
     static void print(String size, int topics, SubscriptionType type, String assignor, String scenario,
-            double[] ms, long[] bytes, long checksum) {
+            double[] ms, double[] cpu, long[] bytes, long checksum) {
         StringBuilder b = new StringBuilder();
         b.append("{\"size\":\"").append(size).append("\",\"topics\":").append(topics)
                 .append(",\"subscription\":\"").append(type.name().toLowerCase()).append("\",\"assignor\":\"")
                 .append(assignor).append("\",\"scenario\":\"").append(scenario).append("\",\"ms\":[");
         for (int i = 0; i < ms.length; i++) {
             b.append(i > 0 ? "," : "").append(String.format("%.4f", ms[i]));
+        }
+        b.append("],\"cpu_ms\":[");
+        for (int i = 0; i < cpu.length; i++) {
+            b.append(i > 0 ? "," : "").append(String.format("%.4f", cpu[i]));
         }
         b.append("],\"bytes\":").append(Arrays.toString(bytes).replace(" ", ""))
                 .append(",\"checksum\":\"").append(Long.toHexString(checksum)).append("\"}");

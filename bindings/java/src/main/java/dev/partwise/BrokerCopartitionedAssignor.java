@@ -3,11 +3,8 @@
 // Copartitioned.assign, the placement every partwise implementation runs, and back.
 package dev.partwise;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.Uuid;
@@ -110,53 +107,134 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         int[] order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
                 instances[x], ids[x], instances[y], ids[y]));
         Copartitioned.Placement pl = new Copartitioned.Placement(partitions, subscribed, order);
+        // What each member holds now, as units (one entry per partition), to tell afterwards
+        // whether its target changed; a member whose current assignment names a partition
+        // outside every unit cannot keep it as it is. This reads every partition of the
+        // current assignment: a unit stays with the member holding most of its partitions.
+        MemberAssignment[] current = new MemberAssignment[n];
+        int[] start = new int[n + 1];
+        boolean[] changed = new boolean[n];
+        int[] units = new int[64];
         for (int m = 0; m < n; m++) {
-            MemberAssignment current = group.memberAssignment(ids[m]);
-            if (current == null) {
+            current[m] = group.memberAssignment(ids[m]);
+            units = current(pl, index, m, current[m], start, changed, units);
+        }
+        pl.place();
+        // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
+        // partitions as its units have.
+        long[] target = new long[n];
+        for (int u = 0; u < pl.owner.length; u++) {
+            target[pl.owner[u]] += pl.groups[pl.unitGroup[u]].length;
+        }
+        for (int m = 0; m < n; m++) {
+            if (changed[m]) {
                 continue;
             }
-            for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
-                Integer t = index.get(e.getKey());
-                if (t == null || t < 0) {
-                    continue;
-                }
-                for (int p : e.getValue()) {
-                    pl.own(m, t, p);
+            if (start[m + 1] - start[m] != target[m]) {
+                changed[m] = true;
+                continue;
+            }
+            for (int i = start[m]; i < start[m + 1]; i++) {
+                if (pl.owner[units[i]] != m) {
+                    changed[m] = true;
+                    break;
                 }
             }
         }
-        pl.place();
-        return new GroupAssignment(targets(pl, ids, byId));
+        return new GroupAssignment(targets(pl, ids, byId, current, changed));
+    }
+
+    /**
+     * Reads member m's current assignment into the placement (its claims) and into
+     * {@code units[start[m] .. start[m + 1]]} (the unit of each partition it holds); marks it
+     * changed when it holds anything outside every unit. Returns {@code units}, grown if needed.
+     */
+    private static int[] current(Copartitioned.Placement pl, Map<Uuid, Integer> index, int m, MemberAssignment current,
+            int[] start, boolean[] changed, int[] units) {
+        int size = start[m];
+        if (current == null) {
+            changed[m] = true;
+            start[m + 1] = size;
+            return units;
+        }
+        for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
+            Integer t = index.get(e.getKey());
+            Set<Integer> ps = e.getValue();
+            if (t == null || t < 0 || ps.isEmpty()) {
+                changed[m] = true;
+                continue;
+            }
+            if (size + ps.size() > units.length) {
+                units = Arrays.copyOf(units, Math.max(2 * units.length, size + ps.size()));
+            }
+            for (int p : ps) {
+                pl.own(m, t, p);
+                int u = pl.unitOf(t, p);
+                if (u < 0) {
+                    changed[m] = true;
+                } else {
+                    units[size++] = u;
+                }
+            }
+        }
+        start[m + 1] = size;
+        return units;
     }
 
     /**
      * Each member's target: unit u of group g is partition u - unitBase[g] of every topic of g.
-     * A member's sets are sized for its units before they are filled, and a partition number is
-     * boxed once per call, not once per topic.
+     * A member whose target is what it has keeps the coordinator's own map (as Kafka's
+     * assignors do); for the others, a member's partitions of one group are one immutable set,
+     * shared by the group's topics (they hold the same partitions of each), of partition numbers
+     * boxed once per call.
      */
-    private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId) {
+    private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
+            MemberAssignment[] current, boolean[] changed) {
         int n = ids.length;
         // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
         int[][] held = new int[n][];
         for (int m = 0; m < n; m++) {
-            held[m] = new int[pl.memberGroups[m].length];
-        }
-        for (int u = 0; u < pl.owner.length; u++) {
-            int m = pl.owner[u];
-            held[m][Arrays.binarySearch(pl.memberGroups[m], pl.unitGroup[u])]++;
+            held[m] = changed[m] ? new int[pl.memberGroups[m].length] : null;
         }
         int most = 0;
-        for (int g = 0; g < pl.groups.length; g++) {
-            most = Math.max(most, pl.unitBase[g + 1] - pl.unitBase[g]);
+        for (int u = 0; u < pl.owner.length; u++) {
+            int m = pl.owner[u];
+            if (held[m] != null) {
+                held[m][Arrays.binarySearch(pl.memberGroups[m], pl.unitGroup[u])]++;
+                int g = pl.unitGroup[u];
+                most = Math.max(most, u - pl.unitBase[g] + 1);
+            }
         }
         Integer[] boxed = new Integer[most];
         for (int i = 0; i < most; i++) {
             boxed[i] = i;
         }
-        // sets.get(m).get(j): member m's sets for the topics of its j-th group, in topic order.
-        List<List<List<Set<Integer>>>> sets = new ArrayList<>(n);
+        // partitions[m][j]: member m's partitions of its j-th group, filled in unit order.
+        Integer[][][] parts = new Integer[n][][];
+        int[][] filled = new int[n][];
+        for (int m = 0; m < n; m++) {
+            if (held[m] != null) {
+                parts[m] = new Integer[held[m].length][];
+                filled[m] = new int[held[m].length];
+                for (int j = 0; j < held[m].length; j++) {
+                    parts[m][j] = new Integer[held[m][j]];
+                }
+            }
+        }
+        for (int u = 0; u < pl.owner.length; u++) {
+            int m = pl.owner[u];
+            if (parts[m] != null) {
+                int g = pl.unitGroup[u];
+                int j = Arrays.binarySearch(pl.memberGroups[m], g);
+                parts[m][j][filled[m][j]++] = boxed[u - pl.unitBase[g]];
+            }
+        }
         Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
         for (int m = 0; m < n; m++) {
+            if (!changed[m]) {
+                out.put(ids[m], new Target(current[m].partitions()));
+                continue;
+            }
             int[] gs = pl.memberGroups[m];
             int topicsHeld = 0;
             for (int j = 0; j < gs.length; j++) {
@@ -165,29 +243,15 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 }
             }
             Map<Uuid, Set<Integer>> byTopic = new HashMap<>(capacity(topicsHeld));
-            List<List<Set<Integer>>> mine = new ArrayList<>(gs.length);
             for (int j = 0; j < gs.length; j++) {
-                int[] ts = pl.groups[gs[j]];
-                List<Set<Integer>> forGroup = new ArrayList<>(held[m][j] > 0 ? ts.length : 0);
                 if (held[m][j] > 0) {
-                    for (int t : ts) {
-                        Set<Integer> set = new HashSet<>(capacity(held[m][j]));
-                        forGroup.add(set);
+                    Set<Integer> set = Set.of(parts[m][j]);
+                    for (int t : pl.groups[gs[j]]) {
                         byTopic.put(byId[t], set);
                     }
                 }
-                mine.add(forGroup);
             }
-            sets.add(mine);
             out.put(ids[m], new Target(byTopic));
-        }
-        for (int u = 0; u < pl.owner.length; u++) {
-            int m = pl.owner[u];
-            int g = pl.unitGroup[u];
-            Integer p = boxed[u - pl.unitBase[g]];
-            for (Set<Integer> set : sets.get(m).get(Arrays.binarySearch(pl.memberGroups[m], g))) {
-                set.add(p);
-            }
         }
         return out;
     }

@@ -223,6 +223,8 @@ public final class Copartitioned {
         private final int[] topicBase;
         /** prev[topicBase[t] + p]: the lowest rank of a member owning partition p of topic t. */
         private final int[] prev;
+        /** groupOf[t]: topic t's group, -1 for a topic nobody subscribes to. */
+        private int[] groupOf;
 
         /** {@code subscribed[m]}: member m's topics (repeats allowed); {@code order}: members by rank. */
         Placement(int[] partitions, int[][] subscribed, int[] order) {
@@ -275,7 +277,7 @@ public final class Copartitioned {
             }
             // A topic joins the group of the first topic before it with its count and subscribers.
             Map<GroupKey, Integer> groupOfKey = new HashMap<>();
-            int[] groupOfTopic = new int[nt];
+            int[] groupOfTopic = groupOf = new int[nt];
             int[] sizes = new int[nt];
             int ng = 0;
             for (int t = 0; t < nt; t++) {
@@ -338,6 +340,12 @@ public final class Copartitioned {
                 int slot = topicBase[t] + p;
                 prev[slot] = Math.min(prev[slot], rank[m]);
             }
+        }
+
+        /** The unit holding partition p of topic t, -1 for none (no such partition, or nobody subscribes). */
+        int unitOf(int t, int p) {
+            int g = groupOf[t];
+            return g < 0 || p < 0 || p >= partitions[t] ? -1 : unitBase[g] + p;
         }
 
         /** Steps 1 to 3 of {@link Copartitioned}: fills owner and load. */
