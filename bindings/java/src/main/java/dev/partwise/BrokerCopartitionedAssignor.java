@@ -3,8 +3,10 @@
 // Copartitioned.assign, the placement every partwise implementation runs, and back.
 package dev.partwise;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.Uuid;
@@ -66,43 +68,62 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
         String[] ids = group.memberIds().toArray(new String[0]);
         int n = ids.length;
-        MemberSubscription[] subs = new MemberSubscription[n];
-        // Topics by id as the members name them, then in Uuid order: the placement's topic order.
-        // numPartitions is -1 for a topic the metadata no longer has: its subscriptions are ignored.
-        Map<Uuid, Integer> index = new HashMap<>();
-        Map<Uuid, Integer> counts = new HashMap<>();
-        for (int m = 0; m < n; m++) {
-            subs[m] = group.memberSubscription(ids[m]);
-            for (Uuid t : subs[m].subscribedTopicIds()) {
-                if (index.putIfAbsent(t, -1) == null) {
-                    int k = topics.numPartitions(t);
-                    if (k >= 0) {
-                        counts.put(t, k);
-                    }
-                }
-            }
-        }
-        Uuid[] byId = counts.keySet().toArray(new Uuid[0]);
-        Arrays.sort(byId);
-        int[] partitions = new int[byId.length];
-        for (int t = 0; t < byId.length; t++) {
-            index.put(byId[t], t);
-            partitions[t] = counts.get(byId[t]);
-        }
+        // One pass over the subscriptions (the coordinator's may resolve topic names on each
+        // pass): each topic gets a number as first seen, then the numbers are mapped to the
+        // placement's topic order, the Uuid order. numPartitions is -1 for a topic the metadata
+        // no longer has: its subscriptions are ignored.
+        Map<Uuid, Integer> seen = new HashMap<>();
+        List<Uuid> seenIds = new ArrayList<>();
+        List<Integer> seenCounts = new ArrayList<>();
         int[][] subscribed = new int[n][];
         String[] instances = new String[n];
         for (int m = 0; m < n; m++) {
-            Set<Uuid> mine = subs[m].subscribedTopicIds();
+            MemberSubscription sub = group.memberSubscription(ids[m]);
+            Set<Uuid> mine = sub.subscribedTopicIds();
             int[] ts = new int[mine.size()];
             int c = 0;
             for (Uuid t : mine) {
-                int i = index.get(t);
-                if (i >= 0) {
-                    ts[c++] = i;
+                Integer i = seen.get(t);
+                if (i == null) {
+                    i = seenIds.size();
+                    seen.put(t, i);
+                    seenIds.add(t);
+                    seenCounts.add(topics.numPartitions(t));
                 }
+                ts[c++] = i;
             }
             subscribed[m] = c == ts.length ? ts : Arrays.copyOf(ts, c);
-            instances[m] = subs[m].instanceId().orElse(null);
+            instances[m] = sub.instanceId().orElse(null);
+        }
+        List<Uuid> known = new ArrayList<>();
+        for (int i = 0; i < seenIds.size(); i++) {
+            if (seenCounts.get(i) >= 0) {
+                known.add(seenIds.get(i));
+            }
+        }
+        Uuid[] byId = known.toArray(new Uuid[0]);
+        Arrays.sort(byId);
+        int[] partitions = new int[byId.length];
+        int[] topicOf = new int[seenIds.size()];
+        Arrays.fill(topicOf, -1);
+        Map<Uuid, Integer> index = new HashMap<>();
+        for (int t = 0; t < byId.length; t++) {
+            int i = seen.get(byId[t]);
+            topicOf[i] = t;
+            partitions[t] = seenCounts.get(i);
+            index.put(byId[t], t);
+        }
+        for (int m = 0; m < n; m++) {
+            int[] ts = subscribed[m];
+            int c = 0;
+            for (int i : ts) {
+                if (topicOf[i] >= 0) {
+                    ts[c++] = topicOf[i];
+                }
+            }
+            if (c < ts.length) {
+                subscribed[m] = Arrays.copyOf(ts, c);
+            }
         }
         int[] order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
                 instances[x], ids[x], instances[y], ids[y]));
@@ -160,7 +181,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
             Integer t = index.get(e.getKey());
             Set<Integer> ps = e.getValue();
-            if (t == null || t < 0 || ps.isEmpty()) {
+            if (t == null || ps.isEmpty()) {
                 changed[m] = true;
                 continue;
             }
