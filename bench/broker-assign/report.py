@@ -22,7 +22,9 @@ rows = {}
 for line in open(a.raw):
     d = json.loads(line)
     k = (d["size"], d["subscription"], d["scenario"], d["assignor"])
-    r = rows.setdefault(k, {"wall": [], "cpu": [], "bytes": [], "checksums": set()})
+    r = rows.setdefault(k, {"wall": [], "cpu": [], "read": [], "bytes": [], "checksums": set()})
+    if "read_cpu_ms" in d:
+        r["read"].append(statistics.median(d["read_cpu_ms"]))
     r["wall"].append(statistics.median(d["ms"]))
     r["cpu"].append(statistics.median(d["cpu_ms"]))
     r["bytes"].append(statistics.median(d["bytes"]))
@@ -41,6 +43,8 @@ for (size, sub, scen, asg), r in sorted(rows.items(), key=lambda kv: (sizes.inde
         "cpu_ms_median": round(statistics.median(r["cpu"]), 3),
         "cpu_ms_runs": [round(x, 3) for x in r["cpu"]],
         "bytes_per_call": int(statistics.median(r["bytes"])),
+        # Leave only: the CPU time of reading every partition of the call's current assignment.
+        "read_current_cpu_ms": round(statistics.median(r["read"]), 3) if r["read"] else None,
         # Every run computes the same answer: one checksum per row.
         "checksum": sorted(r["checksums"]),
     })
@@ -81,8 +85,10 @@ with open(a.out + ".md", "w") as f:
             f"load average (1, 5, 15 min) {a.load_before} before, {a.load_after} after.\n\n")
     f.write("Medians over the runs of each run's median; wall (CPU time of the calling thread) in ms; "
             "noise = (slowest run - fastest run) / median, wall; KB allocated per call.\n\n")
-    f.write("| members x partitions | subscription | scenario | uniform | range | copartitioned | copartitioned / uniform, wall (CPU) | noise u / r / c | KB u / r / c |\n")
-    f.write("|---|---|---|---|---|---|---|---|---|\n")
+    f.write("Read: the CPU time of reading every partition of the current assignment the call is given "
+            "(leave only), the floor of an assignor that reads each partition a member holds.\n\n")
+    f.write("| members x partitions | subscription | scenario | uniform | range | copartitioned | copartitioned / uniform, wall (CPU) | read (CPU) | noise u / r / c | KB u / r / c |\n")
+    f.write("|---|---|---|---|---|---|---|---|---|---|\n")
     for size in sizes:
         for sub in ["homogeneous", "heterogeneous"]:
             for scen in ["scratch", "leave"]:
@@ -93,6 +99,8 @@ with open(a.out + ".md", "w") as f:
                 noise = " / ".join(f"{get(size, sub, scen, asg, 'wall_noise_pct'):.0f}%" for asg in ["uniform", "range", "copartitioned"])
                 kb = " / ".join(f"{get(size, sub, scen, asg, 'bytes_per_call') / 1024:.0f}" for asg in ["uniform", "range", "copartitioned"])
                 m, p = size.split("x")
+                rd = get(size, sub, scen, "copartitioned", "read_current_cpu_ms")
+                rd = f"{rd:.2f}" if rd is not None else "-"
                 f.write(f"| {int(m):,} x {int(p):,} | {sub} | {scen} | {' | '.join(cells)} | "
-                        f"{rat['copartitioned_over_uniform_wall']:.2f}x ({rat['copartitioned_over_uniform_cpu']:.2f}x) | {noise} | {kb} |\n")
+                        f"{rat['copartitioned_over_uniform_wall']:.2f}x ({rat['copartitioned_over_uniform_cpu']:.2f}x) | {rd} | {noise} | {kb} |\n")
 print(open(a.out + ".md").read())

@@ -15,6 +15,11 @@
 // subscribed partition assigned once, to a subscriber; for copartitioned, whole units) and
 // summarized by a checksum, so that two builds of an assignor can be compared for equal answers.
 //
+// Before each timed "leave" call, the harness also reads every partition of the current
+// assignment the call is given (the CPU time of iterating each member's map and sets, summing
+// the partition numbers): the floor of any assignor that reads each partition a member holds,
+// as a placement keeping a unit with the member holding most of its partitions must.
+//
 // Output: one JSON object per line (size, subscription, assignor, scenario, the R wall and CPU
 // times in ms, the R allocations in bytes, checksum); bench/broker-assign/run aggregates several runs.
 //
@@ -185,7 +190,7 @@ public final class BrokerAssignBench {
                 }
                 PartitionAssignor as = (PartitionAssignor) Class.forName(cls).getDeclaredConstructor().newInstance();
                 double[] scratchMs = new double[runs], leaveMs = new double[runs];
-                double[] scratchCpu = new double[runs], leaveCpu = new double[runs];
+                double[] scratchCpu = new double[runs], leaveCpu = new double[runs], readCpu = new double[runs];
                 long[] scratchBytes = new long[runs], leaveBytes = new long[runs];
                 GroupAssignment scratch = null, leave = null;
                 List<String> rest = members.subList(1, members.size());
@@ -206,6 +211,13 @@ public final class BrokerAssignBench {
                     });
                     cur.remove(members.get(0));
                     Spec left = new Spec(rest, subs, type, cur);
+                    long r0 = mx.getCurrentThreadCpuTime();
+                    long sum = read(left, rest);
+                    long r1 = mx.getCurrentThreadCpuTime();
+                    if (sum == Long.MIN_VALUE) {
+                        // Keeps the read from being optimized away.
+                        System.err.println(sum);
+                    }
                     long b2 = mx.getThreadAllocatedBytes(thread);
                     long c2 = mx.getCurrentThreadCpuTime();
                     long s2 = System.nanoTime();
@@ -218,6 +230,7 @@ public final class BrokerAssignBench {
                         leaveMs[w - warmup] = (s3 - s2) / 1e6;
                         scratchCpu[w - warmup] = (c1 - c0) / 1e6;
                         leaveCpu[w - warmup] = (c3 - c2) / 1e6;
+                        readCpu[w - warmup] = (r1 - r0) / 1e6;
                         scratchBytes[w - warmup] = b1 - b0;
                         leaveBytes[w - warmup] = b3 - b2;
                     }
@@ -226,14 +239,28 @@ public final class BrokerAssignBench {
                 check(cls, "scratch", scratch, members, subs, counts, units);
                 check(cls, "leave", leave, rest, subs, counts, units);
                 String size = m + "x" + total;
-                print(size, t, type, as.name(), "scratch", scratchMs, scratchCpu, scratchBytes, checksum(scratch));
-                print(size, t, type, as.name(), "leave", leaveMs, leaveCpu, leaveBytes, checksum(leave));
+                print(size, t, type, as.name(), "scratch", scratchMs, scratchCpu, null, scratchBytes, checksum(scratch));
+                print(size, t, type, as.name(), "leave", leaveMs, leaveCpu, readCpu, leaveBytes, checksum(leave));
             }
         }
     }
 
+    /** Every partition of the members' current assignments, summed. */
+    static long read(GroupSpec spec, List<String> members) {
+        long sum = 0;
+        for (String m : members) {
+            for (Map.Entry<Uuid, Set<Integer>> e : spec.memberAssignment(m).partitions().entrySet()) {
+                sum += e.getKey().hashCode();
+                for (int p : e.getValue()) {
+                    sum += p;
+                }
+            }
+        }
+        return sum;
+    }
+
     static void print(String size, int topics, SubscriptionType type, String assignor, String scenario,
-            double[] ms, double[] cpu, long[] bytes, long checksum) {
+            double[] ms, double[] cpu, double[] read, long[] bytes, long checksum) {
         StringBuilder b = new StringBuilder();
         b.append("{\"size\":\"").append(size).append("\",\"topics\":").append(topics)
                 .append(",\"subscription\":\"").append(type.name().toLowerCase()).append("\",\"assignor\":\"")
@@ -244,6 +271,12 @@ public final class BrokerAssignBench {
         b.append("],\"cpu_ms\":[");
         for (int i = 0; i < cpu.length; i++) {
             b.append(i > 0 ? "," : "").append(String.format("%.4f", cpu[i]));
+        }
+        if (read != null) {
+            b.append("],\"read_cpu_ms\":[");
+            for (int i = 0; i < read.length; i++) {
+                b.append(i > 0 ? "," : "").append(String.format("%.4f", read[i]));
+            }
         }
         b.append("],\"bytes\":").append(Arrays.toString(bytes).replace(" ", ""))
                 .append(",\"checksum\":\"").append(Long.toHexString(checksum)).append("\"}");
