@@ -4,12 +4,11 @@
 package dev.partwise;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -26,7 +25,7 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  * (the jar on the broker's class path) and select it in the consumer with
  * {@code group.remote.assignor=copartitioned}.
  *
- * <p>It runs {@link Copartitioned#assign}, the placement of {@link CopartitionedAssignor} and of
+ * <p>It runs the placement of {@link Copartitioned#assign}, that of {@link CopartitionedAssignor} and of
  * partwise's Rust leader: the same units (topics with the same partition count and the same
  * subscribers, partition p of each), the same stickiness (a unit stays with the member whose
  * current target assignment holds most of its partitions) and the same member order (instance
@@ -67,51 +66,219 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
 
     @Override
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
-        Map<String, Uuid> ids = new HashMap<>();
-        List<Copartitioned.Member> members = new ArrayList<>();
-        for (String id : group.memberIds()) {
-            MemberSubscription s = group.memberSubscription(id);
-            List<String> subscribed = new ArrayList<>();
-            for (Uuid t : s.subscribedTopicIds()) {
-                String k = key(t);
-                ids.put(k, t);
-                subscribed.add(k);
+        String[] ids = group.memberIds().toArray(new String[0]);
+        int n = ids.length;
+        // One pass over the subscriptions (the coordinator's may resolve topic names on each
+        // pass): each topic gets a number as first seen, then the numbers are mapped to the
+        // placement's topic order, the Uuid order. numPartitions is -1 for a topic the metadata
+        // no longer has: its subscriptions are ignored.
+        Map<Uuid, Integer> seen = new HashMap<>();
+        List<Uuid> seenIds = new ArrayList<>();
+        List<Integer> seenCounts = new ArrayList<>();
+        int[][] subscribed = new int[n][];
+        String[] instances = new String[n];
+        for (int m = 0; m < n; m++) {
+            MemberSubscription sub = group.memberSubscription(ids[m]);
+            Set<Uuid> mine = sub.subscribedTopicIds();
+            int[] ts = new int[mine.size()];
+            int c = 0;
+            for (Uuid t : mine) {
+                Integer i = seen.get(t);
+                if (i == null) {
+                    i = seenIds.size();
+                    seen.put(t, i);
+                    seenIds.add(t);
+                    seenCounts.add(topics.numPartitions(t));
+                }
+                ts[c++] = i;
             }
-            List<TopicPartition> owned = new ArrayList<>();
-            MemberAssignment current = group.memberAssignment(id);
-            if (current != null) {
-                for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
-                    String k = key(e.getKey());
-                    for (int p : e.getValue()) {
-                        owned.add(new TopicPartition(k, p));
-                    }
+            subscribed[m] = c == ts.length ? ts : Arrays.copyOf(ts, c);
+            instances[m] = sub.instanceId().orElse(null);
+        }
+        List<Uuid> known = new ArrayList<>();
+        for (int i = 0; i < seenIds.size(); i++) {
+            if (seenCounts.get(i) >= 0) {
+                known.add(seenIds.get(i));
+            }
+        }
+        Uuid[] byId = known.toArray(new Uuid[0]);
+        Arrays.sort(byId);
+        int[] partitions = new int[byId.length];
+        int[] topicOf = new int[seenIds.size()];
+        Arrays.fill(topicOf, -1);
+        Map<Uuid, Integer> index = new HashMap<>();
+        for (int t = 0; t < byId.length; t++) {
+            int i = seen.get(byId[t]);
+            topicOf[i] = t;
+            partitions[t] = seenCounts.get(i);
+            index.put(byId[t], t);
+        }
+        for (int m = 0; m < n; m++) {
+            int[] ts = subscribed[m];
+            int c = 0;
+            for (int i : ts) {
+                if (topicOf[i] >= 0) {
+                    ts[c++] = topicOf[i];
                 }
             }
-            members.add(new Copartitioned.Member(id, s.instanceId().orElse(null), subscribed, owned));
-        }
-        // numPartitions is -1 for a topic the metadata no longer has: its subscriptions are ignored.
-        Copartitioned.Result r = Copartitioned.assign(members, k -> {
-            int n = topics.numPartitions(ids.get(k));
-            return n < 0 ? null : n;
-        });
-        Map<String, MemberAssignment> out = new HashMap<>();
-        for (Map.Entry<String, List<TopicPartition>> e : r.partitions().entrySet()) {
-            Map<Uuid, Set<Integer>> byTopic = new HashMap<>();
-            for (TopicPartition tp : e.getValue()) {
-                byTopic.computeIfAbsent(ids.get(tp.topic()), t -> new TreeSet<>()).add(tp.partition());
+            if (c < ts.length) {
+                subscribed[m] = Arrays.copyOf(ts, c);
             }
-            out.put(e.getKey(), new Target(byTopic));
         }
-        return new GroupAssignment(out);
+        int[] order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
+                instances[x], ids[x], instances[y], ids[y]));
+        Copartitioned.Placement pl = new Copartitioned.Placement(partitions, subscribed, order);
+        // What each member holds now, as units (one entry per partition), to tell afterwards
+        // whether its target changed; a member whose current assignment names a partition
+        // outside every unit cannot keep it as it is. This reads every partition of the
+        // current assignment: a unit stays with the member holding most of its partitions.
+        MemberAssignment[] current = new MemberAssignment[n];
+        int[] start = new int[n + 1];
+        boolean[] changed = new boolean[n];
+        int[] units = new int[64];
+        for (int m = 0; m < n; m++) {
+            current[m] = group.memberAssignment(ids[m]);
+            units = current(pl, index, m, current[m], start, changed, units);
+        }
+        pl.place();
+        // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
+        // partitions as its units have.
+        long[] target = new long[n];
+        for (int u = 0; u < pl.owner.length; u++) {
+            target[pl.owner[u]] += pl.groups[pl.unitGroup[u]].length;
+        }
+        for (int m = 0; m < n; m++) {
+            if (changed[m]) {
+                continue;
+            }
+            if (start[m + 1] - start[m] != target[m]) {
+                changed[m] = true;
+                continue;
+            }
+            for (int i = start[m]; i < start[m + 1]; i++) {
+                if (pl.owner[units[i]] != m) {
+                    changed[m] = true;
+                    break;
+                }
+            }
+        }
+        return new GroupAssignment(targets(pl, ids, byId, current, changed));
     }
 
     /**
-     * A topic id as a name for {@link Copartitioned}, which orders topics by code point: 32 hex
-     * digits of the two halves with their sign bits flipped, so that the order of the strings is
-     * the signed order of {@link Uuid#compareTo}.
+     * Reads member m's current assignment into the placement (its claims) and into
+     * {@code units[start[m] .. start[m + 1]]} (the unit of each partition it holds); marks it
+     * changed when it holds anything outside every unit. Returns {@code units}, grown if needed.
      */
-    static String key(Uuid id) {
-        return String.format("%016x%016x", id.getMostSignificantBits() ^ Long.MIN_VALUE,
-                id.getLeastSignificantBits() ^ Long.MIN_VALUE);
+    private static int[] current(Copartitioned.Placement pl, Map<Uuid, Integer> index, int m, MemberAssignment current,
+            int[] start, boolean[] changed, int[] units) {
+        int size = start[m];
+        if (current == null) {
+            changed[m] = true;
+            start[m + 1] = size;
+            return units;
+        }
+        for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
+            Integer t = index.get(e.getKey());
+            Set<Integer> ps = e.getValue();
+            if (t == null || ps.isEmpty()) {
+                changed[m] = true;
+                continue;
+            }
+            if (size + ps.size() > units.length) {
+                units = Arrays.copyOf(units, Math.max(2 * units.length, size + ps.size()));
+            }
+            for (int p : ps) {
+                pl.own(m, t, p);
+                int u = pl.unitOf(t, p);
+                if (u < 0) {
+                    changed[m] = true;
+                } else {
+                    units[size++] = u;
+                }
+            }
+        }
+        start[m + 1] = size;
+        return units;
+    }
+
+    /**
+     * Each member's target: unit u of group g is partition u - unitBase[g] of every topic of g.
+     * A member whose target is what it has keeps the coordinator's own map (as Kafka's
+     * assignors do); for the others, a member's partitions of one group are one immutable set,
+     * shared by the group's topics (they hold the same partitions of each), of partition numbers
+     * boxed once per call.
+     */
+    private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
+            MemberAssignment[] current, boolean[] changed) {
+        int n = ids.length;
+        // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
+        int[][] held = new int[n][];
+        for (int m = 0; m < n; m++) {
+            held[m] = changed[m] ? new int[pl.memberGroups[m].length] : null;
+        }
+        int most = 0;
+        for (int u = 0; u < pl.owner.length; u++) {
+            int m = pl.owner[u];
+            if (held[m] != null) {
+                held[m][Arrays.binarySearch(pl.memberGroups[m], pl.unitGroup[u])]++;
+                int g = pl.unitGroup[u];
+                most = Math.max(most, u - pl.unitBase[g] + 1);
+            }
+        }
+        Integer[] boxed = new Integer[most];
+        for (int i = 0; i < most; i++) {
+            boxed[i] = i;
+        }
+        // partitions[m][j]: member m's partitions of its j-th group, filled in unit order.
+        Integer[][][] parts = new Integer[n][][];
+        int[][] filled = new int[n][];
+        for (int m = 0; m < n; m++) {
+            if (held[m] != null) {
+                parts[m] = new Integer[held[m].length][];
+                filled[m] = new int[held[m].length];
+                for (int j = 0; j < held[m].length; j++) {
+                    parts[m][j] = new Integer[held[m][j]];
+                }
+            }
+        }
+        for (int u = 0; u < pl.owner.length; u++) {
+            int m = pl.owner[u];
+            if (parts[m] != null) {
+                int g = pl.unitGroup[u];
+                int j = Arrays.binarySearch(pl.memberGroups[m], g);
+                parts[m][j][filled[m][j]++] = boxed[u - pl.unitBase[g]];
+            }
+        }
+        Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
+        for (int m = 0; m < n; m++) {
+            if (!changed[m]) {
+                out.put(ids[m], new Target(current[m].partitions()));
+                continue;
+            }
+            int[] gs = pl.memberGroups[m];
+            int topicsHeld = 0;
+            for (int j = 0; j < gs.length; j++) {
+                if (held[m][j] > 0) {
+                    topicsHeld += pl.groups[gs[j]].length;
+                }
+            }
+            Map<Uuid, Set<Integer>> byTopic = new HashMap<>(capacity(topicsHeld));
+            for (int j = 0; j < gs.length; j++) {
+                if (held[m][j] > 0) {
+                    Set<Integer> set = Set.of(parts[m][j]);
+                    for (int t : pl.groups[gs[j]]) {
+                        byTopic.put(byId[t], set);
+                    }
+                }
+            }
+            out.put(ids[m], new Target(byTopic));
+        }
+        return out;
+    }
+
+    /** A HashMap or HashSet capacity that holds {@code k} entries without a resize. */
+    private static int capacity(int k) {
+        return (int) Math.ceil(k / 0.75) + 1;
     }
 }

@@ -8,11 +8,10 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Function;
@@ -60,16 +59,21 @@ public final class Copartitioned {
 
     /** Members with a {@code group.instance.id} first, by it, then the others by member id. */
     static int memberCompare(Member a, Member b) {
-        if (a.instanceId() != null && b.instanceId() != null) {
-            return a.instanceId().compareTo(b.instanceId());
+        return memberCompare(a.instanceId(), a.id(), b.instanceId(), b.id());
+    }
+
+    /** {@link #memberCompare(Member, Member)} on (instance id or null, member id) pairs. */
+    static int memberCompare(String instanceA, String idA, String instanceB, String idB) {
+        if (instanceA != null && instanceB != null) {
+            return instanceA.compareTo(instanceB);
         }
-        if (a.instanceId() != null) {
+        if (instanceA != null) {
             return -1;
         }
-        if (b.instanceId() != null) {
+        if (instanceB != null) {
             return 1;
         }
-        return a.id().compareTo(b.id());
+        return idA.compareTo(idB);
     }
 
     /**
@@ -96,171 +100,29 @@ public final class Copartitioned {
             topicIndex.put(topics[t], t);
         }
         int n = members.size();
-        Integer[] sorted = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            sorted[i] = i;
-        }
-        // Arrays.sort on objects is stable, as Rust's sort_by.
-        Arrays.sort(sorted, (x, y) -> memberCompare(members.get(x), members.get(y)));
-        int[] order = new int[n];
-        int[] rank = new int[n];
-        for (int r = 0; r < n; r++) {
-            order[r] = sorted[r];
-            rank[sorted[r]] = r;
-        }
-        boolean[][] subs = new boolean[n][topics.length];
+        int[][] subscribed = new int[n][];
         for (int m = 0; m < n; m++) {
-            for (String t : members.get(m).topics()) {
+            List<String> mine = members.get(m).topics();
+            int[] ts = new int[mine.size()];
+            int c = 0;
+            for (String t : mine) {
                 Integer i = topicIndex.get(t);
                 if (i != null) {
-                    subs[m][i] = true;
+                    ts[c++] = i;
                 }
             }
+            subscribed[m] = c == ts.length ? ts : Arrays.copyOf(ts, c);
         }
-
-        // Co-partition groups: topics by (partition count, subscriber set), in topic order.
-        List<String> keys = new ArrayList<>();
-        List<List<Integer>> groups = new ArrayList<>();
-        Map<String, Integer> groupOfKey = new HashMap<>();
-        for (int t = 0; t < topics.length; t++) {
-            StringBuilder key = new StringBuilder().append(partitions[t]).append(':');
-            boolean any = false;
-            for (int m = 0; m < n; m++) {
-                key.append(subs[m][t] ? '1' : '0');
-                any |= subs[m][t];
-            }
-            if (!any) {
-                continue;
-            }
-            Integer g = groupOfKey.get(key.toString());
-            if (g == null) {
-                groupOfKey.put(key.toString(), groups.size());
-                keys.add(key.toString());
-                groups.add(new ArrayList<>(List.of(t)));
-            } else {
-                groups.get(g).add(t);
-            }
-        }
-        int ng = groups.size();
-        int[][] memberGroups = new int[n][];
-        for (int m = 0; m < n; m++) {
-            int c = 0;
-            int[] mine = new int[ng];
-            for (int g = 0; g < ng; g++) {
-                if (subs[m][groups.get(g).get(0)]) {
-                    mine[c++] = g;
-                }
-            }
-            memberGroups[m] = Arrays.copyOf(mine, c);
-        }
-
-        int[] unitBase = new int[ng + 1];
-        int units = 0;
-        for (int g = 0; g < ng; g++) {
-            unitBase[g] = units;
-            units += partitions[groups.get(g).get(0)];
-        }
-        unitBase[ng] = units;
-        int[] unitGroup = new int[units];
-        for (int g = 0; g < ng; g++) {
-            Arrays.fill(unitGroup, unitBase[g], unitBase[g + 1], g);
-        }
-
-        // Step 1: previous owners as ranks; a partition claimed twice goes to the member sorted first.
-        int[] topicBase = new int[topics.length];
-        int total = 0;
-        for (int t = 0; t < topics.length; t++) {
-            topicBase[t] = total;
-            total += partitions[t];
-        }
-        int[] prev = new int[total];
-        Arrays.fill(prev, NONE);
+        Placement pl = new Placement(partitions, subscribed, memberOrder(members));
         for (int m = 0; m < n; m++) {
             for (TopicPartition tp : members.get(m).owned()) {
                 Integer t = topicIndex.get(tp.topic());
-                if (t != null && tp.partition() >= 0 && tp.partition() < partitions[t]) {
-                    int slot = topicBase[t] + tp.partition();
-                    prev[slot] = Math.min(prev[slot], rank[m]);
+                if (t != null) {
+                    pl.own(m, t, tp.partition());
                 }
             }
         }
-        int[] owner = new int[units];
-        Arrays.fill(owner, NONE);
-        long[] load = new long[n];
-        Map<Integer, Integer> tally = new LinkedHashMap<>();
-        for (int g = 0; g < ng; g++) {
-            List<Integer> ts = groups.get(g);
-            int first = ts.get(0);
-            for (int u = unitBase[g]; u < unitBase[g + 1]; u++) {
-                int i = u - unitBase[g];
-                int best = NONE;
-                if (ts.size() == 1) {
-                    best = prev[topicBase[first] + i];
-                } else {
-                    tally.clear();
-                    for (int t : ts) {
-                        int r = prev[topicBase[t] + i];
-                        if (r != NONE) {
-                            tally.merge(r, 1, Integer::sum);
-                        }
-                    }
-                    int bestCount = 0;
-                    for (Map.Entry<Integer, Integer> e : tally.entrySet()) {
-                        int r = e.getKey(), c = e.getValue();
-                        if (c > bestCount || (c == bestCount && r < best)) {
-                            best = r;
-                            bestCount = c;
-                        }
-                    }
-                }
-                if (best != NONE) {
-                    int m = order[best];
-                    if (subs[m][first]) {
-                        owner[u] = m;
-                        load[m]++;
-                    }
-                }
-            }
-        }
-
-        // Step 2: unowned units in unit order, each to its group's least-loaded subscriber.
-        // Entries go stale when a member's load changes and are dropped when they surface.
-        List<PriorityQueue<long[]>> heaps = new ArrayList<>();
-        for (int g = 0; g < ng; g++) {
-            PriorityQueue<long[]> h = new PriorityQueue<>(Copartitioned::loadRankCompare);
-            int first = groups.get(g).get(0);
-            for (int m = 0; m < n; m++) {
-                if (subs[m][first]) {
-                    h.add(new long[] {load[m], rank[m]});
-                }
-            }
-            heaps.add(h);
-        }
-        for (int u = 0; u < units; u++) {
-            if (owner[u] != NONE) {
-                continue;
-            }
-            PriorityQueue<long[]> h = heaps.get(unitGroup[u]);
-            while (load[order[(int) h.peek()[1]]] != h.peek()[0]) {
-                h.poll();
-            }
-            int m = order[(int) h.peek()[1]];
-            owner[u] = m;
-            load[m]++;
-            for (int g : memberGroups[m]) {
-                heaps.get(g).add(new long[] {load[m], rank[m]});
-            }
-        }
-
-        // Step 3: loads within one of each other admit no narrowing move.
-        long min = Long.MAX_VALUE, max = 0;
-        for (long l : load) {
-            min = Math.min(min, l);
-            max = Math.max(max, l);
-        }
-        if (n > 0 && max > min + 1) {
-            rebalance(ng, memberGroups, unitBase, unitGroup, order, rank, owner, load);
-        }
+        pl.place();
 
         // Each member's partitions by topic name (Java order), then partition.
         Integer[] byName = new Integer[topics.length];
@@ -270,8 +132,8 @@ public final class Copartitioned {
         Arrays.sort(byName, (x, y) -> topics[x].compareTo(topics[y]));
         int[] groupOfTopic = new int[topics.length];
         Arrays.fill(groupOfTopic, -1);
-        for (int g = 0; g < ng; g++) {
-            for (int t : groups.get(g)) {
+        for (int g = 0; g < pl.groups.length; g++) {
+            for (int t : pl.groups[g]) {
                 groupOfTopic[t] = g;
             }
         }
@@ -279,8 +141,8 @@ public final class Copartitioned {
         for (int m = 0; m < n; m++) {
             held.add(new ArrayList<>());
         }
-        for (int u = 0; u < units; u++) {
-            held.get(owner[u]).add(u);
+        for (int u = 0; u < pl.owner.length; u++) {
+            held.get(pl.owner[u]).add(u);
         }
         Map<String, List<TopicPartition>> out = new HashMap<>();
         for (int m = 0; m < n; m++) {
@@ -292,15 +154,15 @@ public final class Copartitioned {
                     continue;
                 }
                 for (int u : mine) {
-                    if (unitGroup[u] == g) {
-                        list.add(new TopicPartition(topics[t], u - unitBase[g]));
+                    if (pl.unitGroup[u] == g) {
+                        list.add(new TopicPartition(topics[t], u - pl.unitBase[g]));
                     }
                 }
             }
             out.put(members.get(m).id(), list);
         }
         List<List<String>> named = new ArrayList<>();
-        for (List<Integer> g : groups) {
+        for (int[] g : pl.groups) {
             List<String> names = new ArrayList<>();
             for (int t : g) {
                 names.add(topics[t]);
@@ -310,9 +172,365 @@ public final class Copartitioned {
         return new Result(out, encodeUnitGroups(named));
     }
 
-    private static int loadRankCompare(long[] a, long[] b) {
-        int c = Long.compare(a[0], b[0]);
-        return c != 0 ? c : Long.compare(a[1], b[1]);
+    /** Member indices in {@link #memberCompare} order. */
+    static int[] memberOrder(List<Member> members) {
+        return memberOrder(members.size(), (x, y) -> memberCompare(members.get(x), members.get(y)));
+    }
+
+    /** Member indices 0..n-1 sorted by {@code compare}, stably (as Rust's sort_by). */
+    static int[] memberOrder(int n, Comparator<Integer> compare) {
+        Integer[] sorted = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            sorted[i] = i;
+        }
+        // Arrays.sort on objects is stable.
+        Arrays.sort(sorted, compare);
+        int[] order = new int[n];
+        for (int r = 0; r < n; r++) {
+            order[r] = sorted[r];
+        }
+        return order;
+    }
+
+    /**
+     * The placement on indices, which both assignors fill and read: topics 0..T-1 in topic
+     * order with their partition counts, members 0..n-1 with the topics each subscribes to and
+     * their order (ranks). Nothing in it is boxed, hashed or allocated per partition: the
+     * broker's group coordinator runs it on every target-assignment computation, where its time
+     * delays every group on that coordinator.
+     */
+    static final class Placement {
+        final int[] partitions;
+        final int n;
+        /** order[r]: the member of rank r. */
+        final int[] order;
+        /** rank[m]: member m's rank. */
+        final int[] rank;
+        /** The co-partition groups, each its topics in topic order, ordered by their first topic. */
+        int[][] groups;
+        /** groupMembers[g]: the members subscribing to group g, ascending. */
+        int[][] groupMembers;
+        /** memberGroups[m]: the groups member m subscribes to, ascending. */
+        int[][] memberGroups;
+        /** Group g's units are unitBase[g] .. unitBase[g+1]-1; unit u is partition u - unitBase[g]. */
+        int[] unitBase;
+        /** unitGroup[u]: the group of unit u. */
+        int[] unitGroup;
+        /** owner[u]: the member holding unit u, once {@link #place} ran. */
+        int[] owner;
+        /** load[m]: member m's units, once {@link #place} ran. */
+        long[] load;
+        private final int[] topicBase;
+        /** prev[topicBase[t] + p]: the lowest rank of a member owning partition p of topic t. */
+        private final int[] prev;
+        /** groupOf[t]: topic t's group, -1 for a topic nobody subscribes to. */
+        private int[] groupOf;
+
+        /** {@code subscribed[m]}: member m's topics (repeats allowed); {@code order}: members by rank. */
+        Placement(int[] partitions, int[][] subscribed, int[] order) {
+            this.partitions = partitions;
+            this.n = subscribed.length;
+            this.order = order;
+            this.rank = new int[n];
+            for (int r = 0; r < n; r++) {
+                rank[order[r]] = r;
+            }
+            int nt = partitions.length;
+            topicBase = new int[nt];
+            int total = 0;
+            for (int t = 0; t < nt; t++) {
+                topicBase[t] = total;
+                total += partitions[t];
+            }
+            prev = new int[total];
+            Arrays.fill(prev, NONE);
+            group(subscribed);
+        }
+
+        /** Co-partition groups: topics by (partition count, subscriber set), in topic order. */
+        private void group(int[][] subscribed) {
+            int nt = partitions.length;
+            int[] count = new int[nt];
+            int[] last = new int[nt];
+            Arrays.fill(last, -1);
+            for (int m = 0; m < n; m++) {
+                for (int t : subscribed[m]) {
+                    if (last[t] != m) {
+                        last[t] = m;
+                        count[t]++;
+                    }
+                }
+            }
+            int[][] subscribers = new int[nt][];
+            for (int t = 0; t < nt; t++) {
+                subscribers[t] = new int[count[t]];
+                count[t] = 0;
+            }
+            Arrays.fill(last, -1);
+            for (int m = 0; m < n; m++) {
+                for (int t : subscribed[m]) {
+                    if (last[t] != m) {
+                        last[t] = m;
+                        subscribers[t][count[t]++] = m;
+                    }
+                }
+            }
+            // A topic joins the group of the first topic before it with its count and subscribers.
+            Map<GroupKey, Integer> groupOfKey = new HashMap<>();
+            int[] groupOfTopic = groupOf = new int[nt];
+            int[] sizes = new int[nt];
+            int ng = 0;
+            for (int t = 0; t < nt; t++) {
+                groupOfTopic[t] = -1;
+                if (subscribers[t].length == 0) {
+                    continue;
+                }
+                Integer g = groupOfKey.putIfAbsent(new GroupKey(partitions[t], subscribers[t]), ng);
+                int gi = g == null ? ng++ : g;
+                groupOfTopic[t] = gi;
+                sizes[gi]++;
+            }
+            groups = new int[ng][];
+            groupMembers = new int[ng][];
+            for (int g = 0; g < ng; g++) {
+                groups[g] = new int[sizes[g]];
+                sizes[g] = 0;
+            }
+            for (int t = 0; t < nt; t++) {
+                int g = groupOfTopic[t];
+                if (g >= 0) {
+                    if (sizes[g] == 0) {
+                        groupMembers[g] = subscribers[t];
+                    }
+                    groups[g][sizes[g]++] = t;
+                }
+            }
+            int[] per = new int[n];
+            for (int[] ms : groupMembers) {
+                for (int m : ms) {
+                    per[m]++;
+                }
+            }
+            memberGroups = new int[n][];
+            for (int m = 0; m < n; m++) {
+                memberGroups[m] = new int[per[m]];
+                per[m] = 0;
+            }
+            for (int g = 0; g < ng; g++) {
+                for (int m : groupMembers[g]) {
+                    memberGroups[m][per[m]++] = g;
+                }
+            }
+            unitBase = new int[ng + 1];
+            int units = 0;
+            for (int g = 0; g < ng; g++) {
+                unitBase[g] = units;
+                units += partitions[groups[g][0]];
+            }
+            unitBase[ng] = units;
+            unitGroup = new int[units];
+            for (int g = 0; g < ng; g++) {
+                Arrays.fill(unitGroup, unitBase[g], unitBase[g + 1], g);
+            }
+        }
+
+        /** Member m owned partition p of topic t; a partition claimed twice goes to the member sorted first. */
+        void own(int m, int t, int p) {
+            if (p >= 0 && p < partitions[t]) {
+                int slot = topicBase[t] + p;
+                prev[slot] = Math.min(prev[slot], rank[m]);
+            }
+        }
+
+        /** The unit holding partition p of topic t, -1 for none (no such partition, or nobody subscribes). */
+        int unitOf(int t, int p) {
+            int g = groupOf[t];
+            return g < 0 || p < 0 || p >= partitions[t] ? -1 : unitBase[g] + p;
+        }
+
+        /** Steps 1 to 3 of {@link Copartitioned}: fills owner and load. */
+        void place() {
+            int ng = groups.length;
+            int units = unitGroup.length;
+            owner = new int[units];
+            Arrays.fill(owner, NONE);
+            load = new long[n];
+            // Step 1: previous owners (most of the unit's partitions, ties to the lower rank),
+            // while they still subscribe to the unit's group.
+            boolean[] inGroup = new boolean[n];
+            int[] ranks = new int[0];
+            for (int g = 0; g < ng; g++) {
+                int[] ts = groups[g];
+                int first = ts[0];
+                for (int m : groupMembers[g]) {
+                    inGroup[m] = true;
+                }
+                if (ranks.length < ts.length) {
+                    ranks = new int[ts.length];
+                }
+                for (int u = unitBase[g]; u < unitBase[g + 1]; u++) {
+                    int i = u - unitBase[g];
+                    int best = ts.length == 1 ? prev[topicBase[first] + i] : mostClaims(ts, i, ranks);
+                    if (best != NONE) {
+                        int m = order[best];
+                        if (inGroup[m]) {
+                            owner[u] = m;
+                            load[m]++;
+                        }
+                    }
+                }
+                for (int m : groupMembers[g]) {
+                    inGroup[m] = false;
+                }
+            }
+
+            // Step 2: unowned units in unit order, each to its group's least-loaded subscriber.
+            // Entries go stale when a member's load changes and are dropped when they surface.
+            LongHeap[] heaps = new LongHeap[ng];
+            for (int g = 0; g < ng; g++) {
+                int[] ms = groupMembers[g];
+                long[] keys = new long[ms.length];
+                for (int j = 0; j < ms.length; j++) {
+                    keys[j] = key(load[ms[j]], rank[ms[j]]);
+                }
+                heaps[g] = new LongHeap(keys);
+            }
+            for (int u = 0; u < units; u++) {
+                if (owner[u] != NONE) {
+                    continue;
+                }
+                LongHeap h = heaps[unitGroup[u]];
+                while (load[order[(int) h.peek()]] != h.peek() >>> 32) {
+                    h.poll();
+                }
+                int m = order[(int) h.peek()];
+                owner[u] = m;
+                load[m]++;
+                for (int g : memberGroups[m]) {
+                    heaps[g].add(key(load[m], rank[m]));
+                }
+            }
+
+            // Step 3: loads within one of each other admit no narrowing move.
+            long min = Long.MAX_VALUE, max = 0;
+            for (long l : load) {
+                min = Math.min(min, l);
+                max = Math.max(max, l);
+            }
+            if (n > 0 && max > min + 1) {
+                rebalance(ng, memberGroups, unitBase, unitGroup, order, rank, owner, load);
+            }
+        }
+
+        /** The rank owning most of partition i of topics ts, ties to the lower rank; NONE for none. */
+        private int mostClaims(int[] ts, int i, int[] ranks) {
+            int k = 0;
+            for (int t : ts) {
+                int r = prev[topicBase[t] + i];
+                if (r != NONE) {
+                    ranks[k++] = r;
+                }
+            }
+            if (k == 0) {
+                return NONE;
+            }
+            boolean same = true;
+            for (int j = 1; j < k && same; j++) {
+                same = ranks[j] == ranks[0];
+            }
+            if (same) {
+                return ranks[0];
+            }
+            Arrays.sort(ranks, 0, k);
+            int best = NONE, bestCount = 0;
+            for (int j = 0; j < k;) {
+                int e = j;
+                while (e < k && ranks[e] == ranks[j]) {
+                    e++;
+                }
+                // Ranks ascend: a later rank wins only with strictly more claims.
+                if (e - j > bestCount) {
+                    best = ranks[j];
+                    bestCount = e - j;
+                }
+                j = e;
+            }
+            return best;
+        }
+    }
+
+    /** A co-partition group's identity: a partition count and a subscriber set (ascending). */
+    private record GroupKey(int partitions, int[] subscribers) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof GroupKey k && k.partitions == partitions && Arrays.equals(k.subscribers, subscribers);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * partitions + Arrays.hashCode(subscribers);
+        }
+
+        @Override
+        public String toString() {
+            return partitions + ":" + Arrays.toString(subscribers);
+        }
+    }
+
+    /** A binary min-heap of {@link #key} longs, ordered as (load, rank). */
+    private static final class LongHeap {
+        private long[] a;
+        private int size;
+
+        LongHeap(long[] keys) {
+            a = keys.length == 0 ? new long[1] : keys;
+            size = keys.length;
+            for (int i = size / 2 - 1; i >= 0; i--) {
+                down(i);
+            }
+        }
+
+        long peek() {
+            return a[0];
+        }
+
+        void poll() {
+            a[0] = a[--size];
+            down(0);
+        }
+
+        void add(long k) {
+            if (size == a.length) {
+                a = Arrays.copyOf(a, size * 2);
+            }
+            int i = size++;
+            while (i > 0) {
+                int parent = (i - 1) >>> 1;
+                if (a[parent] <= k) {
+                    break;
+                }
+                a[i] = a[parent];
+                i = parent;
+            }
+            a[i] = k;
+        }
+
+        private void down(int i) {
+            long k = a[i];
+            int half = size >>> 1;
+            while (i < half) {
+                int c = 2 * i + 1;
+                if (c + 1 < size && a[c + 1] < a[c]) {
+                    c++;
+                }
+                if (k <= a[c]) {
+                    break;
+                }
+                a[i] = a[c];
+                i = c;
+            }
+            a[i] = k;
+        }
     }
 
     /** (load, rank) as one sortable long: loads and ranks both fit in 31 bits. */
