@@ -25,9 +25,47 @@ const SIZES = [
   [1000, 100000],
 ]
 
+// The native module's calls as core.js's: its leader path as the binding
+// had it (every member's topics decoded one call at a time, a member that
+// does not decode replaced by an empty subscription, then one assign call).
+function nativeCore(n) {
+  const held = new Map()
+  let next = 0
+  const empty = n.encodeSubscription([], [], -1)
+  return {
+    encodeSubscription: n.encodeSubscription,
+    decodeSubscription: n.decodeSubscription,
+    decodeAssignment: n.decodeAssignment,
+    Partitioner: n.Partitioner,
+    readMembers(members) {
+      const out = members.map(m => {
+        try {
+          return { topics: n.subscriptionTopics(m.memberMetadata) }
+        } catch (e) {
+          return { error: e.message }
+        }
+      })
+      held.set(++next, members.map((m, i) => ({
+        memberId: m.memberId,
+        groupInstanceId: typeof m.groupInstanceId === 'string' ? m.groupInstanceId : undefined,
+        memberMetadata: out[i].error === undefined ? m.memberMetadata : empty,
+      })))
+      return { handle: next, members: out }
+    },
+    assign(handle, counts) {
+      const members = held.get(handle)
+      held.delete(handle)
+      return n.assign(members, counts)
+    },
+    release(handle) {
+      held.delete(handle)
+    },
+  }
+}
+
 let native = null
 const nativeFile = path.join(binding, 'native', 'partwise.node')
-if (fs.existsSync(nativeFile)) native = require(path.join(binding, 'adapter'))(require(nativeFile))
+if (fs.existsSync(nativeFile)) native = require(path.join(binding, 'adapter'))(nativeCore(require(nativeFile)))
 else console.error(`${nativeFile} is not built (bash bindings/kafkajs/build --native): the native peer is left out`)
 
 async function time(f) {

@@ -15,9 +15,6 @@ module.exports = function kafkajsBinding(core) {
   const PROTOCOL = 'copartitioned'
   // Consumer protocol v3, what the partwise runtime and the Java client send.
   const VERSION = 3
-  // What stands in for a member whose metadata does not decode.
-  const EMPTY_SUBSCRIPTION = core.encodeSubscription([], [], -1)
-
   // Names as a log line shows them: a hostile member may send hundreds of
   // names of hundreds of characters.
   function someNames(names) {
@@ -113,36 +110,36 @@ module.exports = function kafkajsBinding(core) {
         version: VERSION,
 
         async assign({ members }) {
-          // Each member's metadata is decoded on its own: bytes that do not
-          // decode are that member's fault, so it is named in the log and
-          // assigned nothing (an empty subscription stands in for it) while
-          // the others are assigned as usual. Throwing instead would make
-          // KafkaJS retry the same join for minutes and then stop the leader.
+          // Each member's metadata is decoded once, on its own: bytes that
+        // do not decode are that member's fault, so it is named in the log
+        // and assigned nothing while the others are assigned as usual.
+        // Throwing instead would make KafkaJS retry the same join for
+        // minutes and then stop the leader.
+        const read = core.readMembers(members)
+        try {
           const wanted = new Set()
-          const joined = members.map(m => {
-            let metadata = m.memberMetadata
-            try {
-              for (const t of core.subscriptionTopics(metadata)) wanted.add(t)
-            } catch (e) {
-              log.warn(`member '${m.memberId}' sent subscription metadata that does not decode (${e.message}); it is assigned nothing`, {
-                groupId,
-                memberId: m.memberId,
-              })
-              metadata = EMPTY_SUBSCRIPTION
+          read.members.forEach((r, i) => {
+            if (r.error === undefined) {
+              for (const t of r.topics) wanted.add(t)
+              return
             }
-            return {
-              memberId: m.memberId,
-              groupInstanceId: typeof m.groupInstanceId === 'string' ? m.groupInstanceId : undefined,
-              memberMetadata: metadata,
-            }
+            const memberId = members[i].memberId
+            log.warn(`member '${memberId}' sent subscription metadata that does not decode (${r.error}); it is assigned nothing`, {
+              groupId,
+              memberId,
+            })
           })
           // KafkaJS hands the leader its own topics; the Rust leader (and so
           // this one) assigns every topic any member subscribes to that exists.
           const counts = await partitionCounts(cluster, [...wanted].sort(), log, groupId)
-          return core.assign(joined, counts)
-        },
+          return core.assign(read.handle, counts)
+        } catch (e) {
+          core.release(read.handle)
+          throw e
+        }
+      },
 
-        protocol({ topics }) {
+      protocol({ topics }) {
           return {
             name: PROTOCOL,
             metadata: core.encodeSubscription(topics, state.owned, -1),

@@ -152,11 +152,13 @@ function asBuffer(b, what) {
 }
 
 /**
- * The leader's copartitioned assignment of `members` ([{ memberId,
- * groupInstanceId, memberMetadata }]) over `counts` ({ topic: partitions }):
- * [{ memberId, memberAssignment }], in the members' order.
+ * Reads the members of a JoinGroup response ([{ memberId, groupInstanceId,
+ * memberMetadata }]) once: { handle, members: [{ topics } | { error }] } in
+ * their order, `error` saying why a member's subscription does not decode.
+ * The members stay in the module until assign(handle, ...) or
+ * release(handle).
  */
-function assign(members, counts) {
+function readMembers(members) {
   begin()
   putU32(members.length)
   for (const m of members) {
@@ -167,6 +169,22 @@ function assign(members, counts) {
     } else putU8(0)
     putBytes(asBuffer(m.memberMetadata, `member '${m.memberId}': memberMetadata`))
   }
+  const r = new Reader(send('pw_read_members'))
+  const handle = r.u32()
+  const out = new Array(members.length)
+  for (let i = 0; i < members.length; i++) out[i] = r.u8() === 0 ? { topics: r.strs() } : { error: r.str() }
+  return { handle, members: out }
+}
+
+/**
+ * The leader's copartitioned assignment of the members read under `handle`
+ * over `counts` ({ topic: partitions }): [{ memberId, memberAssignment }],
+ * what the partwise runtime's leader sends (a member whose subscription
+ * does not decode gets no partition, only the co-partition groups).
+ */
+function assign(handle, counts) {
+  begin()
+  putU32(handle)
   const topics = Object.keys(counts)
   putU32(topics.length)
   for (const t of topics) {
@@ -178,6 +196,13 @@ function assign(members, counts) {
   const out = new Array(n)
   for (let i = 0; i < n; i++) out[i] = { memberId: r.str(), memberAssignment: r.bytes() }
   return out
+}
+
+/** Forgets the members read under `handle` (a leader that will not assign them). */
+function release(handle) {
+  begin()
+  putU32(handle)
+  send('pw_release_members')
 }
 
 /** Subscription bytes (consumer protocol v3) of `topics`, `owned` [[topic, partition]] and `generation`. */
@@ -274,4 +299,4 @@ class Partitioner {
   }
 }
 
-module.exports = { assign, encodeSubscription, subscriptionTopics, decodeSubscription, decodeAssignment, Partitioner }
+module.exports = { readMembers, assign, release, encodeSubscription, subscriptionTopics, decodeSubscription, decodeAssignment, Partitioner }

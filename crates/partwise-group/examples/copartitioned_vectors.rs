@@ -254,9 +254,12 @@ fn main() {
     }
     // The seeds' shape: two topics of 6 partitions, 1 to 6 members.
     for k in 1..=6 {
-        let counts: BTreeMap<String, i32> = [("market-updates".to_string(), 6), ("notifications".to_string(), 6)]
-            .into_iter()
-            .collect();
+        let counts: BTreeMap<String, i32> = [
+            ("market-updates".to_string(), 6),
+            ("notifications".to_string(), 6),
+        ]
+        .into_iter()
+        .collect();
         let topics: Vec<String> = counts.keys().cloned().collect();
         let members = (0..k)
             .map(|_| {
@@ -266,7 +269,11 @@ fn main() {
                 m
             })
             .collect();
-        case(&mut out, &format!("seed-{k}-members"), &Shape { counts, members });
+        case(
+            &mut out,
+            &format!("seed-{k}-members"),
+            &Shape { counts, members },
+        );
     }
     // Claims from a generation nobody here computed: some on a partition
     // another member claims too, some past a topic's count (a topic

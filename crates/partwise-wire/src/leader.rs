@@ -140,8 +140,15 @@ pub fn leader_assignment(
     members: &[JoinedMember],
     counts: &BTreeMap<String, i32>,
 ) -> std::result::Result<HashMap<String, Vec<(String, i32)>>, partwise::Error> {
-    let group = group_of(members, counts);
-    let assignment = assignor.assign(&group)?;
+    plan(assignor, &group_of(members, counts))
+}
+
+/// `assignor`'s assignment of `group`, by member id and topic name.
+fn plan(
+    assignor: Assignor,
+    group: &Group,
+) -> std::result::Result<HashMap<String, Vec<(String, i32)>>, partwise::Error> {
+    let assignment = assignor.assign(group)?;
     let mut out = HashMap::with_capacity(group.members.len());
     for (m, parts) in assignment.partitions.iter().enumerate() {
         out.insert(
@@ -170,8 +177,11 @@ pub fn leader_sync_assignments(
     members: &[JoinedMember],
     counts: &BTreeMap<String, i32>,
 ) -> Result<Vec<(String, Bytes)>> {
-    let plan = leader_assignment(assignor, members, counts).map_err(Error::Assignor)?;
-    let groups = encode_unit_groups(&leader_unit_groups(members, counts));
+    // One group for both the assignment and the co-partition groups: its
+    // owned partitions are the members' claims, thousands at scale.
+    let group = group_of(members, counts);
+    let plan = plan(assignor, &group).map_err(Error::Assignor)?;
+    let groups = encode_unit_groups(&unit_groups(&group));
     members
         .iter()
         .map(|m| {

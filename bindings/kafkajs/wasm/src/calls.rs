@@ -6,42 +6,99 @@ use bytes::Bytes;
 use partwise::assign::Assignor;
 use partwise::{PartitionCount, Partitioner, Placement};
 use partwise_wire::consumer::{decode_unit_groups, Assignment, Subscription};
-use partwise_wire::leader::{leader_sync_assignments, JoinedMember};
+use partwise_wire::leader::{leader_sync_assignments_around, JoinedMember, UnreadableMember};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-/// The leader's `copartitioned` assignment: what the partwise runtime's
-/// leader sends in SyncGroup, member by member.
+/// Members read by [`read_members`], by handle, until [`assign`] (or
+/// [`release_members`]) takes them.
+type Read = (Vec<JoinedMember>, Vec<UnreadableMember>);
+
+thread_local! {
+    /// The leader decodes each subscription once, though it needs the topics
+    /// (to fetch their partition counts, which takes a wait in which another
+    /// consumer of the process may lead its own group) before it assigns.
+    static MEMBERS: RefCell<(u32, HashMap<u32, Read>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// The members of a JoinGroup response, read once and kept for [`assign`]
+/// (`partwise_wire::leader::read_members`: a member whose subscription does
+/// not decode is set aside, never fails the others).
 ///
 /// Request: `u32` members, each its id (string), instance id (optional
-/// string) and subscription (bytes, consumer protocol, any version); then
-/// `u32` topics, each its name (string) and partition count (`i32`).
-/// Answer: `u32` members, each its id (string) and assignment (bytes), in
-/// the request's order.
-pub fn assign(request: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+/// string) and subscription (bytes, consumer protocol, any version).
+/// Answer: the handle of the members read (`u32`, for [`assign`]), then
+/// per member in order: `u8` 0 and its topics (`u32` count, strings), or
+/// `u8` 1 and why its subscription does not decode (string).
+pub fn read_members(request: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     let mut r = Reader::new(request);
     let n = r.count("members", 9)?;
-    let mut members = Vec::with_capacity(n);
+    out.extend_from_slice(&[0; 4]);
+    let mut readable = Vec::with_capacity(n);
+    let mut unreadable = Vec::new();
     for _ in 0..n {
         let member_id = r.str("member id")?.to_string();
         let instance_id = r.opt_str("instance id")?.map(String::from);
-        let metadata = r.bytes("member metadata")?;
-        let subscription = Subscription::decode(Bytes::copy_from_slice(metadata))
-            .map_err(|e| format!("member '{member_id}': subscription: {e}"))?;
-        members.push(JoinedMember {
-            member_id,
-            instance_id,
-            subscription,
-        });
+        let metadata = Bytes::copy_from_slice(r.bytes("member metadata")?);
+        // One member at a time, so the answer keeps the request's order.
+        let (ok, bad) = partwise_wire::leader::read_members([(member_id, instance_id, metadata)]);
+        if let Some(m) = ok.into_iter().next() {
+            out.push(0);
+            put_strs(out, &m.subscription.topics);
+            readable.push(m);
+        } else if let Some(m) = bad.into_iter().next() {
+            out.push(1);
+            put_bytes(out, m.reason.as_bytes());
+            unreadable.push(m);
+        }
     }
+    let handle = MEMBERS.with(|k| {
+        let mut k = k.borrow_mut();
+        k.0 = k.0.wrapping_add(1).max(1);
+        let handle = k.0;
+        k.1.insert(handle, (readable, unreadable));
+        handle
+    });
+    out[..4].copy_from_slice(&handle.to_le_bytes());
+    Ok(())
+}
+
+fn take_members(handle: u32) -> Result<Read, String> {
+    MEMBERS
+        .with(|k| k.borrow_mut().1.remove(&handle))
+        .ok_or_else(|| format!("no members read with handle {handle}"))
+}
+
+/// Forgets the members of handle (the request: `u32`) when the leader will
+/// not assign them. Answer: nothing.
+pub fn release_members(request: &[u8], _out: &mut Vec<u8>) -> Result<(), String> {
+    let handle = Reader::new(request).u32("handle")?;
+    MEMBERS.with(|k| k.borrow_mut().1.remove(&handle));
+    Ok(())
+}
+
+/// The leader's `copartitioned` assignment of the members [`read_members`]
+/// read (and forgets them): what the partwise runtime's leader sends in SyncGroup
+/// (`leader_sync_assignments_around`: a member whose subscription does not
+/// decode gets nothing but the co-partition groups).
+///
+/// Request: the handle (`u32`), then `u32` topics, each its name (string)
+/// and partition count (`i32`). Answer: `u32` members, each its id (string)
+/// and assignment (bytes): the readable members in request order, then the
+/// others.
+pub fn assign(request: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let mut r = Reader::new(request);
+    let handle = r.u32("handle")?;
     let t = r.count("topics", 8)?;
     let mut counts = BTreeMap::new();
     for _ in 0..t {
         let name = r.str("topic")?.to_string();
         counts.insert(name, r.i32("partition count")?);
     }
-    let assignments = leader_sync_assignments(Assignor::Copartitioned, &members, &counts)
-        .map_err(|e| e.to_string())?;
+    let (readable, unreadable) = take_members(handle)?;
+    let assignments =
+        leader_sync_assignments_around(Assignor::Copartitioned, &readable, &unreadable, &counts)
+            .map_err(|e| e.to_string())?;
     let size: usize = assignments.iter().map(|(m, b)| 8 + m.len() + b.len()).sum();
     out.reserve(4 + size);
     put_u32(out, assignments.len());
@@ -126,14 +183,16 @@ thread_local! {
 }
 
 fn parse(spec: &str) -> Result<Partitioner, String> {
-    spec.parse().map_err(|e| format!("partitioner '{spec}': {e}"))
+    spec.parse()
+        .map_err(|e| format!("partitioner '{spec}': {e}"))
 }
 
 /// Parses a partitioner spec (the whole request, UTF-8) once, so a priority
 /// spec's regexes are compiled once, not per record. Answer: its handle
 /// (`u32`, never 0).
 pub fn partitioner_new(request: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-    let spec = std::str::from_utf8(request).map_err(|e| format!("partitioner spec: not UTF-8: {e}"))?;
+    let spec =
+        std::str::from_utf8(request).map_err(|e| format!("partitioner spec: not UTF-8: {e}"))?;
     let p = parse(spec)?;
     let handle = PARTITIONERS.with(|all| {
         let mut all = all.borrow_mut();
@@ -171,7 +230,10 @@ pub fn partitioner_free(request: &[u8], _out: &mut Vec<u8>) -> Result<(), String
     let handle = Reader::new(request).u32("handle")?;
     PARTITIONERS.with(|all| {
         let mut all = all.borrow_mut();
-        if let Some(slot) = (handle as usize).checked_sub(1).and_then(|i| all.get_mut(i)) {
+        if let Some(slot) = (handle as usize)
+            .checked_sub(1)
+            .and_then(|i| all.get_mut(i))
+        {
             *slot = None;
         }
     });

@@ -86,7 +86,9 @@ macro_rules! export {
 }
 
 export! {
+    pw_read_members => calls::read_members,
     pw_assign => calls::assign,
+    pw_release_members => calls::release_members,
     pw_encode_subscription => calls::encode_subscription,
     pw_subscription_topics => calls::subscription_topics,
     pw_decode_subscription => calls::decode_subscription,

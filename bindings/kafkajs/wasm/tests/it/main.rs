@@ -33,12 +33,30 @@ fn the_subscription_call_writes_the_wire_crates_bytes() {
 #[test]
 fn assign_answers_every_member_in_request_order() {
     let mut req = Vec::new();
-    put_u32(&mut req, 3);
+    put_u32(&mut req, 4);
     for id in ["m2", "m0", "m1"] {
         put_bytes(&mut req, id.as_bytes());
         req.push(0);
         put_bytes(&mut req, &subscription(&["a", "b"]));
     }
+    // A member whose bytes do not decode is named, and gets nothing.
+    put_bytes(&mut req, b"bad");
+    req.push(0);
+    put_bytes(&mut req, &[0, 3, 0]);
+    let mut read = Vec::new();
+    calls::read_members(&req, &mut read).unwrap();
+    let mut r = Reader::new(&read);
+    let handle = r.u32("handle").unwrap();
+    for _ in 0..3 {
+        assert_eq!(r.u8("status").unwrap(), 0);
+        assert_eq!(r.strs("topics").unwrap(), ["a", "b"]);
+    }
+    assert_eq!(r.u8("status").unwrap(), 1);
+    let why = r.str("reason").unwrap();
+    assert!(why.contains("could not be decoded"), "{why}");
+
+    let mut req = Vec::new();
+    put_u32(&mut req, handle as usize);
     put_u32(&mut req, 2);
     for t in ["a", "b"] {
         put_bytes(&mut req, t.as_bytes());
@@ -46,17 +64,25 @@ fn assign_answers_every_member_in_request_order() {
     }
     let mut out = Vec::new();
     calls::assign(&req, &mut out).unwrap();
+    // The handle is spent: the members are forgotten.
+    let e = calls::assign(&req, &mut Vec::new()).unwrap_err();
+    assert!(e.contains("no members read"), "{e}");
     let mut r = Reader::new(&out);
-    assert_eq!(r.u32("n").unwrap(), 3);
+    assert_eq!(r.u32("n").unwrap(), 4);
     let mut total = 0;
-    for id in ["m2", "m0", "m1"] {
+    for id in ["m2", "m0", "m1", "bad"] {
         assert_eq!(r.str("id").unwrap(), id);
         let bytes = r.bytes("assignment").unwrap();
         let mut d = Vec::new();
         calls::decode_assignment(bytes, &mut d).unwrap();
         let mut dr = Reader::new(&d);
         let parts = dr.partitions("p").unwrap();
-        assert_eq!(parts.len(), 4, "{id}: two whole units of two topics");
+        let want = if id == "bad" { 0 } else { 4 };
+        assert_eq!(
+            parts.len(),
+            want,
+            "{id}: two whole units of two topics, or nothing"
+        );
         total += parts.len();
         assert_eq!(dr.u8("groups").unwrap(), 1);
     }
@@ -66,11 +92,11 @@ fn assign_answers_every_member_in_request_order() {
 #[test]
 fn truncated_or_absurd_requests_are_errors_naming_the_field() {
     let mut out = Vec::new();
-    let e = calls::assign(&[1, 0], &mut out).unwrap_err();
+    let e = calls::read_members(&[1, 0], &mut out).unwrap_err();
     assert!(e.contains("members"), "{e}");
     let mut req = Vec::new();
     put_u32(&mut req, u32::MAX as usize);
-    let e = calls::assign(&req, &mut out).unwrap_err();
+    let e = calls::read_members(&req, &mut out).unwrap_err();
     assert!(e.contains("exceeds the request"), "{e}");
     let e = calls::decode_subscription(&[0, 9, 1], &mut out).unwrap_err();
     assert!(e.starts_with("subscription"), "{e}");
@@ -99,5 +125,8 @@ fn a_bad_partitioner_spec_is_named_and_a_good_one_places_through_the_abi() {
     let mut none = vec![0];
     put_u32(&mut none, 12);
     put_u32(&mut none, 0);
-    assert_eq!(calls::place(handle, &none, &mut out).unwrap(), calls::STICKY);
+    assert_eq!(
+        calls::place(handle, &none, &mut out).unwrap(),
+        calls::STICKY
+    );
 }

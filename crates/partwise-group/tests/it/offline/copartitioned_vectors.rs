@@ -46,7 +46,8 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 fn cases() -> Vec<Case> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/copartitioned/vectors.txt");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/copartitioned/vectors.txt");
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let mut out = Vec::new();
     let mut c: Option<Case> = None;
@@ -63,7 +64,10 @@ fn cases() -> Vec<Case> {
                 })
             }
             "topic" => {
-                c.as_mut().unwrap().counts.insert(f[1].into(), f[2].parse().unwrap());
+                c.as_mut()
+                    .unwrap()
+                    .counts
+                    .insert(f[1].into(), f[2].parse().unwrap());
             }
             "member" => {
                 let owned = partitions(f[4]);
@@ -81,7 +85,10 @@ fn cases() -> Vec<Case> {
                 });
             }
             "expect" => {
-                c.as_mut().unwrap().expect.insert(f[1].into(), partitions(f[2]));
+                c.as_mut()
+                    .unwrap()
+                    .expect
+                    .insert(f[1].into(), partitions(f[2]));
             }
             "userdata" => c.as_mut().unwrap().userdata = hex(f[1]),
             "end" => out.push(c.take().unwrap()),
@@ -107,7 +114,12 @@ fn the_runtimes_leader_sends_what_the_vectors_say() {
             let mut parts = got.partitions.clone();
             parts.sort();
             assert_eq!(parts, want, "{} member {member}", c.name);
-            assert_eq!(got.user_data.as_deref(), Some(&c.userdata[..]), "{} member {member}: user data", c.name);
+            assert_eq!(
+                got.user_data.as_deref(),
+                Some(&c.userdata[..]),
+                "{} member {member}: user data",
+                c.name
+            );
         }
     }
 }
