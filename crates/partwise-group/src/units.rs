@@ -141,6 +141,9 @@ pub fn leader_sync_assignments_around(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{Assignment, Subscription};
+    use partwise::assign::units::{named_group, unit_groups};
+    use partwise::assign::Member;
     use std::collections::BTreeSet;
 
     fn counts(list: &[(&str, i32)]) -> BTreeMap<String, i32> {

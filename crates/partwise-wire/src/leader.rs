@@ -9,11 +9,14 @@
 //! KafkaJS binding (the same code compiled to WebAssembly), and the
 //! consistency vectors the Java port replays are written from it.
 
-use crate::consumer::{decode_owned, encode_unit_groups, Assignment, Subscription};
+use crate::consumer::{
+    decode_owned, encode_assignment_by_topic, encode_unit_groups, Assignment, Subscription,
+};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use partwise::assign::units::{named_group, unit_groups};
 use partwise::assign::{Assignor, Group, Member};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// One member as the leader sees it in the JoinGroup response.
@@ -99,15 +102,17 @@ pub fn core_counts(counts: &BTreeMap<String, i32>) -> BTreeMap<String, u32> {
 /// What a member owned: the standard field, or when that is empty (an eager
 /// Java member revokes before it joins) what it wrote in its user data, as
 /// Java's `CopartitionedAssignor` leader reads it too.
-fn owned_of(s: &Subscription) -> Vec<(String, i32)> {
+fn owned_of(s: &Subscription) -> Cow<'_, [(String, i32)]> {
     if !s.owned.is_empty() {
-        return s.owned.clone();
+        return Cow::Borrowed(&s.owned);
     }
-    s.user_data
-        .as_deref()
-        .and_then(decode_owned)
-        .map(|(owned, _)| owned)
-        .unwrap_or_default()
+    Cow::Owned(
+        s.user_data
+            .as_deref()
+            .and_then(decode_owned)
+            .map(|(owned, _)| owned)
+            .unwrap_or_default(),
+    )
 }
 
 /// The members over the topics of `counts`, as the core's assignors take them.
@@ -180,16 +185,40 @@ pub fn leader_sync_assignments(
     // One group for both the assignment and the co-partition groups: its
     // owned partitions are the members' claims, thousands at scale.
     let group = group_of(members, counts);
-    let plan = plan(assignor, &group).map_err(Error::Assignor)?;
+    let assignment = assignor.assign(&group).map_err(Error::Assignor)?;
     let groups = encode_unit_groups(&unit_groups(&group));
+    // A member id given twice gets the assignment of its last entry, as a
+    // map by id would give it.
+    let last: HashMap<&str, usize> = group
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id.as_str(), i))
+        .collect();
+    // Topic indices are in name order (the counts' order), so grouping by
+    // index lists the topics as the protocol does, without a name per
+    // partition.
+    let mut by_topic: Vec<Vec<i32>> = vec![Vec::new(); group.topics.len()];
     members
         .iter()
         .map(|m| {
-            let assignment = Assignment {
-                partitions: plan.get(&m.member_id).cloned().unwrap_or_default(),
-                user_data: Some(groups.clone()),
-            };
-            Ok((m.member_id.clone(), assignment.encode()?))
+            for list in &mut by_topic {
+                list.clear();
+            }
+            for tp in &assignment.partitions[last[m.member_id.as_str()]] {
+                by_topic[tp.topic as usize].push(tp.partition as i32);
+            }
+            let lists = by_topic
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, ps)| !ps.is_empty())
+                .map(|(t, ps)| {
+                    ps.sort_unstable();
+                    ps.dedup();
+                    (group.topics[t].name.as_str(), ps.clone())
+                });
+            let bytes = encode_assignment_by_topic(lists, Some(groups.clone()))?;
+            Ok((m.member_id.clone(), bytes))
         })
         .collect()
 }
