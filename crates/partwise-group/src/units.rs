@@ -142,7 +142,6 @@ pub fn leader_sync_assignments_around(
 mod tests {
     use super::*;
     use crate::protocol::{Assignment, Subscription};
-    use partwise::assign::units::{named_group, unit_groups};
     use partwise::assign::Member;
     use std::collections::BTreeSet;
 
