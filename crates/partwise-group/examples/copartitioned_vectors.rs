@@ -1,9 +1,13 @@
-//! Consistency vectors for the `copartitioned` assignor's ports (Java, ...):
-//! many group shapes and churn sequences run through the Rust leader's own
-//! path (`leader_assignment`, `leader_unit_groups`, `encode_unit_groups`),
-//! printed as text that a port replays. Not known answers: the vectors say
-//! what the Rust leader does, so a port that matches them writes the same
-//! assignment and user data bytes as a Rust leader for the same group.
+//! The one set of consistency vectors of the `copartitioned` assignor: many
+//! group shapes and churn sequences run through the Rust leader's own path
+//! (`leader_assignment`, `leader_unit_groups`, `encode_unit_groups`),
+//! printed as text that every consumer replays: the Rust leader itself
+//! (`crates/partwise-group/tests/it/offline/copartitioned_vectors.rs`), the
+//! Java port (`bindings/java/test`) and the KafkaJS binding
+//! (`bindings/kafkajs/tests/vectors.test.js`). Not known answers: the
+//! vectors say what the Rust leader does, so a port that matches them writes
+//! the same assignment and user data bytes as a Rust leader for the same
+//! group.
 //!
 //! ```sh
 //! cargo run -q -p partwise-group --example copartitioned_vectors > tests/vectors/copartitioned/vectors.txt
@@ -235,7 +239,9 @@ fn main() {
     let mut rng = Rng(16);
     let mut out = String::new();
     let mut serial = 0;
-    // 200 small groups, then 12 large ones (up to 139 members, 256 partitions a topic).
+    // 200 small groups, then 12 large ones (up to 139 members, 256 partitions
+    // a topic); new kinds of case go after them, so the earlier ones stay
+    // byte for byte what every port has replayed.
     for c in 0..212 {
         let mut s = shape(&mut rng, &mut serial, c >= 200);
         let mut prev = case(&mut out, &format!("shape-{c}-gen-0"), &s);
@@ -245,6 +251,47 @@ fn main() {
                 prev = case(&mut out, &format!("shape-{c}-gen-{g}"), &s);
             }
         }
+    }
+    // The seeds' shape: two topics of 6 partitions, 1 to 6 members.
+    for k in 1..=6 {
+        let counts: BTreeMap<String, i32> = [
+            ("market-updates".to_string(), 6),
+            ("notifications".to_string(), 6),
+        ]
+        .into_iter()
+        .collect();
+        let topics: Vec<String> = counts.keys().cloned().collect();
+        let members = (0..k)
+            .map(|_| {
+                serial += 1;
+                let mut m = fresh_member(&mut rng, serial, &topics);
+                m.subscription.topics = topics.clone();
+                m
+            })
+            .collect();
+        case(
+            &mut out,
+            &format!("seed-{k}-members"),
+            &Shape { counts, members },
+        );
+    }
+    // Claims from a generation nobody here computed: some on a partition
+    // another member claims too, some past a topic's count (a topic
+    // recreated with fewer partitions), which the leader must drop.
+    for c in 0..24 {
+        let mut s = shape(&mut rng, &mut serial, false);
+        let n = s.members.len();
+        for m in &mut s.members {
+            m.subscription.generation = 1;
+            for (t, count) in &s.counts {
+                for p in 0..=*count {
+                    if rng.below(n) == 0 {
+                        m.subscription.owned.push((t.clone(), p));
+                    }
+                }
+            }
+        }
+        case(&mut out, &format!("claims-{c}"), &s);
     }
     print!("{out}");
 }

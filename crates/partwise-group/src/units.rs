@@ -11,11 +11,10 @@
 //! leader that is not partwise) decides from its own subscription.
 
 use crate::error::{Error, Result};
-use crate::protocol::{Assignment, Subscription};
 use bytes::Bytes;
-use partwise::assign::units::{named_group, own_unit_groups, unit_groups, whole_units};
-use partwise::assign::{Assignor, Group, Member};
-use partwise_wire::consumer::encode_unit_groups;
+use partwise::assign::units::{own_unit_groups, whole_units};
+use partwise::assign::Assignor;
+use partwise_wire::leader::core_counts;
 use std::collections::{BTreeMap, HashMap};
 
 /// A co-partitioned unit: partition `partition` of each of `topics`.
@@ -25,15 +24,6 @@ pub struct Unit {
     pub partition: i32,
     /// The topics of its co-partition group, sorted.
     pub topics: Vec<String>,
-}
-
-/// Partition counts as the core takes them; a negative count (never sent by
-/// a broker) is no partitions.
-fn core_counts(counts: &BTreeMap<String, i32>) -> BTreeMap<String, u32> {
-    counts
-        .iter()
-        .map(|(t, n)| (t.clone(), u32::try_from(*n).unwrap_or(0)))
-        .collect()
 }
 
 /// The co-partition groups one member tells from its own subscription
@@ -70,75 +60,63 @@ pub fn complete_units(assigned: &[(String, i32)], counts: &BTreeMap<String, i32>
     units_in(assigned, &unit_groups_of_counts(counts), counts)
 }
 
-/// One member as the leader sees it in the JoinGroup response.
-#[derive(Clone, Debug)]
-pub struct JoinedMember {
-    /// Broker-given member id.
-    pub member_id: String,
-    /// `group.instance.id` of a static member.
-    pub instance_id: Option<String>,
-    /// Its decoded subscription.
-    pub subscription: Subscription,
-}
+pub use partwise_wire::leader::{
+    client_id_of, leader_unit_groups, read_members, JoinedMember, UnreadableMember,
+};
 
-/// A member whose subscription the leader cannot read (a topic name that is
-/// not UTF-8, truncated bytes, another protocol's metadata): the leader gives
-/// it nothing rather than fail the whole group, and says so.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnreadableMember {
-    /// Broker-given member id.
-    pub member_id: String,
-    /// Its `client.id`, as the classic member id starts with it (empty when
-    /// the id is not of that form).
-    pub client_id: String,
-    /// `group.instance.id` of a static member.
-    pub instance_id: Option<String>,
-    /// Why its subscription could not be decoded.
-    pub reason: String,
-}
-
-/// The `client.id` a classic member id starts with: the coordinator names a
-/// member `<client.id>-<uuid>`; empty for an id not of that form.
-pub fn client_id_of(member_id: &str) -> String {
-    const UUID: usize = 36;
-    let n = member_id.len();
-    if n > UUID
-        && member_id.as_bytes()[n - UUID - 1] == b'-'
-        && member_id.is_char_boundary(n - UUID)
-    {
-        let uuid = &member_id[n - UUID..];
-        if uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
-            return member_id[..n - UUID - 1].to_string();
-        }
+/// The core's assignor behind a classic protocol name this runtime offers.
+fn assignor_of(protocol: &str) -> Result<Assignor> {
+    match protocol {
+        "copartitioned" => Ok(Assignor::Copartitioned),
+        "range" => Ok(Assignor::JavaRange),
+        other => Err(Error::group_protocol(
+            "",
+            format!("no assignor for protocol '{other}'"),
+        )),
     }
-    String::new()
 }
 
-/// The members of a JoinGroup response, each (member id, instance id,
-/// subscription bytes), split into those whose subscription decodes and
-/// those it does not, in their order. One member's bytes never stop the
-/// leader from assigning the others.
-pub fn read_members(
-    raw: impl IntoIterator<Item = (String, Option<String>, Bytes)>,
-) -> (Vec<JoinedMember>, Vec<UnreadableMember>) {
-    let mut readable = Vec::new();
-    let mut unreadable = Vec::new();
-    for (member_id, instance_id, bytes) in raw {
-        match Subscription::decode(bytes) {
-            Ok(subscription) => readable.push(JoinedMember {
-                member_id,
-                instance_id,
-                subscription,
-            }),
-            Err(e) => unreadable.push(UnreadableMember {
-                client_id: client_id_of(&member_id),
-                member_id,
-                instance_id,
-                reason: format!("its subscription could not be decoded: {e}"),
-            }),
-        }
+/// The assignor's refusal as the runtime reports it, naming the protocol.
+fn refused(protocol: &str, e: partwise::Error) -> Error {
+    Error::GroupProtocol {
+        group: String::new(),
+        reason: format!("assignor {protocol}: {e}"),
+        source: Some(Box::new(e)),
     }
-    (readable, unreadable)
+}
+
+/// A leader's error: the assignor's refusal named by protocol, anything
+/// else (bytes that do not encode) as the wire's error.
+fn leader_error(protocol: &str, e: partwise_wire::Error) -> Error {
+    match e {
+        partwise_wire::Error::Assignor(e) => refused(protocol, e),
+        e => e.into(),
+    }
+}
+
+/// The leader's assignment for `protocol` (`copartitioned` or `range`) of
+/// `members` over the topics in `counts`: member id to (topic, partition).
+pub fn leader_assignment(
+    protocol: &str,
+    members: &[JoinedMember],
+    counts: &BTreeMap<String, i32>,
+) -> Result<HashMap<String, Vec<(String, i32)>>> {
+    partwise_wire::leader::leader_assignment(assignor_of(protocol)?, members, counts)
+        .map_err(|e| refused(protocol, e))
+}
+
+/// What the leader sends in SyncGroup under `protocol`: each member's
+/// encoded assignment, with the co-partition groups in its user data, in
+/// the order of `members` (a member with nothing gets an empty assignment,
+/// so it still learns the groups). Every partwise leader, in this runtime or
+/// in a binding, writes these bytes ([`partwise_wire::leader`]).
+pub fn leader_sync_assignments(
+    protocol: &str,
+    members: &[JoinedMember],
+    counts: &BTreeMap<String, i32>,
+) -> Result<Vec<(String, Bytes)>> {
+    partwise_wire::leader::leader_sync_assignments(assignor_of(protocol)?, members, counts)
+        .map_err(|e| leader_error(protocol, e))
 }
 
 /// [`leader_sync_assignments`] of the `readable` members, and for each of
@@ -151,125 +129,20 @@ pub fn leader_sync_assignments_around(
     unreadable: &[UnreadableMember],
     counts: &BTreeMap<String, i32>,
 ) -> Result<Vec<(String, Bytes)>> {
-    let mut out = leader_sync_assignments(protocol, readable, counts)?;
-    let nothing = Assignment {
-        partitions: Vec::new(),
-        user_data: Some(encode_unit_groups(&leader_unit_groups(readable, counts))),
-    }
-    .encode()?;
-    out.extend(
-        unreadable
-            .iter()
-            .map(|m| (m.member_id.clone(), nothing.clone())),
-    );
-    Ok(out)
-}
-
-/// What a member owned: the standard field, or when that is empty (an eager
-/// Java member revokes before it joins) what it wrote in its user data, as
-/// Java's `CopartitionedAssignor` leader reads it too.
-fn owned_of(s: &Subscription) -> Vec<(String, i32)> {
-    if !s.owned.is_empty() {
-        return s.owned.clone();
-    }
-    s.user_data
-        .as_deref()
-        .and_then(partwise_wire::consumer::decode_owned)
-        .map(|(owned, _)| owned)
-        .unwrap_or_default()
-}
-
-/// The members over the topics of `counts`, as the core's assignors take them.
-fn group_of(members: &[JoinedMember], counts: &BTreeMap<String, i32>) -> Group {
-    named_group(
-        members.iter().map(|m| {
-            let mut member = Member::new(m.member_id.clone(), m.subscription.topics.clone());
-            member.instance_id = m.instance_id.clone();
-            member.generation =
-                (m.subscription.generation >= 0).then_some(m.subscription.generation);
-            (member, owned_of(&m.subscription))
-        }),
-        &core_counts(counts),
+    partwise_wire::leader::leader_sync_assignments_around(
+        assignor_of(protocol)?,
+        readable,
+        unreadable,
+        counts,
     )
-}
-
-/// The co-partition groups of `members` over the topics in `counts`, by
-/// partition count and subscribers: what the leader sends every member.
-pub fn leader_unit_groups(
-    members: &[JoinedMember],
-    counts: &BTreeMap<String, i32>,
-) -> Vec<Vec<String>> {
-    unit_groups(&group_of(members, counts))
-}
-
-/// The leader's assignment for `protocol` (`copartitioned` or `range`) of
-/// `members` over the topics in `counts`: member id to (topic, partition).
-pub fn leader_assignment(
-    protocol: &str,
-    members: &[JoinedMember],
-    counts: &BTreeMap<String, i32>,
-) -> Result<HashMap<String, Vec<(String, i32)>>> {
-    let assignor = match protocol {
-        "copartitioned" => Assignor::Copartitioned,
-        "range" => Assignor::JavaRange,
-        other => {
-            return Err(Error::group_protocol(
-                "",
-                format!("no assignor for protocol '{other}'"),
-            ))
-        }
-    };
-    let group = group_of(members, counts);
-    let assignment = assignor.assign(&group).map_err(|e| Error::GroupProtocol {
-        group: String::new(),
-        reason: format!("assignor {protocol}: {e}"),
-        source: Some(Box::new(e)),
-    })?;
-    let mut out = HashMap::new();
-    for (m, parts) in assignment.partitions.iter().enumerate() {
-        out.insert(
-            group.members[m].id.clone(),
-            parts
-                .iter()
-                .map(|tp| {
-                    (
-                        group.topics[tp.topic as usize].name.clone(),
-                        tp.partition as i32,
-                    )
-                })
-                .collect(),
-        );
-    }
-    Ok(out)
-}
-
-/// What the leader sends in SyncGroup under `protocol`: each member's
-/// encoded assignment, with the co-partition groups in its user data, in
-/// the order of `members` (a member with nothing gets an empty assignment,
-/// so it still learns the groups). Every partwise leader, in this runtime or
-/// in a binding, writes these bytes.
-pub fn leader_sync_assignments(
-    protocol: &str,
-    members: &[JoinedMember],
-    counts: &BTreeMap<String, i32>,
-) -> Result<Vec<(String, Bytes)>> {
-    let plan = leader_assignment(protocol, members, counts)?;
-    let groups = encode_unit_groups(&leader_unit_groups(members, counts));
-    members
-        .iter()
-        .map(|m| {
-            let assignment = Assignment {
-                partitions: plan.get(&m.member_id).cloned().unwrap_or_default(),
-                user_data: Some(groups.clone()),
-            };
-            Ok((m.member_id.clone(), assignment.encode()?))
-        })
-        .collect()
+    .map_err(|e| leader_error(protocol, e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{Assignment, Subscription};
+    use partwise::assign::Member;
     use std::collections::BTreeSet;
 
     fn counts(list: &[(&str, i32)]) -> BTreeMap<String, i32> {

@@ -242,23 +242,7 @@ impl Subscription {
 impl Assignment {
     /// The wire bytes, at [`VERSION`].
     pub fn encode(&self) -> Result<Bytes> {
-        let a = ConsumerProtocolAssignment::default()
-            .with_assigned_partitions(
-                by_topic(&self.partitions)
-                    .into_iter()
-                    .map(|(t, ps)| {
-                        AssignedTp::default()
-                            .with_topic(topic_name(t))
-                            .with_partitions(ps)
-                    })
-                    .collect(),
-            )
-            .with_user_data(self.user_data.clone());
-        let mut buf = BytesMut::new();
-        buf.put_i16(VERSION);
-        a.encode(&mut buf, VERSION)
-            .map_err(|e| Error::encode("", e))?;
-        Ok(buf.freeze())
+        encode_assignment_by_topic(by_topic(&self.partitions), self.user_data.clone())
     }
 
     /// Decodes assignment bytes, any version; bytes without a version are
@@ -367,6 +351,34 @@ pub fn decode_owned(data: &[u8]) -> Option<(Vec<(String, i32)>, i32)> {
         }
     }
     w.0.is_empty().then_some((owned, generation))
+}
+
+/// The wire bytes, at [`VERSION`], of an assignment given as each topic's
+/// partitions (topics in name order, each topic's partitions sorted and
+/// without repeats, as [`Assignment::encode`] lists them) and user data: a
+/// leader with many partitions per member writes this without a `String`
+/// per partition.
+pub fn encode_assignment_by_topic<'a>(
+    by_topic: impl IntoIterator<Item = (&'a str, Vec<i32>)>,
+    user_data: Option<Bytes>,
+) -> Result<Bytes> {
+    let a = ConsumerProtocolAssignment::default()
+        .with_assigned_partitions(
+            by_topic
+                .into_iter()
+                .map(|(t, ps)| {
+                    AssignedTp::default()
+                        .with_topic(topic_name(t))
+                        .with_partitions(ps)
+                })
+                .collect(),
+        )
+        .with_user_data(user_data);
+    let mut buf = BytesMut::new();
+    buf.put_i16(VERSION);
+    a.encode(&mut buf, VERSION)
+        .map_err(|e| Error::encode("", e))?;
+    Ok(buf.freeze())
 }
 
 /// Encodes an assignment of `parts` without user data.

@@ -37,6 +37,8 @@ pub enum Error {
         /// Our own reason otherwise (a truncated version, an absurd count).
         reason: Option<String>,
     },
+    /// The core's assignor refused the group a leader was assigning.
+    Assignor(partwise::Error),
 }
 
 /// Shorthand for this crate's results.
@@ -108,6 +110,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::Assignor(e) => write!(f, "assignor: {e}"),
         }
     }
 }
@@ -119,6 +122,7 @@ impl std::error::Error for Error {
             Error::Decode {
                 source: Some(s), ..
             } => Some(s.as_ref()),
+            Error::Assignor(e) => Some(e),
             _ => None,
         }
     }

@@ -9,8 +9,11 @@
 //! - [`consumer`]: the consumer protocol's embedded bytes, the
 //!   subscription a member sends in JoinGroup and the assignment the leader
 //!   sends in SyncGroup;
+//! - [`leader`]: the classic-protocol leader's computation, subscriptions
+//!   and partition counts in, each member's assignment bytes out (the
+//!   core's assignor), shared by the Rust runtime and the KafkaJS binding;
 //! - [`records`]: a Fetch response's record batches;
-//! - [`alloc`]: the global allocator that keeps an absurd array count in a
+//! - `alloc` (Unix): the global allocator that keeps an absurd array count in a
 //!   response from aborting the process (kafka-protocol reserves counts
 //!   before it decodes).
 //!
@@ -18,10 +21,12 @@
 //! decoder is unit-tested and fuzzed alone (`fuzz/`); the sockets, timeouts
 //! and retries stay in the adapters.
 
+#[cfg(unix)]
 pub mod alloc;
 pub mod consumer;
 mod error;
 pub mod frame;
+pub mod leader;
 pub mod records;
 
 pub use error::{Error, Result};

@@ -9,5 +9,6 @@
 static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
 
 mod offline {
+    mod copartitioned_vectors;
     mod hostile_decode;
 }

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// order) whose members' previously owned partitions are given by name.
 /// Owned partitions of topics that vanished or shrank are not claims, so
 /// they are dropped.
-pub fn named_group(
-    members: impl IntoIterator<Item = (Member, Vec<(String, i32)>)>,
+pub fn named_group<O: AsRef<[(String, i32)]>>(
+    members: impl IntoIterator<Item = (Member, O)>,
     counts: &BTreeMap<String, u32>,
 ) -> Group {
     let index: HashMap<&str, u32> = counts
@@ -27,6 +27,7 @@ pub fn named_group(
         .into_iter()
         .map(|(mut m, owned)| {
             m.owned = owned
+                .as_ref()
                 .iter()
                 .filter_map(|(t, p)| {
                     let topic = *index.get(t.as_str())?;
