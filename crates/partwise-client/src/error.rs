@@ -1,14 +1,12 @@
-//! The crate's error type: what went wrong, with the broker or group at
-//! fault, and the cause (a wire decode, the core's assignor) kept as its
-//! [`source`](std::error::Error::source).
+//! The client's error type: what went wrong, with the broker at fault, and
+//! the cause (a wire decode) kept as its [`source`](std::error::Error::source).
+//! partwise-group's error carries it whole, so a member's message and causes
+//! are the client's own.
 
 use kafka_protocol::ResponseError;
 use std::fmt;
 
-/// A cause from another crate, kept typed behind the trait object.
-pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
-
-/// Everything that can fail in this crate.
+/// Everything that can fail in a connection or a request.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -75,60 +73,20 @@ pub enum Error {
         /// Kafka error code.
         code: i16,
     },
-    /// The broker chose a group protocol this member did not offer, or the
-    /// group runs a protocol this member does not share.
-    GroupProtocol {
-        /// The group.
-        group: String,
-        /// What happened.
-        reason: String,
-        /// The core's error, when the assignor refused the group.
-        source: Option<Cause>,
-    },
-    /// The member kept failing with retriable errors (no broker reachable,
-    /// no coordinator, no leader) for longer than its retry timeout.
-    GaveUp {
-        /// How long it retried.
-        after: std::time::Duration,
-        /// The last error.
-        last: Box<Error>,
-    },
-    /// A subscribed topic does not exist.
-    UnknownTopic(String),
-    /// A subscribed topic was deleted while the member consumed it (or
-    /// deleted and created again: another topic under its name). The units
-    /// it was part of can never be whole again, so the member stops rather
-    /// than hold its partners' partitions unprocessed; what was handled can
-    /// still be committed by [`Consumer::close`](crate::Consumer::close).
-    TopicDeleted {
-        /// The topic.
-        topic: String,
-        /// It exists again, with a new topic id.
-        recreated: bool,
-    },
     /// Invalid configuration.
     Config(String),
-    /// The member was closed.
-    Closed,
 }
 
 /// Shorthand for this crate's results.
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub(crate) fn protocol(at: &str, api: &str, code: i16) -> Error {
+    /// A broker's answer to `api` with error `code`, at a broker or group `at`.
+    pub fn protocol(at: &str, api: &str, code: i16) -> Error {
         Error::Broker {
             at: at.to_string(),
             api: api.to_string(),
             code,
-        }
-    }
-
-    pub(crate) fn group_protocol(group: &str, reason: impl Into<String>) -> Error {
-        Error::GroupProtocol {
-            group: group.to_string(),
-            reason: reason.into(),
-            source: None,
         }
     }
 
@@ -191,29 +149,7 @@ impl fmt::Display for Error {
             Error::Broker { at, api, code } => {
                 write!(f, "{api} at {at} failed: {}", code_name(*code))
             }
-            Error::GroupProtocol { group, reason, .. } => write!(f, "group '{group}': {reason}"),
-            Error::GaveUp { after, last } => write!(
-                f,
-                "gave up after {:.1} s of retrying (retry timeout): {last}",
-                after.as_secs_f64()
-            ),
-            Error::UnknownTopic(t) => write!(f, "topic '{t}' does not exist"),
-            Error::TopicDeleted { topic, recreated } => {
-                write!(f, "topic '{topic}' was deleted")?;
-                if *recreated {
-                    f.write_str(
-                        " and created again (a new topic id: its old offsets mean nothing to it)",
-                    )?;
-                }
-                write!(
-                    f,
-                    " while the group consumed it: the co-partitioned units it was part of \
-                     can never be whole again (subscribe without '{topic}', or create it \
-                     again and restart)"
-                )
-            }
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
-            Error::Closed => f.write_str("the member is closed"),
         }
     }
 }
@@ -222,10 +158,6 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Wire(e) | Error::Response { source: e, .. } => Some(e),
-            Error::GroupProtocol {
-                source: Some(e), ..
-            } => Some(e.as_ref()),
-            Error::GaveUp { last, .. } => Some(last.as_ref()),
             _ => None,
         }
     }
@@ -234,42 +166,5 @@ impl std::error::Error for Error {
 impl From<partwise_wire::Error> for Error {
     fn from(e: partwise_wire::Error) -> Error {
         Error::Wire(e)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::error::Error as _;
-
-    /// A decode that kafka-protocol refuses keeps its message and carries
-    /// the wire error, and under it kafka-protocol's, as causes.
-    #[test]
-    fn decode_errors_keep_their_causes() {
-        // v3 subscription: one topic "t", no user data, no owned
-        // partitions, generation 1, and a rack that is not UTF-8.
-        let bytes = bytes::Bytes::from_static(&[
-            0, 3, 0, 0, 0, 1, 0, 1, b't', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1,
-            0xff,
-        ]);
-        let e: Error = crate::protocol::Subscription::decode(bytes)
-            .unwrap_err()
-            .into();
-        let wire = e.source().expect("the wire error");
-        assert!(
-            wire.source().is_some(),
-            "kafka-protocol's error under {wire}"
-        );
-        assert!(
-            e.to_string()
-                .starts_with("cannot decode response: subscription v3"),
-            "{e}"
-        );
-        assert!(e.to_string().ends_with(&wire.to_string()), "{e} / {wire}");
-        let gave_up = Error::GaveUp {
-            after: std::time::Duration::from_secs(1),
-            last: Box::new(e),
-        };
-        assert!(gave_up.source().and_then(|s| s.source()).is_some());
     }
 }

@@ -1,0 +1,109 @@
+//! `partwise kafka group -g GROUP`: the group's members and their
+//! assignments as the coordinator describes them, and for topics with equal
+//! partition counts the co-location matrix of the partition indices. A broker
+//! that returns members without assignment bytes is reported as such (Apache
+//! Kafka does while the group rebalances; tansu always did). With
+//! `--assignor`, what that assignor would give the described members, side by
+//! side with the live assignment. One call of [`partwise_kafka::group::analysis`];
+//! the printing is [`crate::render::group`]'s.
+
+use super::{kerr, ConnArgs};
+use crate::cmd::parse;
+use crate::exit::{CliError, ExitCode, Result};
+use crate::output::Format;
+use crate::render::group::{model_line, not_found, to_json, write_table};
+use partwise::assign::Assignor;
+use partwise::described::PredictError;
+use serde_json::json;
+use std::io::Write;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub(super) conn: ConnArgs,
+    /// Consumer group id
+    #[arg(short = 'g', long = "group", value_name = "GROUP", value_parser = parse::not_blank)]
+    pub(super) group: String,
+    /// Predict the assignment with this assignor spec for the described members
+    /// (shown beside the live one, or instead of it when the broker returns none)
+    #[arg(long, value_name = "SPEC", value_parser = parse::assignor)]
+    assignor: Option<Assignor>,
+    /// Topics every member subscribes to, for --assignor (default: each member's
+    /// subscription as the broker describes it)
+    #[arg(
+        short = 't',
+        long = "topic",
+        value_name = "TOPIC",
+        requires = "assignor",
+        value_parser = parse::not_blank
+    )]
+    topics: Vec<String>,
+    /// Whether the group is ready for the consumer protocol (KIP-848): for a
+    /// classic group, would an online upgrade be refused, would server range
+    /// keep its co-partitioned indices together, which group.remote.assignor
+    /// names the brokers accept, and which client each member runs and
+    /// whether it can speak the consumer protocol at all (KafkaJS and Sarama
+    /// cannot); for a consumer-protocol group, the co-location
+    /// of the broker's target and of the current assignment. Read-only
+    #[arg(long, conflicts_with = "assignor")]
+    pub(super) readiness: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: Format,
+}
+
+fn predict_error(e: PredictError) -> CliError {
+    CliError::msg(match e {
+        PredictError::NoSubscription { member } => format!(
+            "--assignor: the broker returned no subscription for member {member}; name the topics with -t"
+        ),
+        PredictError::NoTopic { topic } => format!("-t/--topic: topic {topic} does not exist"),
+        PredictError::Assign { assignor, error } => {
+            return CliError::context(format!("--assignor {}", assignor.spec()), error)
+        }
+        other => format!("--assignor {other}"),
+    })
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let conn = a.conn.connection()?;
+    let predict = a.assignor.map(|asg| (asg, a.topics.as_slice()));
+    let g = partwise_kafka::group::analysis(&conn, &a.group, predict).map_err(kerr)?;
+    let d = &g.description;
+    not_found(d, &a.group)?;
+    let r = g.analysis.map_err(predict_error)?;
+    let model = a.assignor.zip(g.server_model);
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Table => {
+            write_table(&mut crate::output::Visible::new(&mut out), d, &r)?;
+            if let Some((asg, m)) = &model {
+                writeln!(
+                    out,
+                    "
+{}",
+                    model_line(*asg, m)
+                )?;
+            }
+        }
+        format => {
+            let mut doc = to_json(d, &r);
+            if let (Some((_, m)), Some(p)) = (&model, doc.get_mut("prediction")) {
+                p["server_assignor_model"] = json!(m.assignor.map(|x| x.spec()));
+                p["server_assignor_kafka_versions"] =
+                    json!(m.assignor.and_then(|x| x.kafka_versions()));
+                p["broker_release_line"] = json!(m.line);
+                p["server_assignor_evidence"] = json!(m.evidence);
+            }
+            crate::output::write_doc(&mut out, format, &doc)?
+        }
+    }
+    out.flush()?;
+    Ok(
+        if r.not_returned > 0 || r.split_count > 0 || !r.findings.is_empty() {
+            ExitCode::Findings
+        } else {
+            ExitCode::Ok
+        },
+    )
+}
