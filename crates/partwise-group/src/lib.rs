@@ -49,6 +49,10 @@
 //! and the member itself, split by job under `consumer` and re-exported at
 //! the top.
 
+/// The cluster the member runs on ([`partwise_client::cluster`]): brokers,
+/// leaders, and the admin requests (Metadata, CreateTopics) of a caller
+/// that sets up the member's topics, such as the ticker's `up`.
+pub use partwise_client::cluster;
 mod consumer;
 mod error;
 pub mod protocol;

@@ -8,7 +8,7 @@ use partwise::assign::colocation_of;
 use partwise::placement;
 use partwise::topology::{check, ConsumerGroup, Members, Topology};
 use partwise::{KeyFormat, Partitioner};
-use partwise_client::cluster::Cluster;
+use partwise_group::cluster::Cluster;
 use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
 use partwise_kafka::produce::RoutedProducer;
 use partwise_kafka::Connection;

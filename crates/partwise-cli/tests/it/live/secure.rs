@@ -413,8 +413,17 @@ fn a_consumer_protocol_group_is_described_over_sasl_ssl() {
     let topic = unique("pws-kip848-sasl-ssl");
     let group = unique("pws-kip848-sasl-ssl-g");
     create_topics(&bootstrap(), &[(&topic, 3)]);
-    let mut consume = consume_args(&l, &group, &topic, "10s");
-    consume.extend(["--group-protocol".to_string(), "consumer".to_string()]);
+    // The broker sets a consumer-protocol member's session and heartbeat.
+    let mut consume: Vec<String> = ["kafka", "consume", "-g", &group, "-t", &topic]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    consume.extend(l.args());
+    consume.extend(
+        ["--group-protocol", "consumer", "--timeout", "10s"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
     let mut member = Member::start(&consume);
     member.wait("assignment", Duration::from_secs(60), |ev| {
         ev.iter().any(|e| e["event"] == "assigned")
