@@ -117,16 +117,16 @@ pub struct GroupReport {
     pub server_model: Option<BrokerModel>,
 }
 
+/// A prediction to make: the assignor, and the topics every member
+/// subscribes to (none: each member's own subscription, as described).
+pub type Predict<'a> = Option<(Assignor, &'a [String])>;
+
 /// Group `group` described and analysed: its live co-location and, with
 /// `predict` (an assignor, and the topics every member subscribes to, or
 /// none for each member's own subscription), what that assignor would give
 /// the described members. The topics' partition counts are read only when
 /// something needs them: a live assignment returned, or a prediction.
-pub fn analysis(
-    conn: &Connection,
-    group: &str,
-    predict: Option<(Assignor, &[String])>,
-) -> Result<GroupReport> {
+pub fn analysis(conn: &Connection, group: &str, predict: Predict<'_>) -> Result<GroupReport> {
     let description = describe_group(conn, group)?;
     let returned = description
         .members
@@ -152,7 +152,7 @@ pub fn analysis(
 /// cannot be reached is the error; a group that fails alone is its entry's.
 pub fn analyses(
     conn: &Connection,
-    groups: &[(&str, Option<(Assignor, &[String])>)],
+    groups: &[(&str, Predict<'_>)],
 ) -> Result<Vec<Result<GroupReport>>> {
     let topics = crate::cluster::cluster_topics(conn)?;
     Ok(groups
