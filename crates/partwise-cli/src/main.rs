@@ -26,6 +26,7 @@ mod input;
 mod limits;
 mod outfile;
 mod output;
+mod render;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use exit::{CliError, ExitCode};

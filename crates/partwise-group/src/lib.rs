@@ -41,27 +41,27 @@
 //! # }
 //! ```
 //!
-//! Modules: [`wire`] (one broker connection, with TLS and SASL as
-//! [`security`] says; [`sasl`] builds the PLAIN and SCRAM messages; the
-//! bytes on it are [`partwise_wire`]'s), [`cluster`] (brokers, leaders,
-//! admin requests), [`protocol`] (subscription and assignment bytes),
+//! Brokers are reached through [`partwise_client`] (connections with TLS and
+//! SASL, the cluster's brokers and leaders, admin requests), the client
+//! partwise-kafka uses too. Modules: [`protocol`] (subscription and
+//! assignment bytes),
 //! [`units`] (units as the core defines them, and the leader's assignment),
 //! and the member itself, split by job under `consumer` and re-exported at
 //! the top.
 
-pub mod cluster;
+/// The cluster the member runs on ([`partwise_client::cluster`]): brokers,
+/// leaders, and the admin requests (Metadata, CreateTopics) of a caller
+/// that sets up the member's topics, such as the ticker's `up`.
+pub use partwise_client::cluster;
 mod consumer;
 mod error;
 pub mod protocol;
-pub mod sasl;
-pub mod security;
 pub mod units;
-pub mod wire;
 
 pub use consumer::{
     Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset,
     UnitAssignment,
 };
 pub use error::{code_name, Error, Result};
-pub use security::{Protocol, Security};
+pub use partwise_client::{Protocol, Security};
 pub use units::Unit;

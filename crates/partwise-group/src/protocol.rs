@@ -47,7 +47,7 @@ impl HeartbeatAnswer {
     /// indexes of zero or more, and no nil topic id.
     pub fn from_response(resp: ConsumerGroupHeartbeatResponse) -> Result<HeartbeatAnswer> {
         let bad = |why: String| {
-            Err(Error::Decode(format!(
+            Err(Error::decode(format!(
                 "ConsumerGroupHeartbeat response: {why}"
             )))
         };
@@ -104,6 +104,6 @@ pub fn decode_heartbeat_response(
         version,
         correlation,
     )
-    .map_err(Error::Wire)?;
+    .map_err(Error::from)?;
     HeartbeatAnswer::from_response(resp)
 }

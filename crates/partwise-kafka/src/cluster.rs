@@ -131,6 +131,19 @@ pub fn list_topics(conn: &Connection) -> Result<Vec<TopicInfo>> {
     Ok(t)
 }
 
+/// Every topic of the cluster with its partition count and health, in the
+/// core's terms: what the group analyses and the readiness check read.
+pub fn cluster_topics(conn: &Connection) -> Result<Vec<partwise::described::ClusterTopic>> {
+    Ok(list_topics(conn)?
+        .into_iter()
+        .map(|t| partwise::described::ClusterTopic {
+            partitions: t.partitions.len() as u32,
+            healthy: t.error.is_none(),
+            name: t.name,
+        })
+        .collect())
+}
+
 /// [`unreachable`] after serving `c`'s queued events, which is where
 /// librdkafka puts the errors and logs that say why (a refused login).
 pub(crate) fn unreachable_via(

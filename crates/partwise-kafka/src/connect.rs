@@ -270,6 +270,45 @@ impl Connection {
         out
     }
 
+    /// The TLS and SASL settings of these properties as partwise-client
+    /// reads them ([`partwise_client::Security::from_properties`]: the one
+    /// reading of `security.protocol`, `ssl.*` and `sasl.*` for every
+    /// request partwise makes without librdkafka), and the keys it did not
+    /// use. A value that client cannot honour (a PKCS#12 keystore, GSSAPI)
+    /// is an [`Error::Config`] naming the property.
+    pub fn security(&self) -> Result<(partwise_client::Security, Vec<String>)> {
+        partwise_client::Security::from_properties(self.properties()).map_err(|e| match e {
+            partwise_client::Error::Config(m) => Error::Config(self.scrub(&m)),
+            e => Error::Config(self.scrub(&e.to_string())),
+        })
+    }
+
+    /// The same settings as partwise-client takes them, for the requests
+    /// librdkafka does not make: the bootstrap brokers, TLS and SASL
+    /// ([`Connection::security`]) and the timeout.
+    pub fn client_target(&self) -> Result<partwise_client::blocking::Target> {
+        Ok(partwise_client::blocking::Target {
+            bootstrap: self
+                .brokers()
+                .split(',')
+                .map(|b| b.trim().to_string())
+                .filter(|b| !b.is_empty())
+                .collect(),
+            security: self.security()?.0,
+            timeout: self.timeout,
+        })
+    }
+
+    /// A partwise-client error as an [`Error`]: what was being done, and
+    /// the client's words (which never hold a secret; scrubbed all the same).
+    pub(crate) fn client_error(
+        &self,
+        doing: impl Into<String>,
+        e: partwise_client::Error,
+    ) -> Error {
+        Error::kafka(self.scrub(&doing.into()), self.scrub(&e.to_string()))
+    }
+
     /// A librdkafka config: the user's properties, then `fixed` (partwise's
     /// own settings, which the user cannot override because they keep
     /// commands read-only).

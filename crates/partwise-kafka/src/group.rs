@@ -7,6 +7,8 @@
 use crate::cluster::{read_only_consumer, unreachable_via};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
+use partwise::assign::{Assignor, BrokerModel};
+use partwise::described::{analyze, Analysis, DescribedMember, PredictError};
 use partwise_wire::consumer::{Assignment, Subscription};
 use rdkafka::consumer::Consumer;
 
@@ -72,6 +74,118 @@ pub struct GroupDescription {
     pub members: Vec<MemberDescription>,
 }
 
+impl GroupDescription {
+    /// The members in the core's terms: each one's subscription, and its
+    /// current assignment (or, with `target`, the broker's target
+    /// assignment of a consumer-protocol group), as far as it was returned.
+    pub fn described(&self, target: bool) -> Vec<DescribedMember> {
+        self.members
+            .iter()
+            .map(|m| DescribedMember {
+                id: m.id.clone(),
+                subscription: m.subscription.clone(),
+                assignment: if target {
+                    m.target.clone()
+                } else {
+                    match &m.assignment {
+                        AssignmentData::Assigned(a) => Some(a.clone()),
+                        AssignmentData::NotReturned => None,
+                    }
+                },
+                undecodable: m.undecodable.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether the coordinator does not know the group: no members, and
+    /// state `Dead` (or none at all).
+    pub fn not_found(&self) -> bool {
+        self.members.is_empty() && (self.state == "Dead" || self.state.is_empty())
+    }
+}
+
+/// The report of [`analysis()`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupReport {
+    /// The group as its coordinator describes it.
+    pub description: GroupDescription,
+    /// The core's analysis of it against the cluster's topics, or why the
+    /// prediction asked for could not be made.
+    pub analysis: std::result::Result<Analysis, PredictError>,
+    /// For a KIP-848 server assignor's prediction, the model the brokers'
+    /// release runs (an unreadable answer is the evidence).
+    pub server_model: Option<BrokerModel>,
+}
+
+/// A prediction to make: the assignor, and the topics every member
+/// subscribes to (none: each member's own subscription, as described).
+pub type Predict<'a> = Option<(Assignor, &'a [String])>;
+
+/// Group `group` described and analysed: its live co-location and, with
+/// `predict` (an assignor, and the topics every member subscribes to, or
+/// none for each member's own subscription), what that assignor would give
+/// the described members. The topics' partition counts are read only when
+/// something needs them: a live assignment returned, or a prediction.
+pub fn analysis(conn: &Connection, group: &str, predict: Predict<'_>) -> Result<GroupReport> {
+    let description = describe_group(conn, group)?;
+    let returned = description
+        .members
+        .iter()
+        .all(|m| m.assignment != AssignmentData::NotReturned);
+    let topics = if returned || predict.is_some() {
+        crate::cluster::cluster_topics(conn)?
+    } else {
+        Vec::new()
+    };
+    let server_model = predict.and_then(|(asg, _)| server_model(conn, asg));
+    Ok(GroupReport {
+        analysis: analyze(&description.described(false), &topics, predict),
+        description,
+        server_model,
+    })
+}
+
+/// Several groups described and analysed against one reading of the
+/// cluster's topics, each with its own prediction, as [`analysis()`] does
+/// one; except that a group with no members is shown as it is, with nothing
+/// predicted for it, and no server assignor model is read. A cluster that
+/// cannot be reached is the error; a group that fails alone is its entry's.
+pub fn analyses(
+    conn: &Connection,
+    groups: &[(&str, Predict<'_>)],
+) -> Result<Vec<Result<GroupReport>>> {
+    let topics = crate::cluster::cluster_topics(conn)?;
+    Ok(groups
+        .iter()
+        .map(|&(group, predict)| {
+            let description = describe_group(conn, group)?;
+            let predict = predict.filter(|_| !description.members.is_empty());
+            Ok(GroupReport {
+                analysis: analyze(&description.described(false), &topics, predict),
+                description,
+                server_model: None,
+            })
+        })
+        .collect())
+}
+
+/// For a KIP-848 assignor, the model the broker's own release runs, read
+/// from its API versions (an unreadable answer is the evidence).
+fn server_model(conn: &Connection, asg: Assignor) -> Option<BrokerModel> {
+    let name = match asg {
+        Assignor::Kip848Uniform | Assignor::Kip848Uniform400 => "uniform",
+        Assignor::Kip848Range => "range",
+        _ => return None,
+    };
+    Some(
+        server_assignor_model(conn, name).unwrap_or_else(|e| BrokerModel {
+            line: None,
+            assignor: None,
+            evidence: format!("the broker's API versions could not be read: {e}"),
+        }),
+    )
+}
+
 /// Partitions by topic, sorted; a negative partition (never sent by a
 /// broker) reads as 0, as the description's `u32` partitions cannot hold it.
 fn by_topic(parts: impl IntoIterator<Item = (String, i32)>) -> Vec<(String, Vec<u32>)> {
@@ -115,56 +229,50 @@ pub fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>> {
 }
 
 /// Describes group `group`: through librdkafka, or, when its answer leaves
-/// the group out and the connection is plaintext, with DescribeGroups sent
-/// directly to the group's coordinator. A group DescribeGroups calls dead
-/// with no members may be a KIP-848 group: on a plaintext connection it is
-/// then asked for with ConsumerGroupDescribe.
+/// the group out, with DescribeGroups sent through partwise-client to the
+/// group's coordinator. A group DescribeGroups calls dead with no members
+/// may be a KIP-848 group: it is then asked for with ConsumerGroupDescribe.
+/// Both go over the connection's own TLS and SASL settings.
 pub fn describe_group(conn: &Connection, group: &str) -> Result<GroupDescription> {
     let d = describe_classic(conn, group)?;
-    if d.members.is_empty()
-        && (d.state == "Dead" || d.state.is_empty())
-        && crate::wire::plaintext(conn)
-    {
-        if let Some(c) = describe_kip848(conn, group)? {
-            return Ok(c);
+    if d.members.is_empty() && (d.state == "Dead" || d.state.is_empty()) {
+        // Settings partwise-client cannot honour leave librdkafka's answer as it is.
+        if let Ok(target) = conn.client_target() {
+            if let Some(c) = describe_kip848(&target, group) {
+                return Ok(c);
+            }
         }
     }
     Ok(d)
 }
 
 /// The model of the KIP-848 server assignor `name` (`uniform`, `range`) the
-/// cluster runs, read from a bootstrap broker's API versions (ApiVersions;
-/// plaintext listeners only): the release line, the model when the line
-/// decides it, and the evidence.
+/// cluster runs, read from a bootstrap broker's API versions (ApiVersions,
+/// over the connection's TLS and SASL): the release line, the model when
+/// the line decides it, and the evidence.
 pub fn server_assignor_model(
     conn: &Connection,
     name: &str,
 ) -> Result<partwise::assign::BrokerModel> {
-    if !crate::wire::plaintext(conn) {
-        return Err(Error::Config(
-            "the broker's API versions are read over plaintext listeners only".into(),
-        ));
-    }
-    let apis = crate::wire::api_versions(conn)?;
+    let apis = partwise_client::blocking::api_versions(&conn.client_target()?)
+        .map_err(|e| conn.client_error("asking for the API versions", e))?;
     Ok(partwise::assign::kip848_model_for_broker(name, &apis))
 }
 
 /// The KIP-848 description of `group`, or `None` when the coordinator has no
 /// such consumer group (GROUP_ID_NOT_FOUND, or a broker without the API).
-fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescription>> {
+fn describe_kip848(
+    target: &partwise_client::blocking::Target,
+    group: &str,
+) -> Option<GroupDescription> {
     // A broker that does not know the API closes the connection: not a KIP-848 group.
-    let Ok(resp) = crate::wire::consumer_group_describe(conn, group) else {
-        return Ok(None);
-    };
-    let Some(g) = resp
+    let resp = partwise_client::blocking::consumer_group_describe(target, group).ok()?;
+    let g = resp
         .groups
         .into_iter()
-        .find(|g| g.group_id.0.as_str() == group)
-    else {
-        return Ok(None);
-    };
+        .find(|g| g.group_id.0.as_str() == group)?;
     if g.error_code != 0 {
-        return Ok(None);
+        return None;
     }
     let parts = |a: kafka_protocol::messages::consumer_group_describe_response::Assignment| {
         by_topic(a.topic_partitions.into_iter().flat_map(|tp| {
@@ -197,14 +305,14 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
             }
         })
         .collect();
-    Ok(Some(GroupDescription {
+    Some(GroupDescription {
         name: group.to_string(),
         state: g.group_state.to_string(),
         protocol_type: "consumer".to_string(),
         group_protocol: "consumer".to_string(),
         protocol: g.assignor_name.to_string(),
         members,
-    }))
+    })
 }
 
 fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> {
@@ -213,13 +321,14 @@ fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> 
         .fetch_group_list(Some(group), conn.timeout())
         .map_err(|e| unreachable_via(&c, conn, e))?;
     let Some(g) = list.groups().iter().find(|g| g.name() == group) else {
-        if !crate::wire::plaintext(conn) {
-            return Err(Error::kafka(
+        return match conn.client_target() {
+            Ok(target) => describe_on_the_wire(conn, &target, group),
+            // Settings partwise-client cannot honour: librdkafka's answer is all there is.
+            Err(_) => Err(Error::kafka(
                 format!("describing group {group}"),
                 "the broker returned no description",
-            ));
-        }
-        return describe_on_the_wire(conn, group);
+            )),
+        };
     };
     let consumer = g.protocol_type() == "consumer" || g.protocol_type().is_empty();
     let members = g
@@ -312,8 +421,13 @@ fn why(e: Error) -> String {
     }
 }
 
-fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescription> {
-    let resp = crate::wire::describe_groups(conn, group)?;
+fn describe_on_the_wire(
+    conn: &Connection,
+    target: &partwise_client::blocking::Target,
+    group: &str,
+) -> Result<GroupDescription> {
+    let resp = partwise_client::blocking::describe_groups(target, group)
+        .map_err(|e| conn.client_error(format!("describing group {group}"), e))?;
     let g = resp
         .groups
         .into_iter()

@@ -1,6 +1,7 @@
 //! partwise-kafka: partwise against live Kafka clusters, through librdkafka
-//! (rdkafka, vendored) and kafka-protocol for the payloads librdkafka leaves
-//! undecoded. The core crate stays free of network code; this crate owns
+//! (rdkafka, vendored), kafka-protocol for the payloads librdkafka leaves
+//! undecoded, and partwise-client (partwise's own client, with the same TLS
+//! and SASL settings) for the group requests librdkafka does not make. The core crate stays free of network code; this crate owns
 //!
 //! - [`connect`]: connection settings (bootstrap, librdkafka properties,
 //!   properties files, timeout) and keeping secrets out of output;
@@ -10,7 +11,8 @@
 //!   [`partwise::routing`]), and the co-partitioning verdict;
 //! - [`fetch`]: reading partitions in batches without a consumer group;
 //! - [`group`]: consumer groups with decoded subscriptions and assignments
-//!   (DescribeGroups over kafka-protocol where librdkafka's answer is empty);
+//!   (DescribeGroups and ConsumerGroupDescribe through partwise-client where
+//!   librdkafka's answer is empty), and their analysis against the cluster;
 //! - [`produce`]: producing with any partwise partitioner, set explicitly;
 //! - [`measure`]: produce and consume throughput on a temporary topic;
 //! - [`readiness`]: whether a group can move to the consumer protocol
@@ -32,7 +34,6 @@ pub mod group;
 pub mod measure;
 pub mod produce;
 pub mod readiness;
-mod wire;
 
 pub use connect::Connection;
 pub use error::{Error, KafkaCause, Result};

@@ -5,9 +5,8 @@
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
-use crate::group::{describe_group, AssignmentData, GroupDescription};
+use crate::group::{describe_group, GroupDescription};
 use futures_executor::block_on;
-use partwise::described::{ClusterTopic, DescribedMember};
 use partwise::readiness::{
     self, BrokerConfig, ClassicGroup, ClientSeen, ConsumerGroupCheck, Readiness,
 };
@@ -90,43 +89,17 @@ pub fn broker_configs(conn: &Connection) -> Result<Vec<BrokerConfig>> {
         .collect()
 }
 
-fn members(d: &GroupDescription, target: bool) -> Vec<DescribedMember> {
-    d.members
-        .iter()
-        .map(|m| DescribedMember {
-            id: m.id.clone(),
-            subscription: m.subscription.clone(),
-            assignment: if target {
-                m.target.clone()
-            } else {
-                match &m.assignment {
-                    AssignmentData::Assigned(a) => Some(a.clone()),
-                    AssignmentData::NotReturned => None,
-                }
-            },
-            undecodable: m.undecodable.clone(),
-        })
-        .collect()
-}
-
 /// Whether group `group` is ready for the consumer protocol (a classic
 /// group), or how its units sit (a consumer-protocol group).
 pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
     let d = describe_group(conn, group)?;
     let configs = broker_configs(conn)?;
-    let topics: Vec<ClusterTopic> = crate::cluster::list_topics(conn)?
-        .into_iter()
-        .map(|t| ClusterTopic {
-            partitions: t.partitions.len() as u32,
-            healthy: t.error.is_none(),
-            name: t.name,
-        })
-        .collect();
+    let topics = crate::cluster::cluster_topics(conn)?;
     let verdict = if d.group_protocol == "consumer" {
         Verdict::Consumer(Box::new(readiness::consumer(
             &d.protocol,
-            &members(&d, false),
-            &members(&d, true),
+            &d.described(false),
+            &d.described(true),
             &configs,
             &topics,
         )))
@@ -136,7 +109,7 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
             state: d.state.clone(),
             protocol_type: d.protocol_type.clone(),
             protocol: d.protocol.clone(),
-            members: members(&d, false),
+            members: d.described(false),
             assignment_user_data: d
                 .members
                 .iter()

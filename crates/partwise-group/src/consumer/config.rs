@@ -4,7 +4,7 @@
 //! starts.
 
 use crate::error::{Error, Result};
-use crate::security::Security;
+use partwise_client::Security;
 use std::time::Duration;
 
 /// The group protocol a member prefers. It always also offers `range`, which

@@ -3,12 +3,12 @@
 //! rather than reporting.
 
 use super::Consumer;
-use crate::cluster::coordinator_moved;
 use crate::error::{Error, Result};
 use kafka_protocol::ResponseError::{
     LeaderNotAvailable, NotLeaderOrFollower, RebalanceInProgress, UnknownTopicOrPartition,
     UnstableOffsetCommit,
 };
+use partwise_client::cluster::coordinator_moved;
 
 impl Consumer {
     /// The coordinator's address, looked up when not known.

@@ -4,10 +4,8 @@
 
 use super::commit::{Positions, Tp};
 use super::{Config, ConsumedRecord, Consumer, Event, Generation, State, UnitAssignment};
-use crate::cluster::{decode_records, stable_offsets, Cluster};
 use crate::error::{Error, Result};
 use crate::units::Unit;
-use crate::wire::{Connection, Submitted};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
@@ -18,6 +16,8 @@ use kafka_protocol::ResponseError::{
     self, FencedLeaderEpoch, LeaderNotAvailable, NotLeaderOrFollower, OffsetOutOfRange,
     UnknownLeaderEpoch, UnknownTopicOrPartition,
 };
+use partwise_client::cluster::{decode_records, stable_offsets, Cluster};
+use partwise_client::wire::{Connection, Submitted};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A leader's fetch connection and the fetch written to it, with the offsets
@@ -198,7 +198,7 @@ impl Round<'_> {
             .await
             {
                 Ok(c) => c,
-                Err(e) => return Err(self.lost_leader(leader, parts, e)),
+                Err(e) => return Err(self.lost_leader(leader, parts, e.into())),
             };
             self.fetchers.insert(
                 leader.to_string(),
@@ -215,14 +215,14 @@ impl Round<'_> {
                 let req = fetch_request(self.cfg, parts);
                 match f.conn.submit(&req, timeout).await {
                     Ok(sub) => (sub, parts.clone()),
-                    Err(e) => return Err(self.lost_leader(leader, parts, e)),
+                    Err(e) => return Err(self.lost_leader(leader, parts, e.into())),
                 }
             }
         };
         let f = self.fetchers.get_mut(leader).expect("inserted above");
         let resp = match f.conn.receive(sub, timeout).await {
             Ok((resp, _)) => resp,
-            Err(e) => return Err(self.lost_leader(leader, parts, e)),
+            Err(e) => return Err(self.lost_leader(leader, parts, e.into())),
         };
         if resp.error_code != 0 {
             self.fetchers.remove(leader);
@@ -269,7 +269,7 @@ impl Round<'_> {
                             Ok(off) => self.positions.next.insert(tp, off),
                             Err(e) => {
                                 self.fetchers.remove(leader);
-                                return Err(e);
+                                return Err(e.into());
                             }
                         };
                         continue;
@@ -286,11 +286,11 @@ impl Round<'_> {
                     }
                     Some(_) => {
                         self.fetchers.remove(leader);
-                        return Err(Error::Broker {
-                            at: format!("{leader} ({topic}-{})", tp.1),
-                            api: "Fetch".into(),
-                            code: p.error_code,
-                        });
+                        return Err(Error::protocol(
+                            &format!("{leader} ({topic}-{})", tp.1),
+                            "Fetch",
+                            p.error_code,
+                        ));
                     }
                 }
                 let records = match decode_records(p.records, from) {

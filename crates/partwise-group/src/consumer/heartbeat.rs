@@ -3,13 +3,13 @@
 //! forget its member id, or look the coordinator up again.
 
 use super::Config;
-use crate::cluster::coordinator_moved;
-use crate::wire::Connection;
 use kafka_protocol::messages::{GroupId, HeartbeatRequest};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
     self, FencedInstanceId, IllegalGeneration, RebalanceInProgress, UnknownMemberId,
 };
+use partwise_client::cluster::coordinator_moved;
+use partwise_client::wire::Connection;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

@@ -164,7 +164,7 @@ impl Consumer {
             .await
         {
             Ok(v) => v,
-            Err(Error::Unsupported { addr, what }) => {
+            Err(partwise_client::Error::Unsupported { addr, what }) => {
                 return Err(Error::group_protocol(
                     &group,
                     format!(
@@ -173,7 +173,7 @@ impl Consumer {
                     ),
                 ))
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         if self.member_id.is_empty() && version >= 1 {
             self.member_id = new_member_id()?;
@@ -314,7 +314,7 @@ impl Consumer {
     /// The broker's assignment in topic names, when every id is known
     /// (after one Metadata refresh at most); `None` while some id is not.
     async fn target_names(&mut self) -> Result<Option<BTreeSet<Tp>>> {
-        let resolve = |m: &Membership, c: &crate::cluster::Cluster| {
+        let resolve = |m: &Membership, c: &partwise_client::cluster::Cluster| {
             let mut out = BTreeSet::new();
             for (id, ps) in &m.target {
                 let name = c.topic_name(id)?;

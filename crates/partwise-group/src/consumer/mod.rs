@@ -31,7 +31,6 @@ mod membership;
 
 pub use config::{Config, GroupAssignor, GroupProtocol, OffsetReset};
 
-use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::units::{Unit, UnreadableMember};
 use bytes::Bytes;
@@ -40,6 +39,7 @@ use fetch::Fetcher;
 use heartbeat::{heartbeat_loop, Shared};
 use kafka_protocol::messages::GroupId;
 use kafka_protocol::protocol::StrBytes;
+use partwise_client::cluster::Cluster;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -329,7 +329,7 @@ impl Consumer {
     /// of the others. A deletion only suspected (one Metadata answer) is
     /// asked of Metadata again once it can be confirmed.
     async fn deleted_topic(&mut self) -> Option<Error> {
-        use crate::cluster::Deletion;
+        use partwise_client::cluster::Deletion;
         let suspected: Vec<String> = self
             .cfg
             .topics

@@ -7,7 +7,7 @@ use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format};
 use partwise_group::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Security,
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset,
     UnitAssignment,
 };
 use serde_json::{json, Value};
@@ -168,10 +168,9 @@ fn config(args: &Args) -> Result<Config> {
     // The same -X/-F names as the librdkafka commands, checked the same way,
     // so a property librdkafka would refuse is refused here too.
     conn.check_properties().map_err(super::kerr)?;
-    let (security, unused) = Security::from_properties(conn.properties()).map_err(|e| match e {
-        partwise_group::Error::Config(m) => CliError::msg(format!("consume: {}", conn.scrub(&m))),
-        e => CliError::msg(format!("consume: {}", conn.scrub(&e.to_string()))),
-    })?;
+    let (security, unused) = conn
+        .security()
+        .map_err(|e| CliError::msg(format!("consume: {e}")))?;
     // Read below, by protocol_of.
     let unused: Vec<_> = unused
         .into_iter()

@@ -42,6 +42,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     match a.command {
         Command::Topics(a) => topics::run(a),
         Command::Audit(a) => audit::run(a),
+        // --readiness is its own question, answered by its own command.
+        Command::Group(a) if a.readiness => {
+            readiness::run(&a.conn.connection()?, &a.group, a.format)
+        }
         Command::Group(a) => group::run(a),
         Command::Produce(a) => produce::run(a),
         Command::Measure(a) => measure::run(a),

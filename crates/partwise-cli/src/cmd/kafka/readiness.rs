@@ -2,10 +2,10 @@
 //! [`partwise_kafka::readiness`] (table, JSON, NDJSON) and its exit code:
 //! 0 ready, 1 findings.
 
-use super::group::{matrices_json, members_json, not_found, write_matrices, write_members};
 use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
+use crate::render::group::{matrices_json, members_json, not_found, write_matrices, write_members};
 use partwise::clients::Client;
 use partwise::readiness::{
     BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
@@ -18,18 +18,13 @@ use std::io::Write;
 
 pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     let r = readiness(conn, group).map_err(kerr)?;
-    let secured = conn
-        .get("security.protocol")
-        .is_some_and(|p| !p.eq_ignore_ascii_case("plaintext"));
-    not_found(&r.description, group).map_err(|e| {
-        if secured {
-            // ConsumerGroupDescribe goes over partwise's plaintext client only.
-            CliError::msg(format!(
-                "{e}; a consumer-protocol (KIP-848) group is described only over a PLAINTEXT listener"
-            ))
-        } else {
-            e
-        }
+    not_found(&r.description, group).map_err(|e| match conn.client_target() {
+        // ConsumerGroupDescribe goes through partwise-client, which these
+        // settings do not reach the brokers with.
+        Err(why) => CliError::msg(format!(
+            "{e}; a consumer-protocol (KIP-848) group could not be asked for: {why}"
+        )),
+        Ok(_) => e,
     })?;
     let findings = match &r.verdict {
         Verdict::Classic(c) => &c.findings,
@@ -434,7 +429,7 @@ fn to_json(r: &ReadinessReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use partwise::described::{ClusterTopic, DescribedMember};
+    use partwise::described::ClusterTopic;
     use partwise::readiness::{classic, ClassicGroup, ClientSeen};
     use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
 
@@ -466,23 +461,20 @@ mod tests {
                 undecodable: None,
             })
             .collect();
+        let description = GroupDescription {
+            name: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            group_protocol: "classic".into(),
+            protocol: protocol.into(),
+            members: members.clone(),
+        };
         let g = ClassicGroup {
             name: "g".into(),
             state: "Stable".into(),
             protocol_type: "consumer".into(),
             protocol: protocol.into(),
-            members: members
-                .iter()
-                .map(|m| DescribedMember {
-                    id: m.id.clone(),
-                    subscription: m.subscription.clone(),
-                    assignment: match &m.assignment {
-                        AssignmentData::Assigned(a) => Some(a.clone()),
-                        AssignmentData::NotReturned => None,
-                    },
-                    undecodable: None,
-                })
-                .collect(),
+            members: description.described(false),
             assignment_user_data: vec![None, None],
             clients: members
                 .iter()
@@ -503,14 +495,7 @@ mod tests {
         }];
         let verdict = Verdict::Classic(Box::new(classic(&g, &configs, &topics)));
         ReadinessReport {
-            description: GroupDescription {
-                name: "g".into(),
-                state: "Stable".into(),
-                protocol_type: "consumer".into(),
-                group_protocol: "classic".into(),
-                protocol: protocol.into(),
-                members,
-            },
+            description,
             configs,
             verdict,
         }

@@ -5,10 +5,10 @@
 use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
 use crate::cmd::check::{placement_json, producer_json, report_json};
 use crate::cmd::kafka::audit::report_json as audit_json;
-use crate::cmd::kafka::group::to_json as group_json;
 use crate::cmd::redis::check_json;
 use crate::cmd::skew;
 use crate::output::{hex, key_json};
+use crate::render::group::to_json as group_json;
 use serde_json::{json, Value};
 use std::path::Path;
 

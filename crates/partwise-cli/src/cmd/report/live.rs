@@ -5,14 +5,14 @@
 //! members); with `-c`, `redis check` of each family over the sample keys.
 //! Everything here only reads.
 
-use crate::cmd::kafka::{group::described, kerr};
+use crate::cmd::kafka::kerr;
 use crate::exit::{CliError, Result};
-use partwise::described::{analyze, Analysis, ClusterTopic};
+use partwise::described::Analysis;
 use partwise::routing::candidates;
 use partwise::topology::Topology;
 use partwise::Partitioner;
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport};
-use partwise_kafka::group::{describe_group, GroupDescription};
+use partwise_kafka::group::{analyses, GroupDescription};
 use partwise_kafka::Connection;
 use partwise_redis::{CheckReport, Family, NodeAddr, SlotMap};
 use std::time::Duration;
@@ -44,15 +44,18 @@ pub struct LiveRedis {
 /// error (exit 2, as `kafka audit` has it); a topic or group that fails
 /// alone is shown as such.
 pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
-    let topics: Vec<ClusterTopic> = partwise_kafka::cluster::list_topics(conn)
-        .map_err(kerr)?
-        .into_iter()
-        .map(|x| ClusterTopic {
-            partitions: x.partitions.len() as u32,
-            healthy: x.error.is_none(),
-            name: x.name,
+    let declared: Vec<_> = t
+        .consumer_groups
+        .iter()
+        .map(|cg| {
+            let prediction = cg.assignor.parse().ok();
+            (
+                cg.name.as_str(),
+                prediction.map(|a| (a, cg.subscriptions.as_slice())),
+            )
         })
         .collect();
+    let reports = analyses(conn, &declared).map_err(kerr)?;
     let all: Vec<Partitioner> = Partitioner::all().collect();
     let audits = t
         .copartition_groups
@@ -67,24 +70,16 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
             (g.name.clone(), r)
         })
         .collect();
-    let groups = t
-        .consumer_groups
+    let groups = declared
         .iter()
-        .map(|cg| {
-            let r = describe_group(conn, &cg.name)
-                .map_err(|e| kerr(e).report())
-                .and_then(|d| {
-                    // An empty group has nothing to predict for: it is shown as empty.
-                    let prediction = cg.assignor.parse().ok().filter(|_| !d.members.is_empty());
-                    analyze(
-                        &described(&d),
-                        &topics,
-                        prediction.map(|a| (a, cg.subscriptions.as_slice())),
-                    )
-                    .map(|a| (d, a))
+        .zip(reports)
+        .map(|(&(name, _), r)| {
+            let r = r.map_err(|e| kerr(e).report()).and_then(|g| {
+                g.analysis
+                    .map(|a| (g.description, a))
                     .map_err(|e| e.to_string())
-                });
-            (cg.name.clone(), r)
+            });
+            (name.to_string(), r)
         })
         .collect();
     Ok(LiveKafka { audits, groups })

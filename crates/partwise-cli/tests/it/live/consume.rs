@@ -6,12 +6,12 @@
 
 use crate::common::process::{wait_exit, Captured};
 use bytes::Bytes;
+use partwise_client::cluster::Cluster;
 use partwise_faults::live::{hex, rt, test_broker as broker};
 use partwise_faults::{
     ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 };
-use partwise_group::cluster::Cluster;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::{Child, Command, Stdio};
@@ -98,7 +98,7 @@ fn create_replicated(b: &str, topics: &[&str]) {
 /// creation or its leader moves (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE,
 /// NOT_ENOUGH_REPLICAS, ...), and lost connections: retried, as a producer
 /// with retries does.
-fn retriable_write(e: &partwise_group::Error) -> bool {
+fn retriable_write(e: &partwise_client::Error) -> bool {
     const CODES: [i16; 9] = [3, 5, 6, 7, 19, 20, 74, 75, 15];
     e.is_transport() || e.code().is_some_and(|c| CODES.contains(&c))
 }
@@ -480,7 +480,7 @@ impl OffsetSampler {
     /// did not ask for stable offsets: the new coordinator answered from its
     /// `__consumer_offsets` partition's high watermark, which lags a fetch
     /// behind the old leader's just after the move; see
-    /// `partwise_group::cluster`'s `stable_offsets`.)
+    /// `partwise_client::cluster`'s `stable_offsets`.)
     fn across_coordinator_moves(bootstrap: &str, group: &str, topics: &[&str]) -> OffsetSampler {
         OffsetSampler::start_with(bootstrap, group, topics, true)
     }
@@ -1478,7 +1478,7 @@ fn a_group_of_another_protocol_type_refuses_ours() {
     use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
     use kafka_protocol::messages::{GroupId, JoinGroupRequest};
     use kafka_protocol::protocol::StrBytes;
-    use partwise_group::wire::Connection;
+    use partwise_client::wire::Connection;
     let (a, b, g) = names("connect");
     create(&[&a, &b]);
     let topics = [a.as_str(), b.as_str()];

@@ -403,6 +403,69 @@ fn every_command_on(l: Listener) {
     }
 }
 
+/// A consumer-protocol (KIP-848) group is described over SASL_SSL: its
+/// members, by ConsumerGroupDescribe (which librdkafka does not send), for
+/// `kafka group` and `--readiness` alike, and the brokers' API versions for
+/// `--assignor kip848:uniform`'s model, all over the listener's TLS and SCRAM.
+#[test]
+fn a_consumer_protocol_group_is_described_over_sasl_ssl() {
+    let l = sasl_ssl_scram();
+    let topic = unique("pws-kip848-sasl-ssl");
+    let group = unique("pws-kip848-sasl-ssl-g");
+    create_topics(&bootstrap(), &[(&topic, 3)]);
+    // The broker sets a consumer-protocol member's session and heartbeat.
+    let mut consume: Vec<String> = ["kafka", "consume", "-g", &group, "-t", &topic]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    consume.extend(l.args());
+    consume.extend(
+        ["--group-protocol", "consumer", "--timeout", "10s"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let mut member = Member::start(&consume);
+    member.wait("assignment", Duration::from_secs(60), |ev| {
+        ev.iter().any(|e| e["event"] == "assigned")
+    });
+    let group_args = |extra: &[&str]| {
+        let mut a: Vec<String> = ["kafka", "group", "-g", &group, "--format", "json"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(l.args());
+        a
+    };
+
+    let out = run(&group_args(&["--readiness"]), "", l.secret);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "--readiness: {said}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["group_protocol"], "consumer", "{v}");
+    assert_eq!(v["members"].as_array().unwrap().len(), 1, "{v}");
+    assert!(v["members"][0]["target_assignment"].is_array(), "{v}");
+    assert!(v["readiness"]["target"].is_object(), "{v}");
+
+    let out = run(&group_args(&["--assignor", "kip848:uniform"]), "", l.secret);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(matches!(out.status.code(), Some(0 | 1)), "group: {said}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["group_protocol"], "consumer", "{v}");
+    assert_eq!(v["members"].as_array().unwrap().len(), 1, "{v}");
+    let evidence = v["prediction"]["server_assignor_evidence"]
+        .as_str()
+        .unwrap();
+    assert!(!evidence.contains("could not be read"), "{evidence}");
+    assert!(v["prediction"]["broker_release_line"].is_string(), "{v}");
+
+    let (code, all) = member.stop();
+    assert_eq!(code, Some(0), "{all}");
+}
+
 #[test]
 fn every_command_over_ssl() {
     every_command_on(ssl());

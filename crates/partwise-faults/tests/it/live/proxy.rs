@@ -8,11 +8,11 @@ use kafka_protocol::messages::{
     MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
+use partwise_client::cluster::Cluster;
 use partwise_faults::live::{rt, test_broker, unique};
 use partwise_faults::{
     ApiKey, FaultProxy, KafkaCluster, Rule, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
 };
-use partwise_group::cluster::Cluster;
 use std::io::{Read, Write};
 use std::time::Duration;
 

@@ -14,11 +14,11 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
-use partwise_group::cluster::decode_records;
 use partwise_group::protocol::{
     decode_assignment, decode_heartbeat_response, encode_assignment, Subscription,
 };
-use partwise_group::wire::whole_batches;
+use partwise_wire::records::decode_records;
+use partwise_wire::records::whole_batches;
 use proptest::prelude::*;
 
 /// A ConsumerGroupHeartbeat response body (the frame without its length

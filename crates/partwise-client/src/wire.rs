@@ -33,7 +33,7 @@ use tokio::net::TcpStream;
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
 
-/// The highest version of each API this crate speaks. Later versions change
+/// The highest version of each API this crate speaks (0 for any other). Later versions change
 /// the shape of what we send (topic ids instead of names in Fetch v13+,
 /// OffsetFetch v8+ batching groups), so we stop below them. OffsetCommit v9
 /// is v8's bytes; the coordinator requires it of consumer-protocol members.
@@ -50,6 +50,9 @@ fn our_max(key: i16) -> i16 {
         Ok(ApiKey::Heartbeat) => 4,
         Ok(ApiKey::LeaveGroup) => 5,
         Ok(ApiKey::SyncGroup) => 5,
+        // v4: the members' group.instance.id; v5 only adds the authorized
+        // operations, which nothing here reads.
+        Ok(ApiKey::DescribeGroups) => 4,
         // v1: the member id is the client's (KIP-1082).
         Ok(ApiKey::ConsumerGroupHeartbeat) => 1,
         Ok(ApiKey::CreateTopics) => 7,

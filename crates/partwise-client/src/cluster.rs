@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// Whether `e` means the group coordinator must be looked up again.
-pub(crate) fn coordinator_moved(e: ResponseError) -> bool {
+pub fn coordinator_moved(e: ResponseError) -> bool {
     use ResponseError::{CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator};
     matches!(
         e,
@@ -46,7 +46,7 @@ pub(crate) fn coordinator_moved(e: ResponseError) -> bool {
 /// records behind, for a group committing continuously). With
 /// `require_stable` it answers from its whole log, once that is committed,
 /// so the offsets read never step back across the move.
-pub(crate) async fn stable_offsets(c: &mut Cluster, addr: &str) -> Result<bool> {
+pub async fn stable_offsets(c: &mut Cluster, addr: &str) -> Result<bool> {
     Ok(c.version::<OffsetFetchRequest>(addr).await? >= 7)
 }
 

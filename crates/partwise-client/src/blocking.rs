@@ -1,0 +1,105 @@
+//! The admin requests of callers without an async runtime (partwise-kafka,
+//! on librdkafka's blocking calls): each runs on a runtime of its own, over
+//! a [`Cluster`] secured as its [`Security`] says, and is bounded by one
+//! timeout as a whole.
+
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::security::Security;
+use crate::wire::api_name;
+use kafka_protocol::messages::{
+    ApiVersionsRequest, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+    DescribeGroupsRequest, DescribeGroupsResponse, GroupId,
+};
+use kafka_protocol::protocol::{Request, StrBytes};
+use std::future::Future;
+use std::time::Duration;
+
+/// Where and how to reach a cluster for one call: the bootstrap brokers,
+/// the security of every connection, and the time the whole call may take.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Bootstrap brokers, `host:port` each.
+    pub bootstrap: Vec<String>,
+    /// TLS and SASL.
+    pub security: Security,
+    /// The bound on the call, and on each request in it.
+    pub timeout: Duration,
+}
+
+impl Target {
+    fn run<T>(&self, doing: &str, f: impl AsyncFnOnce(&mut Cluster) -> Result<T>) -> Result<T> {
+        let mut c = Cluster::new(self.bootstrap.clone(), "partwise", self.timeout)
+            .with_security(self.security.clone());
+        block_on(self.timeout, doing, f(&mut c))
+    }
+}
+
+/// Runs `fut` to completion on a runtime of its own, giving up after `timeout`.
+fn block_on<T>(timeout: Duration, doing: &str, fut: impl Future<Output = Result<T>>) -> Result<T> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Config(format!("no runtime for {doing}: {e}")))?;
+    rt.block_on(async {
+        match tokio::time::timeout(timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::NoBroker {
+                tried: vec![format!(
+                    "{doing}: no answer within {} ms",
+                    timeout.as_millis()
+                )],
+            }),
+        }
+    })
+}
+
+/// DescribeGroups (v4 at most) for `group`, asked of its coordinator.
+pub fn describe_groups(t: &Target, group: &str) -> Result<DescribeGroupsResponse> {
+    let id = GroupId(StrBytes::from_string(group.to_string()));
+    on_coordinator(
+        t,
+        group,
+        DescribeGroupsRequest::default().with_groups(vec![id]),
+    )
+}
+
+/// ConsumerGroupDescribe (KIP-848, v0) for `group`, asked of its coordinator.
+pub fn consumer_group_describe(t: &Target, group: &str) -> Result<ConsumerGroupDescribeResponse> {
+    let id = GroupId(StrBytes::from_string(group.to_string()));
+    on_coordinator(
+        t,
+        group,
+        ConsumerGroupDescribeRequest::default().with_group_ids(vec![id]),
+    )
+}
+
+/// `req` sent to the coordinator of `group`, found from the bootstrap brokers.
+fn on_coordinator<R: Request>(t: &Target, group: &str, req: R) -> Result<R::Response> {
+    t.run(&api_name(R::KEY), async |c| {
+        let coord = c.find_coordinator(group).await?;
+        Ok(c.send_to(&coord, &req, t.timeout).await?.0)
+    })
+}
+
+/// The API versions of the first bootstrap broker that answers: (API key,
+/// highest version) pairs, as the broker offers them.
+pub fn api_versions(t: &Target) -> Result<Vec<(i16, i16)>> {
+    t.run("ApiVersions", async |c| {
+        // Connecting exchanges ApiVersions; its answer is asked again here
+        // so that the pairs are the broker's own, not capped by ours.
+        let (resp, _) = c.send_any(&ApiVersionsRequest::default()).await?;
+        if resp.error_code != 0 {
+            return Err(Error::protocol(
+                "the bootstrap broker",
+                "ApiVersions",
+                resp.error_code,
+            ));
+        }
+        Ok(resp
+            .api_keys
+            .iter()
+            .map(|k| (k.api_key, k.max_version))
+            .collect())
+    })
+}
