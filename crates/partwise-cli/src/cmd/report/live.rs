@@ -7,6 +7,7 @@
 
 use crate::cmd::kafka::{group::described, kerr};
 use crate::exit::{CliError, Result};
+use partwise::assign::{Assignor, BrokerModel};
 use partwise::described::{analyze, Analysis, ClusterTopic};
 use partwise::routing::candidates;
 use partwise::topology::Topology;
@@ -30,6 +31,21 @@ pub struct LiveKafka {
     pub audits: Vec<(String, std::result::Result<AuditReport, String>)>,
     /// One analysis per declared consumer group (its name), or why it failed.
     pub groups: Vec<(String, LiveGroup)>,
+    /// One per entry of `groups`: for a group declared with a KIP-848 server
+    /// assignor and no release (`kip848:uniform`, `kip848:range`), the model
+    /// the broker's release runs (from its API versions, as `kafka group`
+    /// reads it), which the prediction then used when it is decided.
+    pub server_models: Vec<Option<BrokerModel>>,
+}
+
+/// The KIP-848 server assignor a declared `assignor` names without a
+/// release (`uniform`, `range`), for which the broker's release decides.
+fn unversioned_server_assignor(assignor: &str) -> Option<&'static str> {
+    match assignor.trim() {
+        "kip848:uniform" => Some("uniform"),
+        "kip848:range" => Some("range"),
+        _ => None,
+    }
 }
 
 /// What the Redis Cluster says of each family.
@@ -67,15 +83,28 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
             (g.name.clone(), r)
         })
         .collect();
+    let mut server_models = Vec::new();
     let groups = t
         .consumer_groups
         .iter()
         .map(|cg| {
+            let model = unversioned_server_assignor(&cg.assignor).map(|name| {
+                partwise_kafka::group::server_assignor_model(conn, name).unwrap_or_else(|e| {
+                    BrokerModel {
+                        line: None,
+                        assignor: None,
+                        evidence: format!("the broker's API versions could not be read: {e}"),
+                    }
+                })
+            });
+            let chosen: Option<Assignor> = model.as_ref().and_then(|m| m.assignor);
+            server_models.push(model);
             let r = describe_group(conn, &cg.name)
                 .map_err(|e| kerr(e).report())
                 .and_then(|d| {
                     // An empty group has nothing to predict for: it is shown as empty.
-                    let prediction = cg.assignor.parse().ok().filter(|_| !d.members.is_empty());
+                    let declared = chosen.or_else(|| cg.assignor.parse().ok());
+                    let prediction = declared.filter(|_| !d.members.is_empty());
                     analyze(
                         &described(&d),
                         &topics,
@@ -87,7 +116,11 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
             (cg.name.clone(), r)
         })
         .collect();
-    Ok(LiveKafka { audits, groups })
+    Ok(LiveKafka {
+        audits,
+        groups,
+        server_models,
+    })
 }
 
 /// The Redis Cluster's placement of every family of `t` over `samples`. No
