@@ -6,12 +6,12 @@ use super::group::{matrices_json, members_json, not_found, write_matrices, write
 use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
+use partwise::assign::BrokerModel;
 use partwise::clients::Client;
 use partwise::readiness::{
     BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
     RemoteAssignor, Upgrade,
 };
-use partwise::assign::BrokerModel;
 use partwise_kafka::readiness::{readiness, ReadinessReport, ServerModels, Verdict};
 use partwise_kafka::Connection;
 use serde_json::{json, Value};
@@ -702,7 +702,10 @@ mod tests {
         assert_eq!(m["range"]["model"], "kip848:range", "{v}");
         assert_eq!(v["readiness"]["server_uniform"], Value::Null, "{v}");
         let t = table(&r);
-        assert!(t.contains("server assignor models: uniform undecided, range kip848:range"), "{t}");
+        assert!(
+            t.contains("server assignor models: uniform undecided, range kip848:range"),
+            "{t}"
+        );
         assert!(
             t.contains("server uniform: not predicted, its model is undecided (ConsumerGroupHeartbeat v1, Produce below v13 (Kafka 4.0)"),
             "{t}"

@@ -120,7 +120,11 @@ fn server_range_splits_what_readiness_predicts() {
     let release = broker_release();
     let line = release.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
     let models = &v["readiness"]["server_assignor_models"];
-    assert_eq!(models["uniform"]["broker_release_line"], line.as_str(), "{v}");
+    assert_eq!(
+        models["uniform"]["broker_release_line"],
+        line.as_str(),
+        "{v}"
+    );
     assert_eq!(models["range"]["model"], "kip848:range", "{v}");
     assert_eq!(range["model"], "kip848:range", "{v}");
     let uniform = &v["readiness"]["server_uniform"];

@@ -256,7 +256,9 @@ fn kip848_report_names_the_brokers_server_assignor_model() {
     let path = f.path().to_str().unwrap();
     let v = report(&[path, "-b", &bootstrap], 1);
     let m = &v["live"]["kafka"]["groups"][0]["server_assignor_model"];
-    let line = m["broker_release_line"].as_str().unwrap_or_else(|| panic!("{m}"));
+    let line = m["broker_release_line"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{m}"));
     assert!(line.starts_with("4."), "{m}");
     let evidence = m["evidence"].as_str().unwrap();
     assert!(evidence.contains(line), "{m}");
@@ -271,7 +273,11 @@ fn kip848_report_names_the_brokers_server_assignor_model() {
         .output()
         .unwrap();
     let page = text(&out.stdout);
-    assert!(page.contains("Server assignor model: "), "{}", text(&out.stderr));
+    assert!(
+        page.contains("Server assignor model: "),
+        "{}",
+        text(&out.stderr)
+    );
     // A group declared with another assignor names no server model.
     let f = temp_file(topology(&a, &b, 6, "java", &g));
     let v = report(&[f.path().to_str().unwrap(), "-b", &bootstrap], 1);

@@ -570,10 +570,13 @@ fn a_topic_deleted_mid_consume_is_said_at_once_and_exit_2() {
 
 /// `kafka group --format json` of `group` on the private broker once it has
 /// `n` members that own their targets, which together give every partition
-/// of `topics` to one member; the document.
+/// of `topics` to one member, each member some (the coordinator computes a
+/// joiner's target a moment after it joins: until then the joiner's is
+/// empty), the same on two descriptions in a row; the document.
 fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
     let start = std::time::Instant::now();
     let mut last = String::new();
+    let mut previous: Option<BTreeMap<String, crate::live::group_live::Owned>> = None;
     while start.elapsed() < Duration::from_secs(60) {
         if let Ok((_, v)) = crate::live::group_live::try_describe(kafka(), group, &[]) {
             let members = v["members"].as_array().cloned().unwrap_or_default();
@@ -586,7 +589,7 @@ fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
                 }
                 let target = crate::live::group_live::owned(&m["target_assignment"]);
                 let current = crate::live::group_live::owned(&m["assignment"]);
-                reconciled &= target == current;
+                reconciled &= target == current && !target.is_empty();
                 targets.extend(target);
             }
             let distinct: BTreeSet<_> = targets.iter().cloned().collect();
@@ -594,9 +597,19 @@ fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
                 && distinct.len() == targets.len()
                 && targets.len() == topics.len() * super::PARTITIONS as usize
             {
-                return v;
+                let now = self::targets(&v);
+                if previous.as_ref() == Some(&now) {
+                    return v;
+                }
+                previous = Some(now);
+            } else {
+                previous = None;
             }
-            last = format!("{} members, {} partitions targeted", members.len(), targets.len());
+            last = format!(
+                "{} members, {} partitions targeted",
+                members.len(),
+                targets.len()
+            );
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -629,12 +642,20 @@ fn predicted(
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["id"].as_str().unwrap().to_string(), m["target_assignment"].clone()))
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_string(),
+                m["target_assignment"].clone(),
+            )
+        })
         .collect();
     let mut file = after.clone();
     for m in file["members"].as_array_mut().unwrap() {
         let id = m["id"].as_str().unwrap().to_string();
-        m["owned_partitions"] = owned.get(&id).cloned().unwrap_or_else(|| serde_json::json!([]));
+        m["owned_partitions"] = owned
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!([]));
         m["assignment"] = Value::Null;
     }
     let path = std::env::temp_dir().join(format!(
@@ -712,7 +733,8 @@ fn kip848_uniform_targets_through_churn_are_partwises_model_of_the_brokers_relea
             .collect();
         assert!(
             !agree.is_empty(),
-            "after {change}, the broker's targets {live:?} are not what {models:?} give: {:?}",
+            "after {change}, the broker's targets {live:?} (before: {:?}) are not what {models:?} give: {:?}",
+            targets(before),
             models
                 .iter()
                 .map(|m| predicted(before, after, m))
