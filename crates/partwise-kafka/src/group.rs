@@ -70,6 +70,11 @@ pub struct GroupDescription {
     pub protocol: String,
     /// Members.
     pub members: Vec<MemberDescription>,
+    /// The topic ids (16 bytes) ConsumerGroupDescribe names beside the
+    /// assigned topics of a consumer-protocol group, by topic name; empty for
+    /// classic groups. The coordinator walks a group's topics in the order of
+    /// a Java `HashSet` of these ids.
+    pub topic_ids: Vec<(String, [u8; 16])>,
 }
 
 /// Partitions by topic, sorted; a negative partition (never sent by a
@@ -166,7 +171,14 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
     if g.error_code != 0 {
         return Ok(None);
     }
-    let parts = |a: kafka_protocol::messages::consumer_group_describe_response::Assignment| {
+    let mut topic_ids: Vec<(String, [u8; 16])> = Vec::new();
+    let mut parts = |a: kafka_protocol::messages::consumer_group_describe_response::Assignment| {
+        for tp in &a.topic_partitions {
+            let name = tp.topic_name.0.to_string();
+            if !topic_ids.iter().any(|(n, _)| *n == name) {
+                topic_ids.push((name, *tp.topic_id.as_bytes()));
+            }
+        }
         by_topic(a.topic_partitions.into_iter().flat_map(|tp| {
             let topic = tp.topic_name.0.to_string();
             tp.partitions.into_iter().map(move |p| (topic.clone(), p))
@@ -204,6 +216,7 @@ fn describe_kip848(conn: &Connection, group: &str) -> Result<Option<GroupDescrip
         group_protocol: "consumer".to_string(),
         protocol: g.assignor_name.to_string(),
         members,
+        topic_ids,
     }))
 }
 
@@ -243,6 +256,7 @@ fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> 
         group_protocol: "classic".to_string(),
         protocol: g.protocol().to_string(),
         members,
+        topic_ids: Vec::new(),
     })
 }
 
@@ -352,6 +366,7 @@ fn describe_on_the_wire(conn: &Connection, group: &str) -> Result<GroupDescripti
         group_protocol: "classic".to_string(),
         protocol: g.protocol_data.to_string(),
         members,
+        topic_ids: Vec::new(),
     })
 }
 

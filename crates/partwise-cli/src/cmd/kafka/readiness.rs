@@ -615,6 +615,7 @@ mod tests {
                 group_protocol: "classic".into(),
                 protocol: protocol.into(),
                 members,
+                topic_ids: Vec::new(),
             },
             configs,
             verdict,
