@@ -72,6 +72,11 @@ pub struct GroupDescription {
     pub protocol: String,
     /// Members.
     pub members: Vec<MemberDescription>,
+    /// The topic ids (16 bytes) ConsumerGroupDescribe names beside the
+    /// assigned topics of a consumer-protocol group, by topic name; empty for
+    /// classic groups. The coordinator walks a group's topics in the order of
+    /// a Java `HashSet` of these ids.
+    pub topic_ids: Vec<(String, [u8; 16])>,
 }
 
 impl GroupDescription {
@@ -274,7 +279,14 @@ fn describe_kip848(
     if g.error_code != 0 {
         return None;
     }
-    let parts = |a: kafka_protocol::messages::consumer_group_describe_response::Assignment| {
+    let mut topic_ids: Vec<(String, [u8; 16])> = Vec::new();
+    let mut parts = |a: kafka_protocol::messages::consumer_group_describe_response::Assignment| {
+        for tp in &a.topic_partitions {
+            let name = tp.topic_name.0.to_string();
+            if !topic_ids.iter().any(|(n, _)| *n == name) {
+                topic_ids.push((name, *tp.topic_id.as_bytes()));
+            }
+        }
         by_topic(a.topic_partitions.into_iter().flat_map(|tp| {
             let topic = tp.topic_name.0.to_string();
             tp.partitions.into_iter().map(move |p| (topic.clone(), p))
@@ -312,6 +324,7 @@ fn describe_kip848(
         group_protocol: "consumer".to_string(),
         protocol: g.assignor_name.to_string(),
         members,
+        topic_ids,
     })
 }
 
@@ -352,6 +365,7 @@ fn describe_classic(conn: &Connection, group: &str) -> Result<GroupDescription> 
         group_protocol: "classic".to_string(),
         protocol: g.protocol().to_string(),
         members,
+        topic_ids: Vec::new(),
     })
 }
 
@@ -466,6 +480,7 @@ fn describe_on_the_wire(
         group_protocol: "classic".to_string(),
         protocol: g.protocol_data.to_string(),
         members,
+        topic_ids: Vec::new(),
     })
 }
 

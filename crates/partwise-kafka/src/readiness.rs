@@ -7,6 +7,8 @@ use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::group::{describe_group, GroupDescription};
 use futures_executor::block_on;
+use partwise::assign::{Assignor, BrokerModel};
+use partwise::described::View;
 use partwise::readiness::{
     self, BrokerConfig, ClassicGroup, ClientSeen, ConsumerGroupCheck, Readiness,
 };
@@ -37,6 +39,43 @@ pub struct ReadinessReport {
     pub configs: Vec<BrokerConfig>,
     /// The decision.
     pub verdict: Verdict,
+    /// The KIP-848 server assignors' models the brokers' release runs, read
+    /// from the bootstrap broker's API versions as `kafka group` does.
+    pub models: ServerModels,
+    /// For a classic group: the target server `uniform` would give its
+    /// members (the brokers' default assignor, what a member that sets no
+    /// `group.remote.assignor` gets while `uniform` is first in
+    /// `group.consumer.assignors`), computed with the broker's `uniform`
+    /// model; `None` when that model is undecided, the group is empty, or a
+    /// subscription is unknown.
+    pub uniform: Option<View>,
+}
+
+/// The models of the two built-in server assignors on this cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerModels {
+    /// `uniform`'s (undecided on Kafka 4.0, whose API versions do not tell
+    /// 4.0.0 from 4.0.1).
+    pub uniform: BrokerModel,
+    /// `range`'s.
+    pub range: BrokerModel,
+}
+
+/// The models of `uniform` and `range` the cluster runs; a broker whose API
+/// versions cannot be read leaves both undecided, with the reason as the
+/// evidence.
+pub fn server_models(conn: &Connection) -> ServerModels {
+    let model = |name: &str| {
+        crate::group::server_assignor_model(conn, name).unwrap_or_else(|e| BrokerModel {
+            line: None,
+            assignor: None,
+            evidence: format!("the broker's API versions could not be read: {e}"),
+        })
+    };
+    ServerModels {
+        uniform: model("uniform"),
+        range: model("range"),
+    }
 }
 
 /// The group-coordinator settings of every broker in the metadata.
@@ -95,13 +134,16 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
     let d = describe_group(conn, group)?;
     let configs = broker_configs(conn)?;
     let topics = crate::cluster::cluster_topics(conn)?;
+    let models = server_models(conn);
+    let range_model = models.range.assignor.unwrap_or(Assignor::Kip848Range);
     let verdict = if d.group_protocol == "consumer" {
-        Verdict::Consumer(Box::new(readiness::consumer(
+        Verdict::Consumer(Box::new(readiness::consumer_with(
             &d.protocol,
             &d.described(false),
             &d.described(true),
             &configs,
             &topics,
+            range_model,
         )))
     } else {
         let g = ClassicGroup {
@@ -124,11 +166,24 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
                 })
                 .collect(),
         };
-        Verdict::Classic(Box::new(readiness::classic(&g, &configs, &topics)))
+        Verdict::Classic(Box::new(readiness::classic_with(
+            &g,
+            &configs,
+            &topics,
+            range_model,
+        )))
+    };
+    let uniform = match &verdict {
+        Verdict::Classic(_) => {
+            readiness::server_uniform(&d.described(false), &topics, models.uniform.assignor)
+        }
+        Verdict::Consumer(_) => None,
     };
     Ok(ReadinessReport {
         description: d,
         configs,
         verdict,
+        models,
+        uniform,
     })
 }

@@ -236,6 +236,8 @@ pub struct Finding {
 /// What server `range` would do with the group's members and subscriptions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RangeCheck {
+    /// The model of server `range` that computed [`RangeCheck::view`].
+    pub model: Assignor,
     /// The assignment server `range` would give the described members.
     pub view: View,
     /// Split indices over every set of equally partitioned topics.
@@ -548,10 +550,11 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
 fn range_check(
     members: &[DescribedMember],
     topics: &[ClusterTopic],
+    model: Assignor,
     assignor: &str,
     findings: &mut Vec<Finding>,
 ) -> Option<RangeCheck> {
-    let r = match analyze(members, topics, Some((Assignor::Kip848Range, &[]))) {
+    let r = match analyze(members, topics, Some((model, &[]))) {
         Ok(r) => r,
         Err(e) => {
             let why = match &e {
@@ -636,6 +639,7 @@ fn range_check(
         ));
     }
     Some(RangeCheck {
+        model,
         view,
         split_count,
         subscriptions,
@@ -745,8 +749,19 @@ fn remote_assignors(
 
 /// Whether the classic group `g` is ready to move, with the brokers'
 /// settings `configs` (at least one; the first is shown) and the cluster's
-/// partition counts.
+/// partition counts; server `range` as [`Assignor::Kip848Range`] computes it.
 pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopic]) -> Readiness {
+    classic_with(g, configs, topics, Assignor::Kip848Range)
+}
+
+/// [`classic`], with server `range` as `range_model` computes it (the model
+/// of the brokers' release, [`crate::assign::kip848_model_for_broker`]).
+pub fn classic_with(
+    g: &ClassicGroup,
+    configs: &[BrokerConfig],
+    topics: &[ClusterTopic],
+    range_model: Assignor,
+) -> Readiness {
     let default = BrokerConfig::default();
     let cfg = configs.first().unwrap_or(&default);
     let mut findings = crate::described::undecodable_findings(&g.members);
@@ -794,7 +809,7 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
     let range = if g.members.is_empty() {
         None
     } else {
-        range_check(&g.members, topics, &advice, &mut findings)
+        range_check(&g.members, topics, range_model, &advice, &mut findings)
     };
     let assignors = remote_assignors(
         configs,
@@ -809,6 +824,26 @@ pub fn classic(g: &ClassicGroup, configs: &[BrokerConfig], topics: &[ClusterTopi
         clients,
         findings,
     }
+}
+
+/// The target server `uniform` would give the members of a group that
+/// moves with none of them carrying partitions over (a fresh consumer
+/// group), as `model` computes it: the model of the brokers' release
+/// ([`crate::assign::kip848_model_for_broker`]). `None` when the model is
+/// undecided, there are no members, or a subscription is unknown.
+pub fn server_uniform(
+    members: &[DescribedMember],
+    topics: &[ClusterTopic],
+    model: Option<Assignor>,
+) -> Option<View> {
+    let model = model?;
+    if members.is_empty() {
+        return None;
+    }
+    analyze(members, topics, Some((model, &[])))
+        .ok()
+        .and_then(|a| a.predicted)
+        .map(|(_, view)| view)
 }
 
 /// A consumer-protocol group's two assignments: what the broker's assignor
@@ -832,13 +867,33 @@ pub struct ConsumerGroupCheck {
 }
 
 /// A consumer-protocol group: `current` holds the members' owned
-/// partitions, `target` the same members with the broker's target assignment.
+/// partitions, `target` the same members with the broker's target
+/// assignment; server `range` as [`Assignor::Kip848Range`] computes it.
 pub fn consumer(
     assignor: &str,
     current: &[DescribedMember],
     target: &[DescribedMember],
     configs: &[BrokerConfig],
     topics: &[ClusterTopic],
+) -> ConsumerGroupCheck {
+    consumer_with(
+        assignor,
+        current,
+        target,
+        configs,
+        topics,
+        Assignor::Kip848Range,
+    )
+}
+
+/// [`consumer`], with server `range` as `range_model` computes it.
+pub fn consumer_with(
+    assignor: &str,
+    current: &[DescribedMember],
+    target: &[DescribedMember],
+    configs: &[BrokerConfig],
+    topics: &[ClusterTopic],
+    range_model: Assignor,
 ) -> ConsumerGroupCheck {
     let mut findings = crate::described::undecodable_findings(current);
     let view = |ms: &[DescribedMember]| analyze(ms, topics, None).ok().and_then(|r| r.live);
@@ -892,7 +947,7 @@ pub fn consumer(
     // Whether range would do: its own verdict on these subscriptions, not the
     // target of whichever assignor the group uses now. Its findings would
     // repeat target-splits for a range group and are noise for the others.
-    let range = range_check(target, topics, "", &mut Vec::new());
+    let range = range_check(target, topics, range_model, "", &mut Vec::new());
     let whole = range.as_ref().map(|r| r.split_count == 0);
     let assignors = remote_assignors(configs, whole, &mut Vec::new());
     ConsumerGroupCheck {

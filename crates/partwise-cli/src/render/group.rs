@@ -225,14 +225,22 @@ pub fn members_json(d: &GroupDescription) -> Vec<Value> {
 
 /// The topics of the live assignment (else of the prediction) with their
 /// counts, in `assign --group`'s shape; `null` when neither was made.
-fn topics_json(r: &Analysis) -> Value {
+/// A consumer-protocol group's topics carry their ids (Kafka's base64
+/// form), which `assign --group` reads for the coordinator's topic order.
+fn topics_json(d: &GroupDescription, r: &Analysis) -> Value {
     let view = r.live.as_ref().or(r.predicted.as_ref().map(|(_, v)| v));
     match view {
         Some(v) => v
             .group
             .topics
             .iter()
-            .map(|t| json!({"name": t.name, "partitions": t.partitions}))
+            .map(|t| {
+                let mut o = json!({"name": t.name, "partitions": t.partitions});
+                if let Some((_, id)) = d.topic_ids.iter().find(|(n, _)| *n == t.name) {
+                    o["id"] = json!(partwise::assign::group_file::topic_id_text(id));
+                }
+                o
+            })
             .collect(),
         None => Value::Null,
     }
@@ -254,7 +262,7 @@ pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
         "protocol": d.protocol,
         "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
         "members": members_json(d),
-        "topics": topics_json(r),
+        "topics": topics_json(d, r),
         "colocation": colocation,
         "colocation_source": source,
         "split_count": r.split_count,

@@ -12,7 +12,11 @@
 //! ```
 //!
 //! Members are in the coordinator's order (the leader's map is filled in
-//! it). A member's claims are `owned_partitions`, or, when it has none, its
+//! it). A topic may carry its `id` (Kafka's base64 form of the topic id, as
+//! `kafka group` prints it for a consumer-protocol group): when every topic
+//! has one, the topics are taken in the order the KIP-848 coordinator walks
+//! them, a Java `HashSet` of the ids, which `kip848:uniform` follows;
+//! otherwise in file order. A member's claims are `owned_partitions`, or, when it has none, its
 //! current `assignment` (a live group's members rejoin with what they
 //! hold). Claims of topics not in `topics` are dropped, as every assignor
 //! does; claims past a topic's count are kept (see [`super::Member::owned`]).
@@ -94,6 +98,7 @@ fn topics(v: Option<&Value>) -> Result<Vec<Topic>, Error> {
         Some(_) => return Err(bad("topics", "expected an array of {\"name\", \"partitions\"}")),
     };
     let mut out: Vec<Topic> = Vec::with_capacity(list.len());
+    let mut ids: Vec<Option<[u8; 16]>> = Vec::with_capacity(list.len());
     for (i, t) in list.iter().enumerate() {
         let field = format!("topics[{i}]");
         // {"name": N, "partitions": P} or [N, P].
@@ -121,9 +126,54 @@ fn topics(v: Option<&Value>) -> Result<Vec<Topic>, Error> {
                 format!("'{name}' given twice"),
             ));
         }
+        ids.push(topic_id(t, &field)?);
         out.push(Topic::new(name, count as u32));
     }
-    Ok(out)
+    let known: Option<Vec<[u8; 16]>> = ids.into_iter().collect();
+    Ok(match known {
+        Some(ids) => super::order::java_uuid_hashset_order(&ids)
+            .into_iter()
+            .map(|i| out[i].clone())
+            .collect(),
+        None => out,
+    })
+}
+
+/// A topic id as Kafka writes it (`Uuid.toString`): URL-safe base64 of
+/// its 16 bytes, unpadded; the form a group file's topic `id` takes.
+pub fn topic_id_text(id: &[u8; 16]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id)
+}
+
+/// A topic's `id`: Kafka's URL-safe base64 of its 16 bytes, unpadded (22
+/// characters); `None` when absent or null.
+fn topic_id(t: &Value, field: &str) -> Result<Option<[u8; 16]>, Error> {
+    use base64::Engine as _;
+    let Some(v) = t.as_object().and_then(|o| o.get("id")) else {
+        return Ok(None);
+    };
+    let s = match v {
+        Value::Null => return Ok(None),
+        Value::String(s) => s,
+        _ => {
+            return Err(bad(
+                format!("{field}.id"),
+                "expected a topic id (a string) or null",
+            ))
+        }
+    };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s.trim_end_matches('='))
+        .ok()
+        .and_then(|b| <[u8; 16]>::try_from(b.as_slice()).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            bad(
+                format!("{field}.id"),
+                format!("'{s}' is not a topic id (22 characters of URL-safe base64, 16 bytes)"),
+            )
+        })
 }
 
 fn opt_str(
@@ -274,6 +324,34 @@ mod tests {
         assert_eq!(g.members[1].generation, None);
         assert_eq!(g.members[1].instance_id.as_deref(), Some("i-0"));
         assert_eq!(g.stale_claims(), [(0, tp(0, 5))]);
+    }
+
+    /// Topics that carry their ids are taken in the order a Java
+    /// `HashSet<Uuid>` walks them (these two ids swap places in Kafka
+    /// 4.4.0's: tests/vectors/kip848/uuid), and claims follow their names.
+    #[test]
+    fn topics_with_ids_take_the_coordinators_order() {
+        let text = |b_id: &str| {
+            format!(
+                r#"{{"topics": [{{"name": "a", "partitions": 2, "id": "JD4-Q0KF0NTk-qG-1zMs1A"}},
+                               {{"name": "b", "partitions": 1, "id": {b_id}}}],
+                    "members": [{{"id": "m", "subscription": ["a", "b"], "owned_partitions": [["a", [1]]]}}]}}"#
+            )
+        };
+        let g = parse(&text(r#""QQIl18MLgyFP5WF1pMeFlQ""#)).unwrap().group;
+        assert_eq!(g.topics, [Topic::new("b", 1), Topic::new("a", 2)]);
+        assert_eq!(
+            g.members[0].owned,
+            [Tp {
+                topic: 1,
+                partition: 1
+            }]
+        );
+        // One topic without an id: file order.
+        let g = parse(&text("null")).unwrap().group;
+        assert_eq!(g.topics, [Topic::new("a", 2), Topic::new("b", 1)]);
+        let e = parse(&text(r#""not-an-id""#)).unwrap_err().to_string();
+        assert!(e.contains("topics[1].id") && e.contains("not-an-id"), "{e}");
     }
 
     #[test]

@@ -41,6 +41,31 @@ pub fn java_hashmap_order<S: AsRef<str>>(keys: &[S]) -> Vec<usize> {
     idx
 }
 
+/// `org.apache.kafka.common.Uuid.hashCode` of a topic id's 16 bytes (most
+/// significant first): the two halves XORed, then the two halves of that.
+pub fn kafka_uuid_hash(id: &[u8; 16]) -> i32 {
+    let msb = i64::from_be_bytes(id[..8].try_into().expect("8 bytes"));
+    let lsb = i64::from_be_bytes(id[8..].try_into().expect("8 bytes"));
+    let h = msb ^ lsb;
+    ((h >> 32) as i32) ^ (h as i32)
+}
+
+/// The iteration order of a `java.util.HashSet<Uuid>` of topic ids filled
+/// in the order given: bucket by bucket, each bucket in insertion order, as
+/// [`java_hashmap_order`] for strings.
+pub fn java_uuid_hashset_order(ids: &[[u8; 16]]) -> Vec<usize> {
+    let mut cap = 16usize;
+    while ids.len() > cap / 4 * 3 {
+        cap *= 2;
+    }
+    let mut idx: Vec<usize> = (0..ids.len()).collect();
+    idx.sort_by_key(|&i| {
+        let h = kafka_uuid_hash(&ids[i]) as u32;
+        ((h ^ (h >> 16)) as usize) & (cap - 1)
+    });
+    idx
+}
+
 /// The iteration order of `new java.util.HashSet<Integer>(list)` (a
 /// `HashMap` sized for the list, filled in list order; duplicates dropped):
 /// bucket by bucket, each bucket in insertion order. A bucket that reaches 9
@@ -147,5 +172,41 @@ mod tests {
         // "a"=97 -> bucket 1, "b"=98 -> 2, "q"=113 -> 1 (113 & 15): insertion order within a bucket.
         let keys = ["b", "q", "a"];
         assert_eq!(java_hashmap_order(&keys), vec![1, 2, 0]);
+    }
+
+    /// Kafka 4.4.0's own `Uuid.hashCode` and `HashSet<Uuid>` order
+    /// (tests/vectors/kip848/uuid: UuidOrder.java run against kafka-clients).
+    #[test]
+    fn uuid_hash_and_hashset_order_are_kafkas() {
+        let text = include_str!("../../../../tests/vectors/kip848/uuid/uuid_order.txt");
+        let id = |s: &str| -> [u8; 16] {
+            use base64::Engine as _;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(s)
+                .unwrap()
+                .try_into()
+                .unwrap()
+        };
+        let mut lines = 0;
+        for line in text.lines() {
+            let parts: Vec<&str> = line.split('|').collect();
+            let inserted: Vec<&str> = parts[0].split_whitespace().collect();
+            let walked: Vec<&str> = parts[1].split_whitespace().collect();
+            let hashes: Vec<i32> = parts[2]
+                .split_whitespace()
+                .map(|h| h.parse().unwrap())
+                .collect();
+            let ids: Vec<[u8; 16]> = inserted.iter().map(|s| id(s)).collect();
+            for (i, h) in ids.iter().zip(&hashes) {
+                assert_eq!(kafka_uuid_hash(i), *h, "{line}");
+            }
+            let order: Vec<&str> = java_uuid_hashset_order(&ids)
+                .into_iter()
+                .map(|i| inserted[i])
+                .collect();
+            assert_eq!(order, walked, "{line}");
+            lines += 1;
+        }
+        assert_eq!(lines, 9);
     }
 }

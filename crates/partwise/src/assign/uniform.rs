@@ -3,8 +3,10 @@
 //! (`UniformHomogeneousAssignmentBuilder`).
 //!
 //! Two orders in the real code come from hash sets and maps: topics are
-//! walked in `HashSet<Uuid>` order of their random topic ids, which partwise
-//! cannot know, so the topics' order in [`Group::topics`] stands in for it;
+//! walked in `HashSet<Uuid>` order of their random topic ids, which is the
+//! order of [`Group::topics`] here (a group file whose topics carry their
+//! ids is put in that order, [`super::group_file`]; without them the given
+//! order stands in for it);
 //! members are walked in `HashMap<String, _>` order, emulated by
 //! [`super::order::java_hashmap_order`]. Unequal subscriptions take the real
 //! code's `UniformHeterogeneousAssignmentBuilder` ([`super::uniform_hetero`]).

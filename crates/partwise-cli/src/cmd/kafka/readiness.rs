@@ -6,12 +6,13 @@ use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, not_found, write_matrices, write_members};
+use partwise::assign::BrokerModel;
 use partwise::clients::Client;
 use partwise::readiness::{
     BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
     RemoteAssignor, Upgrade,
 };
-use partwise_kafka::readiness::{readiness, ReadinessReport, Verdict};
+use partwise_kafka::readiness::{readiness, ReadinessReport, ServerModels, Verdict};
 use partwise_kafka::Connection;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -77,6 +78,69 @@ fn write_assignors(out: &mut impl Write, list: &[RemoteAssignor]) -> Result<()> 
         ]);
     }
     t.write(&mut *out)
+}
+
+/// `uniform kip848:uniform (Kafka 4.0.1 to 4.4.0)`, or why it is undecided.
+fn model_text(name: &str, m: &BrokerModel) -> String {
+    match (m.assignor, m.assignor.and_then(|a| a.kafka_versions())) {
+        (Some(a), Some(v)) => format!("{name} {} (Kafka {v})", a.spec()),
+        (Some(a), None) => format!("{name} {}", a.spec()),
+        (None, _) => format!("{name} undecided"),
+    }
+}
+
+/// Which models of the server assignors this readiness used, and why.
+fn models_line(m: &ServerModels) -> String {
+    let evidence = if m.uniform.evidence == m.range.evidence {
+        visible(&m.uniform.evidence).to_string()
+    } else {
+        format!(
+            "{}; {}",
+            visible(&m.uniform.evidence),
+            visible(&m.range.evidence)
+        )
+    };
+    format!(
+        "server assignor models: {}, {} (the broker: {evidence})",
+        model_text("uniform", &m.uniform),
+        model_text("range", &m.range)
+    )
+}
+
+/// Server uniform's fresh target for a classic group's members, with the
+/// broker's model; or why there is none.
+fn write_uniform(out: &mut impl Write, r: &ReadinessReport) -> Result<()> {
+    match (&r.uniform, r.models.uniform.assignor) {
+        (Some(v), Some(model)) => {
+            let how = if v.split_count() == 0 {
+                "keeps every co-partitioned index together".to_string()
+            } else {
+                format!("would split {} indices", v.split_count())
+            };
+            writeln!(
+                out,
+                "\nserver uniform ({}, the broker's model), for members that set no group.remote.assignor \
+                 and join a fresh consumer group: {how}",
+                model.spec()
+            )?;
+            write_matrices(&mut *out, v, "predicted by server uniform")
+        }
+        (None, None) if !r.description.members.is_empty() => Ok(writeln!(
+            out,
+            "\nserver uniform: not predicted, its model is undecided ({})",
+            visible(&r.models.uniform.evidence)
+        )?),
+        _ => Ok(()),
+    }
+}
+
+fn model_json(m: &BrokerModel) -> Value {
+    json!({
+        "model": m.assignor.map(|a| a.spec()),
+        "kafka_versions": m.assignor.and_then(|a| a.kafka_versions()),
+        "broker_release_line": m.line,
+        "evidence": m.evidence,
+    })
 }
 
 fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
@@ -268,9 +332,11 @@ fn write_table(out: &mut impl Write, r: &ReadinessReport) -> Result<()> {
     for c in &r.configs {
         writeln!(out, "{}", config_line(c))?;
     }
+    writeln!(out, "{}", models_line(&r.models))?;
     match &r.verdict {
         Verdict::Classic(c) => {
             write_classic(&mut *out, c)?;
+            write_uniform(&mut *out, r)?;
             write_findings(&mut *out, &c.findings)
         }
         Verdict::Consumer(c) => {
@@ -336,6 +402,7 @@ fn view_json(v: &partwise::described::View) -> Value {
 
 fn range_json(rc: &RangeCheck) -> Value {
     let mut v = view_json(&rc.view);
+    v["model"] = json!(rc.model.spec());
     v["subscriptions"] = rc
         .subscriptions
         .iter()
@@ -391,6 +458,11 @@ fn to_json(r: &ReadinessReport) -> Value {
                     "upgrade": upgrade,
                     "clients": clients_json(&c.clients),
                     "server_range": range,
+                    "server_uniform": r.uniform.as_ref().map(|u| {
+                        let mut v = view_json(u);
+                        v["model"] = json!(r.models.uniform.assignor.map(|a| a.spec()));
+                        v
+                    }),
                     "remote_assignors": assignors_json(&c.assignors),
                     "copartitioned_brokers": {
                         "accepting": c.copartitioned.accepting,
@@ -412,6 +484,11 @@ fn to_json(r: &ReadinessReport) -> Value {
             &c.findings,
         ),
     };
+    let mut readiness = readiness;
+    readiness["server_assignor_models"] = json!({
+        "uniform": model_json(&r.models.uniform),
+        "range": model_json(&r.models.range),
+    });
     json!({
         "group": d.name,
         "state": d.state,
@@ -430,12 +507,32 @@ fn to_json(r: &ReadinessReport) -> Value {
 mod tests {
     use super::*;
     use partwise::described::ClusterTopic;
-    use partwise::readiness::{classic, ClassicGroup, ClientSeen};
+    use partwise::readiness::{classic_with, ClassicGroup, ClientSeen};
     use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
 
     /// Two members of `protocol` with client ids `ids`, each holding half
     /// of two 6-partition topics, as the adapter would report them.
     fn report(protocol: &str, ids: [&str; 2]) -> ReadinessReport {
+        report_on(protocol, ids, "4.4.0")
+    }
+
+    /// The highest API versions of Kafka `release` (the kafka-clients jar's
+    /// message schemas, `tests/vectors/kip848/api_versions.json`).
+    fn api_versions(release: &str) -> Vec<(i16, i16)> {
+        let doc: Value = serde_json::from_str(include_str!(
+            "../../../../../tests/vectors/kip848/api_versions.json"
+        ))
+        .unwrap();
+        doc["max_stable"][release]
+            .as_object()
+            .unwrap_or_else(|| panic!("no API versions of {release}"))
+            .iter()
+            .map(|(k, v)| (k.parse().unwrap(), v.as_i64().unwrap() as i16))
+            .collect()
+    }
+
+    /// [`report`] as a broker of Kafka `release` would have it.
+    fn report_on(protocol: &str, ids: [&str; 2], release: &str) -> ReadinessReport {
         let ab = vec!["a".to_string(), "b".to_string()];
         let half = |lo: u32| {
             vec![
@@ -468,6 +565,7 @@ mod tests {
             group_protocol: "classic".into(),
             protocol: protocol.into(),
             members: members.clone(),
+            topic_ids: Vec::new(),
         };
         let g = ClassicGroup {
             name: "g".into(),
@@ -493,11 +591,21 @@ mod tests {
             broker: 1,
             ..BrokerConfig::default()
         }];
-        let verdict = Verdict::Classic(Box::new(classic(&g, &configs, &topics)));
+        let apis = api_versions(release);
+        let models = ServerModels {
+            uniform: partwise::assign::kip848_model_for_broker("uniform", &apis),
+            range: partwise::assign::kip848_model_for_broker("range", &apis),
+        };
+        let range = models.range.assignor.unwrap();
+        let verdict = Verdict::Classic(Box::new(classic_with(&g, &configs, &topics, range)));
+        let uniform =
+            partwise::readiness::server_uniform(&g.members, &topics, models.uniform.assignor);
         ReadinessReport {
             description,
             configs,
             verdict,
+            models,
+            uniform,
         }
     }
 
@@ -543,6 +651,49 @@ mod tests {
         let t = table(&r);
         assert!(
             t.contains("allowed by the coordinator (") && t.contains("once the members run: Java (kafka-clients) (m1, m2) from 4.0 with group.protocol=consumer"),
+            "{t}"
+        );
+    }
+
+    /// The server assignors' models follow the broker's release, read from
+    /// its API versions: a 4.4 broker's uniform is kip848:uniform, and its
+    /// target for the two members (one topic each) is shown; a 4.0 broker's
+    /// API versions do not tell 4.0.0's uniform from 4.0.1's, so no uniform
+    /// target is claimed and the text says why. Range is one model on both.
+    #[test]
+    fn the_server_assignor_models_are_the_brokers_releases() {
+        let r = report_on("range", ["consumer-g-1", "consumer-g-2"], "4.4.0");
+        let v = to_json(&r);
+        let m = &v["readiness"]["server_assignor_models"];
+        assert_eq!(m["uniform"]["model"], "kip848:uniform", "{v}");
+        assert_eq!(m["uniform"]["kafka_versions"], "4.0.1 to 4.4.0", "{v}");
+        assert_eq!(m["uniform"]["broker_release_line"], "4.4", "{v}");
+        assert_eq!(m["range"]["model"], "kip848:range", "{v}");
+        assert_eq!(v["readiness"]["server_range"]["model"], "kip848:range");
+        let u = &v["readiness"]["server_uniform"];
+        assert_eq!(u["model"], "kip848:uniform", "{v}");
+        assert_eq!(u["split_count"], 6, "{v}");
+        let t = table(&r);
+        assert!(
+            t.contains("server assignor models: uniform kip848:uniform (Kafka 4.0.1 to 4.4.0), range kip848:range (Kafka 4.0.0 to 4.4.0) (the broker: DeleteGroups v3 (Kafka 4.4 or later))"),
+            "{t}"
+        );
+        assert!(t.contains("server uniform (kip848:uniform, the broker's model), for members that set no group.remote.assignor and join a fresh consumer group: would split 6 indices"), "{t}");
+
+        let r = report_on("range", ["consumer-g-1", "consumer-g-2"], "4.0.2");
+        let v = to_json(&r);
+        let m = &v["readiness"]["server_assignor_models"];
+        assert_eq!(m["uniform"]["model"], Value::Null, "{v}");
+        assert_eq!(m["uniform"]["broker_release_line"], "4.0", "{v}");
+        assert_eq!(m["range"]["model"], "kip848:range", "{v}");
+        assert_eq!(v["readiness"]["server_uniform"], Value::Null, "{v}");
+        let t = table(&r);
+        assert!(
+            t.contains("server assignor models: uniform undecided, range kip848:range"),
+            "{t}"
+        );
+        assert!(
+            t.contains("server uniform: not predicted, its model is undecided (ConsumerGroupHeartbeat v1, Produce below v13 (Kafka 4.0)"),
             "{t}"
         );
     }

@@ -866,12 +866,37 @@ fn live(s: &mut String, m: &Model) {
             }
             s.push_str("</section>\n");
         }
-        for (i, (g, r)) in k.groups.iter().enumerate() {
+        for (i, ((g, r), model)) in k.groups.iter().zip(&k.server_models).enumerate() {
             sub_section(
                 s,
                 &format!("live-group-{i}"),
                 &format!("Consumer group {} on the cluster", esc(g)),
             );
+            if let Some(bm) = model {
+                let declared = m
+                    .declared
+                    .consumer_groups
+                    .iter()
+                    .find(|c| &c.name == g)
+                    .map_or("-", |c| c.assignor.as_str());
+                let text = match (bm.assignor, bm.assignor.and_then(|a| a.kafka_versions())) {
+                    (Some(a), Some(v)) => format!(
+                        "Server assignor model: {} (Kafka {v}), the broker's release ({}).",
+                        a.spec(),
+                        bm.evidence
+                    ),
+                    (Some(a), None) => format!(
+                        "Server assignor model: {}, the broker's release ({}).",
+                        a.spec(),
+                        bm.evidence
+                    ),
+                    (None, _) => format!(
+                        "Server assignor model: undecided ({}); the prediction uses {declared} as declared.",
+                        bm.evidence
+                    ),
+                };
+                let _ = writeln!(s, "<p>{}</p>", esc(&text));
+            }
             match r {
                 Err(e) => {
                     let _ = writeln!(s, "<p><strong>&#10007;</strong> {}</p>", esc(e));

@@ -215,9 +215,21 @@ fn live(m: &Model) -> Value {
         let groups: Vec<Value> = k
             .groups
             .iter()
-            .map(|(g, r)| match r {
-                Ok((d, a)) => json!({"consumer_group": g, "group": group_json(d, a)}),
-                Err(e) => json!({"consumer_group": g, "error": e}),
+            .zip(&k.server_models)
+            .map(|((g, r), model)| {
+                let mut v = match r {
+                    Ok((d, a)) => json!({"consumer_group": g, "group": group_json(d, a)}),
+                    Err(e) => json!({"consumer_group": g, "error": e}),
+                };
+                if let Some(m) = model {
+                    v["server_assignor_model"] = json!({
+                        "model": m.assignor.map(|a| a.spec()),
+                        "kafka_versions": m.assignor.and_then(|a| a.kafka_versions()),
+                        "broker_release_line": m.line,
+                        "evidence": m.evidence,
+                    });
+                }
+                v
             })
             .collect();
         json!({"audits": audits, "groups": groups})

@@ -7,6 +7,7 @@
 
 use crate::cmd::kafka::kerr;
 use crate::exit::{CliError, Result};
+use partwise::assign::{Assignor, BrokerModel};
 use partwise::described::Analysis;
 use partwise::routing::candidates;
 use partwise::topology::Topology;
@@ -30,6 +31,21 @@ pub struct LiveKafka {
     pub audits: Vec<(String, std::result::Result<AuditReport, String>)>,
     /// One analysis per declared consumer group (its name), or why it failed.
     pub groups: Vec<(String, LiveGroup)>,
+    /// One per entry of `groups`: for a group declared with a KIP-848 server
+    /// assignor and no release (`kip848:uniform`, `kip848:range`), the model
+    /// the broker's release runs (from its API versions, as `kafka group`
+    /// reads it), which the prediction then used when it is decided.
+    pub server_models: Vec<Option<BrokerModel>>,
+}
+
+/// The KIP-848 server assignor a declared `assignor` names without a
+/// release (`uniform`, `range`), for which the broker's release decides.
+fn unversioned_server_assignor(assignor: &str) -> Option<&'static str> {
+    match assignor.trim() {
+        "kip848:uniform" => Some("uniform"),
+        "kip848:range" => Some("range"),
+        _ => None,
+    }
 }
 
 /// What the Redis Cluster says of each family.
@@ -44,11 +60,23 @@ pub struct LiveRedis {
 /// error (exit 2, as `kafka audit` has it); a topic or group that fails
 /// alone is shown as such.
 pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
+    let mut server_models = Vec::new();
     let declared: Vec<_> = t
         .consumer_groups
         .iter()
         .map(|cg| {
-            let prediction = cg.assignor.parse().ok();
+            let model = unversioned_server_assignor(&cg.assignor).map(|name| {
+                partwise_kafka::group::server_assignor_model(conn, name).unwrap_or_else(|e| {
+                    BrokerModel {
+                        line: None,
+                        assignor: None,
+                        evidence: format!("the broker's API versions could not be read: {e}"),
+                    }
+                })
+            });
+            let chosen: Option<Assignor> = model.as_ref().and_then(|m| m.assignor);
+            server_models.push(model);
+            let prediction = chosen.or_else(|| cg.assignor.parse().ok());
             (
                 cg.name.as_str(),
                 prediction.map(|a| (a, cg.subscriptions.as_slice())),
@@ -82,7 +110,11 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
             (name.to_string(), r)
         })
         .collect();
-    Ok(LiveKafka { audits, groups })
+    Ok(LiveKafka {
+        audits,
+        groups,
+        server_models,
+    })
 }
 
 /// The Redis Cluster's placement of every family of `t` over `samples`. No

@@ -117,7 +117,15 @@ pub(super) fn wait_described(
         let want = reports();
         let (code, v) = match try_describe(b, group, &[]) {
             Ok(d) => d,
-            Err(e) if e.contains("not found") && Instant::now() < deadline => {
+            // A broker that has hosted no group yet creates and loads its
+            // offsets topic on the first FindCoordinator: until then
+            // COORDINATOR_NOT_AVAILABLE (15) or _LOAD_IN_PROGRESS (14).
+            Err(e)
+                if (e.contains("not found")
+                    || e.contains("error code 14")
+                    || e.contains("error code 15"))
+                    && Instant::now() < deadline =>
+            {
                 std::thread::sleep(Duration::from_millis(300));
                 continue;
             }

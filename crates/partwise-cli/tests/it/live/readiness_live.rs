@@ -1,6 +1,7 @@
-//! `partwise kafka group --readiness` against what Apache Kafka 4.1 really
-//! does (the broker at PARTWISE_KAFKA_BOOTSTRAP): the predicted online
-//! upgrade of a classic group is the coordinator's answer when a
+//! `partwise kafka group --readiness` against what Apache Kafka (4.4.0;
+//! 4.0.2 and 4.1.2 in scripts/test's broker matrix) really does (the
+//! broker at PARTWISE_KAFKA_BOOTSTRAP): the predicted online upgrade of a
+//! classic group is the coordinator's answer when a
 //! `group.protocol=consumer` Java member joins it, both ways (a
 //! `copartitioned` group refused, a `range` group upgraded; on private
 //! brokers, the migration policy and both size rules), and the split
@@ -17,6 +18,18 @@ use partwise_faults::live::{create_topics, kafka_bootstrap as bootstrap, unique}
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+/// The release of the broker at PARTWISE_KAFKA_BOOTSTRAP, as its
+/// server.log (in PARTWISE_KAFKA_DIR) names it.
+fn broker_release() -> String {
+    let dir = partwise_faults::live::env("PARTWISE_KAFKA_DIR");
+    let log = std::fs::read_to_string(format!("{dir}/node-1/server.log")).unwrap();
+    log.split("Kafka version: ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("server.log names the Kafka version")
+        .to_string()
+}
 
 /// `--readiness --format json`: exit code and document.
 fn readiness(b: &str, group: &str) -> (i32, Value) {
@@ -101,6 +114,28 @@ fn server_range_splits_what_readiness_predicts() {
     assert_eq!(v["readiness"]["upgrade"]["verdict"], "allowed", "{v}");
     assert_eq!(code, 1);
     drop(procs);
+    // The models are the broker's release's (the release its server.log
+    // names): a 4.0 broker leaves uniform undecided and predicts no uniform
+    // target; later ones predict one with kip848:uniform.
+    let release = broker_release();
+    let line = release.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
+    let models = &v["readiness"]["server_assignor_models"];
+    assert_eq!(
+        models["uniform"]["broker_release_line"],
+        line.as_str(),
+        "{v}"
+    );
+    assert_eq!(models["range"]["model"], "kip848:range", "{v}");
+    assert_eq!(range["model"], "kip848:range", "{v}");
+    let uniform = &v["readiness"]["server_uniform"];
+    if line == "4.0" {
+        assert!(models["uniform"]["model"].is_null(), "{v}");
+        assert!(uniform.is_null(), "{v}");
+    } else {
+        assert_eq!(models["uniform"]["model"], "kip848:uniform", "{v}");
+        assert_eq!(uniform["model"], "kip848:uniform", "{v}");
+        assert!(uniform["split_count"].is_u64(), "{v}");
+    }
 
     for (subs, split) in [
         (vec![&names[..], &[x.as_str()]], predicted),

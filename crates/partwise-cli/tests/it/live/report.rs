@@ -242,3 +242,49 @@ fn a_running_group_as_declared_is_ok() {
     assert_eq!(v["live"]["kafka"]["groups"][0]["group"]["split_count"], 0);
     assert_eq!(code, Some(0));
 }
+
+/// A consumer group declared with `kip848:uniform` (no release) is predicted
+/// with the model of the broker's own release, read from its API versions,
+/// and the report names it: in JSON beside the group, on the page in words.
+#[test]
+fn kip848_report_names_the_brokers_server_assignor_model() {
+    let bootstrap = kafka_bootstrap();
+    let (a, b, g) = (unique("pwr-ka"), unique("pwr-kb"), unique("pwr-kg"));
+    create_topics(&bootstrap, &[(&a, 6), (&b, 6)]);
+    let toml = topology(&a, &b, 6, "java", &g).replace("java:range", "kip848:uniform");
+    let f = temp_file(toml);
+    let path = f.path().to_str().unwrap();
+    let v = report(&[path, "-b", &bootstrap], 1);
+    let m = &v["live"]["kafka"]["groups"][0]["server_assignor_model"];
+    let line = m["broker_release_line"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{m}"));
+    assert!(line.starts_with("4."), "{m}");
+    let evidence = m["evidence"].as_str().unwrap();
+    assert!(evidence.contains(line), "{m}");
+    if line == "4.0" {
+        assert!(m["model"].is_null(), "{m}");
+    } else {
+        assert_eq!(m["model"], "kip848:uniform", "{m}");
+        assert_eq!(m["kafka_versions"], "4.0.1 to 4.4.0", "{m}");
+    }
+    let out = partwise()
+        .args(["report", path, "-b", &bootstrap])
+        .output()
+        .unwrap();
+    let page = text(&out.stdout);
+    assert!(
+        page.contains("Server assignor model: "),
+        "{}",
+        text(&out.stderr)
+    );
+    // A group declared with another assignor names no server model.
+    let f = temp_file(topology(&a, &b, 6, "java", &g));
+    let v = report(&[f.path().to_str().unwrap(), "-b", &bootstrap], 1);
+    assert!(
+        v["live"]["kafka"]["groups"][0]
+            .get("server_assignor_model")
+            .is_none(),
+        "{v}"
+    );
+}

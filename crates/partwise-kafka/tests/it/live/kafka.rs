@@ -505,7 +505,7 @@ fn a_librdkafka_group_gets_the_assignment_partwise_predicts() {
 /// The shared broker's own API versions pick its release line (the version
 /// its server.log names) and, from 4.1 on, the `uniform` model of that line.
 #[test]
-fn server_assignor_model_from_the_brokers_api_versions() {
+fn kip848_server_assignor_model_from_the_brokers_api_versions() {
     let dir = partwise_faults::live::env("PARTWISE_KAFKA_DIR");
     let log = std::fs::read_to_string(format!("{dir}/node-1/server.log")).unwrap();
     let version = log

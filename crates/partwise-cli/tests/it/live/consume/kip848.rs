@@ -1,7 +1,7 @@
 //! `partwise kafka consume --group-protocol consumer` (KIP-848) against
-//! Apache Kafka 4.1: the broker computes the assignment with a server
-//! assignor, and the member hands out units only when it owns all their
-//! partitions.
+//! Apache Kafka (4.4.0; 4.0.2 and 4.1.2 in scripts/test's broker matrix):
+//! the broker computes the assignment with a server assignor, and the
+//! member hands out units only when it owns all their partitions.
 //!
 //! The tests share one private broker, started on first use, whose consumer
 //! groups have a 6 s session and a 500 ms heartbeat (the broker's defaults,
@@ -566,4 +566,192 @@ fn a_topic_deleted_mid_consume_is_said_at_once_and_exit_2() {
         &extra,
     );
     check_epochs(&all, &[&topics[0], &topics[1]]);
+}
+
+/// `kafka group --format json` of `group` on the private broker once it has
+/// `n` members that own their targets, which together give every partition
+/// of `topics` to one member, each member some (the coordinator computes a
+/// joiner's target a moment after it joins: until then the joiner's is
+/// empty), the same on two descriptions in a row; the document.
+fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
+    let start = std::time::Instant::now();
+    let mut last = String::new();
+    let mut previous: Option<BTreeMap<String, crate::live::group_live::Owned>> = None;
+    while start.elapsed() < Duration::from_secs(60) {
+        if let Ok((_, v)) = crate::live::group_live::try_describe(kafka(), group, &[]) {
+            let members = v["members"].as_array().cloned().unwrap_or_default();
+            let mut targets = Vec::new();
+            let mut reconciled = members.len() == n;
+            for m in &members {
+                if !m["target_assignment"].is_array() || !m["assignment"].is_array() {
+                    reconciled = false;
+                    continue;
+                }
+                let target = crate::live::group_live::owned(&m["target_assignment"]);
+                let current = crate::live::group_live::owned(&m["assignment"]);
+                reconciled &= target == current && !target.is_empty();
+                targets.extend(target);
+            }
+            let distinct: BTreeSet<_> = targets.iter().cloned().collect();
+            if reconciled
+                && distinct.len() == targets.len()
+                && targets.len() == topics.len() * super::PARTITIONS as usize
+            {
+                let now = self::targets(&v);
+                if previous.as_ref() == Some(&now) {
+                    return v;
+                }
+                previous = Some(now);
+            } else {
+                previous = None;
+            }
+            last = format!(
+                "{} members, {} partitions targeted",
+                members.len(),
+                targets.len()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("group {group} did not settle with {n} members within 60 s: {last}");
+}
+
+/// Each member's target assignment in a `kafka group` document.
+fn targets(v: &Value) -> BTreeMap<String, crate::live::group_live::Owned> {
+    v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_string(),
+                crate::live::group_live::owned(&m["target_assignment"]),
+            )
+        })
+        .collect()
+}
+
+/// What `partwise assign --group FILE -a model` gives the members of
+/// `after`, each owning its target of `before` (none when it joined since).
+fn predicted(
+    before: &Value,
+    after: &Value,
+    model: &str,
+) -> BTreeMap<String, crate::live::group_live::Owned> {
+    let owned: BTreeMap<String, Value> = before["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_string(),
+                m["target_assignment"].clone(),
+            )
+        })
+        .collect();
+    let mut file = after.clone();
+    for m in file["members"].as_array_mut().unwrap() {
+        let id = m["id"].as_str().unwrap().to_string();
+        m["owned_partitions"] = owned
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!([]));
+        m["assignment"] = Value::Null;
+    }
+    let path = std::env::temp_dir().join(format!(
+        "partwise-churn-{}-{}.json",
+        std::process::id(),
+        after["members"].as_array().unwrap().len()
+    ));
+    std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_partwise"))
+        .args(["assign", "--group"])
+        .arg(&path)
+        .args(["-a", model, "--format", "json"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "assign --group: {e}: {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    doc["assignment"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, ps)| (id.clone(), crate::live::group_live::owned(ps)))
+        .collect()
+}
+
+/// The models of `uniform` the broker's release may run: the one `kafka
+/// group --assignor kip848:uniform` names from its API versions, or, for a
+/// 4.0 broker (whose API versions do not tell 4.0.0 from 4.0.1), the release
+/// it was started as (PARTWISE_KAFKA_VERSION), else both.
+fn broker_uniform_models(group: &str) -> Vec<String> {
+    let (_, v) =
+        crate::live::group_live::try_describe(kafka(), group, &["--assignor", "kip848:uniform"])
+            .unwrap();
+    let p = &v["prediction"];
+    match p["server_assignor_model"].as_str() {
+        Some(m) => vec![m.to_string()],
+        None => {
+            assert_eq!(p["broker_release_line"], "4.0", "{p}");
+            match std::env::var("PARTWISE_KAFKA_VERSION") {
+                Ok(r) if r.starts_with("4.0.") => vec![format!("kip848:uniform@{r}")],
+                _ => vec!["kip848:uniform@4.0.0".into(), "kip848:uniform@4.0.1".into()],
+            }
+        }
+    }
+}
+
+/// `uniform`, the brokers' default server assignor, through churn: two
+/// members, a third joins, the first leaves, a fourth joins. After each
+/// change settles, the broker's target assignment (ConsumerGroupDescribe,
+/// through `kafka group --format json`) is what partwise's model of the
+/// broker's release computes offline (`assign --group`) from the group as
+/// described before the change: every member owning its target then, a
+/// joiner owning nothing, the leaver gone.
+#[test]
+fn kip848_uniform_targets_through_churn_are_partwises_model_of_the_brokers_release() {
+    let (a, b, group) = names("uniform-churn");
+    let topics = [a.as_str(), b.as_str()];
+    create(&topics);
+    let mut members = vec![
+        member(&group, &topics, "uniform"),
+        member(&group, &topics, "uniform"),
+    ];
+    let mut before = settled_description(&group, &topics, 2);
+    let models = broker_uniform_models(&group);
+    let check = |before: &Value, after: &Value, change: &str| {
+        let live = targets(after);
+        let agree: Vec<&String> = models
+            .iter()
+            .filter(|m| predicted(before, after, m) == live)
+            .collect();
+        assert!(
+            !agree.is_empty(),
+            "after {change}, the broker's targets {live:?} (before: {:?}) are not what {models:?} give: {:?}",
+            targets(before),
+            models
+                .iter()
+                .map(|m| predicted(before, after, m))
+                .collect::<Vec<_>>()
+        );
+    };
+    members.push(member(&group, &topics, "uniform"));
+    let after = settled_description(&group, &topics, 3);
+    check(&before, &after, "a third member joined");
+    before = after;
+    let first = members.remove(0);
+    assert_eq!(first.terminate(), 0);
+    let after = settled_description(&group, &topics, 2);
+    check(&before, &after, "the first member left");
+    before = after;
+    members.push(member(&group, &topics, "uniform"));
+    let after = settled_description(&group, &topics, 3);
+    check(&before, &after, "a fourth member joined");
+    drop(members);
 }
