@@ -13,6 +13,7 @@
 //! verify, then all of it with a SIGKILLed worker, in namespaces of its own
 //! that it removes). Exit codes: 0 ok, 1 findings, 2 error.
 
+mod flags;
 mod model;
 mod run;
 
@@ -49,12 +50,12 @@ pub struct Common {
     )]
     pub bootstrap: Option<String>,
     /// Redis Cluster node(s), host:port[,host:port] [default: 127.0.0.1:7100; `demo` starts a cluster of its own instead]
-    #[arg(long, env = "PARTWISE_REDIS", value_name = "NODES")]
+    #[arg(long, env = "PARTWISE_REDIS", value_name = "NODES", value_parser = flags::redis_nodes)]
     pub redis: Option<String>,
     /// Names of one run's own: topics NS-market-updates and NS-notifications
     /// (each topic the topology declares, prefixed), Redis keys NS:market:{SYM}
     /// and NS:notif:{SYM} (same slot as without it). Letters, digits, '.', '_', '-'
-    #[arg(long, value_name = "NS")]
+    #[arg(long, value_name = "NS", value_parser = flags::namespace)]
     pub namespace: Option<String>,
     /// The topology file: topics, producers' partitioners, the co-partition group
     #[arg(long, value_name = "FILE", default_value_os_t = default_topology())]

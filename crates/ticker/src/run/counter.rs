@@ -1,33 +1,21 @@
 //! The demo's counter-example: the seeds' round-robin group of 4 workers,
 //! run, settled, fed and verified against check's prediction.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
-use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::*;
+use crate::flags::Runtime;
+use crate::model::SYMBOLS;
+use crate::Common;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 /// The group's assignment once it has settled: every worker's last event is
 /// an assignment, and together they hold every partition of `topics` exactly
 /// once. `None` while a rebalance is still going on.
-pub(super) fn settled(events: &[Vec<Value>], topics: &[(&str, u32)]) -> Option<Vec<BTreeSet<(String, u32)>>> {
+pub(super) fn settled(
+    events: &[Vec<Value>],
+    topics: &[(&str, u32)],
+) -> Option<Vec<BTreeSet<(String, u32)>>> {
     let mut held = Vec::new();
     let mut all = BTreeSet::new();
     for ev in events {
@@ -96,8 +84,8 @@ pub(super) fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Res
                 common,
                 name,
                 group,
-                a.session_timeout_ms,
-                "librdkafka-roundrobin",
+                a.session_timeout,
+                Runtime::LibrdkafkaRoundrobin,
                 false,
             )
         })
@@ -211,6 +199,7 @@ pub(super) fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// The feed starts only on one whole assignment of the 4 members.
     #[test]

@@ -2,45 +2,31 @@
 //! own, the counter-example and the drill, then the removal of what it
 //! created.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
-use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::*;
+use crate::model::SYMBOLS;
+use crate::Common;
+use partwise_redis::Writer;
+use rdkafka::ClientConfig;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct DemoArgs {
     #[command(flatten)]
     pub(super) common: Common,
-    /// Events per second the feed writes
-    #[arg(long, default_value = "200")]
+    /// Events per second the feed writes, 1 to 100000
+    #[arg(long, default_value = "200", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(super) rate: u32,
-    /// How long the feed runs
-    #[arg(long, default_value = "12s")]
-    pub(super) duration: String,
+    /// How long the feed runs (a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "12s", value_parser = crate::flags::span)]
+    pub(super) duration: Duration,
     /// Seed of the feed
     #[arg(long, default_value = "1")]
     pub(super) seed: u64,
-    /// Session timeout of the workers (a killed worker's units move after it)
-    #[arg(long, default_value = "6000")]
-    pub(super) session_timeout_ms: u64,
+    /// Session timeout of the workers (a killed worker's units move after it): 6s, 500ms (a bare number is milliseconds)
+    #[arg(long = "session-timeout", alias = "session-timeout-ms", value_name = "DURATION", default_value = "6s", value_parser = crate::flags::timeout)]
+    pub(super) session_timeout: Duration,
     /// Skip the counter-example (the seeds' 4 round-robin workers, which miss
     /// alerts on the symbols `partwise check` predicts) and run the fixed
     /// system's drill only
@@ -53,7 +39,11 @@ pub(super) fn repo() -> PathBuf {
 }
 
 /// Runs one of the repository's scripts (with `env` added); its last stdout line.
-pub(super) fn script(name: &str, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Result<String> {
+pub(super) fn script(
+    name: &str,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<String> {
     let out = Command::new("bash")
         .arg(repo().join("scripts").join(name))
         .args(args)
@@ -168,8 +158,8 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     // Its own names: a run id in the topics, the group and every key, so that
     // nothing of another ticker (or anything else) at the plain names is read,
     // overwritten or removed.
-    let ns = match namespace(&common)? {
-        Some(ns) => ns,
+    let ns = match &common.namespace {
+        Some(ns) => ns.clone(),
         None => format!("ticker-demo-{run}"),
     };
     common.namespace = Some(ns.clone());
@@ -180,7 +170,7 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     let mut rr_common = common.clone();
     rr_common.namespace = Some(rr_ns.clone());
     let counter = !a.skip_counter_example;
-    if counter && namespace(&rr_common).is_err() {
+    if counter && crate::flags::namespace(&rr_ns).is_err() {
         return Err(format!(
             "--namespace: '{ns}' is too long for the counter-example's namespace {rr_ns} (at most 100 characters): give a shorter one, or --skip-counter-example"
         ));
@@ -312,7 +302,6 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     }
     result
 }
-
 
 /// Deletes the demo's consumer group (its name has the run id).
 pub(super) fn delete_group(b: &str, group: &str) -> Result<()> {

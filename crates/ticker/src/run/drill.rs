@@ -1,28 +1,11 @@
 //! The demo's drill on the fixed system: workers, feed, a SIGKILL, a new
 //! worker, a clean leave, verify.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
-use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::*;
+use crate::flags::Runtime;
+use crate::Common;
+use serde_json::Value;
+use std::time::{Duration, Instant};
 
 /// The drill on the demo's topics and keys: workers, feed, a SIGKILL, a new
 /// worker, a clean leave, verify.
@@ -35,8 +18,8 @@ pub(super) fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
                 &common,
                 &format!("w{i}"),
                 group,
-                a.session_timeout_ms,
-                "partwise",
+                a.session_timeout,
+                Runtime::Partwise,
                 false,
             )
         })
@@ -53,7 +36,7 @@ pub(super) fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let dur = duration("--duration", &a.duration)?;
+    let dur = a.duration;
     println!("== feed: {} events/s for {dur:?}, seed {}", a.rate, a.seed);
     let feeder = feed_command(&common, a.rate, dur, a.seed)?
         .spawn()
@@ -67,8 +50,8 @@ pub(super) fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
         &common,
         "w3",
         group,
-        a.session_timeout_ms,
-        "partwise",
+        a.session_timeout,
+        Runtime::Partwise,
         false,
     )?);
     std::thread::sleep(dur / 6);
@@ -93,8 +76,8 @@ pub(super) fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
     println!("== verify (waiting up to 90 s for the workers to catch up)");
     let code = verify(&VerifyArgs {
         common: common.clone(),
-        wait: "90s".into(),
-        format: "table".into(),
+        wait: Duration::from_secs(90),
+        format: crate::flags::Format::Table,
     })?;
     for w in &mut workers {
         w.stop(Duration::from_secs(20));

@@ -1,39 +1,27 @@
 //! `ticker feed`: reproducible ticks and alerts, routed by the topology's
 //! partitioners; and the feed as a child process, for the demo's phases.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
+use super::*;
+use crate::model::{Event, Generator, MAX_PRICE, SYMBOLS};
 use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
 use partwise_kafka::produce::RoutedProducer;
 use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use super::*;
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct FeedArgs {
     #[command(flatten)]
     pub(super) common: Common,
-    /// Events (ticks and alerts) per second
-    #[arg(long, default_value = "200")]
+    /// Events (ticks and alerts) per second, 1 to 100000
+    #[arg(long, default_value = "200", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(super) rate: u32,
-    /// How long to feed (10s, 500ms, 2m; a bare number is seconds)
-    #[arg(long, default_value = "10s")]
-    pub(super) duration: String,
+    /// How long to feed (10s, 500ms, 2m, 1h; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::flags::span)]
+    pub(super) duration: Duration,
     /// Seed of the random walk and the alerts: the same seed, the same feed
     #[arg(long, default_value = "1")]
     pub(super) seed: u64,
@@ -105,13 +93,7 @@ pub(super) fn symbols(file: Option<&PathBuf>) -> Result<Vec<(String, i64)>> {
 pub fn feed(a: &FeedArgs) -> Result<u8> {
     let p = plan(&a.common)?;
     let syms = symbols(a.symbols.as_ref())?;
-    let dur = duration("--duration", &a.duration)?;
-    if a.rate == 0 || a.rate > 100_000 {
-        return Err(format!(
-            "--rate: {} must be between 1 and 100000 events/s",
-            a.rate
-        ));
-    }
+    let dur = a.duration;
     let b = bootstrap(&a.common)?;
     let mut conn = Connection::new(Duration::from_secs(10));
     conn.bootstrap(&b).map_err(|e| e.to_string())?;
@@ -178,9 +160,13 @@ pub fn feed(a: &FeedArgs) -> Result<u8> {
     Ok(0)
 }
 
-
 /// `ticker feed` for the demo's phases, as a child process.
-pub(super) fn feed_command(common: &Common, rate: u32, dur: Duration, seed: u64) -> Result<Command> {
+pub(super) fn feed_command(
+    common: &Common,
+    rate: u32,
+    dur: Duration,
+    seed: u64,
+) -> Result<Command> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut c = Command::new(&exe);
     c.arg("feed")

@@ -1,42 +1,28 @@
 //! `ticker join`: the supervisor of K worker processes, and the worker
 //! process handle the demo uses too.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
+use super::*;
+use crate::flags::Runtime;
 use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use super::*;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct JoinArgs {
     #[command(flatten)]
     pub(super) common: Common,
-    /// Worker processes
-    #[arg(long, default_value = "3")]
+    /// Worker processes, 1 to 64
+    #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(super) workers: u32,
     /// Consumer group id
     #[arg(long, default_value = "ticker-joiner")]
     pub(super) group: String,
-    /// session.timeout.ms of each worker
-    #[arg(long, default_value = "45000")]
-    pub(super) session_timeout_ms: u64,
+    /// session.timeout.ms of each worker: 45s, 500ms (a bare number is milliseconds)
+    #[arg(long = "session-timeout", alias = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = crate::flags::timeout)]
+    pub(super) session_timeout: Duration,
 }
 
 /// A worker process and what it printed.
@@ -51,8 +37,8 @@ impl WorkerProc {
         common: &Common,
         name: &str,
         group: &str,
-        session_ms: u64,
-        runtime: &str,
+        session: Duration,
+        runtime: Runtime,
         echo: bool,
     ) -> Result<WorkerProc> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -68,11 +54,11 @@ impl WorkerProc {
             ])
             .arg("--topology")
             .arg(&common.topology)
-            .args(["--session-timeout-ms", &session_ms.to_string()])
-            .args(["--runtime", runtime])
+            .args(["--session-timeout", &format!("{}ms", session.as_millis())])
+            .args(["--runtime", runtime.name()])
             .args([
-                "--heartbeat-interval-ms",
-                &(session_ms / 6).max(100).to_string(),
+                "--heartbeat-interval",
+                &format!("{}ms", (session.as_millis() / 6).max(100)),
             ]);
         if let Some(b) = &common.bootstrap {
             cmd.args(["-b", b]);
@@ -153,17 +139,14 @@ impl Drop for WorkerProc {
 pub fn join(a: &JoinArgs) -> Result<u8> {
     plan(&a.common)?;
     bootstrap(&a.common)?;
-    if a.workers == 0 || a.workers > 64 {
-        return Err(format!("--workers: {} must be between 1 and 64", a.workers));
-    }
     let mut procs: Vec<WorkerProc> = (0..a.workers)
         .map(|i| {
             WorkerProc::start(
                 &a.common,
                 &format!("w{i}"),
                 &a.group,
-                a.session_timeout_ms,
-                "partwise",
+                a.session_timeout,
+                Runtime::Partwise,
                 true,
             )
         })
@@ -183,7 +166,6 @@ pub fn join(a: &JoinArgs) -> Result<u8> {
     }
     Ok(0)
 }
-
 
 /// SIGTERM to every worker, then waits for each (then SIGKILL): they leave
 /// together, rather than each one's leave rebalancing the ones still there.

@@ -2,27 +2,13 @@
 //! through partwise's adapters, and returns an exit code (0 ok, 1 findings)
 //! or an error (exit 2).
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
 use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
+use partwise::topology::Topology;
 use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use partwise_redis::NodeAddr;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 pub type Result<T> = std::result::Result<T, String>;
 
@@ -38,28 +24,6 @@ struct Plan {
     ns: Option<String>,
 }
 
-/// A namespace as `--namespace` takes it: it goes into topic names (Kafka
-/// allows letters, digits, '.', '_', '-') and in front of the Redis keys,
-/// where a brace would become the keys' hash tag and move them off their
-/// symbol's slot.
-fn namespace(c: &Common) -> Result<Option<String>> {
-    match c.namespace.as_deref() {
-        None => Ok(None),
-        Some(ns)
-            if !ns.is_empty()
-                && ns.len() <= 100
-                && ns
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) =>
-        {
-            Ok(Some(ns.to_string()))
-        }
-        Some(ns) => Err(format!(
-            "--namespace: '{ns}' must be 1 to 100 letters, digits, '.', '_' or '-' (it goes into topic names and in front of Redis keys)"
-        )),
-    }
-}
-
 /// The Redis keys of one symbol, the last tick and the fired alerts: hash
 /// tagged by the symbol, so both share its slot whatever the namespace.
 fn keys(ns: Option<&str>, sym: &str) -> (String, String) {
@@ -73,7 +37,7 @@ fn keys(ns: Option<&str>, sym: &str) -> (String, String) {
 /// The topology's plan under the flags' namespace: the topics the command
 /// reads and writes are `NS-NAME` for each NAME the file declares.
 fn plan(c: &Common) -> Result<Plan> {
-    let ns = namespace(c)?;
+    let ns = c.namespace.clone();
     let mut p = plan_file(&c.topology)?;
     if let Some(ns) = &ns {
         let name = |t: &str| format!("{ns}-{t}");
@@ -167,29 +131,6 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// `10`, `10s`, `500ms`, `2m`.
-fn duration(flag: &str, s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let (n, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, "s"),
-    };
-    let v: f64 = n
-        .parse()
-        .map_err(|_| format!("{flag}: '{s}' is not a duration (10s, 500ms, 2m)"))?;
-    let secs = match unit {
-        "ms" => v / 1000.0,
-        "s" => v,
-        "m" => v * 60.0,
-        _ => return Err(format!("{flag}: '{s}': unknown unit '{unit}' (ms, s, m)")),
-    };
-    if !(0.0..=86_400.0).contains(&secs) {
-        return Err(format!("{flag}: '{s}' is out of range (0 to 24 h)"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-
 mod counter;
 mod demo;
 mod drill;
@@ -205,7 +146,7 @@ use counter::counter_example;
 use drill::drill;
 use feed::feed_command;
 use join::{stop_all, WorkerProc};
-use predict::{judge, join_nums, join_strs, predict, rr_members, Prediction, RR_FEED, RR_RATE};
+use predict::{join_nums, join_strs, judge, predict, rr_members, RR_FEED, RR_RATE};
 use sink::Sink;
 use up::up_created;
 use verify::{verify_once, Verdict};

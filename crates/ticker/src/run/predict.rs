@@ -1,28 +1,12 @@
 //! The counter-example's prediction and verdict: what `partwise check` says
 //! a round-robin group of 4 splits, and whether verify found that.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
-use crate::Common;
+use super::*;
 use partwise::assign::colocation_of;
 use partwise::placement;
 use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 /// The members of the counter-example's round-robin group, by client id:
 /// librdkafka's member ids begin with it, so the order the broker's
@@ -82,7 +66,12 @@ impl Prediction {
     }
 }
 
-pub(super) fn predict(p: &Plan, group: &str, members: &[String], symbols: &[&str]) -> Result<Prediction> {
+pub(super) fn predict(
+    p: &Plan,
+    group: &str,
+    members: &[String],
+    symbols: &[&str],
+) -> Result<Prediction> {
     let t = round_robin_topology(p, group, members);
     let report = check(&t, &[]);
     let k = members.len() as u32;
@@ -132,7 +121,6 @@ pub(super) fn predict(p: &Plan, group: &str, members: &[String], symbols: &[&str
     }
     Ok(Prediction { split, partition })
 }
-
 
 /// The counter-example's verdict and its lines: the table (symbol, its
 /// partition, check's split, alerts due, missing), both sets, and whether
@@ -223,7 +211,8 @@ pub(super) fn join_strs(s: &BTreeSet<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Generator;
+    use crate::model::{expected, Event, Generator, SYMBOLS};
+    use crate::Common;
 
     fn example_plan(ns: &str) -> Plan {
         plan(&Common {

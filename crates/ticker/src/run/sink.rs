@@ -2,28 +2,14 @@
 //! join, its idempotent writes to Redis (one MULTI/EXEC per symbol), and the
 //! worker's own counts.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
-use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::*;
+use crate::model::{Alert, Fired, Joiner, Tick};
+use partwise_redis::{NodeAddr, Writer};
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// A worker's own count of what it did, for its last line.
 #[derive(Default)]
@@ -139,7 +125,7 @@ impl Sink {
             notif: p.notif.clone(),
             ns: p.ns.clone(),
             seeds,
-            retry: duration("--redis-retry", &a.redis_retry)?,
+            retry: a.redis_retry,
             writer,
             join: Joiner::default(),
             stored: HashMap::new(),

@@ -1,39 +1,28 @@
 //! `ticker verify`: both topics read whole, what Redis must hold recomputed
 //! by the oracle, and compared with what it holds.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
+use super::*;
+use crate::flags::Format;
+use crate::model::{expected, Alert, Fired, Tick};
 use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
-use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
+use partwise_redis::Writer;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::message::Message;
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use super::*;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
     #[command(flatten)]
     pub(super) common: Common,
     /// Keep checking until it holds or this long has passed (the workers may still be catching up)
-    #[arg(long, default_value = "0s")]
-    pub(super) wait: String,
-    /// Output format: table or json
-    #[arg(long, default_value = "table")]
-    pub(super) format: String,
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::flags::span)]
+    pub(super) wait: Duration,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: Format,
 }
 
 /// Every record of `topic`, from the beginning to the end offsets as they
@@ -258,8 +247,8 @@ pub(super) fn verdict_json(v: &Verdict) -> Value {
            "missing": v.missing, "unexpected": v.unexpected, "wrong": v.wrong, "stale": v.stale})
 }
 
-pub(super) fn print_verdict(v: &Verdict, format: &str) {
-    if format == "json" {
+pub(super) fn print_verdict(v: &Verdict, format: Format) {
+    if format == Format::Json {
         println!(
             "{}",
             serde_json::to_string_pretty(&verdict_json(v)).expect("json")
@@ -297,17 +286,14 @@ pub(super) fn print_verdict(v: &Verdict, format: &str) {
 }
 
 pub fn verify(a: &VerifyArgs) -> Result<u8> {
-    if a.format != "table" && a.format != "json" {
-        return Err(format!("--format: '{}' is not table or json", a.format));
-    }
     let p = plan(&a.common)?;
-    let wait = duration("--wait", &a.wait)?;
+    let wait = a.wait;
     let deadline = Instant::now() + wait;
     loop {
         // Within --wait, an error (a Redis node not back yet) is waited out too.
         match verify_once(&a.common, &p) {
             Ok(v) if v.ok() || Instant::now() >= deadline => {
-                print_verdict(&v, &a.format);
+                print_verdict(&v, a.format);
                 return Ok(if v.ok() { 0 } else { 1 });
             }
             Err(e) if Instant::now() >= deadline => return Err(e),

@@ -2,28 +2,17 @@
 //! (`copartitioned`) or on a librdkafka `roundrobin` group (the seeds'
 //! counter-example); what it does with the records is the sink's.
 
-use crate::model::{expected, Alert, Event, Fired, Generator, Joiner, Tick, MAX_PRICE, SYMBOLS};
+use super::*;
+use crate::flags::Runtime;
 use crate::Common;
-use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
-use partwise::{KeyFormat, Partitioner};
-use partwise_group::cluster::Cluster;
 use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
-use partwise_redis::{NodeAddr, Writer};
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::ClientConfig;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use super::*;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct WorkerArgs {
@@ -35,37 +24,29 @@ pub struct WorkerArgs {
     /// Consumer group id
     #[arg(long, default_value = "ticker-joiner")]
     pub(super) group: String,
-    /// session.timeout.ms
-    #[arg(long, default_value = "45000")]
-    pub(super) session_timeout_ms: u64,
-    /// heartbeat.interval.ms
-    #[arg(long, default_value = "3000")]
-    pub(super) heartbeat_interval_ms: u64,
-    /// How long a Redis write is retried (a node paused or failing over) before the worker gives up
-    #[arg(long, default_value = "60s")]
-    pub(super) redis_retry: String,
+    /// session.timeout.ms: 45s, 500ms (a bare number is milliseconds)
+    #[arg(long = "session-timeout", alias = "session-timeout-ms", value_name = "DURATION", default_value = "45s", value_parser = crate::flags::timeout)]
+    pub(super) session_timeout: Duration,
+    /// heartbeat.interval.ms: 3s, 500ms (a bare number is milliseconds)
+    #[arg(long = "heartbeat-interval", alias = "heartbeat-interval-ms", value_name = "DURATION", default_value = "3s", value_parser = crate::flags::timeout)]
+    pub(super) heartbeat_interval: Duration,
+    /// How long a Redis write is retried (a node paused or failing over) before the worker gives up (a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::flags::span)]
+    pub(super) redis_retry: Duration,
     /// The group runtime: partwise (copartitioned assignor) or librdkafka-roundrobin (the seed's counter-example)
-    #[arg(long, default_value = "partwise")]
-    pub(super) runtime: String,
+    #[arg(long, value_enum, default_value = "partwise")]
+    pub(super) runtime: Runtime,
     /// Append each written tick's produce-to-Redis latency (ms, one per line) to FILE at exit (bench/ticker)
     #[arg(long, value_name = "FILE", hide = true)]
     pub(super) latency_file: Option<PathBuf>,
 }
 
-
-
 pub fn worker(a: &WorkerArgs) -> Result<u8> {
     let p = plan(&a.common)?;
     let b = bootstrap(&a.common)?;
     let mut sink = Sink::new(a, &p)?;
-    match a.runtime.as_str() {
-        "partwise" => {}
-        "librdkafka-roundrobin" => return worker_librdkafka(a, &b, &p, sink),
-        other => {
-            return Err(format!(
-                "--runtime: '{other}' is not partwise or librdkafka-roundrobin"
-            ))
-        }
+    if a.runtime == Runtime::LibrdkafkaRoundrobin {
+        return worker_librdkafka(a, &b, &p, sink);
     }
     let mut cfg = Config::new(
         brokers(&b),
@@ -78,8 +59,8 @@ pub fn worker(a: &WorkerArgs) -> Result<u8> {
     // and its writes are idempotent, so nothing is committed.
     cfg.commit_offsets = false;
     cfg.client_id = format!("ticker-{}", a.id);
-    cfg.session_timeout = Duration::from_millis(a.session_timeout_ms);
-    cfg.heartbeat_interval = Duration::from_millis(a.heartbeat_interval_ms);
+    cfg.session_timeout = a.session_timeout;
+    cfg.heartbeat_interval = a.heartbeat_interval;
     cfg.fetch_max_wait = Duration::from_millis(100);
     cfg.request_timeout = Duration::from_secs(10);
     // Redis writes block; the heartbeat task runs on the other thread meanwhile.
@@ -155,8 +136,14 @@ pub(super) fn worker_librdkafka(a: &WorkerArgs, b: &str, p: &Plan, mut sink: Sin
         .set("partition.assignment.strategy", "roundrobin")
         .set("enable.auto.commit", "false")
         .set("auto.offset.reset", "earliest")
-        .set("session.timeout.ms", a.session_timeout_ms.to_string())
-        .set("heartbeat.interval.ms", a.heartbeat_interval_ms.to_string())
+        .set(
+            "session.timeout.ms",
+            a.session_timeout.as_millis().to_string(),
+        )
+        .set(
+            "heartbeat.interval.ms",
+            a.heartbeat_interval.as_millis().to_string(),
+        )
         .set("fetch.wait.max.ms", "100")
         .create_with_context(Rebalances {
             pending: Mutex::new(Vec::new()),
