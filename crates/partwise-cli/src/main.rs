@@ -24,8 +24,12 @@ mod cmd;
 mod exit;
 mod input;
 mod limits;
+mod load;
+#[cfg(test)]
+mod module_graph;
 mod outfile;
 mod output;
+mod render;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use exit::{CliError, ExitCode};

@@ -5,7 +5,8 @@
 //! members); with `-c`, `redis check` of each family over the sample keys.
 //! Everything here only reads.
 
-use crate::cmd::kafka::{group::described, kerr};
+use crate::cmd::conn::kerr;
+use crate::cmd::kafka::group::described;
 use crate::exit::{CliError, Result};
 use partwise::described::{analyze, Analysis, ClusterTopic};
 use partwise::routing::candidates;
