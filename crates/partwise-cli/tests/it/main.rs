@@ -10,12 +10,19 @@ mod common;
 mod offline {
     mod assign;
     mod assign_kip848;
+    mod batching;
     mod check;
+    mod completions;
+    mod every_command;
     mod hostile;
     mod kafka;
+    mod partitioners;
+    mod plan;
     mod report;
     mod route;
+    mod salt;
     mod skew;
+    mod slot;
     mod weights;
 }
 
