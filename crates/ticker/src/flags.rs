@@ -1,11 +1,52 @@
-//! The ticker's typed flags: value parsers at the clap boundary, so a bad
+//! The ticker's typed flags: what every subcommand takes ([`Common`]) and
+//! the value parsers at the clap boundary, so a bad
 //! value is clap's usage error naming the flag (exit 2), as in the
 //! `partwise` command. Durations take the core's one grammar
 //! ([`partwise::duration`]): `500ms`, `10s`, `2m`, `1h`, or a bare number in
 //! the flag's unit (seconds, or milliseconds for the Java-named timeouts).
 
 use partwise::duration::{self, Bare};
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// Where the services are, and the topology.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Common {
+    /// Kafka bootstrap brokers, host:port[,host:port]
+    #[arg(
+        short = 'b',
+        long = "bootstrap",
+        env = "PARTWISE_KAFKA_BOOTSTRAP",
+        value_name = "BROKERS"
+    )]
+    pub bootstrap: Option<String>,
+    /// Redis Cluster node(s), host:port[,host:port] [default: 127.0.0.1:7100; `demo` starts a cluster of its own instead]
+    #[arg(long, env = "PARTWISE_REDIS", value_name = "NODES", value_parser = redis_nodes)]
+    pub redis: Option<String>,
+    /// Names of one run's own: topics NS-market-updates and NS-notifications
+    /// (each topic the topology declares, prefixed), Redis keys NS:market:{SYM}
+    /// and NS:notif:{SYM} (same slot as without it). Letters, digits, '.', '_', '-'
+    #[arg(long, value_name = "NS", value_parser = namespace)]
+    pub namespace: Option<String>,
+    /// The topology file: topics, producers' partitioners, the co-partition group
+    #[arg(long, value_name = "FILE", default_value_os_t = default_topology())]
+    pub topology: PathBuf,
+}
+
+impl Common {
+    /// The Redis seed nodes, or the default address of `scripts/redis-cluster-up`.
+    pub fn redis_nodes(&self) -> &str {
+        self.redis.as_deref().unwrap_or("127.0.0.1:7100")
+    }
+}
+
+/// The repository's `examples/ticker.toml`.
+pub fn default_topology() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/ticker.toml"
+    ))
+}
 
 /// The longest `--duration`, `--wait` and `--redis-retry` the ticker takes.
 const LONGEST: Duration = Duration::from_secs(24 * 3600);

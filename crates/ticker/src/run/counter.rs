@@ -1,10 +1,14 @@
 //! The demo's counter-example: the seeds' round-robin group of 4 workers,
 //! run, settled, fed and verified against check's prediction.
 
-use super::*;
-use crate::flags::Runtime;
+use super::drill::Phase;
+use super::feed::feed_command;
+use super::join::{stop_all, WorkerProc};
+use super::plan::{plan, Result};
+use super::predict::{join_nums, join_strs, judge, predict, rr_members, RR_FEED, RR_RATE};
+use super::verify::verify_once;
+use crate::flags::{Common, Runtime};
 use crate::model::SYMBOLS;
-use crate::Common;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -53,7 +57,7 @@ pub(super) fn settled(
 /// symbols a round-robin group of 4 splits, 4 such workers join and the feed
 /// runs, and verify must find alerts missing on exactly those symbols.
 /// Whether the observation matched the prediction.
-pub(super) fn counter_example(a: &DemoArgs, common: &Common, group: &str) -> Result<bool> {
+pub(super) fn counter_example(a: &Phase, common: &Common, group: &str) -> Result<bool> {
     let p = plan(common)?;
     let members = rr_members();
     let syms: Vec<&str> = SYMBOLS.iter().map(|(s, _)| *s).collect();

@@ -2,9 +2,12 @@
 //! own, the counter-example and the drill, then the removal of what it
 //! created.
 
-use super::*;
+use super::counter::counter_example;
+use super::drill::{drill, Phase};
+use super::plan::{keys, now_ms, redis_seeds, rt, Result};
+use super::up::up_created;
+use crate::flags::Common;
 use crate::model::SYMBOLS;
-use crate::Common;
 use partwise_redis::Writer;
 use rdkafka::ClientConfig;
 use std::path::PathBuf;
@@ -227,6 +230,12 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     // What the demo made, to remove at the end (an error part way through too).
     let mut created: Vec<String> = Vec::new();
     let mut groups: Vec<&str> = Vec::new();
+    let phase = Phase {
+        session_timeout: a.session_timeout,
+        rate: a.rate,
+        duration: a.duration,
+        seed: a.seed,
+    };
     let mut result = (|| -> Result<u8> {
         println!("== up: topics from {} on {b}", common.topology.display());
         let (code, made) = up_created(&common)?;
@@ -242,10 +251,10 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
                 return Ok(code);
             }
             groups.push(&rr_group);
-            counter_ok = Some(counter_example(a, &rr_common, &rr_group)?);
+            counter_ok = Some(counter_example(&phase, &rr_common, &rr_group)?);
         }
         groups.push(&group);
-        let code = drill(a, &common, &group)?;
+        let code = drill(&phase, &common, &group)?;
         let fixed = if code == 0 {
             "verify passed"
         } else {

@@ -1,15 +1,30 @@
 //! The demo's drill on the fixed system: workers, feed, a SIGKILL, a new
 //! worker, a clean leave, verify.
 
-use super::*;
-use crate::flags::Runtime;
-use crate::Common;
+use super::feed::feed_command;
+use super::join::WorkerProc;
+use super::plan::Result;
+use super::verify::{verify, VerifyArgs};
+use crate::flags::{Common, Runtime};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// The drill on the demo's topics and keys: workers, feed, a SIGKILL, a new
 /// worker, a clean leave, verify.
-pub(super) fn drill(a: &DemoArgs, common: &Common, group: &str) -> Result<u8> {
+/// What the demo's phases (the counter-example and the drill) take from its
+/// flags.
+pub(super) struct Phase {
+    /// The workers' session timeout.
+    pub(super) session_timeout: Duration,
+    /// The drill's feed: events per second.
+    pub(super) rate: u32,
+    /// How long the drill's feed runs.
+    pub(super) duration: Duration,
+    /// The seed of both feeds.
+    pub(super) seed: u64,
+}
+
+pub(super) fn drill(a: &Phase, common: &Common, group: &str) -> Result<u8> {
     let common = common.clone();
     println!("== join: 3 workers in group {group} (copartitioned assignor)");
     let mut workers: Vec<WorkerProc> = (0..3)

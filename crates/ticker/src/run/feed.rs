@@ -1,9 +1,9 @@
 //! `ticker feed`: reproducible ticks and alerts, routed by the topology's
 //! partitioners; and the feed as a child process, for the demo's phases.
 
-use super::*;
+use super::plan::{bootstrap, now_ms, plan, Result};
+use crate::flags::Common;
 use crate::model::{Event, Generator, MAX_PRICE, SYMBOLS};
-use crate::Common;
 use partwise_kafka::produce::RoutedProducer;
 use partwise_kafka::Connection;
 use serde_json::json;

@@ -1,9 +1,8 @@
 //! `ticker join`: the supervisor of K worker processes, and the worker
 //! process handle the demo uses too.
 
-use super::*;
-use crate::flags::Runtime;
-use crate::Common;
+use super::plan::{bootstrap, plan, rt, Result};
+use crate::flags::{Common, Runtime};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

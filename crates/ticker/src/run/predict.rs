@@ -1,7 +1,8 @@
 //! The counter-example's prediction and verdict: what `partwise check` says
 //! a round-robin group of 4 splits, and whether verify found that.
 
-use super::*;
+use super::plan::{Plan, Result};
+use super::verify::Verdict;
 use partwise::assign::colocation_of;
 use partwise::placement;
 use partwise::topology::{check, ConsumerGroup, Members, Topology};
@@ -211,15 +212,16 @@ pub(super) fn join_strs(s: &BTreeSet<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flags::Common;
     use crate::model::{expected, Event, Generator, SYMBOLS};
-    use crate::Common;
+    use crate::run::plan::plan;
 
     fn example_plan(ns: &str) -> Plan {
         plan(&Common {
             bootstrap: None,
             redis: None,
             namespace: Some(ns.into()),
-            topology: crate::default_topology(),
+            topology: crate::flags::default_topology(),
         })
         .unwrap()
     }

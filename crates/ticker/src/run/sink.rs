@@ -2,7 +2,8 @@
 //! join, its idempotent writes to Redis (one MULTI/EXEC per symbol), and the
 //! worker's own counts.
 
-use super::*;
+use super::plan::{keys, now_ms, redis_seeds, Plan, Result};
+use crate::flags::Common;
 use crate::model::{Alert, Fired, Joiner, Tick};
 use partwise_redis::{NodeAddr, Writer};
 use serde_json::{json, Value};
@@ -115,17 +116,25 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    pub(super) fn new(a: &WorkerArgs, p: &Plan) -> Result<Sink> {
-        let seeds = redis_seeds(&a.common)?;
+    /// The sink of worker `id` (its flags' Redis seeds, how long a write is
+    /// retried, where its latencies go) on the plan's topics.
+    pub(super) fn new(
+        common: &Common,
+        id: &str,
+        retry: Duration,
+        latency_file: Option<PathBuf>,
+        p: &Plan,
+    ) -> Result<Sink> {
+        let seeds = redis_seeds(common)?;
         let writer =
             Writer::connect(&seeds, Duration::from_secs(2)).map_err(|e| format!("--redis: {e}"))?;
         Ok(Sink {
-            id: a.id.clone(),
+            id: id.to_string(),
             market: p.market.clone(),
             notif: p.notif.clone(),
             ns: p.ns.clone(),
             seeds,
-            retry: a.redis_retry,
+            retry,
             writer,
             join: Joiner::default(),
             stored: HashMap::new(),
@@ -134,7 +143,7 @@ impl Sink {
             seen: BTreeSet::new(),
             started_ms: now_ms(),
             last_write_ms: 0,
-            latency_file: a.latency_file.clone(),
+            latency_file,
         })
     }
 

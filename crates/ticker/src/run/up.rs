@@ -1,8 +1,8 @@
 //! `ticker up`: the topology checked, then both topics created with its
 //! count; an existing topic is never changed.
 
-use super::*;
-use crate::Common;
+use super::plan::{bootstrap, brokers, plan, rt, Result};
+use crate::flags::Common;
 use partwise::topology::check;
 use partwise_group::cluster::Cluster;
 use std::time::{Duration, Instant};

@@ -1,10 +1,9 @@
 //! `ticker verify`: both topics read whole, what Redis must hold recomputed
 //! by the oracle, and compared with what it holds.
 
-use super::*;
-use crate::flags::Format;
+use super::plan::{bootstrap, keys, plan, redis_seeds, Plan, Result};
+use crate::flags::{Common, Format};
 use crate::model::{expected, Alert, Fired, Tick};
-use crate::Common;
 use partwise_redis::Writer;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::message::Message;

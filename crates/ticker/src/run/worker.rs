@@ -2,9 +2,9 @@
 //! (`copartitioned`) or on a librdkafka `roundrobin` group (the seeds'
 //! counter-example); what it does with the records is the sink's.
 
-use super::*;
-use crate::flags::Runtime;
-use crate::Common;
+use super::plan::{bootstrap, brokers, plan, rt, Plan, Result};
+use super::sink::Sink;
+use crate::flags::{Common, Runtime};
 use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::message::Message;
@@ -44,7 +44,7 @@ pub struct WorkerArgs {
 pub fn worker(a: &WorkerArgs) -> Result<u8> {
     let p = plan(&a.common)?;
     let b = bootstrap(&a.common)?;
-    let mut sink = Sink::new(a, &p)?;
+    let mut sink = Sink::new(&a.common, &a.id, a.redis_retry, a.latency_file.clone(), &p)?;
     if a.runtime == Runtime::LibrdkafkaRoundrobin {
         return worker_librdkafka(a, &b, &p, sink);
     }
