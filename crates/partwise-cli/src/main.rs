@@ -24,6 +24,9 @@ mod cmd;
 mod exit;
 mod input;
 mod limits;
+mod load;
+#[cfg(test)]
+mod module_graph;
 mod outfile;
 mod output;
 mod render;

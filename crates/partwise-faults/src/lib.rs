@@ -1,7 +1,8 @@
 //! Test support for fault tests on Apache Kafka: a fault-injecting proxy
 //! ([`FaultProxy`]) and private clusters to kill brokers of ([`KafkaCluster`]);
 //! and, in [`live`], what every crate's live tests share (service addresses,
-//! unique names, librdkafka topics and producers).
+//! unique names, librdkafka topics and producers); [`hostile`], a fake
+//! broker for the offline hostile-peer tests.
 //!
 //! A real cluster moves its group coordinator or a partition's leader only
 //! when a broker dies, and cannot answer one chosen request with one chosen
@@ -39,6 +40,7 @@
 //! ```
 
 mod cluster;
+pub mod hostile;
 pub use cluster::KafkaCluster;
 pub mod live;
 

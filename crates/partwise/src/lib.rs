@@ -30,7 +30,11 @@
 //!   (KIP-848) online, and which broker-side assignor keeps its units whole;
 //! - [`findings`]: what the checks report, declared or observed, with stable ids;
 //! - [`family`]: Redis key families (`market:{%s}`): filling and the pattern lint;
-//! - [`resize`]: which keys move when a partition count changes.
+//! - [`resize`]: which keys move when a partition count changes;
+//! - [`verdict`]: the verdict of a topology file over its sample keys, in
+//!   the words `partwise report` shows;
+//! - [`duration`]: the one syntax of duration values (`500ms`, `10s`, `2m`,
+//!   `1h`, a bare number in the setting's own unit).
 //!
 //! ```
 //! use partwise::{slot, PartitionCount, Partitioner, Placement};
@@ -58,6 +62,7 @@ pub mod clients;
 pub mod compare;
 mod count;
 pub mod described;
+pub mod duration;
 pub mod encoding;
 mod error;
 pub mod family;
@@ -77,6 +82,7 @@ pub mod skew;
 pub mod slot;
 pub mod topology;
 pub mod traffic;
+pub mod verdict;
 
 pub use count::{PartitionCount, MAX_PARTITIONS};
 pub use encoding::KeyFormat;

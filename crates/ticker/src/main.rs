@@ -13,11 +13,11 @@
 //! verify, then all of it with a SIGKILLed worker, in namespaces of its own
 //! that it removes). Exit codes: 0 ok, 1 findings, 2 error.
 
+mod flags;
 mod model;
 mod run;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 // A hostile broker's absurd array count must be an error, not an abort
@@ -35,44 +35,6 @@ static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveH
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-}
-
-/// Where the services are, and the topology.
-#[derive(clap::Args, Clone, Debug)]
-pub struct Common {
-    /// Kafka bootstrap brokers, host:port[,host:port]
-    #[arg(
-        short = 'b',
-        long = "bootstrap",
-        env = "PARTWISE_KAFKA_BOOTSTRAP",
-        value_name = "BROKERS"
-    )]
-    pub bootstrap: Option<String>,
-    /// Redis Cluster node(s), host:port[,host:port] [default: 127.0.0.1:7100; `demo` starts a cluster of its own instead]
-    #[arg(long, env = "PARTWISE_REDIS", value_name = "NODES")]
-    pub redis: Option<String>,
-    /// Names of one run's own: topics NS-market-updates and NS-notifications
-    /// (each topic the topology declares, prefixed), Redis keys NS:market:{SYM}
-    /// and NS:notif:{SYM} (same slot as without it). Letters, digits, '.', '_', '-'
-    #[arg(long, value_name = "NS")]
-    pub namespace: Option<String>,
-    /// The topology file: topics, producers' partitioners, the co-partition group
-    #[arg(long, value_name = "FILE", default_value_os_t = default_topology())]
-    pub topology: PathBuf,
-}
-
-impl Common {
-    /// The Redis seed nodes, or the default address of `scripts/redis-cluster-up`.
-    pub fn redis_nodes(&self) -> &str {
-        self.redis.as_deref().unwrap_or("127.0.0.1:7100")
-    }
-}
-
-fn default_topology() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/ticker.toml"
-    ))
 }
 
 #[derive(Subcommand)]

@@ -327,7 +327,7 @@ fn fix(cfg: &Config, group: &Group, co: &Colocation) -> Option<PlacementFix> {
 }
 
 fn fix_json(f: &PlacementFix) -> Value {
-    crate::cmd::check::placement_fix_json(f)
+    crate::render::findings::placement_fix_json(f)
 }
 
 fn finding_json(f: &LeaderFinding) -> Value {
@@ -435,7 +435,7 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
         Format::Table => {
             table(cfg, &group, &a, &co, out)?;
             if let Some(f) = &fix {
-                super::check::write_fix(f, "", out)?;
+                crate::render::findings::write_fix(f, "", out)?;
             }
             write_findings(&found, out)?;
         }

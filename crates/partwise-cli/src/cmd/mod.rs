@@ -6,7 +6,9 @@ pub mod assign;
 pub mod batching;
 pub mod check;
 pub mod completions;
-pub mod duration;
+pub mod conn;
+/// The duration grammar lives in the core, shared with the ticker.
+pub use partwise::duration;
 pub mod kafka;
 pub mod parse;
 pub mod partitioners;

@@ -7,6 +7,11 @@
 use partwise::assign::Assignor;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 
+/// `-c HOST:PORT`: a Redis Cluster node (`redis ...`, `report -c`).
+pub fn node_addr(s: &str) -> Result<partwise_redis::NodeAddr, partwise_redis::Error> {
+    s.parse()
+}
+
 /// `-p N`: a partition count (the core's rule: 1 up to int32 ids).
 pub fn partitions(s: &str) -> Result<PartitionCount, partwise::Error> {
     s.parse()

@@ -8,9 +8,10 @@
 use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
+use crate::render::redis::{check_json, check_row_json, check_summary_json};
 use partwise_redis::{
-    check, sample_matching, CheckReport, Error, Family, FamilyReason, HotReport, HotRule, Node,
-    NodeAddr, Shard, SlotMap,
+    check, sample_matching, CheckReport, Error, Family, HotReport, HotRule, Node, NodeAddr, Shard,
+    SlotMap,
 };
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -42,7 +43,7 @@ struct Conn {
         long = "cluster",
         value_name = "HOST:PORT",
         required = true,
-        value_parser = node_addr
+        value_parser = parse::node_addr
     )]
     cluster: Vec<NodeAddr>,
     /// Give up on a node after this long: 500ms, 2s, 1m (a bare number is seconds)
@@ -189,11 +190,6 @@ impl Cluster {
 
 fn redis_err(e: Error) -> CliError {
     CliError::lib(e)
-}
-
-/// `-c HOST:PORT`.
-pub fn node_addr(s: &str) -> std::result::Result<NodeAddr, Error> {
-    s.parse()
 }
 
 /// Prints node failures after a partial report and turns them into exit 2.
@@ -375,12 +371,6 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
 
 // ---- check
 
-fn lint_json(l: &FamilyReason) -> Value {
-    let mut v = super::check::family_reason_json(l);
-    v["problem"] = json!(l.is_problem());
-    v
-}
-
 fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
     let family = Family::new(&args.family).map_err(|e| CliError::context("--family", e))?;
@@ -420,44 +410,6 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
-}
-
-/// One logical key of a `redis check` as JSON.
-fn check_row_json(k: &partwise_redis::KeyPlacement) -> Value {
-    json!({
-        "key": key_json(&k.key),
-        "key_hex": hex(&k.key),
-        "members": k.members.iter().map(|m| json!({
-            "key": key_json(&m.key),
-            "key_hex": hex(&m.key),
-            "slot": m.slot,
-            "live_slot": m.live_slot,
-            "node": m.node.as_ref().map(ToString::to_string),
-        })).collect::<Vec<_>>(),
-        "co_located": k.co_located(),
-        "same_node": k.same_node(),
-        "verified": k.verified(),
-    })
-}
-
-/// A `redis check`'s summary as JSON (its document without the rows).
-fn check_summary_json(report: &CheckReport, family: &Family) -> Value {
-    json!({
-        "keys": report.keys.len(),
-        "co_located": report.co_located(),
-        "same_node": report.same_node(),
-        "unverified": report.unverified(),
-        "patterns": family.patterns().iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-        "lints": report.lints.iter().map(lint_json).collect::<Vec<_>>(),
-        "errors": report.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
-    })
-}
-
-/// A `redis check` as one JSON document (`redis check --format json`, and `report -c`).
-pub fn check_json(report: &CheckReport, family: &Family) -> Value {
-    let mut doc = check_summary_json(report, family);
-    doc["rows"] = report.keys.iter().map(check_row_json).collect();
-    doc
 }
 
 fn write_check(

@@ -8,8 +8,8 @@ mod json;
 mod live;
 mod model;
 
-use super::check::{bounded, load_samples, load_topology};
 use crate::exit::{ExitCode, Result};
+use crate::load::{bounded, load_samples, load_topology};
 use crate::output::Format;
 use std::io::Write;
 use std::path::PathBuf;
@@ -47,9 +47,9 @@ pub struct Args {
     /// Live Kafka beside the declared topology (-b BROKERS, -X KEY=VALUE, -F FILE):
     /// partition counts, the partitioners that wrote each topic, the live groups
     #[command(flatten)]
-    kafka: super::kafka::ConnArgs,
+    kafka: super::conn::ConnArgs,
     /// A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys
-    #[arg(short = 'c', long = "cluster", value_name = "HOST:PORT", value_parser = super::redis::node_addr)]
+    #[arg(short = 'c', long = "cluster", value_name = "HOST:PORT", value_parser = super::parse::node_addr)]
     cluster: Vec<partwise_redis::NodeAddr>,
 }
 

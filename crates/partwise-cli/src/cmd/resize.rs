@@ -1,10 +1,10 @@
 //! `partwise resize`: which keys move when a topic's partition count changes,
 //! which topics must change with it, and (`--suggest`) counts to move to.
 
-use super::check::load_topology;
 use super::key_source;
 use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
+use crate::load::load_topology;
 use crate::output::{hex, key_cell, key_json, Format, Table};
 use partwise::assign::Assignor;
 use partwise::placement;

@@ -499,7 +499,7 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
 const SUB_KEY_ROWS: usize = 12;
 
 fn joined(a: &Args, file: &std::path::Path, topic: &str) -> Result<ExitCode> {
-    let topology = super::check::load_topology(file)?;
+    let topology = crate::load::load_topology(file)?;
     let Some(t) = topology.topic(topic) else {
         let known: Vec<&str> = topology.topics.iter().map(|t| t.name.as_str()).collect();
         return Err(CliError::msg(format!(

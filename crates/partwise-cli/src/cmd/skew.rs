@@ -11,12 +11,12 @@ use crate::input::{
     for_each_line_group, for_each_line_group_mapped, input_name, line_ranges, lines_before,
     looks_like_counts, split_count,
 };
-use crate::output::{hex, key_cell, key_json, Format, Table};
+use crate::output::{key_cell, Format, Table};
+use crate::render::skew::report_json;
 use partwise::assign::Assignor;
-use partwise::skew::{HeavyHitters, SkewStats};
+use partwise::skew::HeavyHitters;
 use partwise::traffic::{Report, ReportOptions, Tally};
 use partwise::{KeyFormat, PartitionCount, Partitioner};
-use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -261,80 +261,6 @@ fn scan_file(cfg: &Config) -> Result<Tally> {
     total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
 }
 
-/// The bar chart of partition loads: `--plot`'s file, and (with `inline`,
-/// an id prefix unique in the page) the chart of `report`'s page. Hot bars
-/// are hatched and labelled as well as red, so the chart reads without colour.
-pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&str>) -> String {
-    let (w, h, pad) = (900.0, 360.0, 40.0);
-    let n = loads.len().max(1) as f64;
-    let max = stats.max.max(1) as f64;
-    let bw = (w - 2.0 * pad) / n;
-    // Invisible characters escaped as the tables show them (and C0
-    // controls are not even allowed in XML 1.0).
-    let esc = |t: &str| {
-        crate::output::visible(t)
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
-    let id = inline.unwrap_or("plot");
-    let open = match inline {
-        // In a page the SVG namespace is implied, and the chart is one image
-        // named by its title for screen readers.
-        Some(_) => format!(
-            "<svg class=\"chart\" role=\"img\" aria-labelledby=\"{id}-title\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n<title id=\"{id}-title\">{}</title>\n",
-            esc(title)
-        ),
-        None => format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n"
-        ),
-    };
-    let mut s = format!(
-        "{open}<defs><pattern id=\"{id}-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><path d=\"M0 0H6V6H0Z\" fill=\"#d62728\"/><path d=\"M0 0V6\" stroke=\"#fff\" stroke-width=\"2\"/></pattern></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{pad}\" y=\"24\" font-family=\"sans-serif\" font-size=\"14\">{}</text>\n",
-        esc(title)
-    );
-    for (p, &l) in loads.iter().enumerate() {
-        let bh = (h - 2.0 * pad) * l as f64 / max;
-        let hot = stats.hot_partitions.contains(&(p as u32));
-        s.push_str(&format!(
-            "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{}\"><title>partition {p}: {l}{}</title></rect>\n",
-            pad + p as f64 * bw,
-            h - pad - bh,
-            (bw * 0.9).max(0.5),
-            bh,
-            if hot { format!("url(#{id}-hatch)") } else { "#1f77b4".to_string() },
-            if hot { " (hot)" } else { "" }
-        ));
-    }
-    // Labels only while they fit: past a few dozen they would overlap.
-    if stats.hot_partitions.len() <= 24 {
-        for &p in &stats.hot_partitions {
-            let l = loads[p as usize];
-            let bh = (h - 2.0 * pad) * l as f64 / max;
-            s.push_str(&format!(
-                "<text x=\"{:.2}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\" text-anchor=\"middle\">HOT {p}</text>\n",
-                pad + (p as f64 + 0.45) * bw,
-                (h - pad - bh - 4.0).max(36.0)
-            ));
-        }
-    }
-    let my = h - pad - (h - 2.0 * pad) * stats.mean / max;
-    s.push_str(&format!(
-        "<line x1=\"{pad}\" x2=\"{:.2}\" y1=\"{my:.2}\" y2=\"{my:.2}\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n<text x=\"{:.2}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">mean</text>\n",
-        w - pad,
-        w - pad - 30.0,
-        my - 4.0
-    ));
-    s.push_str(&format!(
-        "<text x=\"{pad}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">partitions 0..{} (hatched red: hot, above {} x mean)</text>\n</svg>\n",
-        h - 12.0,
-        loads.len().saturating_sub(1),
-        partwise::skew::HOT_FACTOR
-    ));
-    s
-}
-
 pub fn run(a: Args) -> Result<ExitCode> {
     let cfg = Config::new(a)?;
     if !cfg.counts && cfg.input.as_os_str() != "-" && looks_like_counts(&cfg.input) {
@@ -370,7 +296,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.n,
             cfg.partitioner.spec()
         );
-        let svg = load_svg(&tally.loads, &report.stats, &title, None);
+        let svg = crate::render::svg::load_svg(&tally.loads, &report.stats, &title, None);
         crate::outfile::write("--plot", path, svg.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
@@ -389,76 +315,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
-}
-
-/// A skew report as JSON: `skew --format json`, and each topic's skew in
-/// `report`'s JSON twin.
-pub fn report_json(
-    partitioner: Partitioner,
-    n: PartitionCount,
-    assignor: Assignor,
-    tally: &Tally,
-    r: &Report,
-) -> Value {
-    let total = r.total;
-    let stats = &r.stats;
-    let hh: Vec<Value> = r
-        .heavy
-        .iter()
-        .map(|h| {
-            json!({
-                "key": key_json(&h.hitter.key),
-                "key_hex": hex(&h.hitter.key),
-                "estimate": h.hitter.estimate,
-                "max_error": h.hitter.error,
-                "share": h.hitter.estimate as f64 / total as f64,
-                "partition": h.partition,
-            })
-        })
-        .collect();
-    let mut v = json!({
-        "partitioner": partitioner.spec(),
-        "partitions": n.get(),
-        "keys": tally.lines,
-        "total": total,
-        "not_fixed": tally.not_fixed,
-        "loads": tally.loads,
-        "mean": stats.mean,
-        "max": stats.max,
-        "max_over_mean": stats.max_over_mean,
-        "cv": stats.cv,
-        "gini": stats.gini,
-        "hot_partitions": stats.hot_partitions,
-        "idle_partitions": stats.idle_partitions,
-        "heavy_hitters": hh,
-        "heavy_hitter_error_bound": r.error_bound,
-    });
-    if let Some(cs) = &r.consumers {
-        let members: Vec<Value> = cs
-            .iter()
-            .map(|c| {
-                json!({"member": c.member, "partitions": c.partitions, "load": c.load, "share": c.load as f64 / total as f64})
-            })
-            .collect();
-        let idle: Vec<&str> = cs
-            .iter()
-            .filter(|c| c.load == 0)
-            .map(|c| c.member.as_str())
-            .collect();
-        v["consumers"] = json!({"assignor": assignor.spec(), "members": members, "idle": idle});
-    }
-    if let Some(lag) = &r.lag {
-        let hot_consumer = lag.hot_consumer.as_ref().map(|(member, g)| {
-            json!({"member": member, "lag_growth_mbps": g, "lag_growth_mb_per_hour": g * 3600.0})
-        });
-        v["lag"] = json!({
-            "consume_mbps_per_partition": lag.consume_mbps_per_partition,
-            "inflow_mbps": lag.inflow_mbps,
-            "lag_growth_mbps": lag.growth_mbps,
-            "hot_consumer": hot_consumer,
-        });
-    }
-    v
 }
 
 fn write_table(out: &mut impl Write, cfg: &Config, tally: &Tally, r: &Report) -> Result<()> {

@@ -4,7 +4,7 @@
 //! json`, `report -b`'s groups). `kafka group --readiness` prints its
 //! members and matrices with the same functions.
 
-use crate::exit::{CliError, Result};
+use crate::exit::Result;
 use crate::output::{colocation_table, visible, Table};
 use partwise::assign::Assignor;
 use partwise::described::{Analysis, TopicSet, View};
@@ -47,17 +47,6 @@ pub fn matrices_json(view: &View) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-/// A group the coordinator does not know is an error naming it.
-pub fn not_found(d: &GroupDescription, group: &str) -> Result<()> {
-    if d.not_found() {
-        return Err(CliError::msg(format!(
-            "group {group}: not found (the coordinator reports state '{}' and no members)",
-            visible(&d.state)
-        )));
-    }
-    Ok(())
 }
 
 /// The text line naming the broker's model and how the prediction relates to it.
@@ -178,7 +167,7 @@ pub fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> 
 
 /// The analysis' findings (members whose bytes could not be decoded), each
 /// with the member's client and host and the fix.
-fn write_findings(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Result<()> {
+pub fn write_findings(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> Result<()> {
     for f in &r.findings {
         let client = d
             .members
@@ -192,7 +181,7 @@ fn write_findings(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> R
 }
 
 /// Topics with their partitions, as `[topic, [partitions]]` pairs.
-fn parts_json(a: &[(String, Vec<u32>)]) -> Value {
+pub fn parts_json(a: &[(String, Vec<u32>)]) -> Value {
     a.iter().map(|(t, ps)| json!([t, ps])).collect()
 }
 
@@ -227,7 +216,7 @@ pub fn members_json(d: &GroupDescription) -> Vec<Value> {
 /// counts, in `assign --group`'s shape; `null` when neither was made.
 /// A consumer-protocol group's topics carry their ids (Kafka's base64
 /// form), which `assign --group` reads for the coordinator's topic order.
-fn topics_json(d: &GroupDescription, r: &Analysis) -> Value {
+pub fn topics_json(d: &GroupDescription, r: &Analysis) -> Value {
     let view = r.live.as_ref().or(r.predicted.as_ref().map(|(_, v)| v));
     match view {
         Some(v) => v

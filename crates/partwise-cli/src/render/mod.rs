@@ -1,5 +1,11 @@
-//! How results are printed, for every command that prints them: a command
-//! module parses its flags and makes its one library call, and hands the
-//! result to a renderer here; no command imports another's printing.
+//! Rendering with one home: what several commands print in the same shape
+//! (the JSON of findings, the HTML escaper, the SVG chart), so that no
+//! command module imports another's.
 
+pub mod audit;
+pub mod findings;
 pub mod group;
+pub mod html;
+pub mod redis;
+pub mod skew;
+pub mod svg;

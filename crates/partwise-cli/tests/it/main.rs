@@ -10,23 +10,30 @@ mod common;
 mod offline {
     mod assign;
     mod assign_kip848;
-    mod cli;
+    mod batching;
+    mod check;
+    mod completions;
+    mod every_command;
     mod hostile;
     mod kafka;
+    mod partitioners;
+    mod plan;
     mod report;
-    mod strategy;
-    mod topology;
+    mod route;
+    mod salt;
+    mod skew;
+    mod slot;
     mod weights;
 }
 
 #[cfg(feature = "live")]
 mod live {
-    mod audit_mixture;
-    mod consume;
-    mod consume_defaults;
-    mod group_live;
     mod kafka;
-    mod readiness_live;
+    mod kafka_audit;
+    mod kafka_consume;
+    mod kafka_consume_defaults;
+    mod kafka_group;
+    mod kafka_group_readiness;
     mod redis;
     mod report;
     mod salt;

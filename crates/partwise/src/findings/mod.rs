@@ -1,18 +1,21 @@
 //! What partwise's checks report, in one vocabulary with stable `kind` ids:
 //! [`Reason`] for topics that must be co-partitioned (declared in a topology
 //! file, or observed on live topics) and [`FamilyReason`] for Redis key
-//! families (a topology file's, or patterns linted against a live cluster).
+//! families (a topology file's, or patterns linted against a live cluster);
+//! [`Drift`] for a live topic that differs from its declaration.
 //!
 //! Each finding carries its message (`Display`) and its fix (`fix()`), so
 //! every command that sees the same finding reports it in the same words.
 
 mod copartition;
+mod drift;
 mod family;
 mod leader;
 #[cfg(test)]
 mod texts;
 
 pub use copartition::{summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff};
+pub use drift::{topic_drift, Drift, TopicDrift};
 pub use family::FamilyReason;
 pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
 

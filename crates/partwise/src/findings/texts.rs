@@ -6,7 +6,7 @@
 //! The `covered_*` functions match without a wildcard, so a new kind does
 //! not compile until it is walked here.
 
-use super::{FamilyReason, ObservedWriter, ProducerRef, Reason, SampleDiff};
+use super::{Drift, FamilyReason, ObservedWriter, ProducerRef, Reason, SampleDiff};
 use crate::assign::Assignor;
 use crate::compare::MigrationFix;
 use crate::count::PartitionCount;
@@ -156,6 +156,52 @@ fn covered_family(r: &FamilyReason) -> &'static str {
         FamilyReason::HashTagsDiffer { .. } => "hash_tags_differ",
         FamilyReason::SampleKeysSplit { .. } => "sample_keys_split",
     }
+}
+
+fn covered_drift(d: &Drift) -> &'static str {
+    match d {
+        Drift::Unreadable { .. }
+        | Drift::PartitionCount { .. }
+        | Drift::Partitioner { .. }
+        | Drift::Mixed { .. }
+        | Drift::Partial => d.kind(),
+    }
+}
+
+/// Every drift, its lists empty or single where they can be.
+fn drifts() -> Vec<Drift> {
+    let java: Partitioner = "java".parse().unwrap();
+    let t = || "orders".to_string();
+    vec![
+        Drift::Unreadable {
+            topic: t(),
+            error: "unknown topic".into(),
+        },
+        Drift::PartitionCount {
+            topic: t(),
+            declared: 6,
+            live: 8,
+        },
+        Drift::Partitioner {
+            topic: t(),
+            declared: java,
+            written: Vec::new(),
+        },
+        Drift::Partitioner {
+            topic: t(),
+            declared: java,
+            written: vec!["librdkafka:consistent_random".into()],
+        },
+        Drift::Mixed {
+            topic: t(),
+            declared: java,
+            written: vec![
+                "java (60.0% of records)".into(),
+                "librdkafka:consistent_random (40.0% of records)".into(),
+            ],
+        },
+        Drift::Partial,
+    ]
 }
 
 fn covered_fix(f: &Fix) -> &'static str {
@@ -393,6 +439,10 @@ fn every_finding_kind_says_its_fix_without_holes() {
     for r in reasons() {
         kinds.insert(covered_reason(&r));
         check(r.kind(), Some(&r.to_string()), &[r.fix()], &mut failures);
+    }
+    for d in drifts() {
+        kinds.insert(covered_drift(&d));
+        check(d.kind(), Some(&d.to_string()), &[d.fix()], &mut failures);
     }
     for r in families() {
         kinds.insert(covered_family(&r));

@@ -5,6 +5,7 @@
 
 mod offline {
     mod feed;
+    mod flags;
     mod scripts;
 }
 

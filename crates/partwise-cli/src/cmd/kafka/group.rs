@@ -7,11 +7,11 @@
 //! side with the live assignment. One call of [`partwise_kafka::group::analysis`];
 //! the printing is [`crate::render::group`]'s.
 
-use super::{kerr, ConnArgs};
+use super::{kerr, not_found, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
-use crate::render::group::{model_line, not_found, to_json, write_table};
+use crate::render::group::{model_line, to_json, write_table};
 use partwise::assign::Assignor;
 use partwise::described::PredictError;
 use serde_json::json;

@@ -11,10 +11,10 @@ pub mod produce;
 pub mod readiness;
 pub mod topics;
 
+pub use crate::cmd::conn::{kerr, stderr_is_terminal, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
-use partwise_kafka::Connection;
-use std::path::PathBuf;
-use std::time::Duration;
+use crate::output::visible;
+use partwise_kafka::group::GroupDescription;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -53,104 +53,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
 }
 
-/// The connection flags every `kafka` subcommand takes.
-#[derive(clap::Args)]
-pub struct ConnArgs {
-    /// Bootstrap brokers, host:port[,host:port...] (repeatable)
-    #[arg(
-        short = 'b',
-        long = "bootstrap",
-        alias = "brokers",
-        value_name = "BROKERS"
-    )]
-    bootstrap: Vec<String>,
-    /// A librdkafka property, e.g. -X security.protocol=SASL_SSL (repeatable)
-    #[arg(short = 'X', value_name = "KEY=VALUE")]
-    props: Vec<String>,
-    /// A properties file of key=value lines (repeatable; -X and -b override it)
-    #[arg(short = 'F', value_name = "FILE")]
-    files: Vec<PathBuf>,
-    /// How long any one cluster operation may take: 500ms, 10s, 2m (a bare number is seconds)
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "10s",
-        allow_negative_numbers = true,
-        value_parser = super::duration::seconds
-    )]
-    timeout: Duration,
-    /// Print the effective connection settings (secrets redacted) to stderr
-    #[arg(short = 'v', long)]
-    verbose: bool,
-}
-
-impl ConnArgs {
-    /// The validated connection: files first, then -X, then -b. The library
-    /// says what is wrong with a value; the flag is named here.
-    pub fn connection(&self) -> Result<Connection> {
-        let mut c = Connection::new(self.timeout);
-        for f in &self.files {
-            // The library's message starts with the file's name.
-            c.load_properties(f)
-                .map_err(|e| CliError::msg(format!("-F {e}")))?;
-        }
-        for p in &self.props {
-            c.set_pair(p).map_err(|e| CliError::context("-X", e))?;
-        }
-        for entry in self.bootstrap.iter().flat_map(|b| b.split(',')) {
-            if !entry.trim().is_empty() {
-                crate::cmd::parse::broker_address(entry.trim())
-                    .map_err(|e| CliError::msg(format!("-b/--bootstrap: {e}")))?;
-            }
-        }
-        if !self.bootstrap.is_empty() {
-            c.bootstrap(&self.bootstrap.join(","))
-                .map_err(|e| CliError::context("-b/--bootstrap", e))?;
-        }
-        if c.get("bootstrap.servers")
-            .is_none_or(|b| b.trim().is_empty())
-        {
-            return Err(CliError::msg(
-                "no brokers: give -b HOST:PORT (or bootstrap.servers with -X or -F)",
-            ));
-        }
-        if self.verbose {
-            say!(
-                "partwise: connection (timeout {}s):",
-                self.timeout.as_secs_f64()
-            );
-            for (k, v) in c.redacted() {
-                say!("  {k}={v}");
-            }
-        }
-        Ok(c)
+/// A group the coordinator does not know is an error naming it.
+pub fn not_found(d: &GroupDescription, group: &str) -> Result<()> {
+    if d.not_found() {
+        return Err(CliError::msg(format!(
+            "group {group}: not found (the coordinator reports state '{}' and no members)",
+            visible(&d.state)
+        )));
     }
-
-    /// Whether `-v` was given.
-    pub fn verbose(&self) -> bool {
-        self.verbose
-    }
-
-    /// Whether any connection flag (`-b`, `-X`, `-F`) was given: `report`
-    /// goes live only then.
-    pub fn given(&self) -> bool {
-        !self.bootstrap.is_empty() || !self.props.is_empty() || !self.files.is_empty()
-    }
-
-    /// The `--timeout` of every cluster operation.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-}
-
-/// A partwise-kafka error as a CLI error (exit 2), kept whole so its causes
-/// are printed.
-pub fn kerr(e: partwise_kafka::Error) -> CliError {
-    CliError::lib(e)
-}
-
-/// Whether a progress bar may be drawn: only for a person at a terminal.
-pub fn stderr_is_terminal() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal()
+    Ok(())
 }

@@ -2,10 +2,10 @@
 //! [`partwise_kafka::readiness`] (table, JSON, NDJSON) and its exit code:
 //! 0 ready, 1 findings.
 
-use super::kerr;
+use super::{kerr, not_found};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
-use crate::render::group::{matrices_json, members_json, not_found, write_matrices, write_members};
+use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
 use partwise::assign::BrokerModel;
 use partwise::clients::Client;
 use partwise::readiness::{

@@ -6,35 +6,14 @@
 //! 1,000 x 1,000 report stays fast.
 
 use super::model::{Matrix, Model, Placement, Verdict, MAX_MATRIX_ROWS};
-use crate::cmd::skew::load_svg;
-use crate::output::{invisible, key_cell};
+use crate::output::key_cell;
+use crate::render::html::escape as esc;
+use crate::render::svg::load_svg;
 use partwise::assign::Colocation;
 use std::fmt::Write as _;
 
 /// Rows above which a table starts folded in a `<details>`.
 const FOLD_ROWS: usize = 64;
-
-/// `text` safe in HTML text and in a quoted attribute, with every
-/// [`invisible`] character shown as a `\u{..}` escape, as the tables show
-/// it: a browser draws nothing for a zero-width space and lets a bidi
-/// override reverse what follows, so a name must not reach it as itself.
-pub fn esc(text: &str) -> String {
-    let mut s = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            c if invisible(c) => {
-                let _ = write!(s, "\\u{{{:x}}}", u32::from(c));
-            }
-            '&' => s.push_str("&amp;"),
-            '<' => s.push_str("&lt;"),
-            '>' => s.push_str("&gt;"),
-            '"' => s.push_str("&quot;"),
-            '\'' => s.push_str("&#39;"),
-            c => s.push(c),
-        }
-    }
-    s
-}
 
 /// A key as a table cell shows it (printable text, or `0x..` hex), escaped.
 fn key(k: &[u8]) -> String {
@@ -849,7 +828,7 @@ fn live(s: &mut String, m: &Model) {
                     close_table(s, rows);
                     let mut items: Vec<(String, String)> = topics
                         .iter()
-                        .flat_map(|t| t.differences.iter().map(|d| (d.clone(), "change the file to what runs, or the cluster to what is declared".to_string())))
+                        .flat_map(|t| t.differences.iter().map(|d| (d.to_string(), d.fix())))
                         .collect();
                     if let Some(v) = &r.verdict {
                         items.extend(

@@ -3,12 +3,12 @@
 //! topic's skew in `skew --format json`'s.
 
 use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
-use crate::cmd::check::{placement_json, producer_json, report_json};
-use crate::cmd::kafka::audit::report_json as audit_json;
-use crate::cmd::redis::check_json;
-use crate::cmd::skew;
 use crate::output::{hex, key_json};
+use crate::render::audit::report_json as audit_json;
+use crate::render::findings::{placement_json, producer_json, report_json};
 use crate::render::group::to_json as group_json;
+use crate::render::redis::check_json;
+use crate::render::skew;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -22,9 +22,9 @@ fn weighted_check_json(m: &Model) -> Value {
     let mut doc = report_json(Path::new(&m.file), &m.check);
     if let Some(w) = &m.weights {
         let refs: Vec<&[u8]> = m.samples.iter().map(Vec::as_slice).collect();
-        crate::cmd::check::with_records(
+        crate::render::findings::with_records(
             &mut doc,
-            &crate::cmd::check::group_records(&m.declared, &refs, w),
+            &crate::render::findings::group_records(&m.declared, &refs, w),
         );
     }
     doc
@@ -203,7 +203,12 @@ fn live(m: &Model) -> Value {
                                 "live_partitions": t.live,
                                 "declared_partitioner": t.partitioner.map(|p| p.spec()),
                                 "inferred": t.inferred,
-                                "differences": t.differences,
+                                "differences": t.differences.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                                "drifts": t.differences.iter().map(|d| json!({
+                                    "kind": d.kind(),
+                                    "message": d.to_string(),
+                                    "fix": d.fix(),
+                                })).collect::<Vec<_>>(),
                             })
                         })
                         .collect();

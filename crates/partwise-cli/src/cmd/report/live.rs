@@ -5,7 +5,7 @@
 //! members); with `-c`, `redis check` of each family over the sample keys.
 //! Everything here only reads.
 
-use crate::cmd::kafka::kerr;
+use crate::cmd::conn::kerr;
 use crate::exit::{CliError, Result};
 use partwise::assign::{Assignor, BrokerModel};
 use partwise::described::Analysis;

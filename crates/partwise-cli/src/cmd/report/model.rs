@@ -6,10 +6,12 @@
 
 use super::live::{LiveKafka, LiveRedis};
 use partwise::assign::{colocation_of, Assignor, Colocation};
+use partwise::findings::{topic_drift, Drift};
 use partwise::placement::{self, PlacementVerdict, Sweep};
 use partwise::resize::{self, Plan};
 use partwise::topology::{check, partition_map, PartitionMap, Report, Topology};
 use partwise::traffic::{self, ReportOptions, Tally};
+use partwise::verdict;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 
 use partwise::placement::MAX_SWEEP_MEMBERS;
@@ -128,7 +130,7 @@ pub struct FamilySlots {
 
 /// One line of the verdict.
 pub struct Verdict {
-    /// `layout`, `placement`, `redis` or `skew`.
+    /// What it is about: [`verdict::Area::name`].
     pub area: &'static str,
     /// Whether it holds.
     pub ok: bool,
@@ -143,7 +145,7 @@ pub struct Verdict {
 impl Model {
     /// Builds the model of `topology` over `samples`, each with its count
     /// when `weights` is given (one per sample, in order). The topology must
-    /// have passed [`super::super::check::bounded`].
+    /// have passed [`crate::load::bounded`].
     pub fn build(
         file: String,
         topology: &Topology,
@@ -223,194 +225,48 @@ impl Model {
     }
 
     /// The verdict, in the order the page shows it: layout, placement,
-    /// Redis, hot partitions; each with its fixes.
+    /// Redis, hot partitions; each with its fixes. The words are the core's
+    /// ([`partwise::verdict`]); the anchors, the page's.
     pub fn verdict(&self) -> Vec<Verdict> {
+        let line = |l: verdict::Line, anchor: String| Verdict {
+            area: l.area.name(),
+            ok: l.ok,
+            text: l.text,
+            fixes: l.fixes,
+            anchor,
+        };
         let mut out = Vec::new();
         for (i, g) in self.check.groups.iter().enumerate() {
-            let text = if g.ok() {
-                format!(
-                    "co-partition group {} ({}) is co-partitioned",
-                    g.name,
-                    g.topics.join(", ")
-                )
-            } else {
-                format!(
-                    "co-partition group {} ({}) is NOT co-partitioned: {}",
-                    g.name,
-                    g.topics.join(", "),
-                    g.reasons
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            };
-            out.push(Verdict {
-                area: "layout",
-                ok: g.ok(),
-                text,
-                fixes: g.reasons.iter().map(|r| r.fix().to_string()).collect(),
-                anchor: format!("layout-{i}"),
-            });
+            out.push(line(verdict::layout(g), format!("layout-{i}")));
         }
         for (i, p) in self.placements.iter().enumerate() {
-            let v = &p.verdict;
-            let text = if v.ok() {
-                format!(
-                    "consumer group {} ({}) keeps the units of {} whole",
-                    v.consumer_group, v.assignor, v.copartition
-                )
-            } else if v.kind() == Some("placement_unchecked") {
-                format!(
-                    "consumer group {} ({}) on {}: not every declared member count was checked ({})",
-                    v.consumer_group,
-                    v.assignor,
-                    v.copartition,
-                    v.cut.as_ref().map(|c| c.note()).unwrap_or_default()
-                )
-            } else if let Some(r) = v.realign() {
-                let counts: Vec<String> =
-                    r.counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
-                format!(
-                    "consumer group {} ({}) on {}: the partition counts differ ({}), so no assignor keeps the join across members",
-                    v.consumer_group,
-                    v.assignor,
-                    v.copartition,
-                    counts.join(", ")
-                )
-            } else if !v.unsubscribed.is_empty() {
-                format!(
-                    "consumer group {} does not subscribe to {}: placement of {} is split",
-                    v.consumer_group,
-                    v.unsubscribed.join(", "),
-                    v.copartition
-                )
-            } else {
-                format!(
-                    "consumer group {} ({}) SPLITS the units of {} at {} members",
-                    v.consumer_group,
-                    v.assignor,
-                    v.copartition,
-                    v.splitting_counts()
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            out.push(Verdict {
-                area: "placement",
-                ok: v.ok(),
-                text,
-                fixes: v.fix.iter().flat_map(|f| f.lines()).collect(),
-                anchor: format!("placement-{i}"),
-            });
+            out.push(line(
+                verdict::placement(&p.verdict),
+                format!("placement-{i}"),
+            ));
         }
         for (i, f) in self.check.families.iter().enumerate() {
-            let text = if f.ok() {
-                format!(
-                    "redis family {} ({}) is co-located",
-                    f.name,
-                    f.patterns.join(", ")
-                )
-            } else {
-                format!(
-                    "redis family {} ({}) is NOT co-located: {}",
-                    f.name,
-                    f.patterns.join(", "),
-                    f.reasons
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            };
-            out.push(Verdict {
-                area: "redis",
-                ok: f.ok(),
-                text,
-                fixes: f.reasons.iter().map(|r| r.fix().to_string()).collect(),
-                anchor: format!("redis-{i}"),
-            });
+            out.push(line(verdict::family(f), format!("redis-{i}")));
         }
         // Sample keys without counts weigh one each: a partition with more
         // of them is no hotter, so only weighed tallies give a verdict.
         for (i, s) in self.skew.iter().enumerate().filter(|(_, s)| s.weighted) {
-            let stats = &s.report.stats;
-            let ok = stats.hot_partitions.is_empty();
-            let text = if ok {
-                format!(
-                    "topic {}: no hot partition over the records of the {} keys counted (max/mean {:.2})",
-                    s.topic, s.tally.lines, stats.max_over_mean
-                )
-            } else {
-                let hot: Vec<String> = stats
-                    .hot_partitions
-                    .iter()
-                    .map(|p| {
-                        let load = s.tally.loads[*p as usize];
-                        format!("partition {p} ({load} of {})", s.report.total)
-                    })
-                    .collect();
-                format!(
-                    "topic {}: HOT {} (above {} x the mean load of {:.1})",
-                    s.topic,
-                    hot.join(", "),
-                    partwise::skew::HOT_FACTOR,
-                    stats.mean
+            let heavy_fix = |key: &[u8], percent: f64| {
+                verdict::salt_fix(
+                    &self.declared,
+                    &self.file,
+                    &s.topic,
+                    &crate::output::key_cell(key),
+                    percent,
                 )
             };
-            let mut fixes = Vec::new();
-            if !ok {
-                if let Some(h) = s.report.heavy.first() {
-                    fixes.push(self.salt_fix(
-                        &s.topic,
-                        &h.hitter.key,
-                        h.hitter.estimate as f64 * 100.0 / s.report.total.max(1) as f64,
-                    ));
-                }
-                fixes.push(
-                    "choose a partition count that puts less of these records on the hottest partition and the busiest consumer: partwise resize --suggest, given the same --counts, ranks counts by it; kafka-topics --alter --partitions sets the one chosen, for every topic of the co-partition group in one window".to_string(),
-                );
-            }
-            out.push(Verdict {
-                area: "skew",
-                ok,
-                text,
-                fixes,
-                anchor: format!("skew-{i}"),
-            });
+            out.push(line(
+                verdict::skew(&s.topic, &s.tally, &s.report, heavy_fix),
+                format!("skew-{i}"),
+            ));
         }
         self.live_verdict(&mut out);
         out
-    }
-}
-
-impl Model {
-    /// The fix for a heavy key of `topic`: salting, which for a joined topic
-    /// means every topic of its co-partition group alike, or isolating it.
-    fn salt_fix(&self, topic: &str, key: &[u8], percent: f64) -> String {
-        let key = crate::output::key_cell(key);
-        let groups: Vec<&partwise::topology::CopartitionGroup> =
-            self.declared.groups_of(topic).collect();
-        if groups.is_empty() {
-            return format!(
-                "the heaviest key {key} makes {percent:.0}% of the load: salt it (partwise salt) or give it its own topic"
-            );
-        }
-        let mut partners: Vec<&str> = groups
-            .iter()
-            .flat_map(|g| g.topics.iter().map(String::as_str))
-            .filter(|t| *t != topic)
-            .collect();
-        partners.dedup();
-        let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
-        format!(
-            "the heaviest key {key} makes {percent:.0}% of the load, and {topic} is joined with {} (co-partition group {}): salting {key} in {topic} alone breaks its join, so salt it in every topic of the group with the same sub-keys, or isolate it on its own partition in every topic with one priority partitioner (partwise salt --topology {} --topic {topic}, with the key counts as -i and --counts, shows both with their costs, or why salting is refused)",
-            partners.join(", "),
-            names.join(", "),
-            self.file
-        )
     }
 }
 
@@ -611,82 +467,31 @@ pub struct TopicLive {
     /// What the sampled records say wrote it (empty: nothing to tell).
     pub inferred: Vec<String>,
     /// Every way the live topic differs from the declared one.
-    pub differences: Vec<String>,
+    pub differences: Vec<Drift>,
 }
 
 impl Model {
-    /// The audited topics of `r` beside their declarations.
+    /// The audited topics of `r` beside their declarations: the core
+    /// finds the drifts.
     pub fn topics_live(&self, r: &partwise_kafka::audit::AuditReport) -> Vec<TopicLive> {
         r.topics
             .iter()
             .map(|t| {
-                let declared = self.declared.topic(&t.name);
-                let partitioner = declared.and_then(resize::producer_defaults).map(|d| d.0);
-                let mut differences = Vec::new();
-                if let Some(e) = &t.error {
-                    differences.push(format!("{}: {e}", t.name));
-                }
                 let live = t.partition_count();
-                if let (Some(d), Some(l)) = (declared, live) {
-                    if d.partitions.get() != l {
-                        differences.push(format!(
-                            "{}: declared {} partitions, the cluster has {l}",
-                            t.name, d.partitions
-                        ));
-                    }
-                }
-                let mut inferred: Vec<String> = t
-                    .routing
-                    .as_ref()
-                    .map(|r| r.inferred.iter().map(ToString::to_string).collect())
-                    .unwrap_or_default();
-                // Producers that hash differently: each member of the smallest
-                // set that explains the records, with its share.
-                let mixture = t
-                    .routing
-                    .as_ref()
-                    .and_then(|r| r.forensics.as_ref()?.mixture.as_ref())
-                    .filter(|m| m.members.len() >= 2);
-                if let Some(m) = mixture {
-                    inferred = m
-                        .members
-                        .iter()
-                        .map(|x| format!("{} ({:.1}% of records)", x.primary(), 100.0 * x.share))
-                        .collect();
-                }
-                if let (Some(p), Some(r)) = (partitioner, &t.routing) {
-                    let in_mixture = mixture.is_some_and(|m| {
-                        m.members
-                            .iter()
-                            .any(|x| x.family.iter().any(|c| c.partitioner == p))
-                    });
-                    if r.keyed > 0 && in_mixture {
-                        differences.push(format!(
-                            "{}: declared {}, but its records were written by several partitioners: {}",
-                            t.name,
-                            p.spec(),
-                            inferred.join(", ")
-                        ));
-                    } else if r.keyed > 0 && !r.inferred.iter().any(|c| c.partitioner == p) {
-                        differences.push(format!(
-                            "{}: declared {}, but its records were written by {}",
-                            t.name,
-                            p.spec(),
-                            if inferred.is_empty() {
-                                "no partitioner partwise knows".to_string()
-                            } else {
-                                inferred.join(", ")
-                            }
-                        ));
-                    }
-                }
+                let d = topic_drift(
+                    &self.declared,
+                    &t.name,
+                    t.error.as_deref(),
+                    live,
+                    t.routing.as_ref(),
+                );
                 TopicLive {
                     name: t.name.clone(),
-                    declared: declared.map(|d| d.partitions.get()),
+                    declared: self.declared.topic(&t.name).map(|d| d.partitions.get()),
                     live,
-                    partitioner,
-                    inferred,
-                    differences,
+                    partitioner: d.partitioner,
+                    inferred: d.inferred,
+                    differences: d.drifts,
                 }
             })
             .collect()
@@ -698,7 +503,7 @@ impl Model {
                 let anchor = format!("live-kafka-{i}");
                 let v = match r {
                     Err(e) => Verdict {
-                        area: "live",
+                        area: verdict::Area::Live.name(),
                         ok: false,
                         text: format!("live co-partition group {g}: the audit failed: {e}"),
                         fixes: vec!["check that the brokers answer and the topics exist (partwise kafka topics)".into()],
@@ -709,6 +514,7 @@ impl Model {
                             .topics_live(r)
                             .into_iter()
                             .flat_map(|t| t.differences)
+                            .map(|d| d.to_string())
                             .collect();
                         let mut fixes = Vec::new();
                         if let Some(v) = &r.verdict {
@@ -722,14 +528,17 @@ impl Model {
                             }
                         }
                         if r.partial() {
-                            diffs.push("the audit is partial (a partition could not be read)".into());
+                            diffs.push(Drift::Partial.to_string());
                         }
                         if !diffs.is_empty() && fixes.is_empty() {
-                            fixes.push("bring the topology file and the cluster together: change the file to what runs, or the cluster to what is declared".into());
+                            fixes.push(format!(
+                                "bring the topology file and the cluster together: {}",
+                                Drift::Partial.fix()
+                            ));
                         }
                         let ok = diffs.is_empty();
                         Verdict {
-                            area: "live",
+                            area: verdict::Area::Live.name(),
                             ok,
                             text: if ok {
                                 format!("live co-partition group {g}: the cluster matches the declaration")
@@ -806,7 +615,7 @@ impl Model {
                     }
                 };
                 out.push(Verdict {
-                    area: "live",
+                    area: verdict::Area::Live.name(),
                     ok,
                     text,
                     fixes,
@@ -843,7 +652,7 @@ impl Model {
                     ));
                 }
                 out.push(Verdict {
-                    area: "live",
+                    area: verdict::Area::Live.name(),
                     ok,
                     text,
                     fixes: c

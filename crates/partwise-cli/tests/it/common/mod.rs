@@ -8,6 +8,7 @@
 pub mod process;
 
 use assert_cmd::Command;
+use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Output;
@@ -95,4 +96,31 @@ pub fn names(prefix: &str, test: &str) -> (String, String, String) {
         format!("{base}-b"),
         format!("{base}-g"),
     )
+}
+
+/// Runs partwise with `--format json`, expecting exit code `code`.
+pub fn json_doc(args: &[&str], code: i32) -> Value {
+    let out = output(&[args, &["--format", "json"]].concat(), code);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+pub fn ndjson(args: &[&str]) -> Vec<Value> {
+    ndjson_exit(args, 0)
+}
+
+/// The NDJSON rows of a run that must exit with `code`.
+pub fn ndjson_exit(args: &[&str], code: i32) -> Vec<Value> {
+    let out = output(&[args, &["--format", "ndjson"]].concat(), code);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Rows about keys, without the summary rows (`type`) that follow them.
+pub fn key_rows(rows: Vec<Value>) -> Vec<Value> {
+    rows.into_iter()
+        .filter(|r| r.get("type").is_none())
+        .collect()
 }

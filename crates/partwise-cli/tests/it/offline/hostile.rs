@@ -8,8 +8,8 @@
 //! once, one that announces an absurd frame length and one that answers as a
 //! TLS server does to plaintext (an alert, then close).
 
+use partwise_faults::hostile::{listener, Peer};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -1018,32 +1018,107 @@ fn hostile_inputs_exit_2_naming_the_input() {
     }
 }
 
+/// A key wider than 65535 characters (the most `format!` pads) is a row of
+/// the table: the key whole, then the next column where the header has it,
+/// holding what `--format ndjson` says of the key; not a panic, not a
+/// truncated or misaligned line.
 #[test]
 fn a_key_longer_than_65535_characters_prints_in_a_table() {
     let dir = fixtures();
-    for args in [
-        &["route", "-i", "{dir}/long.txt", "-p", "6"][..],
-        &[
-            "route",
-            "-i",
-            "{dir}/long.txt",
-            "-p",
-            "6",
-            "-P",
-            "java",
-            "-P",
-            "sarama",
-        ],
-        &["slot", "-i", "{dir}/long.txt"],
-        &["skew", "-i", "{dir}/long.txt", "-p", "6"],
+    let key = "k".repeat(70_000);
+    let width = key.len() + 2;
+    let out = dir.path().join("table.txt");
+    // skew lists a key among its heavy hitters from its second record on.
+    std::fs::write(dir.path().join("long2.txt"), format!("{key}\n{key}\n")).unwrap();
+    for (args, field) in [
+        (
+            &["route", "-i", "{dir}/long.txt", "-p", "6"][..],
+            Some("partition"),
+        ),
+        (
+            &[
+                "route",
+                "-i",
+                "{dir}/long.txt",
+                "-p",
+                "6",
+                "-P",
+                "java",
+                "-P",
+                "sarama",
+            ],
+            None,
+        ),
+        (&["slot", "-i", "{dir}/long.txt"], Some("slot")),
+        (
+            &["skew", "-i", "{dir}/long2.txt", "-p", "6"],
+            Some("partition"),
+        ),
     ] {
-        let o = run(dir.path(), args, None, FAST);
+        let o = run_to(dir.path(), args, FAST, &out);
         assert!(
             matches!(o.code, Some(0 | 1)),
             "{args:?}: exit {:?}\n{}",
             o.code,
             o.stderr
         );
+        let text = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(&key))
+            .unwrap_or_else(|| panic!("{args:?}: no row holds the key"));
+        let row = lines[at];
+        let header = lines[..at]
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("KEY "))
+            .unwrap_or_else(|| panic!("{args:?}: no header above the key's row"));
+        // The header's second column and the row's start at the same place.
+        for line in [row, *header] {
+            assert!(
+                line.len() > width,
+                "{args:?}: {}",
+                &line[..40.min(line.len())]
+            );
+            let pad = &line[..width];
+            assert!(
+                pad.trim_end().len() <= key.len() && line.as_bytes()[width] != b' ',
+                "{args:?}: the second column is not at {width}"
+            );
+        }
+        assert_eq!(&row[key.len()..width], "  ", "{args:?}");
+        let cell = row[width..].split_whitespace().next().unwrap();
+        // The row holds the answer the JSON gives for the key.
+        if let Some(field) = field {
+            let json_out = dir.path().join("rows.ndjson");
+            let mut json_args = args.to_vec();
+            json_args.extend(["--format", "ndjson"]);
+            run_to(dir.path(), &json_args, FAST, &json_out);
+            let rows = std::fs::read_to_string(&json_out).unwrap();
+            let answer = rows
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .find_map(|v| {
+                    let of_key =
+                        v["key"] == key.as_str() || v["heavy_hitters"][0]["key"] == key.as_str();
+                    let v = if v["heavy_hitters"].is_array() {
+                        v["heavy_hitters"][0].clone()
+                    } else {
+                        v
+                    };
+                    of_key.then(|| v[field].to_string())
+                })
+                .unwrap_or_else(|| panic!("{args:?}: no JSON row of the key:\n{rows}"));
+            // route's partition follows the key; slot's slot and the heavy
+            // hitter's partition are the last column.
+            let shown = if args[0] == "route" {
+                cell
+            } else {
+                row[width..].split_whitespace().last().unwrap()
+            };
+            assert_eq!(shown, answer, "{args:?}");
+        }
     }
 }
 
@@ -1688,85 +1763,6 @@ fn invisible_characters_in_keys_are_warned_about_by_every_reader() {
             && !err.contains("key argument 1"),
         "{err}"
     );
-}
-
-/// How a hostile listener treats each connection.
-#[derive(Clone, Copy, Debug)]
-enum Peer {
-    /// Accepts and never answers.
-    Silent,
-    /// Reads the request, answers bytes that are no protocol.
-    Garbage,
-    /// Closes at once.
-    Close,
-    /// Answers a frame length of 2^31 - 1 and nothing after it.
-    HugeFrame,
-    /// What a TLS server says to a plaintext request: an alert, then close.
-    TlsAlert,
-    /// Answers each request well framed, with its correlation id, as an
-    /// ApiVersions response whose array announces 2^31 - 1 elements (a
-    /// decoder that reserves the count first asks for hundreds of GiB).
-    AbsurdCount,
-}
-
-fn listener(peer: Peer) -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for conn in l.incoming() {
-            let Ok(mut c) = conn else { continue };
-            std::thread::spawn(move || serve(peer, &mut c));
-        }
-    });
-    addr
-}
-
-fn serve(peer: Peer, c: &mut TcpStream) {
-    let mut buf = [0u8; 4096];
-    match peer {
-        Peer::Close => return,
-        Peer::Silent => {}
-        Peer::Garbage => {
-            let _ = c.read(&mut buf);
-            let _ = c.write_all(&b"\xff\xff\xff\xffnot a protocol\r\n".repeat(200));
-        }
-        Peer::HugeFrame => {
-            let _ = c.read(&mut buf);
-            let _ = c.write_all(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1]);
-        }
-        Peer::AbsurdCount => loop {
-            let mut len = [0u8; 4];
-            if c.read_exact(&mut len).is_err() {
-                return;
-            }
-            let mut req = vec![0u8; (u32::from_be_bytes(len) as usize).min(1 << 20)];
-            if req.len() < 8 || c.read_exact(&mut req).is_err() {
-                return;
-            }
-            let version = i16::from_be_bytes([req[2], req[3]]);
-            let mut body = req[4..8].to_vec(); // the correlation id
-            body.extend([0, 0]); // error code
-            if version >= 3 {
-                body.extend([0xfe, 0xff, 0xff, 0xff, 0x0f]); // compact count
-            } else {
-                body.extend(i32::MAX.to_be_bytes());
-            }
-            body.extend([0; 16]);
-            let mut frame = (body.len() as u32).to_be_bytes().to_vec();
-            frame.extend(body);
-            if c.write_all(&frame).is_err() {
-                return;
-            }
-        },
-        Peer::TlsAlert => {
-            let _ = c.read(&mut buf);
-            // Alert record, TLS 1.2, fatal (2), unexpected_message (10).
-            let _ = c.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x0a]);
-            return;
-        }
-    }
-    // Hold the connection open until the client gives up.
-    std::thread::sleep(Duration::from_secs(60));
 }
 
 /// Every live command, pointed at `addr`, with a 1 s timeout.

@@ -576,9 +576,9 @@ fn a_topic_deleted_mid_consume_is_said_at_once_and_exit_2() {
 fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
     let start = std::time::Instant::now();
     let mut last = String::new();
-    let mut previous: Option<BTreeMap<String, crate::live::group_live::Owned>> = None;
+    let mut previous: Option<BTreeMap<String, crate::live::kafka_group::Owned>> = None;
     while start.elapsed() < Duration::from_secs(60) {
-        if let Ok((_, v)) = crate::live::group_live::try_describe(kafka(), group, &[]) {
+        if let Ok((_, v)) = crate::live::kafka_group::try_describe(kafka(), group, &[]) {
             let members = v["members"].as_array().cloned().unwrap_or_default();
             let mut targets = Vec::new();
             let mut reconciled = members.len() == n;
@@ -587,8 +587,8 @@ fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
                     reconciled = false;
                     continue;
                 }
-                let target = crate::live::group_live::owned(&m["target_assignment"]);
-                let current = crate::live::group_live::owned(&m["assignment"]);
+                let target = crate::live::kafka_group::owned(&m["target_assignment"]);
+                let current = crate::live::kafka_group::owned(&m["assignment"]);
                 reconciled &= target == current && !target.is_empty();
                 targets.extend(target);
             }
@@ -617,7 +617,7 @@ fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
 }
 
 /// Each member's target assignment in a `kafka group` document.
-fn targets(v: &Value) -> BTreeMap<String, crate::live::group_live::Owned> {
+fn targets(v: &Value) -> BTreeMap<String, crate::live::kafka_group::Owned> {
     v["members"]
         .as_array()
         .unwrap()
@@ -625,7 +625,7 @@ fn targets(v: &Value) -> BTreeMap<String, crate::live::group_live::Owned> {
         .map(|m| {
             (
                 m["id"].as_str().unwrap().to_string(),
-                crate::live::group_live::owned(&m["target_assignment"]),
+                crate::live::kafka_group::owned(&m["target_assignment"]),
             )
         })
         .collect()
@@ -637,7 +637,7 @@ fn predicted(
     before: &Value,
     after: &Value,
     model: &str,
-) -> BTreeMap<String, crate::live::group_live::Owned> {
+) -> BTreeMap<String, crate::live::kafka_group::Owned> {
     let owned: BTreeMap<String, Value> = before["members"]
         .as_array()
         .unwrap()
@@ -682,7 +682,7 @@ fn predicted(
         .as_object()
         .unwrap()
         .iter()
-        .map(|(id, ps)| (id.clone(), crate::live::group_live::owned(ps)))
+        .map(|(id, ps)| (id.clone(), crate::live::kafka_group::owned(ps)))
         .collect()
 }
 
@@ -692,7 +692,7 @@ fn predicted(
 /// it was started as (PARTWISE_KAFKA_VERSION), else both.
 fn broker_uniform_models(group: &str) -> Vec<String> {
     let (_, v) =
-        crate::live::group_live::try_describe(kafka(), group, &["--assignor", "kip848:uniform"])
+        crate::live::kafka_group::try_describe(kafka(), group, &["--assignor", "kip848:uniform"])
             .unwrap();
     let p = &v["prediction"];
     match p["server_assignor_model"].as_str() {

@@ -1,15 +1,18 @@
-//! The one duration syntax of every duration flag: `500ms`, `10s`, `2m`,
-//! `1h`, or a bare number in the flag's historical unit (seconds for
-//! `--timeout`, milliseconds for the Java-named `--*-ms` flags), so old
-//! invocations keep their meaning. Parsed at the clap boundary, so a bad
-//! value is a usage error (exit 2) naming the flag.
+//! The one duration syntax of every duration flag, the `partwise` command's
+//! and the ticker's: `500ms`, `10s`, `2m`, `1h`, or a bare number in the
+//! flag's historical unit (seconds for `--timeout`, milliseconds for the
+//! Java-named `--*-ms` flags), so old invocations keep their meaning. Both
+//! binaries use these functions as clap value parsers, so a bad value is a
+//! usage error (exit 2) naming the flag; the messages name no flag.
 
 use std::time::Duration;
 
 /// What a bare number counts.
 #[derive(Clone, Copy)]
 pub enum Bare {
+    /// A bare number is seconds (`--timeout 10`).
     Seconds,
+    /// A bare number is milliseconds (the Java client's `*.ms` settings).
     Millis,
 }
 
@@ -122,7 +125,7 @@ mod tests {
         assert_eq!(positive_millis("1").unwrap(), Duration::from_millis(1));
     }
 
-    /// Moved from `cmd/redis.rs`, whose `--timeout` is this parser.
+    /// `redis --timeout`'s values.
     #[test]
     fn redis_timeouts() {
         assert_eq!(seconds("2"), Ok(Duration::from_secs(2)));

@@ -1,285 +1,10 @@
-//! Partition strategy commands: plan, skew, salt, batching, priority isolation.
+//! `partwise salt`: salting a hot key, for producers and readers, and for a
+//! key of a co-partition group every topic alike.
 
-use crate::common::{fails_with as fails, output, partwise, temp_file as file};
+use crate::common::{
+    fails_with as fails, json_doc as json, ndjson, output, partwise, temp_file as file,
+};
 use serde_json::Value;
-use std::collections::HashMap;
-
-/// Runs partwise with `--format json`, expecting exit code `code`.
-fn json(args: &[&str], code: i32) -> Value {
-    let out = output(&[args, &["--format", "json"]].concat(), code);
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-const SEED_PLAN: [&str; 9] = [
-    "plan",
-    "--produce-mbps",
-    "50",
-    "--partition-produce-mbps",
-    "10",
-    "--consume-mbps",
-    "50",
-    "--partition-consume-mbps",
-    "2.5",
-];
-
-#[test]
-fn plan_seed_example_gives_20_and_24() {
-    let v = json(&SEED_PLAN, 0);
-    assert_eq!(v["required"], 20);
-    assert_eq!(v["with_headroom"], 24);
-    assert_eq!(v["binding"], "consume");
-    let mut args = SEED_PLAN.to_vec();
-    args.extend(["--headroom", "0.3"]);
-    assert_eq!(json(&args, 0)["with_headroom"], 26);
-}
-
-#[test]
-fn plan_rejects_bad_rates() {
-    let mut args = SEED_PLAN.to_vec();
-    args[2] = "-50";
-    fails(&args, "-50");
-    let mut args = SEED_PLAN.to_vec();
-    args[8] = "0";
-    fails(&args, "per-partition consume rate");
-    let mut args = SEED_PLAN.to_vec();
-    args[4] = "ten";
-    fails(&args, "ten");
-}
-
-/// The seed: 95% of traffic on key ID.
-fn seed_skew_file() -> tempfile::NamedTempFile {
-    let mut s = String::new();
-    for i in 0..1000 {
-        if i % 20 == 0 {
-            s.push_str(&format!("country-{}\n", i % 37));
-        } else {
-            s.push_str("ID\n");
-        }
-    }
-    file(s.as_bytes())
-}
-
-#[test]
-fn skew_seed_one_partition_takes_95_percent() {
-    let f = seed_skew_file();
-    let path = f.path().to_str().unwrap();
-    let v = json(&["skew", "-p", "6", "-i", path, "--consumers", "6"], 1);
-    let loads: Vec<u64> = v["loads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
-    let total: u64 = loads.iter().sum();
-    assert_eq!(total, 1000);
-    let hot = *loads.iter().max().unwrap() as f64 / total as f64;
-    assert!(hot >= 0.95, "{loads:?}");
-    assert_eq!(v["hot_partitions"].as_array().unwrap().len(), 1);
-    assert_eq!(v["heavy_hitters"][0]["key"], "ID");
-    assert_eq!(v["heavy_hitters"][0]["estimate"], 950);
-    // Its consumer takes ~95%; every other one next to nothing.
-    let members = v["consumers"]["members"].as_array().unwrap();
-    let mut shares: Vec<f64> = members
-        .iter()
-        .map(|m| m["share"].as_f64().unwrap())
-        .collect();
-    shares.sort_by(|a, b| b.partial_cmp(a).unwrap());
-    assert!(shares[0] >= 0.95);
-    assert!(shares[1..].iter().all(|&s| s <= 0.03), "{shares:?}");
-    for k in [
-        "max_over_mean",
-        "cv",
-        "gini",
-        "hot_partitions",
-        "heavy_hitters",
-    ] {
-        assert!(!v[k].is_null(), "{k}");
-    }
-}
-
-#[test]
-fn skew_counts_lag_and_plot() {
-    let f = file(b"ID,950\nSG,30\nUS,20\n");
-    let plot = tempfile::Builder::new().suffix(".svg").tempfile().unwrap();
-    let v = json(
-        &[
-            "skew",
-            "-p",
-            "6",
-            "-i",
-            f.path().to_str().unwrap(),
-            "--counts",
-            "--consumers",
-            "3",
-            "--rate-mbps",
-            "50",
-            "--consume-mbps-per-partition",
-            "2.5",
-            "--plot",
-            plot.path().to_str().unwrap(),
-        ],
-        1,
-    );
-    assert_eq!(v["total"], 1000);
-    // ID's partition receives 95% of 50 MB/s (plus whatever else shares it) and drains 2.5.
-    let hot = v["lag"]["hot_consumer"]["lag_growth_mbps"]
-        .as_f64()
-        .unwrap();
-    assert!(hot >= 0.95 * 50.0 - 2.5 - 1e-9, "{hot}");
-    let svg = std::fs::read_to_string(plot.path()).unwrap();
-    assert!(svg.starts_with("<svg") && svg.matches("<rect").count() == 7);
-}
-
-#[test]
-fn skew_bad_input() {
-    let empty = file(b"");
-    fails(
-        &["skew", "-p", "6", "-i", empty.path().to_str().unwrap()],
-        "empty",
-    );
-    let bad = file(b"a,1\nb,two\n");
-    fails(
-        &[
-            "skew",
-            "-p",
-            "6",
-            "-i",
-            bad.path().to_str().unwrap(),
-            "--counts",
-        ],
-        "line 2",
-    );
-    let neg = file(b"a,1\nb,2\nc,-3\n");
-    fails(
-        &[
-            "skew",
-            "-p",
-            "6",
-            "-i",
-            neg.path().to_str().unwrap(),
-            "--counts",
-        ],
-        "line 3",
-    );
-    let nocomma = file(b"a\n");
-    fails(
-        &[
-            "skew",
-            "-p",
-            "6",
-            "-i",
-            nocomma.path().to_str().unwrap(),
-            "--counts",
-        ],
-        "KEY,COUNT",
-    );
-    let ok = file(b"a\n");
-    let p = ok.path().to_str().unwrap();
-    fails(&["skew", "-p", "0", "-i", p], "partition");
-    fails(
-        &[
-            "skew",
-            "-p",
-            "6",
-            "-i",
-            p,
-            "--rate-mbps",
-            "-1",
-            "--consume-mbps-per-partition",
-            "2",
-        ],
-        "-1",
-    );
-    fails(&["skew", "-p", "6", "-i", p, "--rate-mbps", "10"], "both");
-    fails(
-        &["skew", "-p", "6", "-i", p, "--consumers", "0"],
-        "--consumers",
-    );
-    fails(
-        &["skew", "-p", "6", "-i", "/nonexistent/keys"],
-        "/nonexistent/keys",
-    );
-}
-
-/// Heavy hitters against exact counting, and the parallel scan against the
-/// single-threaded one, on a file large enough to be split.
-#[test]
-fn skew_heavy_hitters_and_threads_agree() {
-    let mut s = String::new();
-    let mut exact: HashMap<String, u64> = HashMap::new();
-    let mut x = 12345u64;
-    for _ in 0..900_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        // A Zipf-like mix: a few heavy keys, a long tail.
-        let key = match x % 100 {
-            0..=29 => "hot-a".to_string(),
-            30..=39 => "hot-b".to_string(),
-            40..=44 => "hot-c".to_string(),
-            _ => format!("user-{:08}", x % 1_000_000),
-        };
-        s.push_str(&key);
-        s.push('\n');
-        *exact.entry(key).or_default() += 1;
-    }
-    assert!(s.len() > 8 << 20);
-    let f = file(s.as_bytes());
-    let p = f.path().to_str().unwrap();
-    let one = json(
-        &[
-            "skew",
-            "-p",
-            "12",
-            "-i",
-            p,
-            "--threads",
-            "1",
-            "--capacity",
-            "64",
-        ],
-        1,
-    );
-    let two = json(
-        &[
-            "skew",
-            "-p",
-            "12",
-            "-i",
-            p,
-            "--threads",
-            "2",
-            "--capacity",
-            "64",
-        ],
-        1,
-    );
-    assert_eq!(one["loads"], two["loads"]);
-    assert_eq!(one["keys"], 900_000);
-    for v in [&one, &two] {
-        let bound = v["heavy_hitter_error_bound"].as_u64().unwrap();
-        assert!(bound <= 900_000 / 65);
-        let hh = v["heavy_hitters"].as_array().unwrap();
-        let names: Vec<&str> = hh
-            .iter()
-            .take(3)
-            .map(|h| h["key"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["hot-a", "hot-b", "hot-c"]);
-        for h in hh {
-            let t = exact[h["key"].as_str().unwrap()];
-            let e = h["estimate"].as_u64().unwrap();
-            assert!(e <= t && t <= e + bound, "{h}");
-        }
-    }
-    // The java partitions of the heavy keys agree with `route`.
-    let r = partwise()
-        .args(["route", "hot-a", "-p", "12", "--format", "ndjson"])
-        .output()
-        .unwrap();
-    let row: Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert_eq!(row["partition"], one["heavy_hitters"][0]["partition"]);
-}
 
 #[test]
 fn salt_seed_example() {
@@ -453,124 +178,6 @@ fn salt_reads_the_measured_counts_and_cools_the_busiest_consumer() {
             "50",
         ],
         1,
-    );
-}
-
-#[test]
-fn skew_warns_when_lines_look_like_counts() {
-    let f = file(b"ID,950000\nuser-1,1000\nuser-2,1000\n");
-    let path = f.path().to_str().unwrap();
-    let out = partwise()
-        .args(["skew", "-i", path, "-p", "12"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("looks like KEY,COUNT") && err.contains("--counts"),
-        "{err}"
-    );
-    let out = partwise()
-        .args(["skew", "-i", path, "-p", "12", "--counts"])
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
-    let keys = file(b"BBCA\nANTM\na,b\n");
-    let out = partwise()
-        .args(["skew", "-i", keys.path().to_str().unwrap(), "-p", "12"])
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
-}
-
-#[test]
-fn batching_sticky_fills_batches() {
-    let out = partwise()
-        .args([
-            "batching",
-            "--messages",
-            "100000",
-            "--size",
-            "200",
-            "--partitions",
-            "12",
-            "--batch-size",
-            "16384",
-            "--linger-ms",
-            "5",
-            "--rate",
-            "50000",
-            "--format",
-            "ndjson",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let (rr, sticky) = (&rows[0], &rows[1]);
-    assert_eq!(rr["strategy"], "round-robin");
-    assert!(sticky["batches"].as_u64() < rr["batches"].as_u64());
-    assert!(sticky["mean_fill"].as_f64() > rr["mean_fill"].as_f64());
-    assert!(sticky["compression_ratio"].as_f64() < rr["compression_ratio"].as_f64());
-    fails(
-        &[
-            "batching",
-            "--messages",
-            "-1",
-            "--size",
-            "1",
-            "--partitions",
-            "1",
-            "--rate",
-            "1",
-        ],
-        "-1",
-    );
-    fails(
-        &[
-            "batching",
-            "--messages",
-            "10",
-            "--size",
-            "1",
-            "--partitions",
-            "0",
-            "--rate",
-            "1",
-        ],
-        "partitions",
-    );
-}
-
-#[test]
-fn priority_partitioner_from_the_cli() {
-    let out = partwise()
-        .args([
-            "route",
-            "VIP_7",
-            "user-1",
-            "-p",
-            "6",
-            "-P",
-            "priority:prefix=VIP_,reserved=0",
-            "--format",
-            "ndjson",
-        ])
-        .output()
-        .unwrap();
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(rows[0]["partition"], 0);
-    assert_ne!(rows[1]["partition"], 0);
-    fails(
-        &["route", "x", "-p", "6", "-P", "priority:prefix=VIP_"],
-        "reserved",
     );
 }
 
@@ -789,4 +396,56 @@ fn salt_without_a_topology_says_joined_partners_need_the_same_sub_keys() {
         ],
         "cannot be used with",
     );
+}
+
+/// `salt`'s `before` row is the topic as it is now: the unsalted key on the
+/// partition `route` gives it, not on the partition of `KEY_1`.
+#[test]
+fn salt_before_row_puts_the_unsalted_key_where_route_does() {
+    let rows = ndjson(&["route", "ID", "-p", "20"]);
+    let routed = rows[0]["partition"].as_u64().unwrap();
+    assert_eq!(routed, 19, "route ID -p 20");
+    let first_salt = ndjson(&["route", "ID_1", "-p", "20"])[0]["partition"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(first_salt, routed, "the test needs KEY_1 elsewhere");
+    let hottest = |v: &Value| -> usize {
+        let loads: Vec<f64> = v["before"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let max = loads.iter().cloned().fold(0.0, f64::max);
+        loads.iter().position(|&x| x == max).unwrap()
+    };
+    // One JSON document from a run that must exit with one of `codes`.
+    let json = |args: &[&str], codes: &[i32]| -> Value {
+        let out = partwise()
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        assert!(
+            codes.contains(&code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json(&["salt", "--key", "ID", "--share", "0.6", "-p", "20"], &[0]);
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    let before = v["before"][routed as usize].as_f64().unwrap();
+    assert!((before - (0.6 + 0.4 / 20.0)).abs() < 1e-9, "{before}");
+    // The measured distribution: ID at 60% of the lines, the rest spread.
+    let mut lines = String::from("ID,600\n");
+    for i in 0..400 {
+        lines.push_str(&format!("k{i},1\n"));
+    }
+    let f = file(lines.as_bytes());
+    let file = f.path().to_str().unwrap();
+    let v = json(&["salt", "-i", file, "--counts", "-p", "20"], &[0, 1]);
+    assert_eq!(hottest(&v), routed as usize, "{v}");
+    assert_eq!(v["salted"][0]["partition"], routed, "{v}");
 }

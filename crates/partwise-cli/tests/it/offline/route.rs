@@ -1,28 +1,10 @@
-//! The `partwise` command's contract: fields, exit codes and messages.
+//! `partwise route`: where keys land under each client's partitioner, its
+//! fields, exit codes and messages.
 
-use crate::common::{example, fails, output, partwise, repo, temp_file, SYMBOLS};
+use crate::common::{
+    fails, fails_with, key_rows, ndjson, ndjson_exit, partwise, repo, temp_file, SYMBOLS,
+};
 use serde_json::Value;
-
-fn ndjson(args: &[&str]) -> Vec<Value> {
-    ndjson_exit(args, 0)
-}
-
-/// The NDJSON rows of a run that must exit with `code`.
-fn ndjson_exit(args: &[&str], code: i32) -> Vec<Value> {
-    let out = output(&[args, &["--format", "ndjson"]].concat(), code);
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Rows about keys, without the summary rows (`type`) that follow them.
-fn key_rows(rows: Vec<Value>) -> Vec<Value> {
-    rows.into_iter()
-        .filter(|r| r.get("type").is_none())
-        .collect()
-}
 
 #[test]
 fn seed_bbca_is_0_of_6_and_2_of_8() {
@@ -342,47 +324,6 @@ fn summary_counts_sticky_keys_apart() {
 }
 
 #[test]
-fn redis_seed_symbols() {
-    let mut args = vec!["slot"];
-    let keys: Vec<String> = SYMBOLS
-        .iter()
-        .flat_map(|s| {
-            [
-                format!("market:{{{s}}}"),
-                format!("notif:{{{s}}}"),
-                format!("market:{s}"),
-                format!("notif:{s}"),
-            ]
-        })
-        .collect();
-    args.extend(keys.iter().map(String::as_str));
-    let rows = ndjson(&args);
-    let (mut tagged, mut plain) = (0, 0);
-    for q in rows.chunks(4) {
-        tagged += usize::from(q[0]["slot"] == q[1]["slot"]);
-        plain += usize::from(q[2]["slot"] == q[3]["slot"]);
-        assert_eq!(q[0]["hashtag"], q[1]["hashtag"]);
-        assert_eq!(q[2]["hashtag"], Value::Null);
-    }
-    assert_eq!((tagged, plain), (10, 0));
-    assert_eq!(rows[0]["slot"], 12355);
-}
-
-#[test]
-fn slot_fields_and_tricky_braces() {
-    let rows = ndjson(&["slot", "{}", "{{a}}", "a{b}{c}", "}{a}"]);
-    let keys: Vec<&str> = rows[0]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(|k| k.as_str())
-        .collect();
-    assert!(keys.starts_with(&["key", "key_hex", "hashtag"]) && keys.contains(&"slot"));
-    let tags: Vec<Value> = rows.iter().map(|r| r["hashtag"].clone()).collect();
-    assert_eq!(tags, [Value::Null, "{a".into(), "b".into(), "a".into()]);
-}
-
-#[test]
 fn input_file_crlf_hex_base64() {
     let f = temp_file(b"BBCA\r\nANTM\r\n");
     let rows = ndjson(&["route", "-i", f.path().to_str().unwrap(), "-p", "6"]);
@@ -498,50 +439,6 @@ fn bad_input_exits_2_naming_the_problem() {
     fails(&["route", "x"]);
 }
 
-#[test]
-fn partitioners_lists_every_spec() {
-    let rows = ndjson(&["partitioners"]);
-    let specs: Vec<&str> = rows.iter().map(|r| r["spec"].as_str().unwrap()).collect();
-    for want in [
-        "java",
-        "java:round-robin",
-        "librdkafka:consistent_random",
-        "librdkafka:consistent",
-        "librdkafka:murmur2",
-        "librdkafka:murmur2_random",
-        "librdkafka:fnv1a",
-        "librdkafka:fnv1a_random",
-        "librdkafka:random",
-        "kafka-python",
-        "kafkajs",
-        "kafkajs:legacy",
-        "sarama",
-        "sarama:reference-hash",
-        "sarama:consistent-crc",
-        "sarama:murmur2",
-        "kafka-go",
-        "kafka-go:hash",
-        "kafka-go:reference-hash",
-        "kafka-go:crc32",
-        "kafka-go:crc32-consistent",
-        "kafka-go:murmur2",
-        "kafka-go:murmur2-consistent",
-        "franz-go",
-        "franz-go:sarama-compat",
-    ] {
-        assert!(specs.contains(&want), "{want} missing");
-    }
-    // Each carries its setting in the client's words and the release that has it.
-    let murmur = rows.iter().find(|r| r["spec"] == "sarama:murmur2").unwrap();
-    assert_eq!(
-        murmur["setting"],
-        "Producer.Partitioner = sarama.NewMurmur2Partitioner"
-    );
-    assert_eq!(murmur["since"], "Sarama 1.50.0");
-    let java = rows.iter().find(|r| r["spec"] == "java").unwrap();
-    assert!(java["since"].is_null());
-}
-
 /// The CLI end to end against a real client's vectors: keys fed as hex lines.
 #[test]
 fn cli_matches_vectors() {
@@ -627,269 +524,6 @@ fn random_key_files_never_panic() {
     }
 }
 
-#[test]
-fn completions_and_man_page_come_from_the_flags() {
-    for shell in ["bash", "zsh", "fish"] {
-        let out = partwise().args(["completions", shell]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{shell}");
-        let text = String::from_utf8(out.stdout).unwrap();
-        // Generated from clap: the newest flags are in them.
-        assert!(
-            text.contains("only-differ") && text.contains("route"),
-            "{shell}"
-        );
-    }
-    // The bash script is valid bash.
-    let f = temp_file(
-        &partwise()
-            .args(["completions", "bash"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
-    let status = std::process::Command::new("bash")
-        .args(["-n", f.path().to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let man = String::from_utf8(partwise().arg("man").output().unwrap().stdout).unwrap();
-    assert!(man.contains(".TH partwise 1"), "{man}");
-    let route =
-        String::from_utf8(partwise().args(["man", "route"]).output().unwrap().stdout).unwrap();
-    assert!(
-        route.contains(".TH partwise-route 1") && route.contains("only\\-differ"),
-        "{route}"
-    );
-    assert!(fails(&["man", "nope"]).contains("'nope'"));
-    fails(&["completions", "tcsh"]);
-}
-
-/// `salt`'s `before` row is the topic as it is now: the unsalted key on the
-/// partition `route` gives it, not on the partition of `KEY_1`.
-#[test]
-fn salt_before_row_puts_the_unsalted_key_where_route_does() {
-    let rows = ndjson(&["route", "ID", "-p", "20"]);
-    let routed = rows[0]["partition"].as_u64().unwrap();
-    assert_eq!(routed, 19, "route ID -p 20");
-    let first_salt = ndjson(&["route", "ID_1", "-p", "20"])[0]["partition"]
-        .as_u64()
-        .unwrap();
-    assert_ne!(first_salt, routed, "the test needs KEY_1 elsewhere");
-    let hottest = |v: &Value| -> usize {
-        let loads: Vec<f64> = v["before"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
-        let max = loads.iter().cloned().fold(0.0, f64::max);
-        loads.iter().position(|&x| x == max).unwrap()
-    };
-    // One JSON document from a run that must exit with one of `codes`.
-    let json = |args: &[&str], codes: &[i32]| -> Value {
-        let out = partwise()
-            .args(args)
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
-        let code = out.status.code().unwrap_or(-1);
-        assert!(
-            codes.contains(&code),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
-    let v = json(&["salt", "--key", "ID", "--share", "0.6", "-p", "20"], &[0]);
-    assert_eq!(hottest(&v), routed as usize, "{v}");
-    let before = v["before"][routed as usize].as_f64().unwrap();
-    assert!((before - (0.6 + 0.4 / 20.0)).abs() < 1e-9, "{before}");
-    // The measured distribution: ID at 60% of the lines, the rest spread.
-    let mut lines = String::from("ID,600\n");
-    for i in 0..400 {
-        lines.push_str(&format!("k{i},1\n"));
-    }
-    let f = temp_file(lines.as_bytes());
-    let file = f.path().to_str().unwrap();
-    let v = json(&["salt", "-i", file, "--counts", "-p", "20"], &[0, 1]);
-    assert_eq!(hottest(&v), routed as usize, "{v}");
-    assert_eq!(v["salted"][0]["partition"], routed, "{v}");
-}
-
-/// The subcommand paths (`["kafka", "audit"]`) whose help offers `--format`,
-/// found by walking `--help`, so a new command cannot escape the check below.
-fn commands_with_format(path: &[String]) -> Vec<Vec<String>> {
-    let out = partwise()
-        .args(path)
-        .arg("--help")
-        .env("COLUMNS", "200")
-        .output()
-        .unwrap();
-    let help = String::from_utf8(out.stdout).unwrap();
-    let Some(list) = help.split("Commands:\n").nth(1) else {
-        return if help.contains("--format") {
-            vec![path.to_vec()]
-        } else {
-            Vec::new()
-        };
-    };
-    list.lines()
-        .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|name| *name != "help")
-        .flat_map(|name| {
-            let mut sub = path.to_vec();
-            sub.push(name.to_string());
-            commands_with_format(&sub)
-        })
-        .collect()
-}
-
-/// `--format ndjson` is one JSON object per line in every command: run each
-/// offline command (each of its output shapes) and parse every line alone.
-#[test]
-fn ndjson_is_one_object_per_line_everywhere() {
-    let keys = temp_file(b"ID\nID\nID\nID\nID\nID\nID\nID\nID\nA\nB\nC\n");
-    let keys = keys.path().to_str().unwrap();
-    let ticker = example("ticker.toml");
-    let ticker = ticker.as_str();
-    let plan = [
-        "plan",
-        "--produce-mbps",
-        "50",
-        "--partition-produce-mbps",
-        "10",
-        "--consume-mbps",
-        "50",
-        "--partition-consume-mbps",
-        "2.5",
-    ];
-    let runs: Vec<Vec<&str>> = vec![
-        vec!["route", "a", "b", "-p", "6", "-P", "java", "-P", "sarama"],
-        vec!["route", "a", "b", "-p", "6", "--summary"],
-        vec!["route", "a", "-p", "6", "--null-key"],
-        vec![
-            "route", "a", "b", "-p", "6", "--from", "java", "--to", "sarama",
-        ],
-        vec!["slot", "a", "{a}b"],
-        vec![
-            "assign",
-            "-a",
-            "java:range",
-            "-m",
-            "2",
-            "-t",
-            "a:6",
-            "-t",
-            "b:6",
-        ],
-        vec!["assign", "-a", "java:range", "--sweep", "1..4", "-t", "a:6"],
-        vec!["partitioners"],
-        plan.to_vec(),
-        vec!["skew", "-p", "6", "-i", keys, "--consumers", "2"],
-        vec!["salt", "--key", "ID", "--share", "0.9", "-p", "12"],
-        vec!["salt", "-i", keys, "-p", "12", "--consumers", "3"],
-        vec![
-            "batching",
-            "--messages",
-            "1000",
-            "--size",
-            "100",
-            "--partitions",
-            "6",
-            "--rate",
-            "1000",
-        ],
-        vec!["check", ticker],
-        vec!["report", ticker],
-        vec!["resize", "a", "b", "--from", "6", "--to", "12"],
-        vec!["resize", "--suggest", "--target", "12", "--consumers", "4"],
-    ];
-    // Need a live cluster: kafka.rs `live_ndjson_is_one_object_per_line`,
-    // redis.rs `ndjson_is_one_object_per_line` and every consume.rs test
-    // (which reads the member's lines) check those.
-    const LIVE: [&str; 2] = ["kafka", "redis"];
-    for path in commands_with_format(&[]) {
-        let covered = LIVE.contains(&path[0].as_str())
-            || runs.iter().any(|r| r[0] == path[0] && path.len() == 1);
-        assert!(covered, "{path:?} takes --format but is not run here");
-    }
-    for args in &runs {
-        let out = partwise()
-            .args(args)
-            .args(["--format", "ndjson"])
-            .output()
-            .unwrap();
-        let code = out.status.code();
-        assert!(
-            matches!(code, Some(0 | 1)),
-            "{args:?} exit {code:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
-        assert!(!text.is_empty(), "{args:?} printed nothing");
-        for line in text.lines() {
-            let v: Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{args:?}: line is not one JSON value ({e}): {line}"));
-            assert!(v.is_object(), "{args:?}: line is not an object: {line}");
-        }
-    }
-}
-
-/// A bad flag value is clap's usage error (exit 2) naming the flag by both
-/// spellings and the value, with the error's cause on a line of its own.
-#[test]
-fn a_bad_value_names_the_flag_and_prints_its_cause() {
-    let err = fails(&["assign", "-a", "java:range", "-m", "2", "-t", "a:0"]);
-    let mut lines = err.lines();
-    assert_eq!(
-        lines.next(),
-        Some("error: invalid value 'a:0' for '-t/--topic <NAME:N>': the partition count after the last ':' is not valid")
-    );
-    assert_eq!(
-        lines.next(),
-        Some("  caused by: invalid partition count '0': a topic has at least 1 partition")
-    );
-    // The old `--*-ms` names still work, and a bad value is named as typed.
-    let err = fails(&[
-        "kafka",
-        "consume",
-        "-b",
-        "127.0.0.1:1",
-        "-g",
-        "g",
-        "-t",
-        "t",
-        "--session-timeout-ms",
-        "soon",
-    ]);
-    assert!(
-        err.contains("invalid value 'soon' for '--session-timeout-ms <DURATION>'"),
-        "{err}"
-    );
-    // A key that is not UTF-8 beside the bad value: still the usage error.
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let out = partwise()
-            .arg("route")
-            .arg(std::ffi::OsStr::from_bytes(b"\xff"))
-            .args(["-p", "0"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("invalid value '0' for '-p/--partitions <N>'")
-                && !err.contains("panicked"),
-            "{err}"
-        );
-    }
-    // --help is not an error.
-    let out = partwise().args(["route", "--help"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-}
-
 /// A priority spec that reserves every partition is legal (the seed's class
 /// sends every other key to partition 0) but almost surely a mistake: route
 /// answers and warns (issue 19, item 7).
@@ -904,4 +538,33 @@ fn a_priority_spec_reserving_every_partition_warns() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("reserves all 6 partitions"), "{err}");
     assert!(!err.contains("reserves all 8"), "{err}");
+}
+
+#[test]
+fn priority_partitioner_from_the_cli() {
+    let out = partwise()
+        .args([
+            "route",
+            "VIP_7",
+            "user-1",
+            "-p",
+            "6",
+            "-P",
+            "priority:prefix=VIP_,reserved=0",
+            "--format",
+            "ndjson",
+        ])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows[0]["partition"], 0);
+    assert_ne!(rows[1]["partition"], 0);
+    fails_with(
+        &["route", "x", "-p", "6", "-P", "priority:prefix=VIP_"],
+        "reserved",
+    );
 }

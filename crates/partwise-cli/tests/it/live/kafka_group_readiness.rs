@@ -9,7 +9,7 @@
 //! split the broker's `range` gives consumer-protocol members subscribed the
 //! same way.
 
-use super::group_live::{
+use super::kafka_group::{
     java_member, java_member_with, owned, partwise_member, reports_of, split_from_reports,
     try_describe, wait_described, Owned, Proc,
 };

@@ -1,0 +1,111 @@
+//! The Kafka connection flags of every command that talks to a cluster
+//! (`kafka ...`, `report -b`), kcat's (`-b`, `-X key=value`, `-F FILE`) plus
+//! `--timeout`; secret property values are never printed, not even with
+//! `--verbose`.
+
+use crate::exit::{CliError, Result};
+use partwise_kafka::Connection;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The connection flags every `kafka` subcommand takes, and `report -b`.
+#[derive(clap::Args)]
+pub struct ConnArgs {
+    /// Bootstrap brokers, host:port[,host:port...] (repeatable)
+    #[arg(
+        short = 'b',
+        long = "bootstrap",
+        alias = "brokers",
+        value_name = "BROKERS"
+    )]
+    bootstrap: Vec<String>,
+    /// A librdkafka property, e.g. -X security.protocol=SASL_SSL (repeatable)
+    #[arg(short = 'X', value_name = "KEY=VALUE")]
+    props: Vec<String>,
+    /// A properties file of key=value lines (repeatable; -X and -b override it)
+    #[arg(short = 'F', value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// How long any one cluster operation may take: 500ms, 10s, 2m (a bare number is seconds)
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        allow_negative_numbers = true,
+        value_parser = crate::cmd::duration::seconds
+    )]
+    timeout: Duration,
+    /// Print the effective connection settings (secrets redacted) to stderr
+    #[arg(short = 'v', long)]
+    verbose: bool,
+}
+
+impl ConnArgs {
+    /// The validated connection: files first, then -X, then -b. The library
+    /// says what is wrong with a value; the flag is named here.
+    pub fn connection(&self) -> Result<Connection> {
+        let mut c = Connection::new(self.timeout);
+        for f in &self.files {
+            // The library's message starts with the file's name.
+            c.load_properties(f)
+                .map_err(|e| CliError::msg(format!("-F {e}")))?;
+        }
+        for p in &self.props {
+            c.set_pair(p).map_err(|e| CliError::context("-X", e))?;
+        }
+        for entry in self.bootstrap.iter().flat_map(|b| b.split(',')) {
+            if !entry.trim().is_empty() {
+                crate::cmd::parse::broker_address(entry.trim())
+                    .map_err(|e| CliError::msg(format!("-b/--bootstrap: {e}")))?;
+            }
+        }
+        if !self.bootstrap.is_empty() {
+            c.bootstrap(&self.bootstrap.join(","))
+                .map_err(|e| CliError::context("-b/--bootstrap", e))?;
+        }
+        if c.get("bootstrap.servers")
+            .is_none_or(|b| b.trim().is_empty())
+        {
+            return Err(CliError::msg(
+                "no brokers: give -b HOST:PORT (or bootstrap.servers with -X or -F)",
+            ));
+        }
+        if self.verbose {
+            say!(
+                "partwise: connection (timeout {}s):",
+                self.timeout.as_secs_f64()
+            );
+            for (k, v) in c.redacted() {
+                say!("  {k}={v}");
+            }
+        }
+        Ok(c)
+    }
+
+    /// Whether `-v` was given.
+    pub fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    /// Whether any connection flag (`-b`, `-X`, `-F`) was given: `report`
+    /// goes live only then.
+    pub fn given(&self) -> bool {
+        !self.bootstrap.is_empty() || !self.props.is_empty() || !self.files.is_empty()
+    }
+
+    /// The `--timeout` of every cluster operation.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+/// A partwise-kafka error as a CLI error (exit 2), kept whole so its causes
+/// are printed.
+pub fn kerr(e: partwise_kafka::Error) -> CliError {
+    CliError::lib(e)
+}
+
+/// Whether a progress bar may be drawn: only for a person at a terminal.
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}

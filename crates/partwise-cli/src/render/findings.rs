@@ -1,0 +1,373 @@
+//! The JSON (and the text of a placement fix) of the core's findings, the
+//! same whichever command found them: `check`, `kafka audit`, `redis check`,
+//! `assign` and `report` all print them through these.
+
+use crate::exit::Result;
+use partwise::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};
+use partwise::placement::{PlacementFix, PlacementVerdict};
+use partwise::resize::joined::{Moved, Procedure, Realign};
+use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Report, Topology};
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::Path;
+
+fn fraction(part: usize, whole: usize) -> Value {
+    if whole == 0 {
+        Value::Null
+    } else {
+        (part as f64 / whole as f64).into()
+    }
+}
+
+/// A producer reference as JSON, as every finding carries it.
+pub fn producer_json(p: &ProducerRef) -> Value {
+    json!({
+        "topic": p.topic,
+        "index": p.index,
+        "name": p.name,
+        "partitioner": p.partitioner.map(|p| p.spec()),
+        "key_format": p.key_format.to_string(),
+    })
+}
+
+fn sample_json(m: &mut Map<String, Value>, s: Option<SampleDiff>) {
+    if let Some(s) = s {
+        m.insert("sample_keys".into(), s.keys.into());
+        m.insert("differ".into(), s.differ.into());
+        m.insert("differ_fraction".into(), fraction(s.differ, s.keys));
+        m.insert("unencodable".into(), s.unencodable.into());
+    }
+}
+
+/// A co-partition finding as JSON: `kind`, `message`, `fix` and its
+/// details, the same whichever command found it.
+pub fn reason_json(r: &Reason) -> Value {
+    let mut m = Map::new();
+    m.insert("kind".into(), r.kind().into());
+    m.insert("message".into(), r.to_string().into());
+    m.insert("fix".into(), r.fix().into());
+    match r {
+        Reason::PartitionCountsDiffer { counts, .. } => {
+            let c: Map<String, Value> = counts
+                .iter()
+                .map(|(t, n)| (t.clone(), (*n).into()))
+                .collect();
+            m.insert("partitions".into(), c.into());
+        }
+        Reason::KeysDiffer { keys } => {
+            let k: Map<String, Value> = keys
+                .iter()
+                .map(|(t, k)| (t.clone(), k.clone().into()))
+                .collect();
+            m.insert("keys".into(), k.into());
+        }
+        Reason::NoProducers { topic } => {
+            m.insert("topic".into(), topic.clone().into());
+        }
+        Reason::SampleKeysUnplaced {
+            producer,
+            unplaced,
+            example,
+            why,
+            ..
+        } => {
+            m.insert("producer".into(), producer_json(producer));
+            m.insert("unplaced".into(), (*unplaced).into());
+            m.insert("example".into(), example.clone().into());
+            m.insert("why".into(), (*why).into());
+        }
+        Reason::KeylessProducer {
+            producer,
+            declared,
+            behaviour,
+        } => {
+            m.insert("producer".into(), producer_json(producer));
+            m.insert("declared".into(), (*declared).into());
+            m.insert("behaviour".into(), (*behaviour).into());
+        }
+        Reason::PartitionersDisagree { a, b, .. } | Reason::KeyEncodingsDiffer { a, b, .. } => {
+            m.insert(
+                "producers".into(),
+                json!([producer_json(a), producer_json(b)]),
+            );
+        }
+        Reason::TopicUnreadable { topic, error } => {
+            m.insert("topic".into(), topic.clone().into());
+            m.insert("error".into(), error.clone().into());
+        }
+        Reason::NoKeyedRecords { topic } => {
+            m.insert("topic".into(), topic.clone().into());
+        }
+        Reason::RecordsUnexplained {
+            topic,
+            misplaced,
+            best,
+        } => {
+            m.insert("topic".into(), topic.clone().into());
+            m.insert("misplaced".into(), (*misplaced).into());
+            m.insert("best".into(), best.clone().into());
+        }
+        Reason::ObservedPartitionersDisagree { topics } => {
+            let t: Vec<Value> = topics
+                .iter()
+                .map(|w| json!({"topic": w.topic, "partitioners": w.candidates}))
+                .collect();
+            m.insert("topics".into(), t.into());
+        }
+        Reason::MixedPartitioners {
+            topic,
+            writers,
+            unexplained,
+            split_keys,
+            ..
+        } => {
+            m.insert("topic".into(), topic.clone().into());
+            let w: Vec<Value> = writers
+                .iter()
+                .map(|w| {
+                    json!({
+                        "partitioner": w.partitioner.spec(),
+                        "setting": w.partitioner.setting(),
+                        "partitioners": w.candidates,
+                        "share": w.share,
+                    })
+                })
+                .collect();
+            m.insert("writers".into(), w.into());
+            m.insert("unexplained".into(), (*unexplained).into());
+            m.insert("split_keys".into(), (*split_keys).into());
+        }
+        Reason::ObservedKeyEncodingsDiffer { encodings } => {
+            let e: Map<String, Value> = encodings
+                .iter()
+                .map(|(t, e)| (t.clone(), e.clone().into()))
+                .collect();
+            m.insert("key_encodings".into(), e.into());
+        }
+        _ => {}
+    }
+    sample_json(&mut m, r.sample());
+    Value::Object(m)
+}
+
+fn alignment_json(m: &mut Map<String, Value>, a: Option<Alignment>, what: &str) {
+    let (keys, n) = a.map_or((Value::Null, Value::Null), |a| {
+        (a.keys.into(), a.aligned.into())
+    });
+    m.insert("sample_keys".into(), keys);
+    m.insert(format!("{what}_keys"), n);
+    m.insert(
+        format!("{what}_fraction"),
+        a.map_or(Value::Null, |a| fraction(a.aligned, a.keys)),
+    );
+}
+
+pub fn group_json(g: &GroupVerdict) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), g.name.clone().into());
+    m.insert("topics".into(), g.topics.clone().into());
+    m.insert("copartitioned".into(), g.ok().into());
+    alignment_json(&mut m, g.sample, "aligned");
+    // Filled by `with_records` when the keys came with their counts.
+    for f in ["records", "aligned_records", "aligned_records_share"] {
+        m.insert(f.into(), Value::Null);
+    }
+    m.insert(
+        "reasons".into(),
+        g.reasons.iter().map(reason_json).collect(),
+    );
+    m
+}
+
+pub fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), f.name.clone().into());
+    m.insert("patterns".into(), f.patterns.clone().into());
+    m.insert("hash_tags".into(), json!(f.hash_tags));
+    m.insert("shared_hash_tag".into(), f.shared_hash_tag.into());
+    m.insert("colocated".into(), f.ok().into());
+    alignment_json(&mut m, f.colocated, "colocated");
+    let reasons: Vec<Value> = f.reasons.iter().map(family_reason_json).collect();
+    m.insert("reasons".into(), reasons.into());
+    m
+}
+
+/// A Redis family finding as JSON: `kind`, `message`, `fix`, and the
+/// patterns (`pattern` too when it names one) and tags it is about.
+pub fn family_reason_json(r: &FamilyReason) -> Value {
+    let mut v = json!({"kind": r.kind(), "message": r.to_string(), "fix": r.fix()});
+    match r {
+        FamilyReason::NoHashTag { patterns } => {
+            if let [one] = patterns.as_slice() {
+                v["pattern"] = json!(one);
+            }
+            v["patterns"] = json!(patterns);
+        }
+        FamilyReason::EmptyTag { pattern } => v["pattern"] = json!(pattern),
+        FamilyReason::TagWithoutKey { pattern, tag, slot } => {
+            v["pattern"] = json!(pattern);
+            v["tag"] = json!(tag);
+            v["slot"] = json!(slot);
+        }
+        FamilyReason::TagNotJustKey { pattern, tag } => {
+            v["pattern"] = json!(pattern);
+            v["tag"] = json!(tag);
+        }
+        FamilyReason::HashTagsDiffer { tags } => {
+            v["tags"] = tags
+                .iter()
+                .map(|(p, t)| json!({ "pattern": p, "tag": t }))
+                .collect();
+        }
+        FamilyReason::SampleKeysSplit { split, keys } => {
+            v["split"] = json!(split);
+            v["sample_keys"] = json!(keys);
+        }
+        _ => {}
+    }
+    v
+}
+
+/// A placement verdict as JSON, as `check` prints it.
+pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("consumer_group".into(), p.consumer_group.clone().into());
+    m.insert("assignor".into(), p.assignor.spec().into());
+    m.insert("copartition_group".into(), p.copartition.clone().into());
+    m.insert("topics".into(), p.topics.clone().into());
+    m.insert("units_whole".into(), p.ok().into());
+    m.insert("kind".into(), p.kind().into());
+    m.insert("unsubscribed".into(), p.unsubscribed.clone().into());
+    m.insert("splitting_counts".into(), p.splitting_counts().into());
+    let counts: Vec<Value> = p
+        .counts
+        .iter()
+        .map(|c| {
+            json!({
+                "members": c.members,
+                "split_indices": c.split,
+                "split_count": c.split_count,
+                "indices": c.indices,
+                "error": c.error,
+            })
+        })
+        .collect();
+    m.insert("counts".into(), counts.into());
+    // Only when the simulation budget cut the sweep short, so the JSON of
+    // a file within it is what it always was.
+    if let Some(c) = &p.cut {
+        m.insert(
+            "cut_short".into(),
+            json!({
+                "declared_counts": [c.declared.0, c.declared.1],
+                "asked": c.asked,
+                "checked": c.checked,
+                "checked_to": p.counts.last().map(|c| c.members),
+                "assignors_not_run_everywhere": c.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
+                "note": c.note(),
+            }),
+        );
+    }
+    m.insert(
+        "fix".into(),
+        p.fix.as_ref().map_or(Value::Null, placement_fix_json),
+    );
+    m
+}
+
+/// A placement fix as JSON, as `check`, `assign` and `report` print it:
+/// `assignors`, `member_counts`, `advice`, and `realign` (null unless the
+/// co-partitioned topics' counts differ: the count to reach, each topic to
+/// raise with what it moves, and the procedures with their costs).
+pub fn placement_fix_json(f: &PlacementFix) -> Value {
+    json!({
+        "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
+        "member_counts": f.member_counts,
+        "advice": f.advice,
+        "realign": f.realign.as_ref().map(realign_json),
+    })
+}
+
+fn realign_json(r: &Realign) -> Value {
+    let moved = |m: Option<Moved>| m.map(|m| json!({"moved": m.moved, "of": m.of}));
+    json!({
+        "counts": r.counts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
+        "to": r.to,
+        "raise": r.raise.iter().map(|x| json!({
+            "topic": x.topic,
+            "from": x.from,
+            "to": x.to,
+            "moved_fraction": x.moved.map(|f| f.value()),
+            "moved": x.moved.map(|f| format!("{}/{}", f.moved, f.period)),
+            "sample_keys": moved(x.sample_keys),
+            "records": moved(x.records),
+        })).collect::<Vec<_>>(),
+        "procedures": Procedure::ALL.iter().map(|&p| json!({
+            "kind": p.kind(),
+            "text": r.procedure(p),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The whole `check` report as JSON (`report` carries it as its findings).
+pub fn report_json(file: &Path, r: &Report) -> Value {
+    json!({
+        "file": file.display().to_string(),
+        "ok": r.ok(),
+        "sample_keys": r.sample_keys,
+        "copartition_groups": r.groups.iter().map(group_json).collect::<Vec<_>>(),
+        "redis_families": r.families.iter().map(family_json).collect::<Vec<_>>(),
+        "placements": r.placements.iter().map(placement_json).collect::<Vec<_>>(),
+    })
+}
+
+/// Each co-partition group's records on sample keys that land on one
+/// partition number everywhere, and all their records (`--counts`): one per
+/// group, `None` where no producer places keys.
+pub fn group_records(t: &Topology, samples: &[&[u8]], weights: &[u64]) -> Vec<Option<(u64, u64)>> {
+    t.copartition_groups
+        .iter()
+        .map(|g| partwise::topology::partition_map(t, g, samples).aligned_records(weights))
+        .collect()
+}
+
+/// Fills each group of a [`report_json`] document with its records.
+pub fn with_records(doc: &mut Value, records: &[Option<(u64, u64)>]) {
+    let Some(groups) = doc["copartition_groups"].as_array_mut() else {
+        return;
+    };
+    for (g, r) in groups.iter_mut().zip(records) {
+        fill_records(g, *r);
+    }
+}
+
+pub fn fill_records(g: &mut Value, r: Option<(u64, u64)>) {
+    if let Some((aligned, total)) = r {
+        g["records"] = total.into();
+        g["aligned_records"] = aligned.into();
+        g["aligned_records_share"] = if total == 0 {
+            Value::Null
+        } else {
+            (aligned as f64 / total as f64).into()
+        };
+    }
+}
+
+/// A placement fix as `check` and `assign` print it, indented by `indent`.
+pub fn write_fix(f: &PlacementFix, indent: &str, out: &mut impl Write) -> Result<()> {
+    writeln!(out, "{indent}fix: {}", f.advice)?;
+    if let Some(r) = &f.realign {
+        for (i, p) in Procedure::ALL.iter().enumerate() {
+            writeln!(out, "{indent}     {}. {}", i + 1, r.procedure(*p))?;
+        }
+    }
+    if !f.assignors.is_empty() {
+        let specs: Vec<&str> = f.assignors.iter().map(|a| a.spec()).collect();
+        writeln!(
+            out,
+            "{indent}     assignors that keep units whole: {}",
+            specs.join(", ")
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,47 @@
+//! `partwise partitioners`: every partitioner spec, with its client setting.
+
+use crate::common::ndjson;
+
+#[test]
+fn partitioners_lists_every_spec() {
+    let rows = ndjson(&["partitioners"]);
+    let specs: Vec<&str> = rows.iter().map(|r| r["spec"].as_str().unwrap()).collect();
+    for want in [
+        "java",
+        "java:round-robin",
+        "librdkafka:consistent_random",
+        "librdkafka:consistent",
+        "librdkafka:murmur2",
+        "librdkafka:murmur2_random",
+        "librdkafka:fnv1a",
+        "librdkafka:fnv1a_random",
+        "librdkafka:random",
+        "kafka-python",
+        "kafkajs",
+        "kafkajs:legacy",
+        "sarama",
+        "sarama:reference-hash",
+        "sarama:consistent-crc",
+        "sarama:murmur2",
+        "kafka-go",
+        "kafka-go:hash",
+        "kafka-go:reference-hash",
+        "kafka-go:crc32",
+        "kafka-go:crc32-consistent",
+        "kafka-go:murmur2",
+        "kafka-go:murmur2-consistent",
+        "franz-go",
+        "franz-go:sarama-compat",
+    ] {
+        assert!(specs.contains(&want), "{want} missing");
+    }
+    // Each carries its setting in the client's words and the release that has it.
+    let murmur = rows.iter().find(|r| r["spec"] == "sarama:murmur2").unwrap();
+    assert_eq!(
+        murmur["setting"],
+        "Producer.Partitioner = sarama.NewMurmur2Partitioner"
+    );
+    assert_eq!(murmur["since"], "Sarama 1.50.0");
+    let java = rows.iter().find(|r| r["spec"] == "java").unwrap();
+    assert!(java["since"].is_null());
+}
