@@ -14,6 +14,7 @@ mod offline {
     mod hostile;
     mod kafka;
     mod report;
+    mod route_threads;
     mod strategy;
     mod topology;
     mod weights;
@@ -29,6 +30,7 @@ mod live {
     mod readiness_live;
     mod redis;
     mod report;
+    mod route_threads;
     mod salt;
     mod secure;
 }
