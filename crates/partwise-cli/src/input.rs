@@ -127,10 +127,15 @@ impl Lint {
     }
 
     /// Checks the lines of a group whose first line has 0-based number
-    /// `first`, one by one. The line cutter flags the groups that hold a
-    /// byte that may start an invisible character ([`suspect`]): the others
-    /// (almost every group of a key file) are not looked at again.
-    fn group(&mut self, first: u64, group: &[&[u8]]) -> Result<()> {
+    /// `first`; `span` holds the group's bytes (lines and newlines).
+    fn group(&mut self, first: u64, group: &[&[u8]], span: &[u8]) -> Result<()> {
+        // One pass over the group's bytes (which vectorizes) clears almost
+        // every group of a key file; the lines are looked at one by one only
+        // when a byte that may start an invisible character is there.
+        let suspect = |b: u8| (b < 0x20 && b != b'\n') || matches!(b, 0x7F | 0xC2 | 0xE2 | 0xEF);
+        if !span.iter().fold(false, |any, &b| any | suspect(b)) {
+            return Ok(());
+        }
         for (i, line) in group.iter().enumerate() {
             let key = match (self.before_tab, memchr::memchr(b'\t', line)) {
                 (true, Some(t)) => &line[..t],
@@ -200,14 +205,6 @@ fn more_warnings(name: &str, warned: u64) {
             warned - NAMED_WARNINGS
         );
     }
-}
-
-/// Whether `b` may start (or be) an invisible character: a control other
-/// than the newline, DEL, or the first byte of the UTF-8 of U+0080-U+00BF
-/// (C1 controls, the soft hyphen), U+2000-U+2FFF (zero-width characters,
-/// bidi controls) or U+F000-U+FFFF (the byte-order mark).
-fn suspect(b: u8) -> bool {
-    (b < 0x20 && b != b'\n') || matches!(b, 0x7F | 0xC2 | 0xE2 | 0xEF)
 }
 
 /// The note for a byte-order mark dropped from the start of `name`.
@@ -441,22 +438,18 @@ fn split_groups<'a, E: From<CliError>>(
     // hundreds of thousands of lines).
     let mut group: Vec<&'a [u8]> = Vec::with_capacity(BATCH);
     let mut cutter = LineCutter::new(chunk);
-    // The cutter scans ahead to the end of a 32-byte block, whose last
-    // bytes may be the next group's: a flagged block flags that group too.
-    let mut carried = false;
     loop {
+        let from = cutter.start;
         let more = cutter.fill(&mut group, BATCH);
+        let mut to = cutter.start;
         if !more && cutter.start < chunk.len() {
             // `fill` stops short of `BATCH` when it runs out of newlines, so
             // the unterminated last line still fits.
             group.push(strip_cr(&chunk[cutter.start..]));
+            to = chunk.len();
         }
         if !group.is_empty() {
-            let flagged = std::mem::take(&mut cutter.suspect);
-            if flagged || carried {
-                lint.group(*line_no, &group)?;
-            }
-            carried = flagged;
+            lint.group(*line_no, &group, &chunk[from..to])?;
             f(*line_no, &group)?;
             *line_no += group.len() as u64;
             group.clear();
@@ -484,8 +477,6 @@ struct LineCutter<'a> {
     mask: u32,
     /// Where the next line starts.
     start: usize,
-    /// A block scanned since this was last cleared holds a [`suspect`] byte.
-    suspect: bool,
 }
 
 impl<'a> LineCutter<'a> {
@@ -496,7 +487,6 @@ impl<'a> LineCutter<'a> {
             next: 0,
             mask: 0,
             start: 0,
-            suspect: false,
         }
     }
 
@@ -510,49 +500,36 @@ impl<'a> LineCutter<'a> {
             // SAFETY: the CPU has AVX2, checked on the line above.
             return unsafe { self.fill_avx2(out, max) };
         }
-        self.fill_with(out, max, scan_block)
+        self.fill_with(out, max, |block| {
+            block
+                .iter()
+                .enumerate()
+                .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i))
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn fill_avx2(&mut self, out: &mut Vec<&'a [u8]>, max: usize) -> bool {
         use std::arch::x86_64::{
-            __m256i, _mm256_andnot_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8,
-            _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm256_testz_si256,
+            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
         };
         let nl = _mm256_set1_epi8(b'\n' as i8);
-        let c1f = _mm256_set1_epi8(0x1F);
-        let [del, c2, e2, ef] = [0x7Fu8, 0xC2, 0xE2, 0xEF].map(|b| _mm256_set1_epi8(b as i8));
         self.fill_with(out, max, |block| {
-            if block.len() < 32 {
-                return scan_block(block);
-            }
-            // SAFETY: the block has 32 bytes (checked above); the load is unaligned.
+            // SAFETY: `fill_with` passes exactly 32 bytes; the load is unaligned.
             let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()) };
-            let newline = _mm256_cmpeq_epi8(v, nl);
-            // `suspect`, 32 bytes at a time: b <= 0x1F but not a newline,
-            // or one of the four bytes.
-            let control = _mm256_andnot_si256(newline, _mm256_cmpeq_epi8(_mm256_min_epu8(v, c1f), v));
-            let lead = _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi8(v, del), _mm256_cmpeq_epi8(v, c2)),
-                _mm256_or_si256(_mm256_cmpeq_epi8(v, e2), _mm256_cmpeq_epi8(v, ef)),
-            );
-            let any = _mm256_or_si256(control, lead);
-            (
-                _mm256_movemask_epi8(newline) as u32,
-                _mm256_testz_si256(any, any) == 0,
-            )
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)) as u32
         })
     }
 
-    /// The loop behind [`fill`](Self::fill); `scan` maps a block of up to
-    /// 32 bytes to its newline mask and whether it holds a [`suspect`] byte.
+    /// The loop behind [`fill`](Self::fill); `newlines` maps 32 bytes to
+    /// their newline mask.
     #[inline(always)]
     fn fill_with(
         &mut self,
         out: &mut Vec<&'a [u8]>,
         max: usize,
-        scan: impl Fn(&[u8]) -> (u32, bool),
+        newlines: impl Fn(&[u8]) -> u32,
     ) -> bool {
         let hay = self.hay;
         loop {
@@ -565,13 +542,17 @@ impl<'a> LineCutter<'a> {
                 out.push(strip_cr(&hay[self.start..nl]));
                 self.start = nl + 1;
             }
-            if self.next < hay.len() {
-                let end = (self.next + 32).min(hay.len());
-                let (mask, suspect) = scan(&hay[self.next..end]);
+            if self.next + 32 <= hay.len() {
                 self.base = self.next;
-                self.mask = mask;
-                self.suspect |= suspect;
-                self.next = end;
+                self.mask = newlines(&hay[self.next..self.next + 32]);
+                self.next += 32;
+            } else if self.next < hay.len() {
+                self.base = self.next;
+                self.mask = hay[self.next..]
+                    .iter()
+                    .enumerate()
+                    .fold(0, |m, (i, &b)| m | (u32::from(b == b'\n') << i));
+                self.next = hay.len();
             } else {
                 // A full group reports `true` so the caller comes back for
                 // the unterminated tail, which then has room.
@@ -579,14 +560,6 @@ impl<'a> LineCutter<'a> {
             }
         }
     }
-}
-
-/// A block of up to 32 bytes: its newline mask (bit i: byte i is `\n`) and
-/// whether it holds a [`suspect`] byte.
-fn scan_block(block: &[u8]) -> (u32, bool) {
-    block.iter().enumerate().fold((0, false), |(m, s), (i, &b)| {
-        (m | (u32::from(b == b'\n') << i), s | suspect(b))
-    })
 }
 
 /// Like [`for_each_line_group`], over bytes `[start, end)` of a regular file
