@@ -65,7 +65,9 @@ def reap(proc, timeout=20):
 
 def partwise(i, fmt):
     cmd = [args.partwise, "kafka", "consume", "-b", args.bootstrap, "-g", f"bench-pw-{tag}-{fmt}-{i}",
-           "-t", topics[0], "-t", topics[1], "--offset-reset", "earliest", "--format", fmt]
+           "-t", topics[0], "-t", topics[1], "--offset-reset", "earliest", "--format", "ndjson"]
+    if fmt == "count":
+        cmd.append("--count-only")
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sel = selectors.DefaultSelector()
@@ -73,13 +75,13 @@ def partwise(i, fmt):
     sel.register(proc.stderr, selectors.EVENT_READ, "err")
     out_fd = proc.stdout.fileno()
     # The reader counts lines and parses nothing (records after the
-    # "assigned" line; with --format count, the running count each line carries).
+    # "assigned" line; with --count-only, the running total each line carries).
     lines, t_assigned, t_end, errtail, head, stopped = 0, None, None, b"", b"", False
     last = b""
     deadline = t0 + 600
     while sel.get_map() and time.monotonic() < deadline:
         if t_end is not None and not stopped:
-            proc.send_signal(signal.SIGTERM)
+            os.kill(proc.pid, signal.SIGTERM)
             stopped = True
         for key, _ in sel.select(timeout=1):
             chunk = os.read(key.fileobj.fileno(), 1 << 20)
@@ -109,10 +111,10 @@ def partwise(i, fmt):
             if done:
                 t_end = now
     if not stopped:
-        proc.send_signal(signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGTERM)
     rss = reap(proc)
     if t_end is None or t_assigned is None:
-        sys.exit(f"partwise --format {fmt}: {lines} of {args.records} records, assigned={t_assigned}, "
+        sys.exit(f"partwise ({fmt}): {lines} of {args.records} records, assigned={t_assigned}, "
                  f"end={t_end}; stderr: {errtail.decode(errors='replace')}")
     return {"assigned_s": t_assigned, "end_s": t_end, "consume_s": t_end - t_assigned,
             "records_per_second": args.records / (t_end - t_assigned), "max_rss_kb": rss}
@@ -121,9 +123,9 @@ def partwise(i, fmt):
 def records_in(tail):
     """The record count of the last complete `count` line in `tail`."""
     for line in reversed(tail.split(b"\n")[:-1]):
-        at = line.find(b'"records":')
+        at = line.find(b'"total":')
         if at >= 0:
-            digits = line[at + 10:].split(b",")[0].split(b"}")[0]
+            digits = line[at + 8:].split(b",")[0].split(b"}")[0]
             return int(digits)
     return 0
 
