@@ -30,7 +30,6 @@ mod live {
     mod readiness_live;
     mod redis;
     mod report;
-    mod route_threads;
     mod salt;
     mod secure;
 }
