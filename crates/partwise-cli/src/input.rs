@@ -766,7 +766,8 @@ impl KeySource {
         if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= PARALLEL_MIN_BYTES) {
             return serial();
         }
-        let err = |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
+        let err =
+            |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
         let file = File::open(path).map_err(err)?;
         // As in `for_each_line_group_mapped`: a truncation meanwhile is exit
         // 2 naming the file, not an answer from part of it.
@@ -776,7 +777,11 @@ impl KeySource {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(err)?;
         let name = path.display().to_string();
         let bom = map.starts_with(UTF8_BOM);
-        let hay = if bom { &map[UTF8_BOM.len()..] } else { &map[..] };
+        let hay = if bom {
+            &map[UTF8_BOM.len()..]
+        } else {
+            &map[..]
+        };
         let parts = cut_lines(hay, threads);
         let (init, f, label) = (&init, &f, name.as_str());
         let results: Vec<Result<Part<T>>> = std::thread::scope(|s| {
@@ -854,7 +859,11 @@ impl KeySource {
                 },
             )
         })?;
-        let warnings = lint.deferred.as_mut().map(std::mem::take).unwrap_or_default();
+        let warnings = lint
+            .deferred
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
         Ok(Part {
             state,
             lines,

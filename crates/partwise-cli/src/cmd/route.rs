@@ -642,12 +642,22 @@ impl Tally {
 
     /// Adds another thread's counts (counts add up in any order).
     fn merge(&mut self, other: Tally) {
-        for (mine, theirs) in self.counts.iter_mut().flatten().zip(other.counts.iter().flatten()) {
+        for (mine, theirs) in self
+            .counts
+            .iter_mut()
+            .flatten()
+            .zip(other.counts.iter().flatten())
+        {
             for (a, b) in mine.iter_mut().zip(theirs) {
                 *a += b;
             }
         }
-        for (a, b) in self.not_fixed.iter_mut().flatten().zip(other.not_fixed.iter().flatten()) {
+        for (a, b) in self
+            .not_fixed
+            .iter_mut()
+            .flatten()
+            .zip(other.not_fixed.iter().flatten())
+        {
             *a += b;
         }
     }

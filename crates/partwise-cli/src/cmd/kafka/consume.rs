@@ -726,9 +726,10 @@ mod tests {
 
     /// A record event as a JSON tree renders it.
     fn tree(r: &ConsumedRecord) -> String {
-        let key_hex = r.key.as_ref().map(|k| {
-            k.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        });
+        let key_hex = r
+            .key
+            .as_ref()
+            .map(|k| k.iter().map(|b| format!("{b:02x}")).collect::<String>());
         json!({
             "event": "record",
             "topic": r.topic,
@@ -771,11 +772,7 @@ mod tests {
         let (mut buf, mut first) = (Vec::new(), true);
         lines.push(&mut buf, &rs[..2], true, &mut first).unwrap();
         lines.push(&mut buf, &rs[2..], true, &mut first).unwrap();
-        let want = rs
-            .iter()
-            .map(tree)
-            .collect::<Vec<_>>()
-            .join(",\n  ");
+        let want = rs.iter().map(tree).collect::<Vec<_>>().join(",\n  ");
         assert_eq!(String::from_utf8(buf).unwrap(), format!("\n  {want}"));
     }
 }

@@ -166,7 +166,16 @@ fn summary_on_threads_drops_a_byte_order_mark_once() {
     }
     let f = temp_file(&text);
     let path = f.path().to_str().unwrap();
-    let args = ["route", "-i", path, "-p", "5", "--summary", "--format", "json"];
+    let args = [
+        "route",
+        "-i",
+        path,
+        "-p",
+        "5",
+        "--summary",
+        "--format",
+        "json",
+    ];
     let one = run(&args, 1);
     assert_eq!(one.0, Some(0));
     assert!(String::from_utf8_lossy(&one.2).contains("byte-order mark"));
