@@ -719,7 +719,7 @@ mod tests {
             partition,
             offset,
             timestamp: 0,
-            key: key.map(|k| bytes::Bytes::copy_from_slice(k)),
+            key: key.map(bytes::Bytes::copy_from_slice),
             value: None,
         }
     }

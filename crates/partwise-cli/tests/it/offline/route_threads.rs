@@ -26,13 +26,13 @@ fn key_file(final_newline: bool) -> Vec<u8> {
         match r % 50 {
             0 => {}
             1 => out.extend_from_slice(b"\r"),
-            2 if i % 97 == 0 => out.extend_from_slice("zero\u{200b}width".as_bytes()),
+            2 if i.is_multiple_of(97) => out.extend_from_slice("zero\u{200b}width".as_bytes()),
             _ => {
                 let len = 1 + (r >> 8) % 40;
                 for j in 0..len {
                     out.push(b'a' + ((r >> (j % 48)) % 26) as u8);
                 }
-                if r % 7 == 0 {
+                if r.is_multiple_of(7) {
                     out.push(b'\r');
                 }
             }
