@@ -22,7 +22,7 @@ import statistics
 import sys
 
 # partwise end to end must be at least this many times faster than the peer
-TARGETS = {"kafka-python": 50.0, "kafkajs": 30.0}
+TARGETS = {"kafka-python": 50.0, "kafkajs": 30.0, "java-careful": 15.0}
 
 
 def read_counts(path):
@@ -102,6 +102,7 @@ def main() -> int:
             "seconds": round(best, 6),
             "median_seconds": round(statistics.median(r["seconds"]), 6),
             "keys_per_second": round(keys / best, 1),
+            "max_rss_kb": r.get("max_rss_kb"),
         })
     by_tool = {r["tool"]: r for r in rows}
     pw = by_tool.get("partwise")
@@ -119,8 +120,10 @@ def main() -> int:
             pairs = list(zip(r["runs_seconds"], pw["runs_seconds"]))
             r["paired_ratios"] = [round(a / b, 2) for a, b in pairs]
             r["target_speedup"] = target
-            r["target_met"] = None if target is None else speedup >= target
-            ratios.append((r["tool"], speedup, target))
+            # Targets are held to the ratio of medians, the figure quoted.
+            r["target_met"] = (None if target is None
+                               else r["partwise_speedup_of_medians"] >= target)
+            ratios.append((r["tool"], r["partwise_speedup_of_medians"], target))
 
     # table
     print()
@@ -148,6 +151,10 @@ def main() -> int:
         if len(r["runs_seconds"]) > 1:
             print("%s runs: %s s%s" % (r["tool"], ", ".join("%.3f" % s for s in r["runs_seconds"]),
                   "" if r["tool"] == "partwise" else "; paired ratios %s" % r["paired_ratios"]))
+
+    if any(r["max_rss_kb"] for r in rows):
+        print("peak RSS (one untimed run each): %s" % ", ".join(
+            "%s %.1f MB" % (r["tool"], r["max_rss_kb"] / 1024) for r in rows if r["max_rss_kb"]))
 
     out = {
         "benchmark": "end-to-end per-partition key counting (bench/compare)",

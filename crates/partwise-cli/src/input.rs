@@ -91,6 +91,11 @@ pub struct Lint {
     /// Lines are `KEY<TAB>VALUE`: only the key is looked at.
     before_tab: bool,
     warned: u64,
+    /// Warnings kept instead of printed (line within the range, byte,
+    /// character; the first [`NAMED_WARNINGS`] only): a range read on its
+    /// own thread, whose warnings are printed in input order once every
+    /// range is read.
+    deferred: Option<Vec<(u64, usize, char)>>,
 }
 
 /// Keys named one by one before the rest are only counted.
@@ -105,6 +110,7 @@ impl Lint {
             range: None,
             before_tab: false,
             warned: 0,
+            deferred: None,
         }
     }
 
@@ -116,6 +122,7 @@ impl Lint {
             range: Some((path.to_path_buf(), start)),
             before_tab: false,
             warned: 0,
+            deferred: None,
         }
     }
 
@@ -136,6 +143,12 @@ impl Lint {
             };
             if let Some((at, c)) = partwise::encoding::first_invisible(key) {
                 self.warned += 1;
+                if let Some(kept) = &mut self.deferred {
+                    if self.warned <= NAMED_WARNINGS {
+                        kept.push((first + i as u64, at, c));
+                    }
+                    continue;
+                }
                 if self.warned <= NAMED_WARNINGS {
                     let base = match (self.base, &self.range) {
                         (Some(b), _) => b,
@@ -178,13 +191,19 @@ impl Lint {
 
 impl Drop for Lint {
     fn drop(&mut self) {
-        if self.warned > NAMED_WARNINGS {
-            say!(
-                "partwise: warning: {}: {} more keys hold invisible characters",
-                self.name,
-                self.warned - NAMED_WARNINGS
-            );
+        if self.deferred.is_none() {
+            more_warnings(&self.name, self.warned);
         }
+    }
+}
+
+/// The closing count of keys with invisible characters past the named ones.
+fn more_warnings(name: &str, warned: u64) {
+    if warned > NAMED_WARNINGS {
+        say!(
+            "partwise: warning: {name}: {} more keys hold invisible characters",
+            warned - NAMED_WARNINGS
+        );
     }
 }
 
@@ -716,6 +735,143 @@ impl KeySource {
         self.batches(Some(held), f)
     }
 
+    /// [`for_each_batch`](Self::for_each_batch) on up to `threads`
+    /// threads, each folding its batches into a state of its own (`init`
+    /// makes one); the states come back in input order, with the number of
+    /// keys.
+    ///
+    /// Only a regular file of at least [`PARALLEL_MIN_BYTES`] (and no key
+    /// arguments) is split: it is cut into ranges of whole lines, one per
+    /// thread. Anything else is read as `for_each_batch` reads it, into one
+    /// state. Warnings come out as one thread would print them (the same
+    /// lines, in input order, named up to the same count); when a range
+    /// fails (a line that does not decode), the input is read again on one
+    /// thread, so the warnings and the error are exactly those of a
+    /// one-thread run.
+    pub fn fold_batches<T: Send>(
+        &self,
+        threads: usize,
+        init: impl Fn() -> T + Sync,
+        f: impl Fn(&mut T, Batch<'_>) -> Result<()> + Sync,
+    ) -> Result<(Vec<T>, u64)> {
+        let serial = || -> Result<(Vec<T>, u64)> {
+            let mut t = init();
+            let n = self.for_each_batch(|b| f(&mut t, b))?;
+            Ok((vec![t], n))
+        };
+        let path = match &self.file {
+            Some(p) if threads > 1 && self.args.is_empty() && p.as_os_str() != "-" => p,
+            _ => return serial(),
+        };
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= PARALLEL_MIN_BYTES) {
+            return serial();
+        }
+        let err =
+            |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
+        let file = File::open(path).map_err(err)?;
+        // As in `for_each_line_group_mapped`: a truncation meanwhile is exit
+        // 2 naming the file, not an answer from part of it.
+        let _guard = truncation::Guard::new(path);
+        // SAFETY: read-only and private to this call; a fault from a
+        // truncation is handled by the guard above.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(err)?;
+        let name = path.display().to_string();
+        let bom = map.starts_with(UTF8_BOM);
+        let hay = if bom {
+            &map[UTF8_BOM.len()..]
+        } else {
+            &map[..]
+        };
+        let parts = cut_lines(hay, threads);
+        let (init, f, label) = (&init, &f, name.as_str());
+        let results: Vec<Result<Part<T>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = parts[1..]
+                .iter()
+                .map(|&part| s.spawn(move || self.fold_part(part, label, init(), f)))
+                .collect();
+            // The first range on this thread: one thread fewer to start.
+            let first = self.fold_part(parts[0], label, init(), f);
+            std::iter::once(first)
+                .chain(
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().expect("reader thread panicked")),
+                )
+                .collect()
+        });
+        if results.iter().any(|r| r.is_err()) {
+            drop(map);
+            return serial();
+        }
+        if bom {
+            bom_note(&name);
+        }
+        let (mut states, mut lines, mut warned, mut named) = (Vec::new(), 0u64, 0u64, 0u64);
+        for part in results.into_iter().flatten() {
+            for (line, at, c) in part.warnings {
+                if named < NAMED_WARNINGS {
+                    named += 1;
+                    Lint::warn(&format!("{name} line {}", lines + line + 1), at, c);
+                }
+            }
+            warned += part.warned;
+            lines += part.lines;
+            states.push(part.state);
+        }
+        more_warnings(&name, warned);
+        if lines == 0 {
+            return Err(CliError::msg(format!(
+                "{}: no keys (the input is empty)",
+                input_name(path)
+            )));
+        }
+        Ok((states, lines))
+    }
+
+    /// One range of [`fold_batches`](Self::fold_batches), its warnings kept.
+    fn fold_part<T>(
+        &self,
+        hay: &[u8],
+        name: &str,
+        mut state: T,
+        f: &impl Fn(&mut T, Batch<'_>) -> Result<()>,
+    ) -> Result<Part<T>> {
+        let mut lint = Lint::new(name);
+        lint.deferred = Some(Vec::new());
+        let mut arena = Vec::new();
+        let mut lines = 0u64;
+        split_groups(hay, &mut lines, &mut lint, &mut |first, group: &[&[u8]]| {
+            if self.format.is_identity() {
+                return f(
+                    &mut state,
+                    Batch {
+                        inputs: group,
+                        keys: group,
+                    },
+                );
+            }
+            let keys = decode_group(self.format, group, first, name, &mut arena)?;
+            f(
+                &mut state,
+                Batch {
+                    inputs: group,
+                    keys: &keys,
+                },
+            )
+        })?;
+        let warnings = lint
+            .deferred
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        Ok(Part {
+            state,
+            lines,
+            warnings,
+            warned: lint.warned,
+        })
+    }
+
     fn batches(
         &self,
         mut held: Option<Held>,
@@ -785,6 +941,45 @@ impl KeySource {
         }
         Ok(total)
     }
+}
+
+/// Regular files at least this large are read on several threads by
+/// [`KeySource::fold_batches`]; below it a second thread saves less than
+/// starting it costs.
+pub const PARALLEL_MIN_BYTES: u64 = 4 << 20;
+
+/// What one thread of [`KeySource::fold_batches`] read.
+struct Part<T> {
+    state: T,
+    lines: u64,
+    /// Its first warnings: line within the range, byte, character.
+    warnings: Vec<(u64, usize, char)>,
+    /// Keys it found with invisible characters.
+    warned: u64,
+}
+
+/// Cuts `hay` into up to `parts` ranges of whole lines of about equal size:
+/// every range but the last ends just after a `\n` (so a `\r\n` is never
+/// cut), and together they are `hay`.
+fn cut_lines(hay: &[u8], parts: usize) -> Vec<&[u8]> {
+    let parts = parts.max(1);
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0usize;
+    for i in 1..parts {
+        let guess = ((hay.len() as u128 * i as u128) / parts as u128) as usize;
+        let from = guess.max(start);
+        let Some(nl) = memchr::memchr(b'\n', &hay[from..]) else {
+            break;
+        };
+        let cut = from + nl + 1;
+        if cut >= hay.len() {
+            break;
+        }
+        out.push(&hay[start..cut]);
+        start = cut;
+    }
+    out.push(&hay[start..]);
+    out
 }
 
 /// SIGBUS from a mapped key file that shrank under us, as an error.
@@ -938,6 +1133,34 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The ranges of `cut_lines` are the input, cut only after a
+        /// newline, and read range by range give the lines of the whole.
+        #[test]
+        fn cut_lines_keep_every_line_whole(
+            data in proptest::collection::vec(proptest::prop_oneof![Just(b'\n'), Just(b'\r'), proptest::num::u8::ANY], 0..600),
+            parts in 1usize..9,
+        ) {
+            let ranges = cut_lines(&data, parts);
+            proptest::prop_assert!(!ranges.is_empty() && ranges.len() <= parts);
+            proptest::prop_assert_eq!(ranges.concat(), data.clone());
+            for r in &ranges[..ranges.len() - 1] {
+                proptest::prop_assert_eq!(r.last(), Some(&b'\n'));
+            }
+            let lines_of = |hay: &[u8]| {
+                let mut out: Vec<Vec<u8>> = Vec::new();
+                let (mut n, mut lint) = (0, Lint::new("t"));
+                lint.deferred = Some(Vec::new());
+                split_groups(hay, &mut n, &mut lint, &mut |_, g: &[&[u8]]| {
+                    out.extend(g.iter().map(|l| l.to_vec()));
+                    Ok::<(), CliError>(())
+                })
+                .unwrap();
+                out
+            };
+            let pieces: Vec<Vec<u8>> = ranges.iter().flat_map(|r| lines_of(r)).collect();
+            proptest::prop_assert_eq!(pieces, lines_of(&data));
+        }
+
         /// The stream reader hands out exactly the lines of its input,
         /// numbered in order, however the reads are cut.
         #[test]

@@ -62,6 +62,10 @@ pub struct Args {
     /// Migration view: the partitioner producers move to (with --from)
     #[arg(long, value_name = "SPEC", requires = "from", value_parser = parse::partitioner)]
     to: Option<Partitioner>,
+    /// With --summary: threads reading a large regular -i file (default:
+    /// all cores; the output is the same for any number)
+    #[arg(long, value_name = "N", requires = "summary", value_parser = parse::positive_usize)]
+    threads: Option<usize>,
 }
 
 /// The validated form of [`Args`].
@@ -75,6 +79,8 @@ struct Config {
     only_differ: bool,
     /// `--from`, `--to`.
     migration: Option<(Partitioner, Partitioner)>,
+    /// Threads `--summary` reads a large file on.
+    threads: usize,
 }
 
 /// `-P` values with `all` spelled out; duplicates are dropped, order kept.
@@ -116,6 +122,7 @@ impl Config {
             None => expand_partitioners(&a.partitioner),
         };
         let counts = distinct_counts(&a.partitions);
+        let mut threads = 1;
         if a.summary {
             for n in &counts {
                 crate::limits::counted_partitions("-p", n.get())?;
@@ -129,6 +136,13 @@ impl Config {
                     partitioners.len()
                 )));
             }
+            // Every thread keeps its own counters: fewer threads when they
+            // are many keeps the whole under about 256 MB.
+            threads = a
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+                .clamp(1, 64)
+                .min(((256u64 << 20) / (total * 8).max(1)).max(1) as usize);
         }
         let source = key_source(a.keys, a.input, a.key_format);
         if source.is_empty() && !a.null_key {
@@ -145,6 +159,7 @@ impl Config {
             null_key: a.null_key,
             only_differ: a.only_differ,
             migration,
+            threads,
         })
     }
 }
@@ -586,32 +601,85 @@ fn migrate(
     })
 }
 
-fn summary(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
-    // counts[c][p][partition], not_fixed[c][p]
-    let mut counts: Vec<Vec<Vec<u64>>> = cfg
-        .counts
-        .iter()
-        .map(|n| vec![vec![0u64; n.get() as usize]; cfg.partitioners.len()])
-        .collect();
-    let mut not_fixed = vec![vec![0u64; cfg.partitioners.len()]; cfg.counts.len()];
-    let mut buf = vec![0u32; BATCH];
-    let total = cfg.source.for_each_batch(|b| {
+/// What `--summary` counts, one per thread: `counts[c][p][partition]`,
+/// `not_fixed[c][p]`.
+struct Tally {
+    counts: Vec<Vec<Vec<u64>>>,
+    not_fixed: Vec<Vec<u64>>,
+    /// Partitions of the batch at hand.
+    buf: Vec<u32>,
+}
+
+impl Tally {
+    fn new(cfg: &Config) -> Tally {
+        Tally {
+            counts: cfg
+                .counts
+                .iter()
+                .map(|n| vec![vec![0u64; n.get() as usize]; cfg.partitioners.len()])
+                .collect(),
+            not_fixed: vec![vec![0u64; cfg.partitioners.len()]; cfg.counts.len()],
+            buf: vec![0u32; BATCH],
+        }
+    }
+
+    fn add(&mut self, cfg: &Config, keys: &[&[u8]]) {
         for (ci, &n) in cfg.counts.iter().enumerate() {
             for (pi, p) in cfg.partitioners.iter().enumerate() {
-                let dest = &mut buf[..b.keys.len()];
-                p.place_batch(b.keys, n, dest);
-                let hist = &mut counts[ci][pi];
+                let dest = &mut self.buf[..keys.len()];
+                p.place_batch(keys, n, dest);
+                let hist = &mut self.counts[ci][pi];
                 for &part in dest.iter() {
                     if part == NOT_FIXED {
-                        not_fixed[ci][pi] += 1;
+                        self.not_fixed[ci][pi] += 1;
                     } else {
                         hist[part as usize] += 1;
                     }
                 }
             }
         }
-        Ok(())
-    })?;
+    }
+
+    /// Adds another thread's counts (counts add up in any order).
+    fn merge(&mut self, other: Tally) {
+        for (mine, theirs) in self
+            .counts
+            .iter_mut()
+            .flatten()
+            .zip(other.counts.iter().flatten())
+        {
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                *a += b;
+            }
+        }
+        for (a, b) in self
+            .not_fixed
+            .iter_mut()
+            .flatten()
+            .zip(other.not_fixed.iter().flatten())
+        {
+            *a += b;
+        }
+    }
+}
+
+fn summary(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
+    let (parts, total) = cfg.source.fold_batches(
+        cfg.threads,
+        || Tally::new(cfg),
+        |t, b| {
+            t.add(cfg, b.keys);
+            Ok(())
+        },
+    )?;
+    let mut parts = parts.into_iter();
+    let mut tally = parts.next().unwrap_or_else(|| Tally::new(cfg));
+    for p in parts {
+        tally.merge(p);
+    }
+    let Tally {
+        counts, not_fixed, ..
+    } = tally;
     match cfg.format {
         Format::Json | Format::Ndjson => {
             let mut s = JsonStream::new(&mut out, cfg.format)?;

@@ -20,6 +20,7 @@ mod offline {
     mod plan;
     mod report;
     mod route;
+    mod route_threads;
     mod salt;
     mod skew;
     mod slot;

@@ -73,6 +73,10 @@ pub struct Args {
     /// Output format (table prints one line per event)
     #[arg(long, value_enum, default_value = "ndjson")]
     format: Format,
+    /// Print one `records` event per poll (records handled in it, and in
+    /// all) instead of one `record` event per record
+    #[arg(long)]
+    count_only: bool,
 }
 
 /// `--assignor`: the group protocols the runtime speaks.
@@ -248,20 +252,87 @@ fn assignment_json(event: &str, a: &UnitAssignment) -> Value {
 /// Prints events as they happen. Output goes through one buffer that is
 /// flushed after every event (one poll's records at a time), so a reader (a
 /// test, `jq`) sees each batch as soon as it is handled without a write per
-/// record; record lines are formatted straight into it, without a JSON tree.
+/// record. A poll's record lines are formatted into one reused byte buffer
+/// and written with one call: the topic's JSON is escaped once per topic,
+/// not per record, and numbers and hex go in without `fmt`.
 struct Printer {
     out: BufWriter<std::io::Stdout>,
     format: Format,
     /// No JSON array element written yet.
     first: bool,
+    /// `--count-only`: one `records` event per poll.
+    count_only: bool,
+    /// Records handled so far (`--count-only`'s total).
+    total: u64,
+    /// The record lines of one poll.
+    lines: Vec<u8>,
+    heads: RecordLines,
+}
+
+/// Writes `record` events as JSON text into a byte buffer, keeping the
+/// start of the line for the last topic (`{"event":"record","topic":"t",
+/// "partition":`), so that the topic is escaped once per topic.
+#[derive(Default)]
+struct RecordLines {
+    topic: String,
+    head: Vec<u8>,
+}
+
+impl RecordLines {
+    /// Appends the events of `records` to `buf`: each on its own line, or
+    /// (`array`) each after a `,\n  ` (`\n  ` before the array's first,
+    /// `*first` saying whether it is still to come).
+    fn push(
+        &mut self,
+        buf: &mut Vec<u8>,
+        records: &[ConsumedRecord],
+        array: bool,
+        first: &mut bool,
+    ) -> Result<()> {
+        let mut num = itoa::Buffer::new();
+        for r in records {
+            if array {
+                buf.extend_from_slice(if *first { b"\n  " } else { b",\n  " });
+            }
+            *first = false;
+            if r.topic != self.topic {
+                self.topic.clone_from(&r.topic);
+                self.head.clear();
+                self.head
+                    .extend_from_slice(b"{\"event\":\"record\",\"topic\":");
+                serde_json::to_writer(&mut self.head, &r.topic)?;
+                self.head.extend_from_slice(b",\"partition\":");
+            }
+            buf.extend_from_slice(&self.head);
+            buf.extend_from_slice(num.format(r.partition).as_bytes());
+            buf.extend_from_slice(b",\"offset\":");
+            buf.extend_from_slice(num.format(r.offset).as_bytes());
+            match &r.key {
+                Some(k) => {
+                    buf.extend_from_slice(b",\"key_hex\":\"");
+                    push_hex(buf, k);
+                    buf.extend_from_slice(b"\"}");
+                }
+                None => buf.extend_from_slice(b",\"key_hex\":null}"),
+            }
+            if !array {
+                buf.push(b'\n');
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Printer {
-    fn new(format: Format) -> Result<Printer> {
+    fn new(format: Format, count_only: bool) -> Result<Printer> {
         let mut p = Printer {
             out: BufWriter::with_capacity(256 * 1024, std::io::stdout()),
             format,
             first: true,
+            count_only,
+            total: 0,
+            lines: Vec::new(),
+            heads: RecordLines::default(),
         };
         if format == Format::Json {
             p.out.write_all(b"[")?;
@@ -311,44 +382,58 @@ impl Printer {
     }
 
     fn records(&mut self, records: &[ConsumedRecord]) -> Result<()> {
+        if self.count_only {
+            return self.count(records.len());
+        }
+        if self.format == Format::Table {
+            return self.record_rows(records);
+        }
+        let mut buf = std::mem::take(&mut self.lines);
+        buf.clear();
+        let array = self.format == Format::Json;
+        self.heads.push(&mut buf, records, array, &mut self.first)?;
+        self.out.write_all(&buf)?;
+        self.lines = buf;
+        self.out.flush()?;
+        Ok(())
+    }
+
+    /// `--format table`'s record lines.
+    fn record_rows(&mut self, records: &[ConsumedRecord]) -> Result<()> {
         let mut key = Vec::new();
         for r in records {
             key.clear();
-            if let Some(k) = &r.key {
-                push_hex(&mut key, k);
+            match &r.key {
+                Some(k) => push_hex(&mut key, k),
+                None => key.push(b'-'),
             }
-            let key_hex = r.key.as_ref().map(|_| &key[..]);
-            match self.format {
-                Format::Table => {
-                    write!(
-                        self.out,
-                        "record    {}-{} @{} key ",
-                        visible(&r.topic),
-                        r.partition,
-                        r.offset
-                    )?;
-                    self.out.write_all(key_hex.unwrap_or(b"-"))?;
-                    self.out.write_all(b"\n")?;
-                }
-                _ => {
-                    self.open()?;
-                    self.out.write_all(b"{\"event\":\"record\",\"topic\":")?;
-                    serde_json::to_writer(&mut self.out, &r.topic)?;
-                    write!(
-                        self.out,
-                        ",\"partition\":{},\"offset\":{},\"key_hex\":",
-                        r.partition, r.offset
-                    )?;
-                    match key_hex {
-                        Some(h) => {
-                            self.out.write_all(b"\"")?;
-                            self.out.write_all(h)?;
-                            self.out.write_all(b"\"}")?;
-                        }
-                        None => self.out.write_all(b"null}")?,
-                    }
-                    self.close()?;
-                }
+            write!(
+                self.out,
+                "record    {}-{} @{} key ",
+                visible(&r.topic),
+                r.partition,
+                r.offset
+            )?;
+            self.out.write_all(&key)?;
+            self.out.write_all(b"\n")?;
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    /// `--count-only`: the records of one poll, and of all polls so far.
+    fn count(&mut self, n: usize) -> Result<()> {
+        self.total += n as u64;
+        match self.format {
+            Format::Table => writeln!(self.out, "records   {n} (total {})", self.total)?,
+            _ => {
+                self.open()?;
+                write!(
+                    self.out,
+                    "{{\"event\":\"records\",\"records\":{n},\"total\":{}}}",
+                    self.total
+                )?;
+                self.close()?;
             }
         }
         self.out.flush()?;
@@ -366,11 +451,20 @@ impl Printer {
 }
 
 fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    /// Each byte's two lowercase hex digits.
+    static HEX: [[u8; 2]; 256] = {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut t = [[0u8; 2]; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = [DIGITS[i >> 4], DIGITS[i & 15]];
+            i += 1;
+        }
+        t
+    };
     out.reserve(bytes.len() * 2);
     for &b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)]);
-        out.push(DIGITS[usize::from(b & 15)]);
+        out.extend_from_slice(&HEX[usize::from(b)]);
     }
 }
 
@@ -380,7 +474,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enable_all()
         .build()
         .map_err(|e| CliError::context("cannot start the runtime", e))?;
-    let mut printer = Printer::new(args.format)?;
+    let mut printer = Printer::new(args.format, args.count_only)?;
     rt.block_on(consume(cfg, &mut printer))?;
     printer.finish()?;
     Ok(ExitCode::Ok)
@@ -612,4 +706,72 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         printer.assignment("revoked", &a)?;
     }
     consumer.close().await.map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(topic: &str, partition: i32, offset: i64, key: Option<&[u8]>) -> ConsumedRecord {
+        ConsumedRecord {
+            topic: topic.to_string(),
+            partition,
+            offset,
+            timestamp: 0,
+            key: key.map(bytes::Bytes::copy_from_slice),
+            value: None,
+        }
+    }
+
+    /// A record event as a JSON tree renders it.
+    fn tree(r: &ConsumedRecord) -> String {
+        let key_hex = r
+            .key
+            .as_ref()
+            .map(|k| k.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        json!({
+            "event": "record",
+            "topic": r.topic,
+            "partition": r.partition,
+            "offset": r.offset,
+            "key_hex": key_hex,
+        })
+        .to_string()
+    }
+
+    fn records() -> Vec<ConsumedRecord> {
+        let all: Vec<u8> = (0..=255).collect();
+        vec![
+            record("orders", 0, 0, Some(b"user-1")),
+            record("orders", 11, 9_223_372_036_854_775_807, None),
+            record("pay\"ments\\", 2147483647, 42, Some(b"")),
+            record("t\u{1}\u{7f}é\u{200b}", -1, -1, Some(&all)),
+            record("orders", 3, 7, Some(b"\x00\xff")),
+            record("pay\"ments\\", 0, 1, Some(b"k")),
+        ]
+    }
+
+    #[test]
+    fn record_lines_are_those_of_a_json_tree() {
+        let rs = records();
+        let mut lines = RecordLines::default();
+        let (mut buf, mut first) = (Vec::new(), true);
+        // Two polls: the cached topic carries over from one to the next.
+        lines.push(&mut buf, &rs[..3], false, &mut first).unwrap();
+        lines.push(&mut buf, &rs[3..], false, &mut first).unwrap();
+        let want: String = rs.iter().map(|r| tree(r) + "\n").collect();
+        assert_eq!(String::from_utf8(buf).unwrap(), want);
+        assert!(!first);
+    }
+
+    #[test]
+    fn record_lines_in_an_array_are_separated_as_array_elements() {
+        let rs = records();
+        let mut lines = RecordLines::default();
+        let (mut buf, mut first) = (Vec::new(), true);
+        lines.push(&mut buf, &rs[..2], true, &mut first).unwrap();
+        lines.push(&mut buf, &rs[2..], true, &mut first).unwrap();
+        let want = rs.iter().map(tree).collect::<Vec<_>>().join(",\n  ");
+        assert_eq!(String::from_utf8(buf).unwrap(), format!("\n  {want}"));
+    }
 }

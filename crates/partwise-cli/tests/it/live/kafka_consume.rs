@@ -1635,3 +1635,37 @@ fn a_poll_dropped_mid_round_loses_no_records() {
         next.close().await.unwrap();
     });
 }
+
+#[test]
+fn count_only_prints_one_running_count_per_poll_and_no_record_lines() {
+    let (t1, t2, g) = names("count_only");
+    let (t1, t2) = (t1.as_str(), t2.as_str());
+    create(&[t1, t2]);
+    let sent = produce_keys(&broker(), &[t1, t2], "c", 60);
+    let m = MemberProc::start(&g, &[t1, t2], &["--count-only"]);
+    let start = Instant::now();
+    let total = |ev: &[Value]| ev.iter().filter_map(|e| e["total"].as_u64()).max();
+    while total(&m.events()) < Some(sent.len() as u64) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{:?}; stderr: {}",
+            m.events(),
+            m.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ev = m.events();
+    let polls: Vec<&Value> = ev.iter().filter(|e| e["event"] == "records").collect();
+    // Each poll says how many it handled; the totals run on without a gap.
+    let mut running = 0;
+    for p in &polls {
+        let keys: Vec<&str> = p.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["event", "records", "total"], "{p}");
+        running += p["records"].as_u64().unwrap();
+        assert_eq!(p["total"].as_u64(), Some(running), "{polls:?}");
+    }
+    assert_eq!(running, sent.len() as u64);
+    assert_eq!(count(&ev, "record"), 0);
+    assert_eq!(count(&ev, "assigned"), 1);
+    assert_eq!(m.terminate(), 0);
+}
