@@ -243,16 +243,26 @@ impl Consumer {
         self.kip.next_beat = sent + answer.heartbeat_interval;
         self.kip.beat_ok = sent;
         self.kip.interval = answer.heartbeat_interval;
+        let mut lost_topic = false;
         if let Some(a) = answer.assignment {
-            // A topic gone from the assignment may be a topic deleted: its
-            // partitions stop being fetched now, so no refused fetch would
-            // tell, and the rest of its units would be held unprocessed.
-            // Metadata says whether it still exists (poll acts on it).
-            let lost_topic = self.kip.target.keys().any(|id| !a.contains_key(id));
+            lost_topic = self.kip.target.keys().any(|id| !a.contains_key(id));
             self.kip.target = a;
-            if lost_topic {
-                let _ = self.cluster.metadata(&self.cfg.topics).await;
-            }
+        }
+        // A topic gone from the assignment, or never in it beside its
+        // partners, may be a topic deleted: this member fetches none of its
+        // partitions, so no refused fetch would tell, and the rest of its
+        // units would be held unprocessed. (A member that joined a moment
+        // before the deletion may never have been given any of it: since
+        // Kafka 4.1 a joiner's target comes a heartbeat later.) Metadata
+        // says whether it still exists; poll acts on it.
+        let incomplete = !self.kip.target.is_empty()
+            && self.cfg.topics.iter().any(|t| {
+                self.cluster
+                    .topic_id(t)
+                    .is_none_or(|id| !self.kip.target.contains_key(&id))
+            });
+        if lost_topic || incomplete {
+            let _ = self.cluster.metadata(&self.cfg.topics).await;
         }
         if matches!(self.state, State::Unjoined) {
             self.kip.announced = None;

@@ -634,6 +634,11 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         JoinNotice::EVERY,
     );
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // What the last `assigned` printed said this member holds, until a
+    // `revoked`: on the way out that is what is handed back. The consumer's
+    // own assignment may already hold partitions it has not announced (a
+    // step that took them and then ended in an error).
+    let mut told: Option<partwise_group::UnitAssignment> = None;
     'events: loop {
         let waiting = consumer.assignment().is_none();
         if waiting && notice.waiting() {
@@ -667,7 +672,7 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
                          of the other topics and leaving group '{group}'"
                     );
                 }
-                if let Some(a) = consumer.assignment().cloned() {
+                if let Some(a) = told.take() {
                     printer.assignment("revoked", &a)?;
                 }
                 let _ = consumer.close().await;
@@ -696,13 +701,17 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
                         m.reason
                     );
                 }
-                printer.assignment("assigned", &a)?
+                printer.assignment("assigned", &a)?;
+                told = Some(a);
             }
-            Event::Revoked(a) => printer.assignment("revoked", &a)?,
+            Event::Revoked(a) => {
+                printer.assignment("revoked", &a)?;
+                told = None;
+            }
             Event::Records { records, .. } => printer.records(&records)?,
         }
     }
-    if let Some(a) = consumer.assignment().cloned() {
+    if let Some(a) = told {
         printer.assignment("revoked", &a)?;
     }
     consumer.close().await.map_err(fail)

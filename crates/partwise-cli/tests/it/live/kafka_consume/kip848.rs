@@ -187,7 +187,7 @@ fn one_to_six_members_with_churn_own_whole_units_and_lose_nothing() {
     for n in 1..=6 {
         members.push(member(&g, &topics, ASSIGNOR));
         let refs: Vec<&MemberProc> = members.iter().collect();
-        let held = wait_stable(&refs, &topics, Duration::from_secs(60));
+        let held = wait_settled(&g, &refs, &topics, Duration::from_secs(60));
         let mut sizes: Vec<usize> = held.iter().map(|h| units_of(h).len()).collect();
         sizes.sort();
         // Equal subscriptions and counts, under the copartitioned assignor: whole units, balanced.
@@ -205,12 +205,12 @@ fn one_to_six_members_with_churn_own_whole_units_and_lose_nothing() {
     assert_eq!(m.terminate(), 0, "clean leave");
     finished.push(events.lock().unwrap().clone());
     let refs: Vec<&MemberProc> = members.iter().collect();
-    wait_stable(&refs, &topics, Duration::from_secs(60));
+    wait_settled(&g, &refs, &topics, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(1));
     finished.push(members.remove(0).kill());
     members.push(member(&g, &topics, ASSIGNOR));
     let refs: Vec<&MemberProc> = members.iter().collect();
-    wait_stable(&refs, &topics, Duration::from_secs(90));
+    wait_settled(&g, &refs, &topics, Duration::from_secs(90));
     std::thread::sleep(Duration::from_secs(1));
     *stop.lock().unwrap() = true;
     let sent = prod.join().unwrap();
@@ -233,11 +233,15 @@ fn one_to_six_members_with_churn_own_whole_units_and_lose_nothing() {
     }
 }
 
-/// Server `uniform` cuts the concatenated topics into contiguous slices:
-/// with two members over 2 x 6 partitions it gives each member one topic,
-/// so no unit is whole. The members hold those partitions and process none
-/// of them; once one member is alone again it gets every unit back whole
-/// and handles what was produced meanwhile.
+/// Server `uniform` balances partitions, not units: four members over
+/// 2 x 6 partitions get 3 partitions each, an odd number, so every member
+/// holds a partition outside a whole unit, whatever the release's algorithm
+/// (4.0 cuts the concatenated topics into slices; from 4.1 each topic is
+/// spread on its own, its spare partitions going to other members) and
+/// whatever order it takes the members and topic ids in. The members hold
+/// those partitions and process none of them; once one member is alone
+/// again it gets every unit back whole and handles what was produced
+/// meanwhile.
 #[test]
 fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
     let (a, b, g) = names("uniform");
@@ -245,26 +249,24 @@ fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
     let topics = [a.as_str(), b.as_str()];
     let first = produce_keys(kafka(), &topics, "alone-", 30);
     let m1 = member(&g, &topics, "uniform");
-    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    wait_settled(&g, &[&m1], &topics, Duration::from_secs(60));
     wait_handled(|| vec![m1.events()], &first, Duration::from_secs(60));
 
-    let m2 = member(&g, &topics, "uniform");
-    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
-    let split: usize = held
-        .iter()
-        .map(|h| {
-            partitions_of(h)
-                .len()
-                .saturating_sub(units_of(h).len() * topics.len())
-        })
-        .sum();
-    assert!(split > 0, "uniform kept every unit whole: {held:?}");
-    let before = handled(&[m1.events(), m2.events()]);
+    let others: Vec<MemberProc> = (0..3).map(|_| member(&g, &topics, "uniform")).collect();
+    let all_members: Vec<&MemberProc> = std::iter::once(&m1).chain(&others).collect();
+    let held = wait_settled(&g, &all_members, &topics, Duration::from_secs(60));
+    for h in &held {
+        let outside = partitions_of(h).len() - units_of(h).len() * topics.len();
+        assert_eq!(partitions_of(h).len(), 3, "uniform is balanced: {held:?}");
+        assert!(outside > 0, "an odd count cannot be whole units: {h}");
+    }
+    let events = || all_members.iter().map(|m| m.events()).collect::<Vec<_>>();
+    let before = handled(&events());
     let during = produce_keys(kafka(), &topics, "split-", 30);
     // A record of a split unit must not be handled: give the members time
     // to fetch it, were they to.
     std::thread::sleep(Duration::from_secs(4));
-    let all = [m1.events(), m2.events()];
+    let all = events();
     let halves = check_epochs(&all, &topics);
     assert!(!halves.is_empty(), "no partition was held outside a unit");
     // Key split-n went to partition n % 6 of both topics: only those of
@@ -286,7 +288,7 @@ fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
         "records of split units handled: {leaked:?}"
     );
     // The members say on stderr what they hold and how to stop it.
-    for m in [&m1, &m2] {
+    for m in &all_members {
         let err = m.stderr();
         assert!(
             err.contains("of units that are not whole")
@@ -297,8 +299,11 @@ fn a_server_assignor_that_splits_units_gets_them_held_not_processed() {
     }
 
     // Alone again, m1 owns every unit whole and handles what waited.
-    assert_eq!(m2.terminate(), 0);
-    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    drop(all_members);
+    for m in others {
+        assert_eq!(m.terminate(), 0);
+    }
+    wait_settled(&g, &[&m1], &topics, Duration::from_secs(60));
     wait_handled(|| vec![m1.events()], &during, Duration::from_secs(60));
     check_epochs(&[m1.events()], &topics);
     assert_eq!(m1.terminate(), 0);
@@ -334,7 +339,7 @@ fn a_member_stopped_past_its_session_handles_nothing_it_lost() {
     let m1 = member(&g, &topics, ASSIGNOR);
     let m2 = member(&g, &topics, ASSIGNOR);
     let m3 = member(&g, &topics, ASSIGNOR);
-    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    wait_settled(&g, &[&m1, &m2, &m3], &topics, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(1));
     let lost = units_of(&m2.holding().unwrap());
 
@@ -342,13 +347,13 @@ fn a_member_stopped_past_its_session_handles_nothing_it_lost() {
     std::thread::sleep(Duration::from_millis(500));
     let frozen = m2.events().len();
     // The 6 s session expires and the others take its units.
-    let after = wait_stable(&[&m1, &m3], &topics, Duration::from_secs(60));
+    let after = wait_settled(&g, &[&m1, &m3], &topics, Duration::from_secs(60));
     let taken: BTreeSet<i64> = after.iter().flat_map(units_of).collect();
     assert!(lost.is_subset(&taken), "{lost:?} not taken over: {taken:?}");
     std::thread::sleep(Duration::from_secs(1));
 
     super::signal(&m2, "CONT");
-    wait_stable(&[&m1, &m2, &m3], &topics, Duration::from_secs(60));
+    wait_settled(&g, &[&m1, &m2, &m3], &topics, Duration::from_secs(60));
     super::fenced_before_handling(&m2, frozen);
 
     std::thread::sleep(Duration::from_secs(1));
@@ -376,7 +381,7 @@ fn on_coordinator_errors_members_find_it_again_and_keep_their_units() {
     let prod = producer_at(kafka(), vec![a.clone(), b.clone()], stop.clone());
     let m1 = member_at(proxy.addr(), &g, &topics, ASSIGNOR);
     let m2 = member_at(proxy.addr(), &g, &topics, ASSIGNOR);
-    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    wait_settled(&g, &[&m1, &m2], &topics, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(1));
     let revoked = |m: &MemberProc| super::count(&m.events(), "revoked");
     let before = (revoked(&m1), revoked(&m2));
@@ -472,7 +477,7 @@ fn static_members_keep_their_units_across_a_restart_and_their_ids_are_theirs() {
     };
     let m1 = start("s1");
     let m2 = start("s2");
-    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let held = wait_settled(&g, &[&m1, &m2], &topics, Duration::from_secs(60));
     let units1 = units_of(&held[0]);
     let units2 = units_of(&held[1]);
 
@@ -500,7 +505,7 @@ fn static_members_keep_their_units_across_a_restart_and_their_ids_are_theirs() {
         }
     }
     let m1 = start("s1");
-    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let held = wait_settled(&g, &[&m1, &m2], &topics, Duration::from_secs(60));
     assert_eq!(
         units_of(&held[0]),
         units1,
@@ -568,52 +573,123 @@ fn a_topic_deleted_mid_consume_is_said_at_once_and_exit_2() {
     check_epochs(&all, &[&topics[0], &topics[1]]);
 }
 
-/// `kafka group --format json` of `group` on the private broker once it has
+/// `kafka group --format json` of `group` on the private broker when it has
 /// `n` members that own their targets, which together give every partition
-/// of `topics` to one member, each member some (the coordinator computes a
-/// joiner's target a moment after it joins: until then the joiner's is
-/// empty), the same on two descriptions in a row; the document.
+/// of `topics` to one member, each member some; else what it has instead.
+/// (Since Kafka 4.1 the coordinator computes a joiner's target a moment
+/// after it joins, and until then gives the joiner the new group epoch with
+/// an empty assignment while the others keep theirs: a group whose members
+/// each hold one epoch and every partition once can still be moving.)
+fn reconciled(group: &str, topics: &[&str], n: usize) -> Result<Value, String> {
+    let (_, v) = crate::live::kafka_group::try_describe(kafka(), group, &[])?;
+    let members = v["members"].as_array().cloned().unwrap_or_default();
+    let mut targets = Vec::new();
+    let mut reconciled = members.len() == n;
+    for m in &members {
+        if !m["target_assignment"].is_array() || !m["assignment"].is_array() {
+            reconciled = false;
+            continue;
+        }
+        let target = crate::live::kafka_group::owned(&m["target_assignment"]);
+        let current = crate::live::kafka_group::owned(&m["assignment"]);
+        reconciled &= target == current && !target.is_empty();
+        targets.extend(target);
+    }
+    let distinct: BTreeSet<_> = targets.iter().cloned().collect();
+    if reconciled
+        && distinct.len() == targets.len()
+        && targets.len() == topics.len() * super::PARTITIONS as usize
+    {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{} members, {} partitions targeted",
+            members.len(),
+            targets.len()
+        ))
+    }
+}
+
+/// [`reconciled`], the same targets on two descriptions in a row; the document.
 fn settled_description(group: &str, topics: &[&str], n: usize) -> Value {
     let start = std::time::Instant::now();
     let mut last = String::new();
     let mut previous: Option<BTreeMap<String, crate::live::kafka_group::Owned>> = None;
     while start.elapsed() < Duration::from_secs(60) {
-        if let Ok((_, v)) = crate::live::kafka_group::try_describe(kafka(), group, &[]) {
-            let members = v["members"].as_array().cloned().unwrap_or_default();
-            let mut targets = Vec::new();
-            let mut reconciled = members.len() == n;
-            for m in &members {
-                if !m["target_assignment"].is_array() || !m["assignment"].is_array() {
-                    reconciled = false;
-                    continue;
-                }
-                let target = crate::live::kafka_group::owned(&m["target_assignment"]);
-                let current = crate::live::kafka_group::owned(&m["assignment"]);
-                reconciled &= target == current && !target.is_empty();
-                targets.extend(target);
-            }
-            let distinct: BTreeSet<_> = targets.iter().cloned().collect();
-            if reconciled
-                && distinct.len() == targets.len()
-                && targets.len() == topics.len() * super::PARTITIONS as usize
-            {
+        match reconciled(group, topics, n) {
+            Ok(v) => {
                 let now = self::targets(&v);
                 if previous.as_ref() == Some(&now) {
                     return v;
                 }
                 previous = Some(now);
-            } else {
-                previous = None;
             }
-            last = format!(
-                "{} members, {} partitions targeted",
-                members.len(),
-                targets.len()
-            );
+            Err(e) => {
+                previous = None;
+                last = e;
+            }
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     panic!("group {group} did not settle with {n} members within 60 s: {last}");
+}
+
+/// Waits until `members` of `group` have settled as the coordinator sees it
+/// ([`reconciled`]) and each member's own last `assigned` event is what the
+/// coordinator says it owns, twice in a row; returns each member's
+/// assignment. The members' events alone cannot tell a settled group from
+/// one whose joiner has no target yet (see [`reconciled`]).
+fn wait_settled(
+    group: &str,
+    members: &[&MemberProc],
+    topics: &[&str],
+    limit: Duration,
+) -> Vec<Value> {
+    let start = std::time::Instant::now();
+    let mut last = String::new();
+    let mut previous: Option<Vec<Value>> = None;
+    while start.elapsed() < limit {
+        match reconciled(group, topics, members.len()) {
+            Ok(v) => {
+                let owners: BTreeMap<String, crate::live::kafka_group::Owned> = v["members"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| {
+                        (
+                            m["id"].as_str().unwrap().to_string(),
+                            crate::live::kafka_group::owned(&m["assignment"]),
+                        )
+                    })
+                    .collect();
+                let held: Option<Vec<Value>> = members.iter().map(|m| m.holding()).collect();
+                let agrees = held.as_ref().is_some_and(|held| {
+                    held.iter().all(|h| {
+                        h["member"].as_str().and_then(|id| owners.get(id))
+                            == Some(&crate::live::kafka_group::owned(&h["partitions"]))
+                    })
+                });
+                if agrees {
+                    if previous == held {
+                        return held.unwrap();
+                    }
+                    previous = held;
+                } else {
+                    previous = None;
+                    last = format!("the members' own events differ from {owners:?}");
+                }
+            }
+            Err(e) => {
+                previous = None;
+                last = e;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!(
+        "group {group} of {} members did not settle within {limit:?}: {last}",
+        members.len()
+    );
 }
 
 /// Each member's target assignment in a `kafka group` document.
