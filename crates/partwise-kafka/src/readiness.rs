@@ -144,6 +144,7 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
             &configs,
             &topics,
             range_model,
+            d.state == "Assigning",
         )))
     } else {
         let g = ClassicGroup {

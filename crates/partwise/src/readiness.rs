@@ -883,10 +883,15 @@ pub fn consumer(
         configs,
         topics,
         Assignor::Kip848Range,
+        false,
     )
 }
 
-/// [`consumer`], with server `range` as `range_model` computes it.
+/// [`consumer`], with server `range` as `range_model` computes it;
+/// `assigning`: the group is in state Assigning (its group epoch is ahead of
+/// its target's: a member joined, left or changed its subscription, and the
+/// coordinator has not computed the new target yet; since Kafka 4.1 it does
+/// that a moment later, and meanwhile a joiner's target is empty).
 pub fn consumer_with(
     assignor: &str,
     current: &[DescribedMember],
@@ -894,14 +899,26 @@ pub fn consumer_with(
     configs: &[BrokerConfig],
     topics: &[ClusterTopic],
     range_model: Assignor,
+    assigning: bool,
 ) -> ConsumerGroupCheck {
     let mut findings = crate::described::undecodable_findings(current);
     let view = |ms: &[DescribedMember]| analyze(ms, topics, None).ok().and_then(|r| r.live);
     let (cur, tgt) = (view(current), view(target));
-    let reconciled = match (&cur, &tgt) {
-        (Some(c), Some(t)) => c.owned_by() == t.owned_by(),
-        _ => false,
-    };
+    let reconciled = !assigning
+        && match (&cur, &tgt) {
+            (Some(c), Some(t)) => c.owned_by() == t.owned_by(),
+            _ => false,
+        };
+    if assigning {
+        findings.push(finding(
+            "target-pending",
+            "the coordinator is computing a new target assignment (group state Assigning: \
+             the membership or a subscription changed moments ago); the target shown is \
+             the previous one"
+                .into(),
+            "run again in a few seconds",
+        ));
+    }
     let sets = |v: &View| {
         v.sets
             .iter()
@@ -1247,6 +1264,21 @@ mod tests {
         );
         let c = consumer("range", &target, &target, &[BrokerConfig::default()], &t);
         assert!(c.reconciled && c.findings.is_empty(), "{c:?}");
+        // A group in state Assigning owns its old target: not reconciled yet.
+        let c = consumer_with(
+            "range",
+            &target,
+            &target,
+            &[BrokerConfig::default()],
+            &t,
+            Assignor::Kip848Range,
+            true,
+        );
+        assert!(!c.reconciled, "{c:?}");
+        assert_eq!(
+            c.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            ["target-pending"]
+        );
         let split = vec![
             member("m1", AB, Some(&[("a", &[0, 1])])),
             member("m2", AB, Some(&[("b", &[0, 1])])),

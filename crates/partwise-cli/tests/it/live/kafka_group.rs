@@ -119,11 +119,13 @@ pub(super) fn wait_described(
             Ok(d) => d,
             // A broker that has hosted no group yet creates and loads its
             // offsets topic on the first FindCoordinator: until then
-            // COORDINATOR_NOT_AVAILABLE (15) or _LOAD_IN_PROGRESS (14).
+            // COORDINATOR_NOT_AVAILABLE (15) or _LOAD_IN_PROGRESS (14), and
+            // NOT_COORDINATOR (16) while the offsets topic's partitions move in.
             Err(e)
                 if (e.contains("not found")
                     || e.contains("error code 14")
-                    || e.contains("error code 15"))
+                    || e.contains("error code 15")
+                    || e.contains("error code 16"))
                     && Instant::now() < deadline =>
             {
                 std::thread::sleep(Duration::from_millis(300));
