@@ -26,7 +26,11 @@
 // member's metadata), refresh metadata (one Metadata round trip, timed
 // apart as metadata_ms), assigner.assign() (timed apart with
 // performance.now(), assign_ms), encode SyncGroup; local_ms is the gap less
-// the Metadata round trip, the leader's own work. For context: the leader's
+// the Metadata round trip, the leader's own work. CPU time, which a loaded
+// machine does not inflate by the wait for a core: cpu_ms, the leader
+// process's (it holds the leader alone) from the JoinGroup response's arrival
+// to the SyncGroup response's (the gap's work plus decoding the SyncGroup
+// response and the Metadata one), and assign_cpu_ms. For context: the leader's
 // GROUP_JOIN duration (its whole joinAndSync, which waits for every member to
 // rejoin) and settle_ms, from the trigger to the last member's GROUP_JOIN.
 // A rebalance counts once every member reported the same leader and an
@@ -56,6 +60,7 @@ function intEnv(name, dflt, min) {
 }
 
 const sleep = ms => new Promise(r => setTimeout(r, ms))
+const cpuMs = u => (u.user + u.system) / 1000
 
 // ---------------------------------------------------------------- members
 // A child process holding some of one side's consumers; the driver sends it
@@ -75,8 +80,10 @@ function memberProcess() {
       const assign = a.assign
       a.assign = async function (group) {
         const t = performance.now()
+        const cpu = process.cpuUsage()
         const out = await assign.call(a, group)
         state.assignMs = performance.now() - t
+        state.assignCpuMs = cpuMs(process.cpuUsage(cpu))
         state.assignMembers = group.members.length
         return out
       }
@@ -87,7 +94,7 @@ function memberProcess() {
 
   async function add(key) {
     const kafka = new Kafka({ clientId: `pwbench-join-${cfg.side}-${key}`, brokers: [cfg.bootstrap], logLevel: logLevel.NOTHING })
-    const state = { joinResponseAt: null, metadata: [], sync: null, assignMs: null, assignMembers: null }
+    const state = { joinResponseAt: null, cpuAtJoin: null, metadata: [], sync: null, assignMs: null, assignCpuMs: null, assignMembers: null }
     const [base, factory] = assignerFor(state)
     const consumer = kafka.consumer({
       groupId: cfg.group,
@@ -102,6 +109,8 @@ function memberProcess() {
     if (base.track) base.track(consumer)
     consumer.on(consumer.events.REQUEST, ({ payload: r }) => {
       if (r.apiName === 'JoinGroup') {
+        // Emitted as the response arrives, before KafkaJS decodes it.
+        state.cpuAtJoin = process.cpuUsage()
         state.joinResponseAt = r.sentAt + r.duration
         state.metadata = []
         state.sync = null
@@ -109,7 +118,7 @@ function memberProcess() {
       } else if (r.apiName === 'Metadata' && state.joinResponseAt !== null && state.sync === null) {
         state.metadata.push(r.duration)
       } else if (r.apiName === 'SyncGroup') {
-        state.sync = { sentAt: r.sentAt, duration: r.duration }
+        state.sync = { sentAt: r.sentAt, duration: r.duration, cpuMs: cpuMs(process.cpuUsage(state.cpuAtJoin)) }
       }
     })
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -122,6 +131,8 @@ function memberProcess() {
         sample = {
           gap_ms: state.sync.sentAt - state.joinResponseAt,
           assign_ms: state.assignMs,
+          assign_cpu_ms: state.assignCpuMs,
+          cpu_ms: state.sync.cpuMs,
           assign_members: state.assignMembers,
           metadata_ms: state.metadata.reduce((a, b) => a + b, 0),
           metadata_requests: state.metadata.length,
@@ -365,7 +376,7 @@ async function driver() {
       delete r.at
       rebalances.push(r)
       console.error(
-        `kafkajs_join: round ${roundNo} ${side} ${kind}: gap ${x.gap_ms} ms (assign ${x.assign_ms.toFixed(1)}, metadata ${x.metadata_ms}), ` +
+        `kafkajs_join: round ${roundNo} ${side} ${kind}: gap ${x.gap_ms} ms (assign ${x.assign_ms.toFixed(1)}, metadata ${x.metadata_ms}; CPU ${x.cpu_ms.toFixed(1)}), ` +
           `leader join ${x.join_ms} ms, settled in ${st.settle_ms} ms, ${st.members} members`
       )
     }
@@ -389,7 +400,7 @@ async function driver() {
     const kept = rebalances.filter(x => x.round >= 0)
     const result = {
       what:
-        "KafkaJS leader: SyncGroup sentAt - (JoinGroup sentAt + duration) from consumer.events.REQUEST (gap_ms, Date.now() ms); the Metadata round trip in between (metadata_ms) and the rest (local_ms = gap_ms - metadata_ms); assign() alone by performance.now() (assign_ms); the leader's GROUP_JOIN duration (join_ms); trigger to the last member's GROUP_JOIN (settle_ms)",
+        "KafkaJS leader: SyncGroup sentAt - (JoinGroup sentAt + duration) from consumer.events.REQUEST (gap_ms, Date.now() ms); the Metadata round trip in between (metadata_ms) and the rest (local_ms = gap_ms - metadata_ms); assign() alone by performance.now() (assign_ms); the leader process's CPU time from the JoinGroup response to the SyncGroup response (cpu_ms) and in assign() (assign_cpu_ms); the leader's GROUP_JOIN duration (join_ms); trigger to the last member's GROUP_JOIN (settle_ms)",
       node: process.version,
       kafkajs: require(path.join(kafkajsDir, 'package.json')).version,
       broker: process.env.BENCH_BROKER || bootstrap,
@@ -407,7 +418,7 @@ async function driver() {
       rebalances: kept,
       warmup: rebalances.filter(x => x.round < 0),
     }
-    const metrics = ['gap_ms', 'local_ms', 'assign_ms', 'metadata_ms', 'join_ms', 'settle_ms']
+    const metrics = ['gap_ms', 'local_ms', 'assign_ms', 'metadata_ms', 'cpu_ms', 'assign_cpu_ms', 'join_ms', 'settle_ms']
     for (const kind of ['all', 'leave', 'join']) {
       const sel = kept.filter(x => kind === 'all' || x.kind === kind)
       const s = {}
@@ -425,10 +436,12 @@ async function driver() {
     }
     // The same rebalance of both sides, one round: ratios that share a stretch of the machine.
     result.paired_gap_ratios = []
+    result.paired_cpu_ratios = []
     for (let r = 0; r < ROUNDS; r++) {
       for (const kind of ['leave', 'join']) {
         const [p, q] = SIDES.map(side => kept.find(x => x.round === r && x.kind === kind && x.side === side))
         result.paired_gap_ratios.push(q.gap_ms > 0 ? Math.round((p.gap_ms / q.gap_ms) * 100) / 100 : null)
+        result.paired_cpu_ratios.push(q.cpu_ms > 0 ? Math.round((p.cpu_ms / q.cpu_ms) * 100) / 100 : null)
       }
     }
     fs.mkdirSync(path.dirname(out), { recursive: true })
@@ -482,6 +495,8 @@ function markdown(r) {
     metadata_ms: 'of which the Metadata round trip',
     local_ms: 'the rest: the leader\'s own work',
     assign_ms: 'of which assign()',
+    cpu_ms: "the leader process's CPU time, JoinGroup response to SyncGroup response",
+    assign_cpu_ms: "of which assign()'s",
     join_ms: "leader's GROUP_JOIN duration",
     settle_ms: 'trigger -> last member joined',
   }
@@ -492,7 +507,7 @@ function markdown(r) {
     '',
     `Leave / join medians of the gap: partwise ${r.summary.leave.partwise.gap_ms.median} / ${r.summary.join.partwise.gap_ms.median} ms, ` +
       `round-robin ${r.summary.leave.roundrobin.gap_ms.median} / ${r.summary.join.roundrobin.gap_ms.median} ms. ` +
-      `Paired gap ratios (partwise / round-robin, same round and trigger): ${r.paired_gap_ratios.join(', ')}.`,
+      `Paired ratios (partwise / round-robin, same round and trigger): gap ${r.paired_gap_ratios.join(', ')}; CPU ${r.paired_cpu_ratios.join(', ')}.`,
     '',
     `Units (partition p of both topics) split across members: partwise ${f(a.partwise.split_units)}, round-robin ${f(a.roundrobin.split_units)}.`,
     '',
