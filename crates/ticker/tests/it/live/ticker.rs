@@ -418,33 +418,25 @@ fn demo(redis: Option<&str>, extra: &[&str]) -> Output {
     out
 }
 
-fn topic_exists(topic: &str) -> bool {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    let c: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .set("allow.auto.create.topics", "false")
-        .create()
-        .unwrap();
-    let md = c
-        .fetch_metadata(Some(topic), Duration::from_secs(10))
-        .unwrap();
-    md.topics()
-        .iter()
-        .any(|t| t.name() == topic && t.error().is_none())
+fn conn() -> partwise_kafka::Connection {
+    let mut c = partwise_kafka::Connection::new(Duration::from_secs(10));
+    c.bootstrap(&broker()).unwrap();
+    c
 }
 
-fn group_exists(group: &str) -> bool {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    let c: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .create()
-        .unwrap();
-    let list = c
-        .fetch_group_list(Some(group), Duration::from_secs(10))
-        .unwrap();
-    list.groups()
+fn topic_exists(topic: &str) -> bool {
+    partwise_kafka::cluster::list_topics(&conn())
+        .unwrap()
         .iter()
-        .any(|g| g.name() == group && g.state() != "Dead")
+        .any(|t| t.name == topic && t.error.is_none())
+}
+
+/// Listed groups: a deleted one is not among them.
+fn group_exists(group: &str) -> bool {
+    partwise_kafka::cluster::list_groups(&conn())
+        .unwrap()
+        .iter()
+        .any(|g| g == group)
 }
 
 /// The demo's keys, topics and group are its own (a run id in every name,
