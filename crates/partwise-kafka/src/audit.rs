@@ -450,6 +450,7 @@ fn sample(
                     partition,
                     offset,
                     key,
+                    ..
                 } => {
                     let Some(i) = slot(partition).filter(|&i| open[i]) else {
                         continue;

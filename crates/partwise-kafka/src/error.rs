@@ -33,6 +33,8 @@ pub enum Error {
     /// Input the caller gave that cannot be used (an empty topic list, a
     /// record count of 0).
     Invalid(String),
+    /// The cluster says the topic named does not exist.
+    UnknownTopic(String),
     /// Input the core refused (a key that does not encode, a bad spec).
     Core(partwise::Error),
     /// Stopped by the caller (a signal) before the work was done.
@@ -111,6 +113,7 @@ impl fmt::Display for Error {
             Error::Config(m) | Error::Decode(m) | Error::Invalid(m) => f.write_str(m),
             Error::Kafka { doing, reason, .. } => write!(f, "{doing}: {reason}"),
             Error::Core(e) => e.fmt(f),
+            Error::UnknownTopic(t) => write!(f, "topic {t} does not exist"),
             Error::Interrupted => f.write_str("interrupted"),
             Error::Measure {
                 topic,

@@ -9,6 +9,8 @@
 //! the queue is drained up to [`BATCH`] messages per call
 //! (`rd_kafka_consume_batch_queue`), and no group exists at all.
 
+use crate::connect::Connection;
+use crate::error::{Error, Result};
 use rdkafka::bindings as rd;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -31,6 +33,9 @@ pub enum Event<'a> {
         offset: i64,
         /// Its key (`None`: a null key), valid as long as the batch.
         key: Option<&'a [u8]>,
+        /// Its value (`None`: a null value, a tombstone), valid as long as
+        /// the batch.
+        value: Option<&'a [u8]>,
     },
     /// The partition has no more records for now (needs the consumer
     /// property `enable.partition.eof=true`).
@@ -203,10 +208,14 @@ impl Batch<'_> {
                     // by the message.
                     unsafe { std::slice::from_raw_parts(m.key as *const u8, m.key_len) }
                 });
+                // SAFETY: as for the key: the payload buffer of len bytes.
+                let value = (!m.payload.is_null())
+                    .then(|| unsafe { std::slice::from_raw_parts(m.payload as *const u8, m.len) });
                 Event::Record {
                     partition: m.partition,
                     offset: m.offset,
                     key,
+                    value,
                 }
             }
         })
@@ -221,6 +230,108 @@ impl Drop for Batch<'_> {
             unsafe { rd::rd_kafka_message_destroy(m) };
         }
     }
+}
+
+/// One record read whole, copied out of librdkafka's buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnedRecord {
+    /// Its partition.
+    pub partition: i32,
+    /// Its offset.
+    pub offset: i64,
+    /// Its key (`None`: a null key).
+    pub key: Option<Vec<u8>>,
+    /// Its value (`None`: a null value).
+    pub value: Option<Vec<u8>>,
+}
+
+/// Every record of `topic`, each partition from its low to its high
+/// watermark as they are when this is called (records written meanwhile are
+/// not waited for), in offset order per partition. No group is joined or
+/// looked up and nothing is committed. A topic the cluster does not have is
+/// [`Error::UnknownTopic`]; a read that has not reached every end after
+/// `limit` is an error, as is any error librdkafka reports about a partition.
+pub fn read_topic(conn: &Connection, topic: &str, limit: Duration) -> Result<Vec<OwnedRecord>> {
+    let c = crate::cluster::groupless_consumer(conn)?;
+    let info = crate::cluster::topic_info(&c, conn, topic)?;
+    if info.missing {
+        return Err(Error::UnknownTopic(topic.to_string()));
+    }
+    if let Some(e) = info.error {
+        return Err(Error::kafka(format!("topic {topic}"), e));
+    }
+    // The end of each partition to read to; partitions with nothing in
+    // them are not started at all.
+    let mut ends: Vec<(i32, i64)> = Vec::new();
+    let mut reader =
+        PartitionReader::new(&c, topic).map_err(|e| conn.error(format!("reading {topic}"), e))?;
+    for p in &info.partitions {
+        let id = p.id as i32;
+        let (lo, hi) = c
+            .fetch_watermarks(topic, id, conn.timeout())
+            .map_err(|e| conn.error(format!("watermarks of {topic}/{id}"), e))?;
+        if hi > lo {
+            reader
+                .start(id, lo)
+                .map_err(|e| conn.error(format!("reading {topic}/{id}"), e))?;
+            ends.push((id, hi));
+        }
+    }
+    let mut out = Vec::new();
+    let deadline = std::time::Instant::now() + limit;
+    while !ends.is_empty() {
+        if std::time::Instant::now() > deadline {
+            return Err(Error::kafka(
+                format!("reading {topic}"),
+                format!(
+                    "not at the end of every partition after {:.1}s",
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
+        let batch = reader.next_batch(Duration::from_millis(500));
+        let mut done = Vec::new();
+        for ev in batch.events() {
+            match ev {
+                Event::Record {
+                    partition,
+                    offset,
+                    key,
+                    value,
+                } => {
+                    let Some(&(_, end)) = ends.iter().find(|(p, _)| *p == partition) else {
+                        continue;
+                    };
+                    if offset < end {
+                        out.push(OwnedRecord {
+                            partition,
+                            offset,
+                            key: key.map(<[u8]>::to_vec),
+                            value: value.map(<[u8]>::to_vec),
+                        });
+                    }
+                    // Offsets may skip (compaction, transaction markers):
+                    // the end is reached at the first record at or past it.
+                    if offset + 1 >= end {
+                        done.push(partition);
+                    }
+                }
+                // At the partition's end now, so past the end it had when
+                // the read began: records that are all transaction markers
+                // end a partition this way, with no record at its end.
+                Event::End { partition } => done.push(partition),
+                Event::Error { partition, error } => {
+                    return Err(conn.error(format!("reading {topic}/{partition}"), error));
+                }
+            }
+        }
+        drop(batch);
+        for p in done {
+            ends.retain(|(q, _)| *q != p);
+            reader.stop(p);
+        }
+    }
+    Ok(out)
 }
 
 /// librdkafka's error for the failed call just made on this thread.

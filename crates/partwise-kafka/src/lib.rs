@@ -9,7 +9,8 @@
 //! - [`audit`]: counts and skew per partition, a read-only sample, the
 //!   partitioner that wrote each topic (inferred by the core's
 //!   [`partwise::routing`]), and the co-partitioning verdict;
-//! - [`fetch`]: reading partitions in batches without a consumer group;
+//! - [`fetch`]: reading partitions in batches without a consumer group, and
+//!   a whole topic up to its end;
 //! - [`group`]: consumer groups with decoded subscriptions and assignments
 //!   (DescribeGroups and ConsumerGroupDescribe through partwise-client where
 //!   librdkafka's answer is empty), and their analysis against the cluster;
@@ -17,13 +18,18 @@
 //! - [`measure`]: produce and consume throughput on a temporary topic;
 //! - [`readiness`]: whether a group can move to the consumer protocol
 //!   (KIP-848), from its description and the brokers' group settings;
+//! - [`subscribe`]: a member of a group that librdkafka's own assignor
+//!   places (the client whose placements partwise checks, run for real);
+//! - [`admin`]: deleting topics and groups, confirmed by the cluster;
 //! - [`diag`]: librdkafka's own account of a failure that only timed out.
 //!
-//! Everything here reads only, except [`produce`] (to the topic named) and
-//! [`measure`] (a temporary topic it creates and deletes).
+//! Everything here reads only, except [`produce`] (to the topic named),
+//! [`measure`] (a temporary topic it creates and deletes), [`admin`] (what
+//! its caller names) and [`subscribe`] (which joins a group).
 
 #![deny(missing_docs)]
 
+pub mod admin;
 pub mod audit;
 pub mod cluster;
 pub mod connect;
@@ -34,6 +40,7 @@ pub mod group;
 pub mod measure;
 pub mod produce;
 pub mod readiness;
+pub mod subscribe;
 
 pub use connect::Connection;
 pub use error::{Error, KafkaCause, Result};

@@ -6,8 +6,7 @@
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use futures_executor::block_on;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::admin::{NewTopic, TopicReplication};
 use rdkafka::consumer::Consumer;
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
@@ -62,19 +61,6 @@ impl Measurement {
     }
 }
 
-pub(crate) fn admin(conn: &Connection) -> Result<AdminClient<DefaultClientContext>> {
-    let mut cfg = conn.client_config(&[]);
-    cfg.remove("group.id");
-    cfg.create()
-        .map_err(|e| conn.error("configuring the Kafka admin client", e))
-}
-
-pub(crate) fn admin_opts(conn: &Connection) -> AdminOptions {
-    AdminOptions::new()
-        .request_timeout(Some(conn.timeout()))
-        .operation_timeout(Some(conn.timeout()))
-}
-
 /// Creates a one-partition topic, measures, deletes the topic.
 pub fn measure(conn: &Connection, opts: &MeasureOptions) -> Result<Measurement> {
     if opts.records == 0 {
@@ -84,21 +70,19 @@ pub fn measure(conn: &Connection, opts: &MeasureOptions) -> Result<Measurement> 
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let topic = format!("partwise-measure-{}-{nanos}", std::process::id());
-    let admin = admin(conn)?;
+    let admin = crate::admin::client(conn)?;
     let new = NewTopic::new(
         &topic,
         1,
         TopicReplication::Fixed(opts.replication.unwrap_or(-1)),
     );
-    let created = block_on(admin.create_topics([&new], &admin_opts(conn)))
+    let created = block_on(admin.create_topics([&new], &crate::admin::options(conn)))
         .map_err(|e| crate::cluster::unreachable(conn, e))?;
     for r in created {
         r.map_err(|(t, e)| conn.error_code(format!("creating temporary topic {t}"), e))?;
     }
     let result = run(conn, &topic, opts);
-    let deleted = block_on(admin.delete_topics(&[&topic], &admin_opts(conn)))
-        .ok()
-        .is_some_and(|rs| rs.iter().all(|r| r.is_ok()));
+    let deleted = crate::admin::delete_topics(conn, &[&topic]).is_ok();
     // A failure says whether the topic it made is gone, and how to remove
     // it when it is not: a write the user allowed must not leave litter
     // behind unannounced.

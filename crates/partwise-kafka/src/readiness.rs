@@ -90,8 +90,8 @@ pub fn broker_configs(conn: &Connection) -> Result<Vec<BrokerConfig>> {
         .iter()
         .map(|&id| ResourceSpecifier::Broker(id))
         .collect();
-    let admin = crate::measure::admin(conn)?;
-    let results = block_on(admin.describe_configs(&specs, &crate::measure::admin_opts(conn)))
+    let admin = crate::admin::client(conn)?;
+    let results = block_on(admin.describe_configs(&specs, &crate::admin::options(conn)))
         .map_err(|e| crate::cluster::unreachable(conn, e))?;
     ids.iter()
         .zip(results)

@@ -9,8 +9,9 @@ use partwise::duration::{self, Bare};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where the services are, and the topology.
-#[derive(clap::Args, Clone, Debug)]
+/// Where the services are, and the topology. Not `Debug`: a `-X` value may
+/// be a password.
+#[derive(clap::Args, Clone)]
 pub struct Common {
     /// Kafka bootstrap brokers, host:port[,host:port]
     #[arg(
@@ -20,6 +21,12 @@ pub struct Common {
         value_name = "BROKERS"
     )]
     pub bootstrap: Option<String>,
+    /// A librdkafka property for every Kafka client, e.g. -X security.protocol=SASL_SSL (repeatable); its TLS and SASL settings reach partwise's group runtime too
+    #[arg(short = 'X', value_name = "KEY=VALUE")]
+    pub props: Vec<String>,
+    /// A properties file of key=value lines (repeatable; -X and -b override it)
+    #[arg(short = 'F', value_name = "FILE")]
+    pub files: Vec<PathBuf>,
     /// Redis Cluster node(s), host:port[,host:port] [default: 127.0.0.1:7100; `demo` starts a cluster of its own instead]
     #[arg(long, env = "PARTWISE_REDIS", value_name = "NODES", value_parser = redis_nodes)]
     pub redis: Option<String>,
@@ -37,6 +44,42 @@ impl Common {
     /// The Redis seed nodes, or the default address of `scripts/redis-cluster-up`.
     pub fn redis_nodes(&self) -> &str {
         self.redis.as_deref().unwrap_or("127.0.0.1:7100")
+    }
+
+    /// The Kafka connection flags as partwise-kafka reads them (`-F`, then
+    /// `-X`, then `-b`, as the `partwise` command does); an empty `-b` is
+    /// no `-b`.
+    pub fn kafka_flags(&self, timeout: Duration) -> partwise_kafka::connect::Flags {
+        partwise_kafka::connect::Flags {
+            files: self.files.clone(),
+            props: self.props.clone(),
+            bootstrap: self
+                .bootstrap
+                .iter()
+                .filter(|b| !b.trim().is_empty())
+                .cloned()
+                .collect(),
+            timeout,
+        }
+    }
+
+    /// The flags that give a child process (a worker, the feed) the same
+    /// Kafka connection: `-F` files, `-X` pairs and `-b`.
+    pub fn kafka_args(&self) -> Vec<std::ffi::OsString> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            out.push("-F".into());
+            out.push(f.clone().into_os_string());
+        }
+        for p in &self.props {
+            out.push("-X".into());
+            out.push(p.into());
+        }
+        if let Some(b) = &self.bootstrap {
+            out.push("-b".into());
+            out.push(b.into());
+        }
+        out
     }
 }
 

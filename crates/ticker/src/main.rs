@@ -56,6 +56,9 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // librdkafka tells a refused login or TLS handshake only to its log: kept,
+    // so that such an error says so rather than "is it up?".
+    partwise_kafka::diag::install();
     let result = match cli.cmd {
         Cmd::Up(a) => run::up(&a),
         Cmd::Feed(a) => run::feed(&a),

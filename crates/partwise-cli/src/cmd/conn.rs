@@ -40,27 +40,26 @@ pub struct ConnArgs {
 }
 
 impl ConnArgs {
-    /// The validated connection: files first, then -X, then -b. The library
-    /// says what is wrong with a value; the flag is named here.
+    /// The validated connection: files first, then -X, then -b, as
+    /// partwise-kafka reads the flags for every program that takes them.
+    /// The library says what is wrong with a value; the flag is named here.
     pub fn connection(&self) -> Result<Connection> {
-        let mut c = Connection::new(self.timeout);
-        for f in &self.files {
+        let flags = partwise_kafka::connect::Flags {
+            files: self.files.clone(),
+            props: self.props.clone(),
+            bootstrap: self.bootstrap.clone(),
+            timeout: self.timeout,
+        };
+        let c = flags.connection().map_err(|e| match e.flag {
             // The library's message starts with the file's name.
-            c.load_properties(f)
-                .map_err(|e| CliError::msg(format!("-F {e}")))?;
-        }
-        for p in &self.props {
-            c.set_pair(p).map_err(|e| CliError::context("-X", e))?;
-        }
+            "-F" => CliError::msg(e.to_string()),
+            flag => CliError::context(flag, e.error),
+        })?;
         for entry in self.bootstrap.iter().flat_map(|b| b.split(',')) {
             if !entry.trim().is_empty() {
                 crate::cmd::parse::broker_address(entry.trim())
                     .map_err(|e| CliError::msg(format!("-b/--bootstrap: {e}")))?;
             }
-        }
-        if !self.bootstrap.is_empty() {
-            c.bootstrap(&self.bootstrap.join(","))
-                .map_err(|e| CliError::context("-b/--bootstrap", e))?;
         }
         if c.get("bootstrap.servers")
             .is_none_or(|b| b.trim().is_empty())

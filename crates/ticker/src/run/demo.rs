@@ -4,12 +4,12 @@
 
 use super::counter::counter_example;
 use super::drill::{drill, Phase};
-use super::plan::{keys, now_ms, redis_seeds, rt, Result};
+use super::plan::{connection, has_brokers, keys, now_ms, redis_seeds, settings, Result};
 use super::up::up_created;
 use crate::flags::Common;
 use crate::model::SYMBOLS;
+use partwise_kafka::admin;
 use partwise_redis::Writer;
-use rdkafka::ClientConfig;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -185,11 +185,10 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         kafka: false,
         redis: None,
     };
-    if common
-        .bootstrap
-        .as_deref()
-        .is_none_or(|b| b.trim().is_empty())
-    {
+    // Deleting a topic waits for the controller's confirmation, which may
+    // take longer than the other requests' 10 s.
+    let timeout = Duration::from_secs(30);
+    if !has_brokers(&settings(&common, timeout)?) {
         common.bootstrap = Some(started.kafka()?);
     }
     if common.redis.is_none() {
@@ -197,7 +196,8 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     }
     rr_common.bootstrap.clone_from(&common.bootstrap);
     rr_common.redis.clone_from(&common.redis);
-    let b = common.bootstrap.clone().expect("set above");
+    let conn = connection(&common, timeout)?;
+    let b = conn.brokers().to_string();
     println!("== namespace {ns}: topics {ns}-*, keys {ns}:market:{{SYM}} and {ns}:notif:{{SYM}}; the demo removes what it creates when it ends");
     if counter {
         println!("== the counter-example's namespace {rr_ns}: topics {rr_ns}-*, keys {rr_ns}:market:{{SYM}} and {rr_ns}:notif:{{SYM}}, removed too");
@@ -293,15 +293,16 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     }
     // A broker of the demo's own goes with its directory.
     if !started.kafka && !created.is_empty() {
-        if let Err(e) = delete_topics(&b, &created) {
-            cleanup.push(e);
+        let names: Vec<&str> = created.iter().map(String::as_str).collect();
+        if let Err(e) = admin::delete_topics(&conn, &names) {
+            cleanup.push(format!("{b}: removing the demo's topics: {e}"));
         }
         // The groups (those whose workers ran) commit nothing, so the
         // broker would drop them in time anyway; a member whose session has
         // not run out yet keeps one alive, which is why this is only a warning.
         for g in &groups {
-            if let Err(e) = delete_group(&b, g) {
-                eprintln!("ticker demo: {e}");
+            if let Err(e) = admin::delete_groups(&conn, &[g]) {
+                eprintln!("ticker demo: {b}: {e}");
             }
         }
     }
@@ -310,49 +311,4 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
         result = Err(cleanup.join("; "));
     }
     result
-}
-
-/// Deletes the demo's consumer group (its name has the run id).
-pub(super) fn delete_group(b: &str, group: &str) -> Result<()> {
-    use rdkafka::admin::{AdminClient, AdminOptions};
-    use rdkafka::client::DefaultClientContext;
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", b)
-        .create()
-        .map_err(|e| format!("{b}: {e}"))?;
-    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let results = rt()?
-        .block_on(admin.delete_groups(&[group], &opts))
-        .map_err(|e| format!("{b}: deleting group {group}: {e}"))?;
-    match results.into_iter().find_map(|r| r.err()) {
-        None => Ok(()),
-        Some((g, e)) => Err(format!("{b}: deleting group {g}: {e}")),
-    }
-}
-
-/// Deletes topics the demo created, and waits until the broker confirms.
-pub(super) fn delete_topics(b: &str, names: &[String]) -> Result<()> {
-    use rdkafka::admin::{AdminClient, AdminOptions};
-    use rdkafka::client::DefaultClientContext;
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", b)
-        .create()
-        .map_err(|e| format!("{b}: {e}"))?;
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let results = rt()?
-        .block_on(admin.delete_topics(&names, &opts))
-        .map_err(|e| format!("{b}: deleting {}: {e}", names.join(", ")))?;
-    let failed: Vec<String> = results
-        .into_iter()
-        .filter_map(|r| r.err().map(|(t, e)| format!("{t}: {e}")))
-        .collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{b}: deleting the demo's topics: {}",
-            failed.join(", ")
-        ))
-    }
 }

@@ -1,11 +1,10 @@
 //! `ticker feed`: reproducible ticks and alerts, routed by the topology's
 //! partitioners; and the feed as a child process, for the demo's phases.
 
-use super::plan::{bootstrap, now_ms, plan, Result};
+use super::plan::{connection, now_ms, plan, Result};
 use crate::flags::Common;
 use crate::model::{Event, Generator, MAX_PRICE, SYMBOLS};
 use partwise_kafka::produce::RoutedProducer;
-use partwise_kafka::Connection;
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -94,9 +93,7 @@ pub fn feed(a: &FeedArgs) -> Result<u8> {
     let p = plan(&a.common)?;
     let syms = symbols(a.symbols.as_ref())?;
     let dur = a.duration;
-    let b = bootstrap(&a.common)?;
-    let mut conn = Connection::new(Duration::from_secs(10));
-    conn.bootstrap(&b).map_err(|e| e.to_string())?;
+    let conn = connection(&a.common, Duration::from_secs(10))?;
     let mut producers: HashMap<String, RoutedProducer> = HashMap::new();
     for topic in [&p.market, &p.notif] {
         let (partitioner, _) = p.routing[topic];
@@ -170,9 +167,8 @@ pub(super) fn feed_command(
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut c = Command::new(&exe);
     c.arg("feed")
+        .args(common.kafka_args())
         .args([
-            "-b",
-            common.bootstrap.as_deref().expect("set by demo"),
             "--redis",
             common.redis_nodes(),
             "--namespace",

@@ -1,7 +1,7 @@
 //! `ticker join`: the supervisor of K worker processes, and the worker
 //! process handle the demo uses too.
 
-use super::plan::{bootstrap, plan, rt, Result};
+use super::plan::{connection, plan, rt, Result};
 use crate::flags::{Common, Runtime};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -59,9 +59,7 @@ impl WorkerProc {
                 "--heartbeat-interval",
                 &format!("{}ms", (session.as_millis() / 6).max(100)),
             ]);
-        if let Some(b) = &common.bootstrap {
-            cmd.args(["-b", b]);
-        }
+        cmd.args(common.kafka_args());
         if let Some(ns) = &common.namespace {
             cmd.args(["--namespace", ns]);
         }
@@ -137,7 +135,7 @@ impl Drop for WorkerProc {
 
 pub fn join(a: &JoinArgs) -> Result<u8> {
     plan(&a.common)?;
-    bootstrap(&a.common)?;
+    connection(&a.common, Duration::from_secs(10))?;
     let mut procs: Vec<WorkerProc> = (0..a.workers)
         .map(|i| {
             WorkerProc::start(

@@ -5,10 +5,11 @@
 use crate::flags::Common;
 use partwise::topology::Topology;
 use partwise::{KeyFormat, Partitioner};
+use partwise_kafka::Connection;
 use partwise_redis::NodeAddr;
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub(super) type Result<T> = std::result::Result<T, String>;
 
@@ -93,18 +94,48 @@ pub(super) fn plan_file(path: &Path) -> Result<Plan> {
     })
 }
 
-pub(super) fn bootstrap(c: &Common) -> Result<String> {
-    c.bootstrap
-        .clone()
-        .filter(|b| !b.trim().is_empty())
-        .ok_or_else(|| "no brokers: give -b HOST:PORT (or set PARTWISE_KAFKA_BOOTSTRAP)".into())
+/// The Kafka settings of the flags (`-F`, `-X`, `-b`), every property
+/// checked by librdkafka; they may name no broker (see [`connection`]).
+pub(super) fn settings(c: &Common, timeout: Duration) -> Result<Connection> {
+    let conn = c
+        .kafka_flags(timeout)
+        .connection()
+        .map_err(|e| e.to_string())?;
+    conn.check_properties().map_err(|e| e.to_string())?;
+    Ok(conn)
 }
 
-pub(super) fn brokers(b: &str) -> Vec<String> {
-    b.split(',')
+/// The Kafka connection of the flags, which must name a broker; each
+/// operation on it gives up after `timeout`.
+pub(super) fn connection(c: &Common, timeout: Duration) -> Result<Connection> {
+    let conn = settings(c, timeout)?;
+    if !has_brokers(&conn) {
+        return Err(
+            "no brokers: give -b HOST:PORT (or set PARTWISE_KAFKA_BOOTSTRAP, or bootstrap.servers with -X or -F)"
+                .into(),
+        );
+    }
+    Ok(conn)
+}
+
+pub(super) fn has_brokers(conn: &Connection) -> bool {
+    conn.get("bootstrap.servers")
+        .is_some_and(|b| !b.trim().is_empty())
+}
+
+/// The bootstrap brokers one by one, for partwise's own clients.
+pub(super) fn brokers(conn: &Connection) -> Vec<String> {
+    conn.brokers()
+        .split(',')
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect()
+}
+
+/// The TLS and SASL settings of the connection, for partwise's own clients
+/// (the group runtime, topic creation), which take what librdkafka does.
+pub(super) fn security(conn: &Connection) -> Result<partwise_group::Security> {
+    conn.security().map(|(s, _)| s).map_err(|e| e.to_string())
 }
 
 pub(super) fn redis_seeds(c: &Common) -> Result<Vec<NodeAddr>> {

@@ -219,6 +219,8 @@ mod tests {
     fn example_plan(ns: &str) -> Plan {
         plan(&Common {
             bootstrap: None,
+            props: Vec::new(),
+            files: Vec::new(),
             redis: None,
             namespace: Some(ns.into()),
             topology: crate::flags::default_topology(),

@@ -1,7 +1,7 @@
 //! `ticker up`: the topology checked, then both topics created with its
 //! count; an existing topic is never changed.
 
-use super::plan::{bootstrap, brokers, plan, rt, Result};
+use super::plan::{brokers, connection, plan, rt, security, Result};
 use crate::flags::Common;
 use partwise::topology::check;
 use partwise_group::cluster::Cluster;
@@ -61,9 +61,12 @@ pub(super) fn up_created(common: &Common) -> Result<(u8, Vec<String>)> {
         }
         return Ok((1, Vec::new()));
     }
-    let b = bootstrap(common)?;
+    let conn = connection(common, Duration::from_secs(10))?;
+    let security = security(&conn)?;
+    let b = conn.brokers();
     rt()?.block_on(async {
-        let mut c = Cluster::new(brokers(&b), "ticker", Duration::from_secs(10));
+        let mut c =
+            Cluster::new(brokers(&conn), "ticker", conn.timeout()).with_security(security);
         let names = vec![p.market.clone(), p.notif.clone()];
         let meta = c.metadata(&names).await.map_err(|e| format!("{b}: {e}"))?;
         let mut refused = false;

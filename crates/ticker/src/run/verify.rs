@@ -1,13 +1,12 @@
 //! `ticker verify`: both topics read whole, what Redis must hold recomputed
 //! by the oracle, and compared with what it holds.
 
-use super::plan::{bootstrap, keys, plan, redis_seeds, Plan, Result};
+use super::plan::{connection, keys, plan, redis_seeds, Plan, Result};
 use crate::flags::{Common, Format};
 use crate::model::{expected, Alert, Fired, Tick};
+use partwise_kafka::fetch::{read_topic as read_to_end, OwnedRecord};
+use partwise_kafka::Connection;
 use partwise_redis::Writer;
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -25,61 +24,14 @@ pub struct VerifyArgs {
 }
 
 /// Every record of `topic`, from the beginning to the end offsets as they
-/// are now, with no group (nothing is committed anywhere).
-pub(super) fn read_topic(b: &str, topic: &str) -> Result<Vec<(i32, i64, Vec<u8>)>> {
-    // librdkafka's consumer wants a group.id even for assign(); with no
-    // subscribe and no commits, no group is ever joined or written.
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", b)
-        .set("group.id", "ticker-verify")
-        .set("enable.auto.commit", "false")
-        .set("enable.auto.offset.store", "false")
-        .set("enable.partition.eof", "false")
-        .set("fetch.wait.max.ms", "50")
-        .create()
-        .map_err(|e| format!("{b}: {e}"))?;
-    let md = c
-        .fetch_metadata(Some(topic), Duration::from_secs(10))
-        .map_err(|e| format!("{b}: metadata of {topic}: {e}"))?;
-    let t = md
-        .topics()
-        .iter()
-        .find(|t| t.name() == topic && t.error().is_none())
-        .ok_or_else(|| format!("{b}: topic {topic} does not exist (run `ticker up`)"))?;
-    let mut ends = HashMap::new();
-    let mut tpl = TopicPartitionList::new();
-    for p in t.partitions() {
-        let (lo, hi) = c
-            .fetch_watermarks(topic, p.id(), Duration::from_secs(10))
-            .map_err(|e| format!("{b}: watermarks of {topic}-{}: {e}", p.id()))?;
-        if hi > lo {
-            ends.insert(p.id(), hi);
-            tpl.add_partition_offset(topic, p.id(), Offset::Offset(lo))
-                .map_err(|e| e.to_string())?;
+/// are now, with no group (nothing is joined or committed anywhere).
+fn read_topic(conn: &Connection, topic: &str) -> Result<Vec<OwnedRecord>> {
+    read_to_end(conn, topic, Duration::from_secs(120)).map_err(|e| match e {
+        partwise_kafka::Error::UnknownTopic(_) => {
+            format!("{}: {e} (run `ticker up`)", conn.brokers())
         }
-    }
-    c.assign(&tpl).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !ends.is_empty() {
-        if Instant::now() > deadline {
-            return Err(format!("{b}: reading {topic} took more than 120 s"));
-        }
-        let Some(m) = c.poll(Duration::from_millis(500)) else {
-            continue;
-        };
-        let m = m.map_err(|e| format!("{b}: reading {topic}: {e}"))?;
-        let (p, o) = (m.partition(), m.offset());
-        if let Some(&end) = ends.get(&p) {
-            if o < end {
-                out.push((p, o, m.payload().unwrap_or_default().to_vec()));
-            }
-            if o + 1 >= end {
-                ends.remove(&p);
-            }
-        }
-    }
-    Ok(out)
+        e => format!("{}: {e}", conn.brokers()),
+    })
 }
 
 /// What verify found.
@@ -138,18 +90,19 @@ pub(super) fn hash(v: &redis::Value) -> HashMap<String, String> {
 }
 
 pub(super) fn verify_once(c: &Common, p: &Plan) -> Result<Verdict> {
-    let b = bootstrap(c)?;
+    let conn = connection(c, Duration::from_secs(10))?;
     let mut ticks = Vec::new();
     let mut bad = 0;
-    for (_, off, v) in read_topic(&b, &p.market)? {
-        match serde_json::from_slice::<Tick>(&v) {
-            Ok(t) => ticks.push((t, off)),
+    // A null value is no ticker record either.
+    for r in read_topic(&conn, &p.market)? {
+        match serde_json::from_slice::<Tick>(r.value.as_deref().unwrap_or_default()) {
+            Ok(t) => ticks.push((t, r.offset)),
             Err(_) => bad += 1,
         }
     }
     let mut alerts = Vec::new();
-    for (_, _, v) in read_topic(&b, &p.notif)? {
-        match serde_json::from_slice::<Alert>(&v) {
+    for r in read_topic(&conn, &p.notif)? {
+        match serde_json::from_slice::<Alert>(r.value.as_deref().unwrap_or_default()) {
             Ok(a) => alerts.push(a),
             Err(_) => bad += 1,
         }

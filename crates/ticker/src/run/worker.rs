@@ -2,16 +2,15 @@
 //! (`copartitioned`) or on a librdkafka `roundrobin` group (the seeds'
 //! counter-example); what it does with the records is the sink's.
 
-use super::plan::{bootstrap, brokers, plan, rt, Plan, Result};
+use super::plan::{brokers, connection, plan, rt, security, Plan, Result};
 use super::sink::Sink;
 use crate::flags::{Common, Runtime};
 use partwise_group::{Config, Consumer, GroupAssignor, OffsetReset};
-use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
-use rdkafka::ClientConfig;
+use partwise_kafka::subscribe::{Member, MemberOptions, Rebalance};
+use partwise_kafka::Connection;
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(clap::Args)]
@@ -43,13 +42,14 @@ pub struct WorkerArgs {
 
 pub fn worker(a: &WorkerArgs) -> Result<u8> {
     let p = plan(&a.common)?;
-    let b = bootstrap(&a.common)?;
+    let conn = connection(&a.common, Duration::from_secs(10))?;
     let mut sink = Sink::new(&a.common, &a.id, a.redis_retry, a.latency_file.clone(), &p)?;
     if a.runtime == Runtime::LibrdkafkaRoundrobin {
-        return worker_librdkafka(a, &b, &p, sink);
+        return worker_librdkafka(a, &conn, &p, sink);
     }
+    let b = conn.brokers().to_string();
     let mut cfg = Config::new(
-        brokers(&b),
+        brokers(&conn),
         a.group.clone(),
         vec![p.market.clone(), p.notif.clone()],
     );
@@ -62,7 +62,8 @@ pub fn worker(a: &WorkerArgs) -> Result<u8> {
     cfg.session_timeout = a.session_timeout;
     cfg.heartbeat_interval = a.heartbeat_interval;
     cfg.fetch_max_wait = Duration::from_millis(100);
-    cfg.request_timeout = Duration::from_secs(10);
+    cfg.request_timeout = conn.timeout();
+    cfg.security = security(&conn)?;
     // Redis writes block; the heartbeat task runs on the other thread meanwhile.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -100,56 +101,24 @@ pub fn worker(a: &WorkerArgs) -> Result<u8> {
     })
 }
 
-/// A rebalance: the partitions assigned, or `None` for a revocation.
-pub(super) type Rebalance = Option<Vec<(String, i32)>>;
-
-/// Rebalances seen by a librdkafka consumer, for the poll loop.
-pub(super) struct Rebalances {
-    pending: Mutex<Vec<Rebalance>>,
-}
-
-impl rdkafka::ClientContext for Rebalances {}
-
-impl rdkafka::consumer::ConsumerContext for Rebalances {
-    fn post_rebalance(&self, _: &BaseConsumer<Self>, r: &rdkafka::consumer::Rebalance<'_>) {
-        let ev = match r {
-            rdkafka::consumer::Rebalance::Assign(tpl) => Some(
-                tpl.elements()
-                    .iter()
-                    .map(|e| (e.topic().to_string(), e.partition()))
-                    .collect(),
-            ),
-            _ => None,
-        };
-        self.pending.lock().expect("poisoned").push(ev);
-    }
-}
-
 /// The seed's counter-example: the same join, but its group is a librdkafka
 /// group under `roundrobin` (what KafkaJS's only built-in assigner does too),
 /// which can give partition p of the two topics to two different workers.
-pub(super) fn worker_librdkafka(a: &WorkerArgs, b: &str, p: &Plan, mut sink: Sink) -> Result<u8> {
-    let c: BaseConsumer<Rebalances> = ClientConfig::new()
-        .set("bootstrap.servers", b)
-        .set("group.id", &a.group)
-        .set("client.id", format!("ticker-{}", a.id))
-        .set("partition.assignment.strategy", "roundrobin")
-        .set("enable.auto.commit", "false")
-        .set("auto.offset.reset", "earliest")
-        .set(
-            "session.timeout.ms",
-            a.session_timeout.as_millis().to_string(),
-        )
-        .set(
-            "heartbeat.interval.ms",
-            a.heartbeat_interval.as_millis().to_string(),
-        )
-        .set("fetch.wait.max.ms", "100")
-        .create_with_context(Rebalances {
-            pending: Mutex::new(Vec::new()),
-        })
-        .map_err(|e| format!("{b}: {e}"))?;
-    c.subscribe(&[p.market.as_str(), p.notif.as_str()])
+pub(super) fn worker_librdkafka(
+    a: &WorkerArgs,
+    conn: &Connection,
+    p: &Plan,
+    mut sink: Sink,
+) -> Result<u8> {
+    let b = conn.brokers();
+    let opts = MemberOptions {
+        group: a.group.clone(),
+        client_id: format!("ticker-{}", a.id),
+        assignment_strategy: "roundrobin".into(),
+        session_timeout: a.session_timeout,
+        heartbeat_interval: a.heartbeat_interval,
+    };
+    let member = Member::join(conn, &opts, &[p.market.as_str(), p.notif.as_str()])
         .map_err(|e| format!("{b}: {e}"))?;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();
@@ -172,25 +141,27 @@ pub(super) fn worker_librdkafka(a: &WorkerArgs, b: &str, p: &Plan, mut sink: Sin
     });
     let mut generation = 0;
     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        let m = c.poll(Duration::from_millis(100));
-        for ev in std::mem::take(&mut *c.context().pending.lock().expect("poisoned")) {
-            match ev {
-                Some(parts) => {
+        let polled = member.poll(Duration::from_millis(100));
+        for r in polled.rebalances {
+            match r {
+                Rebalance::Assigned(parts) => {
                     generation += 1;
                     let parts: Vec<Value> = parts.into_iter().map(|(t, p)| json!([t, p])).collect();
                     sink.assigned(generation, json!(parts));
                 }
-                None => sink.revoked(),
+                // A failed rebalance leaves the member nothing, as a
+                // revocation does.
+                Rebalance::Revoked(_) | Rebalance::Failed(_) => sink.revoked(),
             }
         }
-        match m {
-            Some(Ok(m)) => sink.record(m.topic(), m.offset(), m.payload()),
+        match polled.record {
+            Some(Ok(r)) => sink.record(r.topic(), r.offset(), r.value()),
             Some(Err(e)) => eprintln!("ticker worker {}: {e}", a.id),
             None => sink.flush()?,
         }
     }
     sink.flush()?;
-    drop(c);
+    drop(member);
     sink.summary();
     Ok(0)
 }

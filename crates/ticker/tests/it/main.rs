@@ -11,6 +11,8 @@ mod offline {
 
 #[cfg(feature = "live")]
 mod live {
+    mod demo;
     mod scripts;
+    mod secure;
     mod ticker;
 }

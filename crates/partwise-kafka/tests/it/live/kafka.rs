@@ -156,6 +156,7 @@ fn the_batch_reader_returns_every_record_once_with_its_key_then_the_end() {
                     partition,
                     offset,
                     key,
+                    ..
                 } => {
                     assert!(!ended.contains(&partition), "a record after the end");
                     got.entry(partition)

@@ -1,27 +1,24 @@
 //! The ticker end to end on Apache Kafka (PARTWISE_TEST_BROKER) and the
-//! Redis Cluster (PARTWISE_REDIS): the demo's counter-example (4
-//! round-robin workers miss alerts on exactly the symbols partwise
-//! predicts) and fault drill (on clusters of its own, next to foreign keys
-//! it must leave alone), a paused Redis primary, `up` refusing the seeds'
-//! round-robin group, and bad input. The scenarios
+//! Redis Cluster (PARTWISE_REDIS): a Redis primary paused during the join,
+//! `up` refusing the seeds' round-robin group, and bad input (the demo's
+//! counter-example and drill, on clusters of their own, are `demo.rs`'s;
+//! the connection flags over SASL_SSL, `secure.rs`'s). The scenarios
 //! that write Redis run one after another in one test, each with symbols of
 //! its own, so that no two of them write the same keys.
 
 use partwise::placement::placements;
 use partwise::topology::Topology;
-use partwise::{PartitionCount, Partitioner};
 use partwise_faults::live::{redis_node, test_broker};
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn broker() -> String {
+pub(super) fn broker() -> String {
     test_broker()
 }
 
-fn redis() -> String {
+pub(super) fn redis() -> String {
     redis_node()
 }
 
@@ -32,7 +29,7 @@ fn ticker() -> Command {
     c
 }
 
-fn text(b: &[u8]) -> String {
+pub(super) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
@@ -47,7 +44,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 /// A short unique tag for names of this run.
-fn uniq() -> String {
+pub(super) fn uniq() -> String {
     let n = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -65,7 +62,10 @@ fn example() -> String {
 
 /// The example topology with its own topic names (and optionally another
 /// consumer-group assignor and member count, for `check`).
-fn topology(tag: &str, group: Option<(&str, &str)>) -> (tempfile::NamedTempFile, String, String) {
+pub(super) fn topology(
+    tag: &str,
+    group: Option<(&str, &str)>,
+) -> (tempfile::NamedTempFile, String, String) {
     let (m, n) = (format!("tk-{tag}-market"), format!("tk-{tag}-notif"));
     let mut t = example()
         .replace("\"market-updates\"", &format!("\"{m}\""))
@@ -171,7 +171,7 @@ fn verify_json(topo: &str, wait: &str) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), v)
 }
 
-fn redis_pid(port: &str) -> String {
+pub(super) fn redis_pid(port: &str) -> String {
     let out = Command::new("redis-cli")
         .args(["-p", port, "info", "server"])
         .output()
@@ -329,273 +329,4 @@ fn bad_input_is_a_clear_error_and_an_existing_topic_is_never_changed() {
         text(&out.stdout)
     );
     assert!(text(&out.stdout).contains("fix:"));
-}
-
-/// A Redis Cluster of one test's own on free ports (scripts/redis-cluster-up
-/// in a directory of its own), stopped on drop.
-struct OwnCluster {
-    base: u16,
-    dir: tempfile::TempDir,
-}
-
-impl OwnCluster {
-    fn start() -> OwnCluster {
-        let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
-        let base = (0..300u16)
-            .map(|i| 36000 + ((std::process::id() as u16 % 500) + i * 41) % 2000 * 3)
-            .find(|&b| (0..3).all(|k| free(b + k) && free(b + k + 10000)))
-            .expect("three free ports");
-        let c = OwnCluster {
-            base,
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let o = c.script("redis-cluster-up");
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        c
-    }
-
-    fn script(&self, name: &str) -> Output {
-        Command::new("bash")
-            .arg(partwise_faults::live::repo().join("scripts").join(name))
-            .arg(self.base.to_string())
-            .env("PARTWISE_REDIS_DIR", self.dir.path())
-            .output()
-            .unwrap()
-    }
-
-    fn node(&self) -> String {
-        format!("127.0.0.1:{}", self.base)
-    }
-
-    /// redis-cli in cluster mode (it follows MOVED to the key's node).
-    fn cli(&self, args: &[&str]) -> String {
-        let o = Command::new("redis-cli")
-            .args(["-c", "-p", &self.base.to_string()])
-            .args(args)
-            .output()
-            .unwrap();
-        text(&o.stdout).trim().to_string()
-    }
-
-    /// Every key on every primary.
-    fn all_keys(&self) -> BTreeSet<String> {
-        (0..3)
-            .flat_map(|k| {
-                let o = Command::new("redis-cli")
-                    .args(["-p", &(self.base + k).to_string(), "--scan"])
-                    .output()
-                    .unwrap();
-                text(&o.stdout)
-                    .lines()
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    }
-}
-
-impl Drop for OwnCluster {
-    fn drop(&mut self) {
-        let _ = self.script("redis-cluster-down");
-    }
-}
-
-const DEMO_SYMBOLS: [&str; 10] = [
-    "BBCA", "ANTM", "ASII", "UNVR", "TLKM", "BBRI", "BMRI", "GOTO", "ADRO", "ICBP",
-];
-
-fn demo(redis: Option<&str>, extra: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ticker"));
-    c.env("PARTWISE_KAFKA_BOOTSTRAP", broker())
-        .env_remove("PARTWISE_REDIS")
-        .args(["demo", "--rate", "100", "--duration", "5s"])
-        .args(extra);
-    if let Some(r) = redis {
-        c.args(["--redis", r]);
-    }
-    let out = c.output().unwrap();
-    eprintln!("ticker demo: {}\n{}", text(&out.stdout), text(&out.stderr));
-    out
-}
-
-fn topic_exists(topic: &str) -> bool {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    let c: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .set("allow.auto.create.topics", "false")
-        .create()
-        .unwrap();
-    let md = c
-        .fetch_metadata(Some(topic), Duration::from_secs(10))
-        .unwrap();
-    md.topics()
-        .iter()
-        .any(|t| t.name() == topic && t.error().is_none())
-}
-
-fn group_exists(group: &str) -> bool {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    let c: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", broker())
-        .create()
-        .unwrap();
-    let list = c
-        .fetch_group_list(Some(group), Duration::from_secs(10))
-        .unwrap();
-    list.groups()
-        .iter()
-        .any(|g| g.name() == group && g.state() != "Dead")
-}
-
-/// The demo's keys, topics and group are its own (a run id in every name,
-/// the symbol's hash tag kept), it removes them and nothing else when it ends,
-/// and it starts (and stops) servers of its own instead of touching others.
-#[test]
-fn the_demo_touches_only_what_it_created() {
-    let c = OwnCluster::start();
-    // Foreign data at the names a demo used to write (and delete).
-    let mut foreign = BTreeSet::new();
-    for s in DEMO_SYMBOLS {
-        let (mk, nk) = (format!("market:{{{s}}}"), format!("notif:{{{s}}}"));
-        assert_eq!(c.cli(&["hset", &mk, "price", "theirs"]), "1");
-        assert_eq!(c.cli(&["hset", &nk, "alert", "theirs"]), "1");
-        foreign.extend([mk, nk]);
-    }
-    // A namespace that already holds one of the demo's keys is refused
-    // before anything is created.
-    let taken = "tk-taken".to_string() + &uniq();
-    let held = format!("{taken}:notif:{{GOTO}}");
-    assert_eq!(c.cli(&["hset", &held, "alert", "theirs"]), "1");
-    foreign.insert(held.clone());
-    let o = demo(Some(&c.node()), &["--namespace", &taken]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains(&held), "{}", text(&o.stderr));
-    assert!(!topic_exists(&format!("{taken}-market-updates")));
-    // So does one whose counter-example namespace (NS-roundrobin) holds one.
-    let taken_rr = "tk-taken-rr".to_string() + &uniq();
-    let held_rr = format!("{taken_rr}-roundrobin:market:{{BBCA}}");
-    assert_eq!(c.cli(&["hset", &held_rr, "price", "theirs"]), "1");
-    foreign.insert(held_rr.clone());
-    let o = demo(Some(&c.node()), &["--namespace", &taken_rr]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains(&held_rr), "{}", text(&o.stderr));
-    assert!(!topic_exists(&format!("{taken_rr}-market-updates")));
-
-    // The counter-example and the drill, on that cluster.
-    let o = demo(Some(&c.node()), &[]);
-    let t = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{t}");
-    for needle in [
-        "SIGKILL worker w1",
-        "start worker w3",
-        "w2 leaves cleanly",
-        "verify: OK",
-        "== counter-example: as predicted",
-        "demo: counter-example as predicted",
-        "fixed system (copartitioned): verify passed",
-    ] {
-        assert!(t.contains(needle), "{needle} not in the demo's output: {t}");
-    }
-    // The counter-example comes first, and its prediction is check's: the
-    // symbols on the partition indices partwise's placement says 4
-    // librdkafka round-robin members split, placed by KafkaJS's partitioner.
-    let line = |prefix: &str| -> BTreeSet<String> {
-        t.lines()
-            .find_map(|l| l.trim().strip_prefix(prefix))
-            .unwrap_or_else(|| panic!("no '{prefix}' line in the demo's output: {t}"))
-            .split_whitespace()
-            .filter(|s| *s != "none")
-            .map(str::to_string)
-            .collect()
-    };
-    let predicted = line("predicted split symbols:");
-    let observed = line("symbols with missing alerts:");
-    assert!(!predicted.is_empty(), "{t}");
-    assert_eq!(predicted, observed, "{t}");
-    let (declared, _, _) = topology(&uniq(), Some(("librdkafka:roundrobin", "4")));
-    let declared = Topology::parse(&std::fs::read_to_string(declared.path()).unwrap()).unwrap();
-    let split: BTreeSet<u32> = placements(&declared)[0].counts[0]
-        .split
-        .iter()
-        .copied()
-        .collect();
-    let kafkajs: Partitioner = "kafkajs".parse().unwrap();
-    let six = PartitionCount::new(6).unwrap();
-    let want: BTreeSet<String> = DEMO_SYMBOLS
-        .iter()
-        .filter(|s| split.contains(&kafkajs.place(Some(s.as_bytes()), six).partition().unwrap()))
-        .map(|s| s.to_string())
-        .collect();
-    assert_eq!(predicted, want, "{t}");
-    assert!(
-        t.find("== counter-example: as predicted").unwrap() < t.find("== join: 3 workers").unwrap(),
-        "the counter-example runs before the fixed drill: {t}"
-    );
-    let ns = t
-        .lines()
-        .find_map(|l| l.strip_prefix("== namespace "))
-        .and_then(|l| l.split(':').next())
-        .expect("the demo names its namespace")
-        .to_string();
-    assert!(ns.starts_with("ticker-demo-"), "{ns}");
-    // Nothing of the demo's is left, everything foreign is as it was.
-    assert_eq!(c.all_keys(), foreign);
-    for s in DEMO_SYMBOLS {
-        assert_eq!(
-            c.cli(&["hget", &format!("market:{{{s}}}"), "price"]),
-            "theirs"
-        );
-        assert_eq!(
-            c.cli(&["hget", &format!("notif:{{{s}}}"), "alert"]),
-            "theirs"
-        );
-    }
-    for g in [format!("{ns}-joiner"), format!("{ns}-roundrobin-joiner")] {
-        assert!(
-            !group_exists(&g),
-            "the demo left its group {g}: {}",
-            text(&o.stderr)
-        );
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    for topic in [
-        format!("{ns}-market-updates"),
-        format!("{ns}-notifications"),
-        format!("{ns}-roundrobin-market-updates"),
-        format!("{ns}-roundrobin-notifications"),
-    ] {
-        while topic_exists(&topic) {
-            assert!(Instant::now() < deadline, "the demo left its topic {topic}");
-            std::thread::sleep(Duration::from_millis(500));
-        }
-    }
-
-    // No Redis given: the demo starts a cluster of its own on free ports and
-    // stops it; the shared cluster at the default address is not restarted.
-    // (The counter-example ran above: skipped here, as the flag says.)
-    let shared = redis().rsplit(':').next().unwrap().to_string();
-    let shared_pid = redis_pid(&shared);
-    let o = demo(None, &["--skip-counter-example"]);
-    let t = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{t}");
-    assert!(
-        !t.contains("counter-example") && t.contains("== demo: verify passed"),
-        "{t}"
-    );
-    let own = t
-        .lines()
-        .find_map(|l| l.strip_prefix("== starting a Redis Cluster of the demo's own on 127.0.0.1:"))
-        .and_then(|l| l.split('-').next())
-        .expect("the demo started a cluster of its own")
-        .to_string();
-    assert_ne!(own, shared);
-    assert!(
-        std::net::TcpStream::connect(("127.0.0.1", own.parse::<u16>().unwrap())).is_err(),
-        "the demo's own cluster still runs on {own}"
-    );
-    assert_eq!(
-        redis_pid("7100"),
-        shared_pid,
-        "the shared cluster was restarted"
-    );
 }

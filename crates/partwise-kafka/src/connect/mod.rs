@@ -2,6 +2,10 @@
 //! librdkafka property (`-X key=value`), properties files (`-F FILE`) and one
 //! timeout; and the rule that keeps secrets out of everything partwise prints.
 
+mod flags;
+
+pub use flags::{FlagError, Flags};
+
 use crate::error::{Error, Result};
 use rdkafka::config::ClientConfig;
 use std::path::Path;
