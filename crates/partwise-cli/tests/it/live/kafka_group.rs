@@ -120,12 +120,13 @@ pub(super) fn wait_described(
             // A broker that has hosted no group yet creates and loads its
             // offsets topic on the first FindCoordinator: until then
             // COORDINATOR_NOT_AVAILABLE (15) or _LOAD_IN_PROGRESS (14), and
-            // NOT_COORDINATOR (16) while the offsets topic's partitions move in.
+            // NOT_COORDINATOR (16) while the offsets topic's partitions move in
+            // (named by code from a describe, by name from FindCoordinator).
             Err(e)
                 if (e.contains("not found")
-                    || e.contains("error code 14")
-                    || e.contains("error code 15")
-                    || e.contains("error code 16"))
+                    || ["14", "15", "16"].iter().any(|c| {
+                        e.contains(&format!("error code {c}")) || e.contains(&format!("({c})"))
+                    }))
                     && Instant::now() < deadline =>
             {
                 std::thread::sleep(Duration::from_millis(300));
