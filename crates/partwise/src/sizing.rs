@@ -104,13 +104,82 @@ pub struct Plan {
 }
 
 /// Floating-point results such as `20.0 * 1.2 = 24.000000000000004` must not
-/// round up to the next partition.
-fn ceil(x: f64) -> u32 {
-    (x - 1e-9).ceil().max(1.0) as u32
+/// round up to the next partition. The result stays a float: a count above
+/// what a topic can have is an error for [`plan`] to report with its
+/// numbers, not an integer saturated by a cast.
+fn ceil(x: f64) -> f64 {
+    (x - 1e-9).ceil().max(1.0)
 }
 
+/// The most partitions one KRaft controller operation (CreateTopics or
+/// CreatePartitions) can make: the controller refuses an operation that
+/// would write more than 10,000 metadata records, one per partition.
+pub const PARTITIONS_PER_OPERATION: u32 = 10_000;
+
+/// The primes up to `n` (a sieve of Eratosthenes).
+fn primes_to(n: u32) -> Vec<u32> {
+    let n = n as usize;
+    let mut composite = vec![false; n + 1];
+    let mut primes = Vec::new();
+    for i in 2..=n {
+        if !composite[i] {
+            primes.push(i as u32);
+            let mut j = i * i;
+            while j <= n {
+                composite[j] = true;
+                j += i;
+            }
+        }
+    }
+    primes
+}
+
+/// The number of divisors of every count in `lo..=hi`, by one segmented
+/// factorization over the primes up to `sqrt(hi)`: the range is at most
+/// a few thousand counts, but its counts reach `i32::MAX`, where trying
+/// every divisor of every count takes minutes.
+fn divisor_counts(lo: u32, hi: u32) -> Vec<u32> {
+    let len = (hi - lo) as usize + 1;
+    let mut rest: Vec<u32> = (lo..=hi).collect();
+    let mut counts = vec![1u32; len];
+    let root = (f64::from(hi).sqrt() as u32 + 1).min(65_535);
+    for p in primes_to(root) {
+        let first = lo.div_ceil(p).saturating_mul(p);
+        let mut m = u64::from(first);
+        while m <= u64::from(hi) {
+            let i = (m - u64::from(lo)) as usize;
+            let mut e = 0;
+            while rest[i].is_multiple_of(p) {
+                rest[i] /= p;
+                e += 1;
+            }
+            counts[i] *= e + 1;
+            m += u64::from(p);
+        }
+    }
+    for (c, r) in counts.iter_mut().zip(&rest) {
+        if *r > 1 {
+            *c *= 2;
+        }
+    }
+    counts
+}
+
+/// The divisors of `n`, ascending, by trial division up to `sqrt(n)`.
 fn divisors(n: u32) -> Vec<u32> {
-    (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
+    let (mut low, mut high) = (Vec::new(), Vec::new());
+    let mut d = 1u32;
+    while u64::from(d) * u64::from(d) <= u64::from(n) {
+        if n.is_multiple_of(d) {
+            low.push(d);
+            if d != n / d {
+                high.push(n / d);
+            }
+        }
+        d += 1;
+    }
+    low.extend(high.into_iter().rev());
+    low
 }
 
 /// Sizes a topic from throughput targets.
@@ -148,41 +217,84 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
             reason: format!("{} is not a fraction such as 0.2 (20%)", input.headroom),
         });
     }
-    let produce = input.produce_mbps / input.partition_produce_mbps;
-    let consume = input.consume_mbps / input.partition_consume_mbps;
-    if produce.max(consume) > f64::from(crate::MAX_PARTITIONS) {
+    // Kafka's replication factor is an int16 and batch.size an int: larger
+    // values are no configuration a cluster takes, and they would overflow
+    // the estimates below.
+    if input.replication_factor > i16::MAX as u32 {
         return Err(Error::Invalid {
-            what: "rates".into(),
-            reason: "the plan needs more partitions than a topic can have".into(),
+            what: "replication factor".into(),
+            reason: format!(
+                "{} is above {} (a topic's replication factor is an int16)",
+                input.replication_factor,
+                i16::MAX
+            ),
         });
     }
+    if input.batch_size > i32::MAX as u64 {
+        return Err(Error::Invalid {
+            what: "batch size".into(),
+            reason: format!(
+                "{} bytes is above {} (the producer's batch.size is an int)",
+                input.batch_size,
+                i32::MAX
+            ),
+        });
+    }
+    let produce = input.produce_mbps / input.partition_produce_mbps;
+    let consume = input.consume_mbps / input.partition_consume_mbps;
+    let max = f64::from(crate::MAX_PARTITIONS);
     let required = ceil(produce.max(consume));
-    let with_headroom = ceil(f64::from(required) * (1.0 + input.headroom));
+    let with_headroom = ceil(required * (1.0 + input.headroom));
+    if with_headroom > max {
+        let grown = if with_headroom > required {
+            format!(
+                ", {} with {}% headroom",
+                with_headroom,
+                input.headroom * 100.0
+            )
+        } else {
+            String::new()
+        };
+        return Err(Error::Invalid {
+            what: "rates".into(),
+            reason: format!(
+                "the plan needs max(TP/tp = {produce}, TC/tc = {consume}) = {required} partitions{grown}, above the {} a topic can have (partition ids are int32)",
+                crate::MAX_PARTITIONS
+            ),
+        });
+    }
+    // Both fit a u32 now: checked against MAX_PARTITIONS above.
+    let (required, with_headroom) = (required as u32, with_headroom as u32);
     let binding = if produce > consume {
         Binding::Produce
     } else {
         Binding::Consume
     };
 
-    // Candidates from the plan up to +50%: keep those with more even group
+    // Candidates from the plan up to +50% (at least +4, at most +5,000,
+    // never past what a topic can have): keep those with more even group
     // sizes than any smaller candidate, so the list shows real trade-offs.
-    let mut nearby: Vec<Nearby> = Vec::new();
     let hi = with_headroom
-        .saturating_add(with_headroom / 2)
-        .max(with_headroom + 4)
-        .min(with_headroom.saturating_add(5000));
-    let mut best = 0usize;
-    for p in with_headroom..=hi {
-        let d = divisors(p);
-        if p == with_headroom || d.len() > best {
-            best = best.max(d.len());
+        .saturating_add((with_headroom / 2).clamp(4, 5000))
+        .min(crate::MAX_PARTITIONS);
+    let counts = divisor_counts(with_headroom, hi);
+    let mut nearby: Vec<Nearby> = Vec::new();
+    let mut best = 0u32;
+    for (p, &c) in (with_headroom..=hi).zip(&counts) {
+        if p == with_headroom || c > best {
+            best = best.max(c);
             nearby.push(Nearby {
                 partitions: p,
-                even_consumer_counts: d,
+                even_consumer_counts: Vec::new(),
             });
+            if nearby.len() == 5 {
+                break;
+            }
         }
     }
-    nearby.truncate(5);
+    for n in &mut nearby {
+        n.even_consumer_counts = divisors(n.partitions);
+    }
 
     let rf = u64::from(input.replication_factor.max(1));
     let open_files = u64::from(with_headroom) * rf * 3;
@@ -199,6 +311,11 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
         warnings.push(format!(
             "{with_headroom} partitions x {rf} replicas = {} partition replicas: each is a directory with open segment and index files ({open_files} files for the active segments alone), and each needs a leader election when its broker fails, which lengthens recovery",
             u64::from(with_headroom) * rf
+        ));
+    }
+    if with_headroom > PARTITIONS_PER_OPERATION {
+        warnings.push(format!(
+            "a KRaft controller makes at most {PARTITIONS_PER_OPERATION} partitions in one operation: create the topic with fewer and add the rest in steps (kafka-topics.sh --alter --partitions), each step moving keys as a resize does"
         ));
     }
     if f64::from(with_headroom) > 4.0 * f64::from(required) {
@@ -275,8 +392,7 @@ pub fn weigh(
             && share * input.consume_mbps * grow <= input.partition_consume_mbps * (1.0 + 1e-9)
     };
     let share_at = |n: u32| -> Result<f64, Error> {
-        let (loads, _) = crate::traffic::weighted_loads(p, PartitionCount::new(n)?, keys);
-        Ok(loads.iter().copied().max().unwrap_or(0) as f64 / total as f64)
+        Ok(hottest_load(p, PartitionCount::new(n)?, keys) as f64 / total as f64)
     };
     let (key, w) = keys
         .iter()
@@ -312,6 +428,27 @@ pub fn weigh(
         searched,
         nearby,
     })
+}
+
+/// The load of the hottest partition of `n` when `keys` are placed by `p`.
+/// A plan may reach millions of partitions for a few keys: past a table of
+/// one counter per partition for each key, the placed keys are sorted
+/// instead, so memory follows the keys, not the count.
+fn hottest_load(p: Partitioner, n: PartitionCount, keys: &[(&[u8], u64)]) -> u64 {
+    if u64::from(n.get()) <= 4 * keys.len() as u64 + 1024 {
+        let (loads, _) = crate::traffic::weighted_loads(p, n, keys);
+        return loads.iter().copied().max().unwrap_or(0);
+    }
+    let mut placed: Vec<(u32, u64)> = keys
+        .iter()
+        .filter_map(|(k, w)| p.place(Some(k), n).partition().map(|q| (q, *w)))
+        .collect();
+    placed.sort_unstable_by_key(|&(q, _)| q);
+    placed
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|run| run.iter().fold(0u64, |a, (_, w)| a.saturating_add(*w)))
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -382,6 +519,113 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.contains("produce rate is 0")));
+    }
+
+    #[test]
+    fn counts_past_a_topic_are_an_error_with_their_numbers() {
+        // 2147483647 x 11 saturated to 4294967295 when cast to a u32.
+        let e = plan(&input(2147483647.0, 1.0, 1.0, 1.0, 10.0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2147483647 partitions"), "{e}");
+        assert!(e.contains("23622320117 with 1000% headroom"), "{e}");
+        assert!(e.contains("int32"), "{e}");
+        // The largest count a topic can have is still a plan.
+        let p = plan(&input(2147483647.0, 1.0, 1.0, 1.0, 0.0)).unwrap();
+        assert_eq!(
+            (p.required, p.with_headroom),
+            (i32::MAX as u32, i32::MAX as u32)
+        );
+        assert_eq!(p.nearby[0].partitions, i32::MAX as u32);
+        assert!(p.nearby.iter().all(|n| n.partitions <= i32::MAX as u32));
+        assert!(p
+            .warnings
+            .iter()
+            .any(|w| w.contains("10000 partitions in one operation")));
+        assert!(plan(&PlanInput {
+            replication_factor: 40_000,
+            ..input(1.0, 1.0, 1.0, 1.0, 0.2)
+        })
+        .is_err());
+        assert!(plan(&PlanInput {
+            batch_size: u64::MAX,
+            ..input(1.0, 1.0, 1.0, 1.0, 0.2)
+        })
+        .is_err());
+    }
+
+    #[test]
+    fn the_divisor_sieve_agrees_with_trial_division() {
+        for (lo, hi) in [
+            (1, 400),
+            (720, 1500),
+            (i32::MAX as u32 - 300, i32::MAX as u32),
+        ] {
+            let counts = divisor_counts(lo, hi);
+            for (n, c) in (lo..=hi).zip(counts) {
+                assert_eq!(c as usize, divisors(n).len(), "{n}");
+            }
+        }
+        assert_eq!(divisors(36), vec![1, 2, 3, 4, 6, 9, 12, 18, 36]);
+    }
+
+    #[test]
+    fn a_million_partitions_come_in_milliseconds() {
+        for tp in [1e6, 1e7, 1.7e9] {
+            let t = std::time::Instant::now();
+            let p = plan(&input(tp, 1.0, 1.0, 1.0, 0.2)).unwrap();
+            assert!(t.elapsed().as_secs_f64() < 1.0, "{tp}: {:?}", t.elapsed());
+            assert!(p.with_headroom >= p.required);
+            for n in &p.nearby {
+                assert_eq!(*n.even_consumer_counts.last().unwrap(), n.partitions);
+                assert!(n.even_consumer_counts.iter().all(|d| n.partitions % d == 0));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Any rates the flags take: an answer within a second, a count a
+        /// topic can have, or an error; never a saturated or wrapped count.
+        #[test]
+        fn any_rates_answer_fast_and_never_saturate(
+            tp in proptest::prelude::prop_oneof![0.0..1e3f64, 0.0..1e12f64, proptest::num::f64::POSITIVE],
+            pp in proptest::prelude::prop_oneof![1e-3..1e3f64, proptest::num::f64::POSITIVE],
+            tc in proptest::prelude::prop_oneof![0.0..1e3f64, 0.0..1e12f64, proptest::num::f64::POSITIVE],
+            pc in proptest::prelude::prop_oneof![1e-3..1e3f64, proptest::num::f64::POSITIVE],
+            h in 0.0..=10.0f64,
+        ) {
+            let t = std::time::Instant::now();
+            let r = plan(&input(tp, pp, tc, pc, h));
+            proptest::prop_assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+            if let Ok(p) = r {
+                proptest::prop_assert!(p.required >= 1 && p.required <= p.with_headroom);
+                proptest::prop_assert!(p.with_headroom <= crate::MAX_PARTITIONS);
+                proptest::prop_assert!(f64::from(p.with_headroom) >= (tp / pp).max(tc / pc) - 1e-6 * (tp / pp).max(tc / pc));
+                proptest::prop_assert!(p.nearby.iter().all(|n| n.partitions >= p.with_headroom && n.partitions <= crate::MAX_PARTITIONS));
+            }
+        }
+    }
+
+    #[test]
+    fn weighing_a_huge_plan_holds_the_keys_not_the_count() {
+        let java: Partitioner = "java".parse().unwrap();
+        let input = input(1e9, 1.0, 1.0, 1.0, 0.2);
+        let p = plan(&input).unwrap();
+        let names: Vec<String> = (0..1000).map(|i| format!("k{i}")).collect();
+        let keys: Vec<(&[u8], u64)> = names.iter().map(|k| (k.as_bytes(), 1)).collect();
+        // Each key is 1e6 MB/s: too hot for any count, but the nearby
+        // counts (over a billion partitions) are weighed in the keys' memory.
+        let w = weigh(&input, &p, java, &keys).unwrap();
+        assert!(w.key_too_hot);
+        assert_eq!(w.nearby.len(), p.nearby.len());
+        assert!(w.nearby.iter().all(|n| (n.1 - 0.001).abs() < 1e-12));
+        let n = PartitionCount::new(6).unwrap();
+        let (loads, _) = crate::traffic::weighted_loads(java, n, &keys);
+        let dense = loads.into_iter().max().unwrap();
+        let big = PartitionCount::new(1 << 30).unwrap();
+        assert_eq!(hottest_load(java, n, &keys), dense);
+        assert_eq!(hottest_load(java, big, &keys), 1);
     }
 
     #[test]

@@ -61,7 +61,28 @@ pub fn run(a: Args) -> Result<ExitCode> {
         replication_factor: a.replication_factor,
         batch_size: a.batch_size,
     };
-    let p: Plan = plan(&input).map_err(CliError::lib)?;
+    let p: Plan = plan(&input).map_err(|e| {
+        // The core names the quantity; the command names its flags.
+        let flags = match &e {
+            partwise::Error::Invalid { what, .. } => match what.as_str() {
+                "rates" => "--produce-mbps/--partition-produce-mbps, --consume-mbps/--partition-consume-mbps, --headroom",
+                "headroom" => "--headroom",
+                "replication factor" => "--replication-factor",
+                "batch size" => "--batch-size",
+                "produce rate" => "--produce-mbps",
+                "per-partition produce rate" => "--partition-produce-mbps",
+                "consume rate" => "--consume-mbps",
+                "per-partition consume rate" => "--partition-consume-mbps",
+                _ => "",
+            },
+            _ => "",
+        };
+        if flags.is_empty() {
+            CliError::lib(e)
+        } else {
+            CliError::context(flags, e)
+        }
+    })?;
     let weighed = match &a.counts {
         None => None,
         Some(path) => {
