@@ -8,9 +8,9 @@
 //! ```
 //! use partwise::salt::{salted_key, partitions_spanned};
 //! use partwise::{PartitionCount, Partitioner};
-//! assert_eq!(salted_key(b"ID", 2), b"ID_2".to_vec());
+//! assert_eq!(salted_key(b"ID", b'_', 2), b"ID_2".to_vec());
 //! let java: Partitioner = "java".parse()?;
-//! let spans = partitions_spanned(java, b"ID", 3, PartitionCount::new(12)?);
+//! let spans = partitions_spanned(java, b"ID", b'_', 3, PartitionCount::new(12)?);
 //! assert!(!spans.is_empty() && spans.len() <= 3);
 //! # Ok::<(), partwise::Error>(())
 //! ```
@@ -21,12 +21,75 @@ use crate::partitioner::Partitioner;
 use crate::topology::Topology;
 use crate::Error;
 
-/// The `i`-th salted form of `key` (1-based): `KEY_i`.
-pub fn salted_key(key: &[u8], i: u32) -> Vec<u8> {
+/// The `i`-th salted form of `key` (1-based): `KEY_i` with `sep` `_`.
+pub fn salted_key(key: &[u8], sep: u8, i: u32) -> Vec<u8> {
     let mut k = key.to_vec();
-    k.push(b'_');
+    k.push(sep);
     k.extend_from_slice(i.to_string().as_bytes());
     k
+}
+
+/// The separators a sub-key may take, in order of preference: `_` is the
+/// usual `KEY_i`; the others serve when the measured keys already hold
+/// keys of that shape.
+pub const SEPARATORS: [u8; 6] = [b'_', b'-', b'#', b'~', b'|', b'.'];
+
+/// The keys of `keys` shaped like a sub-key of a key of `hot` with `sep`:
+/// the hot key, `sep`, then digits only. A reader that strips the suffix
+/// to merge a salted key's records would fold such a real key into the
+/// hot one, and a producer's sub-key may be that real key itself.
+fn sub_key_lookalikes(hot: &[&[u8]], keys: &[(&[u8], u64)], sep: u8) -> Vec<Vec<u8>> {
+    let hot: std::collections::HashSet<&[u8]> = hot.iter().copied().collect();
+    keys.iter()
+        .filter_map(|&(k, _)| {
+            let digits = k.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+            let stem = k.len() - digits;
+            (digits > 0 && stem > 0 && k[stem - 1] == sep && hot.contains(&k[..stem - 1]))
+                .then(|| k.to_vec())
+        })
+        .collect()
+}
+
+/// The first separator of [`SEPARATORS`] whose sub-keys of the keys marked
+/// in `salt` match no key of `counts`, with the keys that ruled out `_`
+/// (empty when `_` serves); an error naming the keys when every separator
+/// is taken.
+pub fn choose_separator(
+    counts: &[(&[u8], u64)],
+    salt: &[bool],
+) -> Result<(u8, Vec<Vec<u8>>), Error> {
+    let hot: Vec<&[u8]> = counts
+        .iter()
+        .zip(salt)
+        .filter(|(_, s)| **s)
+        .map(|((k, _), _)| *k)
+        .collect();
+    if hot.is_empty() {
+        return Ok((SEPARATORS[0], Vec::new()));
+    }
+    let taken = sub_key_lookalikes(&hot, counts, SEPARATORS[0]);
+    if taken.is_empty() {
+        return Ok((SEPARATORS[0], taken));
+    }
+    for &sep in &SEPARATORS[1..] {
+        if sub_key_lookalikes(&hot, counts, sep).is_empty() {
+            return Ok((sep, taken));
+        }
+    }
+    let named: Vec<String> = taken
+        .iter()
+        .take(5)
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    Err(Error::Invalid {
+        what: "salt".into(),
+        reason: format!(
+            "the measured keys already hold keys shaped like the hot keys' sub-keys with every separator ({}): {}{}; salting would write into real keys",
+            SEPARATORS.iter().map(|&b| char::from(b).to_string()).collect::<Vec<_>>().join(" "),
+            named.join(", "),
+            if taken.len() > 5 { format!(" and {} more", taken.len() - 5) } else { String::new() }
+        ),
+    })
 }
 
 /// How a producer picks the salt for each record.
@@ -82,15 +145,21 @@ impl Salter {
                 ((r >> 32) % u64::from(self.range)) as u32 + 1
             }
         };
-        salted_key(&self.key, i)
+        salted_key(&self.key, SEPARATORS[0], i)
     }
 }
 
 /// The consumer-side helper: the partitions that `KEY_1 .. KEY_range` land on,
 /// sorted and distinct, so readers know which ones to merge.
-pub fn partitions_spanned(p: Partitioner, key: &[u8], range: u32, n: PartitionCount) -> Vec<u32> {
+pub fn partitions_spanned(
+    p: Partitioner,
+    key: &[u8],
+    sep: u8,
+    range: u32,
+    n: PartitionCount,
+) -> Vec<u32> {
     let mut v: Vec<u32> = (1..=range)
-        .filter_map(|i| p.place(Some(&salted_key(key, i)), n).partition())
+        .filter_map(|i| p.place(Some(&salted_key(key, sep, i)), n).partition())
         .collect();
     v.sort_unstable();
     v.dedup();
@@ -110,7 +179,10 @@ pub fn salted_loads(
     let parts = n.get() as usize;
     let mut loads = vec![(1.0 - share) / parts as f64; parts];
     for i in 1..=range {
-        if let Some(q) = p.place(Some(&salted_key(key, i)), n).partition() {
+        if let Some(q) = p
+            .place(Some(&salted_key(key, SEPARATORS[0], i)), n)
+            .partition()
+        {
             loads[q as usize] += share / f64::from(range);
         }
     }
@@ -179,7 +251,7 @@ pub fn recommend(
         after_max_over_mean: ratio(&after),
         before,
         after,
-        spans: partitions_spanned(p, key, used, n),
+        spans: partitions_spanned(p, key, SEPARATORS[0], used, n),
     })
 }
 
@@ -198,6 +270,12 @@ pub struct CountsPlan {
     pub before_max_over_mean: f64,
     /// The busiest partition (or consumer) over the mean, after.
     pub after_max_over_mean: f64,
+    /// The byte between a key and its salt (`KEY_i` with `_`): the first
+    /// of [`SEPARATORS`] whose sub-keys are no measured key.
+    pub separator: u8,
+    /// The measured keys shaped like sub-keys with `_` (why the separator
+    /// is another); empty when it is `_`.
+    pub lookalikes: Vec<Vec<u8>>,
 }
 
 /// The smallest salt range `S <= max_range`, the same for every key marked
@@ -216,22 +294,12 @@ pub fn recommend_counts(
     max_range: u32,
 ) -> Result<CountsPlan, Error> {
     let place = |key: &[u8]| p.place(Some(key), n).partition();
-    recommend_placed(
-        &place,
-        n,
-        counts,
-        salt,
-        groups,
-        target_ratio,
-        max_range,
-        |k, i| Some(salted_key(k, i)),
-    )
+    recommend_placed(&place, n, counts, salt, groups, target_ratio, max_range)
 }
 
 /// [`recommend_counts`] with the placement given: `place` puts a key (as the
-/// user wrote it) on a partition, `salted` names the `i`-th sub-key of a
-/// key (`None`: that producer cannot write it).
-#[allow(clippy::too_many_arguments)]
+/// user wrote it) on a partition; the sub-keys take the separator
+/// [`choose_separator`] finds free among the measured keys.
 fn recommend_placed(
     place: &impl Fn(&[u8]) -> Option<u32>,
     n: PartitionCount,
@@ -240,8 +308,8 @@ fn recommend_placed(
     groups: &[Vec<u32>],
     target_ratio: f64,
     max_range: u32,
-    salted: impl Fn(&[u8], u32) -> Option<Vec<u8>>,
 ) -> Result<CountsPlan, Error> {
+    let (sep, lookalikes) = choose_separator(counts, salt)?;
     if !target_ratio.is_finite() || target_ratio < 1.0 {
         return Err(Error::Invalid {
             what: "target ratio".into(),
@@ -274,7 +342,7 @@ fn recommend_placed(
         let mut loads: Vec<f64> = base.iter().map(|&x| x as f64).collect();
         for &(key, c) in &hot {
             for i in 1..=s {
-                if let Some(q) = salted(key, i).and_then(|k| place(&k)) {
+                if let Some(q) = place(&salted_key(key, sep, i)) {
                     loads[q as usize] += c as f64 / f64::from(s);
                 }
             }
@@ -307,6 +375,8 @@ fn recommend_placed(
         after_max_over_mean: best.0,
         before: frac(&before),
         after: frac(&best.2),
+        separator: sep,
+        lookalikes,
     })
 }
 
@@ -614,27 +684,9 @@ pub fn recommend_group(
                     .ok()
                     .and_then(|b| pt.place(Some(&b), n).partition())
             };
-            recommend_placed(
-                &place,
-                n,
-                counts,
-                salt,
-                groups,
-                target_ratio,
-                max_range,
-                |k, i| Some(salted_key(k, i)),
-            )?
+            recommend_placed(&place, n, counts, salt, groups, target_ratio, max_range)?
         }
-        None => recommend_placed(
-            &|_| None,
-            n,
-            counts,
-            salt,
-            groups,
-            target_ratio,
-            max_range,
-            |k, i| Some(salted_key(k, i)),
-        )?,
+        None => recommend_placed(&|_| None, n, counts, salt, groups, target_ratio, max_range)?,
     };
     let range = plan.used;
     let mut placements = Vec::new();
@@ -645,7 +697,7 @@ pub fn recommend_group(
         let mut subs = Vec::new();
         let mut span: Vec<u32> = Vec::new();
         for i in 1..=range {
-            let sub = salted_key(key, i);
+            let sub = salted_key(key, plan.separator, i);
             let mut per_topic = Vec::new();
             let mut first: Option<(String, u32, Partitioner, KeyFormat)> = None;
             for tp in &topics {
@@ -844,7 +896,7 @@ mod tests {
         let hot = before.iter().cloned().fold(0.0, f64::max);
         assert!((hot - (0.95 + 0.05 / 12.0)).abs() < 1e-12);
         // Salting over 3 spreads it over up to 3 partitions.
-        let spans = partitions_spanned(java(), b"ID", 3, n);
+        let spans = partitions_spanned(java(), b"ID", b'_', 3, n);
         assert!((1..=3).contains(&spans.len()));
         let after = salted_loads(java(), b"ID", 0.95, 3, n);
         assert!(after.iter().cloned().fold(0.0, f64::max) < hot);
@@ -1039,5 +1091,40 @@ topics = ["market-updates", "notifications"]
             .unwrap()
             .is_none());
         assert!(recommend_group(&t, "nope", &refs, &salt, &[], 1.5, 8).is_err());
+    }
+
+    #[test]
+    fn sub_keys_avoid_the_measured_keys() {
+        let counts: Vec<(&[u8], u64)> = vec![
+            (b"BBCA", 90),
+            (b"BBCA_1", 5),
+            (b"BBCA_x2", 5),
+            (b"UNVR_1", 5),
+            (b"BBCA_", 1),
+        ];
+        let salt = [true, false, false, false, false];
+        // BBCA_1 is shaped like a sub-key; BBCA_x2, BBCA_ and UNVR_1 are not.
+        let (sep, taken) = choose_separator(&counts, &salt).unwrap();
+        assert_eq!((sep, taken), (b'-', vec![b"BBCA_1".to_vec()]));
+        let plan = recommend_counts(
+            java(),
+            PartitionCount::new(6).unwrap(),
+            &counts,
+            &salt,
+            &[],
+            1.5,
+            50,
+        )
+        .unwrap();
+        assert_eq!(plan.separator, b'-');
+        // A salted key's own lookalike counts too: salting BBCA and BBCA_1
+        // would make BBCA's sub-key BBCA_1 the other hot key.
+        let both = [true, true, false, false, false];
+        assert_eq!(choose_separator(&counts, &both).unwrap().0, b'-');
+        // Nothing shaped like a sub-key: the usual `_`.
+        assert_eq!(
+            choose_separator(&counts[..1], &salt[..1]).unwrap(),
+            (b'_', vec![])
+        );
     }
 }

@@ -167,7 +167,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
         .map_err(|e| CliError::msg(e.to_string()))?;
     let used = plan.range.unwrap_or(a.max_range.max(1));
     let salted: Vec<String> = (1..=used.min(64))
-        .map(|i| String::from_utf8_lossy(&salted_key(key.as_bytes(), i)).into_owned())
+        .map(|i| String::from_utf8_lossy(&salted_key(key.as_bytes(), b'_', i)).into_owned())
         .collect();
     let mut out = std::io::stdout().lock();
     match a.format {
@@ -375,7 +375,7 @@ fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
                 "count": c,
                 "share": *c as f64 / total as f64,
                 "partition": p.place(Some(k), n).partition(),
-                "spans": partitions_spanned(p, k, plan.used, n),
+                "spans": partitions_spanned(p, k, plan.separator, plan.used, n),
             })
         })
         .collect();
@@ -395,6 +395,7 @@ fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
         "after_max_over_mean": plan.after_max_over_mean,
         "before": plan.before,
         "after": plan.after,
+        "separator": separator_json(plan),
         "trade_off": TRADE_OFF,
     });
     if !salted.is_empty() && m.join_note {
@@ -439,10 +440,9 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
         match plan.range {
             Some(s) => writeln!(
                 out,
-                "salt {} over S = {s} ({}_1 .. {}_{s}): {what} {:.2} x mean -> {:.2} x mean (target {})",
+                "salt {} over S = {s} ({}): {what} {:.2} x mean -> {:.2} x mean (target {})",
                 names.join(", "),
-                if names.len() == 1 { names[0].as_str() } else { "KEY" },
-                if names.len() == 1 { names[0].as_str() } else { "KEY" },
+                sub_key_range(if names.len() == 1 { names[0].as_str() } else { "KEY" }, plan.separator, s),
                 plan.before_max_over_mean, plan.after_max_over_mean, a.target_ratio
             )?,
             None => writeln!(
@@ -452,7 +452,7 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
             )?,
         }
         for (k, c) in salted.iter() {
-            let spans: Vec<String> = partitions_spanned(p, k, plan.used, n)
+            let spans: Vec<String> = partitions_spanned(p, k, plan.separator, plan.used, n)
                 .iter()
                 .map(u32::to_string)
                 .collect();
@@ -464,6 +464,9 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
                 spans.join(", ")
             )?;
         }
+    }
+    if let Some(why) = separator_note(plan) {
+        writeln!(out, "{why}")?;
     }
     let mut t = Table::new(["", "LOAD PER PARTITION"]);
     t.row(["before".to_string(), pct(&plan.before).join(" ")]);
@@ -491,6 +494,43 @@ fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `KEY_1 .. KEY_S` with the plan's separator (`KEY_1` for one salt).
+fn sub_key_range(k: &str, sep: u8, s: u32) -> String {
+    let sep = char::from(sep);
+    if s == 1 {
+        format!("{k}{sep}1")
+    } else {
+        format!("{k}{sep}1 .. {k}{sep}{s}")
+    }
+}
+
+/// The separator in JSON, with the measured keys that ruled out `_`.
+fn separator_json(plan: &CountsPlan) -> Value {
+    json!({
+        "separator": char::from(plan.separator).to_string(),
+        "existing_sub_keys": plan.lookalikes.iter().map(|k| key_json(k)).collect::<Vec<_>>(),
+    })
+}
+
+/// Why the sub-keys do not take `_`, when they do not.
+fn separator_note(plan: &CountsPlan) -> Option<String> {
+    if plan.lookalikes.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = plan
+        .lookalikes
+        .iter()
+        .take(5)
+        .map(|k| key_cell(k))
+        .collect();
+    Some(format!(
+        "note: the measured keys already hold {}{}, shaped like sub-keys with '_': the sub-keys take '{}' so that none is a real key and a reader that strips the suffix folds no real key into the hot one",
+        named.join(", "),
+        if plan.lookalikes.len() > 5 { format!(" and {} more", plan.lookalikes.len() - 5) } else { String::new() },
+        char::from(plan.separator)
+    ))
 }
 
 // ---- a key of a co-partition group (--topology)
@@ -619,14 +659,8 @@ impl Joined<'_> {
 
     /// `KEY_1 .. KEY_S`, for one key or for each.
     fn sub_keys(&self) -> String {
-        let s = self.plan.plan.used;
-        let range = |k: &str| {
-            if s == 1 {
-                format!("{k}_1")
-            } else {
-                format!("{k}_1 .. {k}_{s}")
-            }
-        };
+        let (s, sep) = (self.plan.plan.used, self.plan.plan.separator);
+        let range = |k: &str| sub_key_range(k, sep, s);
         match self.salted {
             [(k, _)] => range(&key_cell(k)),
             _ => format!("{} for each of them", range("KEY")),
@@ -656,6 +690,7 @@ impl Joined<'_> {
     fn cost(&self, key: &[u8], parts: &[u32]) -> String {
         let list: Vec<String> = parts.iter().map(u32::to_string).collect();
         let k = key_cell(key);
+        let sep = char::from(self.plan.plan.separator);
         let owners = match self.consumers {
             Some((assignor, owned)) => {
                 let mut members: Vec<&str> = owned
@@ -675,7 +710,7 @@ impl Joined<'_> {
             None => ", which the assignor may give to different members".to_string(),
         };
         format!(
-            "{k}'s join state is spread over {} unit{} (partition{} {} in every topic of the group): a record of {k}_2 meets only records of {k}_2, so a record that must meet all of {k}'s (an alert on {k}) is written once per sub-key, or the joiner merges {k}'s state across those units{owners}",
+            "{k}'s join state is spread over {} unit{} (partition{} {} in every topic of the group): a record of {k}{sep}2 meets only records of {k}{sep}2, so a record that must meet all of {k}'s (an alert on {k}) is written once per sub-key, or the joiner merges {k}'s state across those units{owners}",
             parts.len(),
             if parts.len() == 1 { "" } else { "s" },
             if parts.len() == 1 { "" } else { "s" },
@@ -757,6 +792,7 @@ fn joined_json(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
         "salted": salted,
         "feasible": plan.feasible(),
         "refusals": plan.refusals.iter().map(|r| json!({"kind": r.kind, "message": r.message, "fix": r.fix})).collect::<Vec<_>>(),
+        "separator": separator_json(cp),
         "already_split": plan.already_split.iter().map(|k| key_json(k)).collect::<Vec<_>>(),
         "topics": topics,
         "sub_keys": sub_keys,
@@ -808,6 +844,9 @@ fn joined_table(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
         visible(&plan.groups.join(", ")),
         j.sub_keys()
     )?;
+    if let Some(why) = separator_note(cp) {
+        writeln!(out, "{why}")?;
+    }
     if plan.feasible() {
         match cp.range {
             Some(s) => writeln!(

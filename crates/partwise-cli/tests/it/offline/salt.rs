@@ -449,3 +449,63 @@ fn salt_before_row_puts_the_unsalted_key_where_route_does() {
     assert_eq!(hottest(&v), routed as usize, "{v}");
     assert_eq!(v["salted"][0]["partition"], routed, "{v}");
 }
+
+#[test]
+fn salting_never_proposes_a_key_the_counts_already_hold() {
+    // Real keys BBCA_1 and BBCA_2 beside BBCA: sub-keys BBCA_1 .. BBCA_S
+    // would write into them, and a reader stripping the suffix would fold
+    // them into BBCA.
+    let counts = file(&format!("{TICKER_COUNTS}BBCA_1,5\nBBCA_2,7\n"));
+    let path = counts.path().to_str().unwrap();
+    let topology = crate::common::example("ticker.toml");
+    let joined = [
+        "salt",
+        "--topology",
+        &topology,
+        "--topic",
+        "market-updates",
+        "-i",
+        path,
+        "--counts",
+        "--key",
+        "BBCA",
+    ];
+    let v = json(&joined, 0);
+    assert_eq!(v["feasible"], true, "{v}");
+    assert_eq!(v["separator"]["separator"], "-", "{v}");
+    assert_eq!(
+        v["separator"]["existing_sub_keys"],
+        serde_json::json!(["BBCA_1", "BBCA_2"])
+    );
+    let held: Vec<&str> = TICKER_COUNTS
+        .lines()
+        .map(|l| l.split(',').next().unwrap())
+        .chain(["BBCA_1", "BBCA_2"])
+        .collect();
+    for row in v["sub_keys"].as_array().unwrap() {
+        let sub = row["sub_key"].as_str().unwrap();
+        assert!(sub.starts_with("BBCA-"), "{sub}");
+        assert!(!held.contains(&sub), "{sub} is a real key");
+    }
+    let change = v["topics"][0]["producers"][0]["change"].as_str().unwrap();
+    assert!(change.contains("BBCA-1 .. BBCA-"), "{change}");
+    let mut table = joined.to_vec();
+    table.extend(["--format", "table"]);
+    let out = crate::common::text(&partwise().args(&table).output().unwrap().stdout);
+    assert!(out.contains("already hold BBCA_1, BBCA_2"), "{out}");
+    // The same without the topology.
+    let alone = ["salt", "-p", "6", "-i", path, "--counts", "--key", "BBCA"];
+    let v = json(&alone, 0);
+    assert_eq!(v["separator"]["separator"], "-", "{v}");
+    // Every separator taken: refused, the keys named.
+    let all: String = ["_", "-", "#", "~", "|", "."]
+        .iter()
+        .map(|s| format!("BBCA{s}1,3\n"))
+        .collect();
+    let counts = file(&format!("{TICKER_COUNTS}{all}"));
+    let path = counts.path().to_str().unwrap();
+    fails(
+        &["salt", "-p", "6", "-i", path, "--counts", "--key", "BBCA"],
+        "BBCA_1",
+    );
+}
