@@ -455,7 +455,7 @@ fn salting_never_proposes_a_key_the_counts_already_hold() {
     // Real keys BBCA_1 and BBCA_2 beside BBCA: sub-keys BBCA_1 .. BBCA_S
     // would write into them, and a reader stripping the suffix would fold
     // them into BBCA.
-    let counts = file(&format!("{TICKER_COUNTS}BBCA_1,5\nBBCA_2,7\n"));
+    let counts = file(format!("{TICKER_COUNTS}BBCA_1,5\nBBCA_2,7\n"));
     let path = counts.path().to_str().unwrap();
     let topology = crate::common::example("ticker.toml");
     let joined = [
@@ -502,7 +502,7 @@ fn salting_never_proposes_a_key_the_counts_already_hold() {
         .iter()
         .map(|s| format!("BBCA{s}1,3\n"))
         .collect();
-    let counts = file(&format!("{TICKER_COUNTS}{all}"));
+    let counts = file(format!("{TICKER_COUNTS}{all}"));
     let path = counts.path().to_str().unwrap();
     fails(
         &["salt", "-p", "6", "-i", path, "--counts", "--key", "BBCA"],
