@@ -80,6 +80,7 @@ pub mod salt;
 pub mod sizing;
 pub mod skew;
 pub mod slot;
+pub mod streams;
 pub mod topology;
 pub mod traffic;
 pub mod verdict;

@@ -1,0 +1,54 @@
+//! Kafka Streams descriptions: the co-partition groups read from the text
+//! `Topology#describe()` printed are the ones kafka-streams itself records
+//! (`tests/vectors/streams/`, by `tests/vectors/regen/streams/run`).
+
+use partwise::streams::Application;
+use std::path::Path;
+
+#[test]
+fn describe_texts_give_the_groups_kafka_streams_enforces() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/streams");
+    let known: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("copartition.json")).unwrap())
+            .unwrap();
+    let cases = known["cases"].as_object().unwrap();
+    assert!(cases.len() >= 10, "{cases:?}");
+    let mut joined = 0;
+    for (case, groups) in cases {
+        let text = std::fs::read_to_string(dir.join(format!("{case}.txt"))).unwrap();
+        let app = Application::parse(&text).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let mut ours: Vec<Vec<String>> = app
+            .copartition_groups()
+            .into_iter()
+            .map(|g| {
+                let mut all = g.external.clone();
+                all.extend(g.internal);
+                all.sort();
+                all
+            })
+            .collect();
+        ours.sort();
+        let theirs: Vec<Vec<String>> = serde_json::from_value(groups.clone()).unwrap();
+        assert_eq!(ours, theirs, "{case}");
+        joined += theirs.len();
+    }
+    assert!(joined >= 8, "{joined}");
+}
+
+#[test]
+fn internal_topics_are_told_from_the_ones_others_write() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/streams");
+    let text = std::fs::read_to_string(dir.join("repartition.txt")).unwrap();
+    let groups = Application::parse(&text).unwrap().copartition_groups();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].external, ["payments"]);
+    assert_eq!(
+        groups[0].internal,
+        ["KSTREAM-KEY-SELECT-0000000001-repartition"]
+    );
+    assert_eq!(groups[0].sub_topology, 1);
+    let text = std::fs::read_to_string(dir.join("stream-stream.txt")).unwrap();
+    let g = &Application::parse(&text).unwrap().copartition_groups()[0];
+    assert_eq!(g.external, ["market-updates", "notifications"]);
+    assert!(g.internal.is_empty());
+}
