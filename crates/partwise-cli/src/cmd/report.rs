@@ -62,7 +62,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(super::Weights::read)
         .transpose()?;
     let (samples, weights) = match weights {
-        Some(w) => (w.samples(), Some(w.keys.iter().map(|(_, c)| *c).collect())),
+        Some(w) => {
+            let (samples, counts) = w.into_samples();
+            (samples, Some(counts))
+        }
         None => (load_samples(args.input)?, None),
     };
     // Connection flags are checked before anything is asked of a server.

@@ -2448,3 +2448,78 @@ fn warnings_show_invisible_characters_escaped() {
     assert!(!err.contains(INVISIBLE), "{err:?}");
     assert!(err.contains("k\\u{1b}[2J\\u{202e}.csv"), "{err}");
 }
+
+/// Address space for the million-key runs: a few hundred bytes a key, the
+/// binary and its allocator's arenas included.
+const MILLION_KEYS_LIMIT: u64 = 500 << 20;
+
+/// A `--counts` file of 1,000,000 keys (13 MB) is analysed by `report` and
+/// `resize` in memory proportional to it, under a 500 MB address-space
+/// limit, and their per-key listings stop at the first 2,000 keys, the rest
+/// counted. Before, `report` held a JSON value per key of each listing (3.9 GB,
+/// 355 MB written) and `resize` several copies of every key (2.3 GB):
+/// under the limit both aborted.
+#[test]
+fn a_million_key_counts_file_is_analysed_in_bounded_memory() {
+    use std::fmt::Write as _;
+    const KEYS: usize = 1_000_000;
+    const ROWS: usize = 2_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::with_capacity(14 << 20);
+    for i in 0..KEYS {
+        let _ = writeln!(text, "K{i:07},{}", i % 1000 + 1);
+    }
+    std::fs::write(dir.path().join("keys.csv"), text).unwrap();
+    let ticker = crate::common::example("ticker.toml");
+    let out = dir.path().join("out.json");
+    let limit = Duration::from_secs(300);
+    let doc = |args: &[&str]| -> serde_json::Value {
+        let stdout = Stdio::from(std::fs::File::create(&out).unwrap());
+        let o = run_full(dir.path(), args, None, limit, MILLION_KEYS_LIMIT, stdout);
+        assert!(
+            matches!(o.code, Some(0 | 1)),
+            "{args:?}: exit {:?} after {:?}\n{}",
+            o.code,
+            o.elapsed,
+            o.stderr
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        // A document of the findings and the first rows, not of every key.
+        assert!(bytes.len() < 4 << 20, "{args:?}: {} bytes", bytes.len());
+        serde_json::from_slice(&bytes).unwrap()
+    };
+
+    let v = doc(&[
+        "report",
+        &ticker,
+        "--counts",
+        "{dir}/keys.csv",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["sample_keys"], KEYS);
+    assert_eq!(v["check"]["copartition_groups"][0]["sample_keys"], KEYS);
+    for list in ["partition_maps", "redis_families"] {
+        let l = &v[list][0];
+        assert_eq!(l["rows"].as_array().unwrap().len(), ROWS, "{list}");
+        assert_eq!(l["rows_omitted"], KEYS - ROWS, "{list}");
+        assert_eq!(l["rows"][ROWS - 1]["key"], format!("K{:07}", ROWS - 1));
+    }
+
+    let v = doc(&[
+        "resize",
+        "--from",
+        "6",
+        "--to",
+        "1000000",
+        "--counts",
+        "{dir}/keys.csv",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["keys"], KEYS);
+    let moved = v["moved_count"].as_u64().unwrap() as usize;
+    assert!(moved > KEYS - 100, "{moved}");
+    assert_eq!(v["moved"].as_array().unwrap().len(), ROWS);
+    assert_eq!(v["moved_omitted"], moved - ROWS);
+}
