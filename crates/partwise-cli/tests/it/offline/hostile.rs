@@ -2523,3 +2523,136 @@ fn a_million_key_counts_file_is_analysed_in_bounded_memory() {
     assert_eq!(v["moved"].as_array().unwrap().len(), ROWS);
     assert_eq!(v["moved_omitted"], moved - ROWS);
 }
+
+/// A written file named as one of the command's inputs (a slip of tab
+/// completion) is refused with exit 2 naming both, and the input is left as
+/// it was: the same path, another spelling of it, a symbolic or hard link
+/// to it, or the file stdin reads; for `report -o` (the topology file,
+/// `-i`, `--counts`, `-F`, a file a `-X` property names) and `skew --plot`
+/// (`-i`). Before, the input was replaced by the page or the chart, exit 0.
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ticker = std::fs::read(crate::common::example("ticker.toml")).unwrap();
+    let files: [(&str, &[u8]); 4] = [
+        ("T.toml", &ticker),
+        ("keys.txt", b"BBCA\nANTM\nASII\n"),
+        ("counts.csv", b"BBCA,5\nANTM,3\n"),
+        ("client.properties", b"bootstrap.servers=127.0.0.1:1\n"),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
+    std::os::unix::fs::symlink("keys.txt", d.join("link.svg")).unwrap();
+    std::fs::hard_link(d.join("keys.txt"), d.join("hard.svg")).unwrap();
+    let cases: &[(&[&str], Option<&str>, &str)] = &[
+        (
+            &["report", "T.toml", "-o", "T.toml"],
+            None,
+            "-o/--output T.toml: the same file as the topology file T.toml",
+        ),
+        (
+            &["report", "./T.toml", "-o", "T.toml", "--format", "json"],
+            None,
+            "the topology file ./T.toml",
+        ),
+        (
+            &["report", "T.toml", "-i", "keys.txt", "-o", "link.svg"],
+            None,
+            "-o/--output link.svg: the same file as -i/--input keys.txt",
+        ),
+        (
+            &[
+                "report",
+                "T.toml",
+                "--counts",
+                "counts.csv",
+                "-o",
+                "counts.csv",
+            ],
+            None,
+            "the same file as --counts counts.csv",
+        ),
+        (
+            &[
+                "report",
+                "T.toml",
+                "-F",
+                "client.properties",
+                "-o",
+                "client.properties",
+            ],
+            None,
+            "the same file as -F client.properties",
+        ),
+        (
+            &[
+                "report",
+                "T.toml",
+                "-b",
+                "127.0.0.1:1",
+                "-X",
+                "ssl.ca.location=keys.txt",
+                "-o",
+                "keys.txt",
+            ],
+            None,
+            "the same file as the property ssl.ca.location keys.txt",
+        ),
+        (
+            &["skew", "-p", "6", "-i", "keys.txt", "--plot", "keys.txt"],
+            None,
+            "--plot keys.txt: the same file as -i/--input keys.txt",
+        ),
+        (
+            &["skew", "-p", "6", "-i", "keys.txt", "--plot", "hard.svg"],
+            None,
+            "--plot hard.svg: the same file as -i/--input keys.txt",
+        ),
+        (
+            &["skew", "-p", "6", "-i", "-", "--plot", "keys.txt"],
+            Some("keys.txt"),
+            "--plot keys.txt: the same file as -i/--input - (stdin)",
+        ),
+    ];
+    for (args, stdin, needle) in cases {
+        // The file itself as stdin (a shell's `< keys.txt`), not a pipe.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_partwise"));
+        cmd.current_dir(d).args(*args).stdin(match stdin {
+            Some(f) => Stdio::from(std::fs::File::open(d.join(f)).unwrap()),
+            None => Stdio::null(),
+        });
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        for (name, bytes) in files {
+            assert_eq!(
+                std::fs::read(d.join(name)).unwrap(),
+                bytes,
+                "{args:?}: {name}"
+            );
+        }
+        assert!(std::fs::symlink_metadata(d.join("link.svg"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+    // Another file beside them is written as before.
+    let out = crate::common::partwise()
+        .current_dir(d)
+        .args(["report", "T.toml", "-i", "keys.txt", "-o", "page.html"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read_to_string(d.join("page.html"))
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+}
