@@ -12,6 +12,12 @@
 //! a link and its target gets the bytes). A block device (a disk) and a
 //! socket are refused. `/dev/stdout` and the other `/proc/self/fd`
 //! names are our own descriptors, so they are written through as well.
+//!
+//! A named file is never one of the command's inputs: [`Output`] holds the
+//! files the command reads and refuses (exit 2, naming both) an output that
+//! is the same file as any of them, when the command starts and again just
+//! before writing, since replacing it would destroy the input the command
+//! was given (`report T.toml -o T.toml`, one tab-completion slip).
 
 use crate::exit::{CliError, Result};
 use std::fs::{self, OpenOptions};
@@ -19,8 +25,107 @@ use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+/// A file the user names for a command to write, with the files the
+/// command reads: the only way a command writes a named file.
+pub struct Output {
+    /// The flag that names it (for messages).
+    flag: &'static str,
+    path: PathBuf,
+    /// Each input: what it is (its flag, or "the topology file") and its path.
+    inputs: Vec<(String, PathBuf)>,
+}
+
+impl Output {
+    /// The file `path`, named by `flag`.
+    pub fn new(flag: &'static str, path: &Path) -> Output {
+        Output {
+            flag,
+            path: path.to_path_buf(),
+            inputs: Vec::new(),
+        }
+    }
+
+    /// Records `path` (`-` is stdin) as an input, named `what` in messages,
+    /// and refuses now when the output is that same file.
+    pub fn input(&mut self, what: impl Into<String>, path: &Path) -> Result<()> {
+        let input = (what.into(), path.to_path_buf());
+        self.refuse(&input)?;
+        self.inputs.push(input);
+        Ok(())
+    }
+
+    /// [`Output::input`] for each of `paths`.
+    pub fn inputs<'a>(
+        &mut self,
+        what: &str,
+        paths: impl IntoIterator<Item = &'a Path>,
+    ) -> Result<()> {
+        for p in paths {
+            self.input(what, p)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` to the file, after checking the inputs once more (a
+    /// file may have been linked in meanwhile); an error names the flag and
+    /// the path (exit 2).
+    pub fn write(&self, bytes: &[u8]) -> Result<()> {
+        for input in &self.inputs {
+            self.refuse(input)?;
+        }
+        write(self.flag, &self.path, bytes)
+    }
+
+    /// An error when the output is the input `(what, path)`.
+    fn refuse(&self, (what, path): &(String, PathBuf)) -> Result<()> {
+        if same_file(&self.path, path) {
+            let given = if path.as_os_str() == "-" {
+                "- (stdin)".to_string()
+            } else {
+                path.display().to_string()
+            };
+            return Err(CliError::msg(format!(
+                "{} {}: the same file as {what} {given}: writing it would replace the input; give another file",
+                self.flag,
+                self.path.display(),
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Whether writing `output` would write over the regular file `input` (`-`:
+/// whatever stdin reads): the same device and inode once links are
+/// followed (a symbolic or hard link, `/dev/stdout` redirected to it), or,
+/// when either cannot be looked at, the same path once links are resolved.
+/// A terminal, FIFO or device that is both is not a file to destroy: a
+/// write goes through it, as to any other.
+fn same_file(output: &Path, input: &Path) -> bool {
+    let read = if input.as_os_str() == "-" {
+        stdin_metadata()
+    } else {
+        fs::metadata(input)
+    };
+    match (fs::metadata(output), read) {
+        (Ok(o), Ok(i)) => o.dev() == i.dev() && o.ino() == i.ino() && i.is_file(),
+        // Nothing there yet: nothing to write over.
+        (Err(e), _) if e.kind() == io::ErrorKind::NotFound => false,
+        _ => match (fs::canonicalize(output), fs::canonicalize(input)) {
+            (Ok(o), Ok(i)) => o == i,
+            _ => false,
+        },
+    }
+}
+
+/// What stdin reads, looked at through its descriptor.
+fn stdin_metadata() -> io::Result<fs::Metadata> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
+    fs::File::from(fd).metadata()
+}
+
 /// Writes `bytes` to `path`; an error names `flag` and `path` (exit 2).
-pub fn write(flag: &str, path: &Path, bytes: &[u8]) -> Result<()> {
+fn write(flag: &str, path: &Path, bytes: &[u8]) -> Result<()> {
     write_inner(path, bytes).map_err(|e| {
         if e.kind() == io::ErrorKind::BrokenPipe {
             // A FIFO whose reader left: the same as a closed stdout.

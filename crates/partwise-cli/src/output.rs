@@ -80,6 +80,13 @@ impl<W: Write> JsonStream<W> {
     }
 }
 
+/// Rows of a per-key listing a command prints (`report`'s partition maps
+/// and slot tables, `resize`'s moved keys); the rest are counted, not
+/// listed. A listing is for reading: past a few thousand keys the counts
+/// say what the rows would, and a row per key of a million-key file held
+/// as one document takes GBs.
+pub const MAX_KEY_ROWS: usize = 2_000;
+
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);

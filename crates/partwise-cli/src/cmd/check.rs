@@ -42,17 +42,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .as_deref()
         .map(super::Weights::read)
         .transpose()?;
-    let samples = match &weights {
-        Some(w) => w.samples(),
-        None => load_samples(args.input)?,
+    let (samples, counts) = match weights {
+        Some(w) => {
+            let (samples, counts) = w.into_samples();
+            (samples, Some(counts))
+        }
+        None => (load_samples(args.input)?, None),
     };
     let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
     let report = check(&topology, &refs);
-    let records: Vec<Option<(u64, u64)>> = match &weights {
-        Some(w) => {
-            let counts: Vec<u64> = w.keys.iter().map(|(_, c)| *c).collect();
-            group_records(&topology, &refs, &counts)
-        }
+    let records: Vec<Option<(u64, u64)>> = match &counts {
+        Some(counts) => group_records(&topology, &refs, counts),
         None => vec![None; report.groups.len()],
     };
     let mut out = BufWriter::new(std::io::stdout().lock());

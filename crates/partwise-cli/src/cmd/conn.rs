@@ -80,6 +80,11 @@ impl ConnArgs {
         Ok(c)
     }
 
+    /// The `-F` files.
+    pub fn files(&self) -> impl Iterator<Item = &std::path::Path> {
+        self.files.iter().map(PathBuf::as_path)
+    }
+
     /// Whether `-v` was given.
     pub fn verbose(&self) -> bool {
         self.verbose

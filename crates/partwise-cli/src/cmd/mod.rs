@@ -78,6 +78,10 @@ impl Routing {
     }
 }
 
+/// A key as given (the logical key), its bytes as its producer writes
+/// them, and its count.
+pub type EncodedKey = (Vec<u8>, Vec<u8>, u64);
+
 /// The keys of `--counts FILE` (`check`, `report`, `resize`, `plan`), with
 /// the records each carries.
 pub struct Weights {
@@ -113,9 +117,28 @@ impl Weights {
         Ok(Weights { name, keys, total })
     }
 
-    /// The logical keys, as sample keys.
-    pub fn samples(&self) -> Vec<Vec<u8>> {
-        self.keys.iter().map(|(k, _)| k.clone()).collect()
+    /// The logical keys as sample keys, and their counts in the same
+    /// order: the keys moved out, not copied.
+    pub fn into_samples(self) -> (Vec<Vec<u8>>, Vec<u64>) {
+        self.keys.into_iter().unzip()
+    }
+
+    /// Each key as written in the file and encoded with `format`, with its
+    /// count, the keys moved out of `self`; an error names the first key
+    /// the format cannot encode.
+    pub fn into_encoded(self, format: KeyFormat) -> Result<Vec<EncodedKey>> {
+        let mut out = Vec::with_capacity(self.keys.len());
+        for (k, c) in self.keys {
+            let bytes = format.encode(&k).map_err(|e| {
+                crate::exit::CliError::msg(format!(
+                    "{}: key '{}': {e}",
+                    self.name,
+                    crate::output::visible(&String::from_utf8_lossy(&k))
+                ))
+            })?;
+            out.push((k, bytes, c));
+        }
+        Ok(out)
     }
 
     /// Each key encoded with `format` (as its producer writes it), with its

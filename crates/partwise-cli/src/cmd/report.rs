@@ -54,6 +54,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    // Never the file the report is made from: refused before anything is read.
+    let mut output = match &args.output {
+        Some(path) => {
+            let mut o = crate::outfile::Output::new("-o/--output", path);
+            o.input("the topology file", &args.file)?;
+            o.inputs("-i/--input", args.input.as_deref())?;
+            o.inputs("--counts", args.counts.as_deref())?;
+            o.inputs("-F", args.kafka.files())?;
+            Some(o)
+        }
+        None => None,
+    };
     let topology = load_topology(&args.file)?;
     bounded(&args.file, &topology)?;
     let weights = args
@@ -62,7 +74,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(super::Weights::read)
         .transpose()?;
     let (samples, weights) = match weights {
-        Some(w) => (w.samples(), Some(w.keys.iter().map(|(_, c)| *c).collect())),
+        Some(w) => {
+            let (samples, counts) = w.into_samples();
+            (samples, Some(counts))
+        }
         None => (load_samples(args.input)?, None),
     };
     // Connection flags are checked before anything is asked of a server.
@@ -71,6 +86,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .given()
         .then(|| args.kafka.connection())
         .transpose()?;
+    if let (Some(o), Some(c)) = (&mut output, &conn) {
+        // The files the connection's properties name (a CA, a key).
+        for (key, path) in c.properties().filter(|(k, _)| names_a_file(k)) {
+            o.input(format!("the property {key}"), std::path::Path::new(path))?;
+        }
+    }
     let live_kafka = conn.map(|c| live::kafka(&c, &topology)).transpose()?;
     let live_redis = (!args.cluster.is_empty())
         .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
@@ -96,11 +117,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             buf
         }
     };
-    match &args.output {
+    match &output {
         // Written whole or not at all: a half-written page would look like
         // a report (and a device, FIFO or link given as the path is written
         // through, never replaced).
-        Some(path) => crate::outfile::write("-o/--output", path, &text)?,
+        Some(o) => o.write(&text)?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(&text)?;
@@ -112,4 +133,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
+}
+
+/// Whether librdkafka property `key` names a file the client reads
+/// (`ssl.ca.location`, `ssl.key.location`, `sasl.kerberos.keytab`, ...).
+fn names_a_file(key: &str) -> bool {
+    key.ends_with(".location") || key.ends_with(".keytab")
 }

@@ -5,7 +5,7 @@ use super::key_source;
 use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::load::load_topology;
-use crate::output::{hex, key_cell, key_json, Format, Table};
+use crate::output::{hex, key_cell, key_json, Format, Table, MAX_KEY_ROWS};
 use partwise::assign::Assignor;
 use partwise::placement;
 use partwise::resize::{self, expected_moved_fraction, key_move, Fraction, KeyMove};
@@ -170,22 +170,21 @@ pub fn run(a: Args) -> Result<ExitCode> {
         a.to.ok_or_else(|| CliError::msg("--to: required (or give --suggest)"))?;
 
     let weights = a.counts.as_deref().map(super::Weights::read).transpose()?;
+    let weighted = weights.is_some();
     let source = key_source(a.keys, a.input, key_format);
-    if !source.is_empty() || weights.is_some() {
+    if !source.is_empty() || weighted {
         // Without a key's partition there is no move to count: every key
         // would be reported moved.
         super::parse::keyed(partitioner).map_err(|e| {
             CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec()))
         })?;
     }
-    // Every key with its weight (1 without --counts): the moved ones are
-    // listed, and all of them judge the plan's fixes.
-    let mut keys: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
-    let total = match &weights {
+    // Every key with its weight (1 without --counts): the first moved ones
+    // are listed, and all of them judge the plan's fixes.
+    let mut keys: Vec<super::EncodedKey> = Vec::new();
+    let total = match weights {
         Some(w) => {
-            for ((input, c), (bytes, _)) in w.keys.iter().zip(w.encoded(key_format)?) {
-                keys.push((input.clone(), bytes, *c));
-            }
+            keys = w.into_encoded(key_format)?;
             keys.len() as u64
         }
         None => {
@@ -198,11 +197,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
             })?
         }
     };
+    // The first moved keys are listed, every one is counted.
     let mut moved = Vec::new();
-    for (input, key, c) in &keys {
+    let mut moved_count = 0usize;
+    for (i, (_, key, _)) in keys.iter().enumerate() {
         let m = key_move(partitioner, Some(key), from, to);
         if m.moved() {
-            moved.push((input.clone(), key.clone(), m, *c));
+            moved_count += 1;
+            if moved.len() < MAX_KEY_ROWS {
+                moved.push((i, m));
+            }
         }
     }
     let together = ctx
@@ -223,8 +227,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         to,
         topic: ctx.map(|c| c.topic),
         total,
-        weighted: weights.is_some(),
+        weighted,
+        keys: &keys,
         moved,
+        moved_count,
         plan,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -237,7 +243,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 /// A resize analysed: the keys that move and the plan.
-struct Outcome {
+struct Outcome<'a> {
     partitioner: Partitioner,
     format: KeyFormat,
     from: PartitionCount,
@@ -246,13 +252,30 @@ struct Outcome {
     total: u64,
     /// Whether the keys came with their counts (`--counts`).
     weighted: bool,
-    /// Each moved key as given and as bytes, with its move and its count
-    /// (1 without `--counts`).
-    moved: Vec<(Vec<u8>, Vec<u8>, KeyMove, u64)>,
+    /// Every key as given and as bytes, with its count (1 without `--counts`).
+    keys: &'a [super::EncodedKey],
+    /// The first [`MAX_KEY_ROWS`] moved keys: the index of each in `keys`,
+    /// with its move.
+    moved: Vec<(usize, KeyMove)>,
+    /// Every moved key, listed or not.
+    moved_count: usize,
     plan: resize::Plan,
 }
 
-impl Outcome {
+impl Outcome<'_> {
+    /// The listed moved keys: each as given and as bytes, its move, its count.
+    fn moved(&self) -> impl Iterator<Item = (&[u8], &[u8], &KeyMove, u64)> {
+        self.moved.iter().map(|(i, m)| {
+            let (input, key, c) = &self.keys[*i];
+            (input.as_slice(), key.as_slice(), m, *c)
+        })
+    }
+
+    /// Moved keys not listed.
+    fn moved_omitted(&self) -> usize {
+        self.moved_count - self.moved.len()
+    }
+
     /// What moves of the keys' records, with `--counts`.
     fn records(&self) -> Option<resize::Moved> {
         self.plan.measured.filter(|_| self.weighted)
@@ -270,10 +293,11 @@ impl Outcome {
 }
 
 fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
-    let (partitioner, from, to, total, moved) = (r.partitioner, r.from, r.to, r.total, &r.moved);
+    let (partitioner, from, to, total) = (r.partitioner, r.from, r.to, r.total);
+    let moved_count = r.moved_count;
     let (expected, plan) = (r.plan.expected, &r.plan);
-    let moved_rows: Vec<Value> = moved
-        .iter()
+    let moved_rows: Vec<Value> = r
+        .moved()
         .map(|(input, key, m, c)| {
             let mut row = json!({
                 "key": key_json(&r.shown(input, key)),
@@ -282,7 +306,7 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
                 "to": m.to.partition(),
             });
             if r.weighted {
-                row["count"] = (*c).into();
+                row["count"] = c.into();
             }
             row
         })
@@ -294,8 +318,8 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
         "to": to.get(),
         "topic": r.topic,
         "keys": total,
-        "moved_count": moved.len(),
-        "moved_fraction": if total == 0 { Value::Null } else { (moved.len() as f64 / total as f64).into() },
+        "moved_count": moved_count,
+        "moved_fraction": if total == 0 { Value::Null } else { (moved_count as f64 / total as f64).into() },
         "records": r.records().map(|m| m.records),
         "records_moved": r.records().map(|m| m.records_moved),
         "records_moved_share": r.records().and_then(|m| m.records_share()),
@@ -308,6 +332,7 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
         "expected_moved_fraction": expected.map(Fraction::value),
         "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
         "moved": moved_rows,
+        "moved_omitted": r.moved_omitted(),
         "change_together": plan.together.iter().map(|g| json!({
             "group": g.group,
             "topics": g.topics.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
@@ -319,7 +344,8 @@ fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
 }
 
 fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
-    let (partitioner, from, to, total, moved) = (r.partitioner, r.from, r.to, r.total, &r.moved);
+    let (partitioner, from, to, total) = (r.partitioner, r.from, r.to, r.total);
+    let moved_count = r.moved_count;
     let (expected, plan) = (r.plan.expected, &r.plan);
     writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
     match expected {
@@ -336,9 +362,9 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
         writeln!(
             out,
             "keys moved: {} of {} ({:.4})",
-            moved.len(),
+            moved_count,
             total,
-            moved.len() as f64 / total as f64
+            moved_count as f64 / total as f64
         )?;
         if let Some(m) = r.records() {
             writeln!(
@@ -350,7 +376,7 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
                 if m.keys == 1 { "the key" } else { "the keys" }
             )?;
         }
-        if !moved.is_empty() {
+        if moved_count > 0 {
             let mut t = Table::new(if r.weighted {
                 vec!["KEY", "FROM", "TO", "COUNT"]
             } else {
@@ -360,7 +386,7 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
                 p.partition()
                     .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
             };
-            for (input, key, m, c) in moved {
+            for (input, key, m, c) in r.moved() {
                 let mut row = vec![key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)];
                 if r.weighted {
                     row.push(c.to_string());
@@ -368,6 +394,14 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
                 t.row(row);
             }
             t.write(&mut *out)?;
+            if r.moved_omitted() > 0 {
+                writeln!(
+                    out,
+                    "{} more moved keys not listed (partwise route -P {} -p {from} -p {to} prints every key's partition under both counts)",
+                    r.moved_omitted(),
+                    partitioner.spec()
+                )?;
+            }
         }
     }
     for resize::Together { group: g, topics } in &plan.together {

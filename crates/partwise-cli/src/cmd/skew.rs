@@ -263,6 +263,15 @@ fn scan_file(cfg: &Config) -> Result<Tally> {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let cfg = Config::new(a)?;
+    // Never the key file itself: refused before it is read.
+    let plot = match &cfg.plot {
+        Some(path) => {
+            let mut o = crate::outfile::Output::new("--plot", path);
+            o.input("-i/--input", &cfg.input)?;
+            Some(o)
+        }
+        None => None,
+    };
     if !cfg.counts && cfg.input.as_os_str() != "-" && looks_like_counts(&cfg.input) {
         say!(
             "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is hashed as a key (add --counts to weigh keys by their counts)",
@@ -289,7 +298,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let report = tally
         .report(cfg.partitioner, cfg.n, &opts)
         .map_err(|e| CliError::context(format!("--assignor {}", cfg.assignor.spec()), e))?;
-    if let Some(path) = &cfg.plot {
+    if let Some(plot) = &plot {
         let title = format!(
             "{}: load per partition ({} partitions, {})",
             name,
@@ -297,7 +306,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             cfg.partitioner.spec()
         );
         let svg = crate::render::svg::load_svg(&tally.loads, &report.stats, &title, None);
-        crate::outfile::write("--plot", path, svg.as_bytes())?;
+        plot.write(svg.as_bytes())?;
     }
     let mut out = std::io::stdout().lock();
     match cfg.out {

@@ -325,9 +325,27 @@ pub fn report_json(file: &Path, r: &Report) -> Value {
 /// partition number everywhere, and all their records (`--counts`): one per
 /// group, `None` where no producer places keys.
 pub fn group_records(t: &Topology, samples: &[&[u8]], weights: &[u64]) -> Vec<Option<(u64, u64)>> {
+    // A batch of keys at a time: the map holds a row per key it is given.
+    const BATCH: usize = 4096;
+    if samples.is_empty() || samples.len() != weights.len() {
+        return t
+            .copartition_groups
+            .iter()
+            .map(|g| partwise::topology::partition_map(t, g, samples).aligned_records(weights))
+            .collect();
+    }
     t.copartition_groups
         .iter()
-        .map(|g| partwise::topology::partition_map(t, g, samples).aligned_records(weights))
+        .map(|g| {
+            samples.chunks(BATCH).zip(weights.chunks(BATCH)).try_fold(
+                (0u64, 0u64),
+                |(a, n), (keys, w)| {
+                    let (ka, kn) =
+                        partwise::topology::partition_map(t, g, keys).aligned_records(w)?;
+                    Some((a.saturating_add(ka), n.saturating_add(kn)))
+                },
+            )
+        })
         .collect()
 }
 

@@ -243,10 +243,29 @@ fn layout(s: &mut String, m: &Model) {
                 s.push_str("</tr>\n");
             }
             close_table(s, rows);
+            let shown_apart = (0..rows).filter(|&r| !pm.aligned(r)).count();
+            let apart = g.sample.map_or(0, |a| a.keys - a.aligned);
+            omitted_note(
+                s,
+                m.keys_omitted(),
+                apart.saturating_sub(shown_apart),
+                "on different partitions",
+            );
         }
         s.push_str("</section>\n");
     }
     s.push_str("</section>\n");
+}
+
+/// The sample keys past the listed rows ([`crate::output::MAX_KEY_ROWS`]):
+/// counted, with how many of them break (`what`), never listed.
+fn omitted_note(s: &mut String, omitted: usize, broken: usize, what: &str) {
+    if omitted > 0 {
+        let _ = writeln!(
+            s,
+            "<p>{omitted} more sample keys not shown ({broken} of them {what}).</p>"
+        );
+    }
 }
 
 fn findings(s: &mut String, items: impl Iterator<Item = (String, String)>) {
@@ -773,6 +792,18 @@ fn redis(s: &mut String, m: &Model) {
                 s.push_str("</tr>\n");
             }
             close_table(s, rows);
+            let shown_split = f
+                .rows
+                .iter()
+                .filter(|slots| !slots.windows(2).all(|w| w[0] == w[1]))
+                .count();
+            let split = v.colocated.map_or(0, |a| a.keys - a.aligned);
+            omitted_note(
+                s,
+                m.keys_omitted(),
+                split.saturating_sub(shown_split),
+                "in more than one slot",
+            );
         }
         s.push_str("<p class=\"note\">The node of each slot needs a live cluster: <code>partwise redis check -c NODE</code>.</p>\n</section>\n");
     }

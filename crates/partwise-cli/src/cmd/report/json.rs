@@ -51,11 +51,14 @@ pub fn model(m: &Model) -> Value {
                     v
                 })
                 .collect();
+            // The keys past the rows are counted here; the check's
+            // `sample_keys` and `aligned_keys` count them all.
             json!({
                 "name": pm.name,
                 "producers": pm.producers.iter().map(producer_json).collect::<Vec<_>>(),
                 "partitions": pm.partitions,
                 "rows": rows,
+                "rows_omitted": m.keys_omitted(),
             })
         })
         .collect();
@@ -167,7 +170,7 @@ pub fn model(m: &Model) -> Value {
                     v
                 })
                 .collect();
-            json!({"name": f.name, "patterns": f.patterns, "rows": rows})
+            json!({"name": f.name, "patterns": f.patterns, "rows": rows, "rows_omitted": m.keys_omitted()})
         })
         .collect();
     json!({

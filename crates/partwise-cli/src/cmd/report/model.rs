@@ -14,6 +14,7 @@ use partwise::traffic::{self, ReportOptions, Tally};
 use partwise::verdict;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 
+use crate::output::MAX_KEY_ROWS;
 use partwise::placement::MAX_SWEEP_MEMBERS;
 
 /// Rows of a co-location matrix shown (the rest are counted, not drawn):
@@ -25,6 +26,8 @@ pub const MAX_MATRIX_ROWS: usize = 2_000;
 const TOP: usize = 10;
 /// Counters of each topic's heavy-hitter summary (as `skew`'s default).
 const CAPACITY: usize = 1024;
+/// Sample keys encoded at a time for a topic's tally.
+const BATCH: usize = 4096;
 
 /// Everything the report shows.
 pub struct Model {
@@ -37,7 +40,8 @@ pub struct Model {
     pub weights: Option<Vec<u64>>,
     /// The `check` report: findings and fixes.
     pub check: Report,
-    /// One partition map per co-partition group.
+    /// One partition map per co-partition group, of the first
+    /// [`Model::key_rows`] sample keys.
     pub maps: Vec<PartitionMap>,
     /// One entry per consumer group and co-partition group it reads.
     pub placements: Vec<Placement>,
@@ -124,7 +128,8 @@ pub struct FamilySlots {
     pub name: String,
     /// Its patterns (the columns).
     pub patterns: Vec<String>,
-    /// One row per sample key: the slot of each pattern's key.
+    /// One row per sample key of the first [`Model::key_rows`]: the slot
+    /// of each pattern's key.
     pub rows: Vec<Vec<u16>>,
 }
 
@@ -156,10 +161,12 @@ impl Model {
     ) -> Model {
         let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
         let report = check(topology, &refs);
+        // Rows for the first keys only; the check counts every key.
+        let listed = &refs[..refs.len().min(MAX_KEY_ROWS)];
         let maps = topology
             .copartition_groups
             .iter()
-            .map(|g| partition_map(topology, g, &refs))
+            .map(|g| partition_map(topology, g, listed))
             .collect();
         let placements = report
             .placements
@@ -186,7 +193,7 @@ impl Model {
             .map(|f| FamilySlots {
                 name: f.name.clone(),
                 patterns: f.patterns.clone(),
-                rows: refs
+                rows: listed
                     .iter()
                     .map(|k| {
                         f.patterns
@@ -211,6 +218,16 @@ impl Model {
             live_kafka,
             live_redis,
         }
+    }
+
+    /// Sample keys with a row in the partition maps and slot tables.
+    pub fn key_rows(&self) -> usize {
+        self.samples.len().min(MAX_KEY_ROWS)
+    }
+
+    /// Sample keys without a row: counted by the check, not listed.
+    pub fn keys_omitted(&self) -> usize {
+        self.samples.len() - self.key_rows()
     }
 
     /// Whether the samples carry their traffic (`--counts`).
@@ -365,20 +382,27 @@ fn skew_of(
 ) -> Option<TopicSkew> {
     let (p, format) = resize::producer_defaults(topic)?;
     let n = topic.partitions;
-    let (keys, counts): (Vec<Vec<u8>>, Vec<u64>) =
-        encoded(samples, weights, format).into_iter().unzip();
-    if keys.is_empty() {
+    let mut tally = Tally::new(n, CAPACITY);
+    let mut lines = 0u64;
+    // A batch at a time: the encoded keys of a whole file would be another
+    // copy of it.
+    for (at, batch) in samples.chunks(BATCH).enumerate() {
+        let weights = weights.map(|w| &w[at * BATCH..]);
+        let (keys, counts): (Vec<Vec<u8>>, Vec<u64>) =
+            encoded(batch, weights, format).into_iter().unzip();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        for &w in &counts {
+            // The reader refused counts whose sum overflows.
+            tally.weigh(w).ok()?;
+        }
+        tally.add(p, n, &refs, &counts);
+        lines += refs.len() as u64;
+    }
+    if lines == 0 {
         return None;
     }
-    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    let mut tally = Tally::new(n, CAPACITY);
-    for &w in &counts {
-        // The reader refused counts whose sum overflows.
-        tally.weigh(w).ok()?;
-    }
-    tally.add(p, n, &refs, &counts);
     // `add` tallies load; the lines are the reader's count, and here every key is one.
-    tally.lines = refs.len() as u64;
+    tally.lines = lines;
     let reader = t
         .consumer_groups
         .iter()

@@ -489,11 +489,27 @@ fn resize_many_keys_near_expectation() {
     ]);
     let moved = v["moved_fraction"].as_f64().unwrap();
     assert!((moved - 0.75).abs() < 0.03, "{moved}");
-    assert_eq!(
-        v["moved"].as_array().unwrap().len(),
-        v["moved_count"].as_u64().unwrap() as usize
-    );
+    // The first 2,000 moved keys are listed, the rest counted.
+    let count = v["moved_count"].as_u64().unwrap() as usize;
+    assert_eq!(v["moved"].as_array().unwrap().len(), 2000);
+    assert_eq!(v["moved_omitted"], count - 2000);
+    assert_eq!(v["moved"][0]["key"], "user-0");
     assert_eq!(v["keys"], 4000);
+    // The table lists as many, and says how to see every key.
+    let path = f.path().to_str().unwrap();
+    let out = output(&["resize", "--from", "6", "--to", "8", "-i", path], 0);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        table.lines().filter(|l| l.starts_with("user-")).count(),
+        2000
+    );
+    assert!(
+        table.contains(&format!(
+            "{} more moved keys not listed (partwise route -P java -p 6 -p 8 prints",
+            count - 2000
+        )),
+        "{table}"
+    );
 }
 
 #[test]

@@ -2448,3 +2448,211 @@ fn warnings_show_invisible_characters_escaped() {
     assert!(!err.contains(INVISIBLE), "{err:?}");
     assert!(err.contains("k\\u{1b}[2J\\u{202e}.csv"), "{err}");
 }
+
+/// Address space for the million-key runs: a few hundred bytes a key, the
+/// binary and its allocator's arenas included.
+const MILLION_KEYS_LIMIT: u64 = 500 << 20;
+
+/// A `--counts` file of 1,000,000 keys (13 MB) is analysed by `report` and
+/// `resize` in memory proportional to it, under a 500 MB address-space
+/// limit, and their per-key listings stop at the first 2,000 keys, the rest
+/// counted. Before, `report` held a JSON value per key of each listing (3.9 GB,
+/// 355 MB written) and `resize` several copies of every key (2.3 GB):
+/// under the limit both aborted.
+#[test]
+fn a_million_key_counts_file_is_analysed_in_bounded_memory() {
+    use std::fmt::Write as _;
+    const KEYS: usize = 1_000_000;
+    const ROWS: usize = 2_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::with_capacity(14 << 20);
+    for i in 0..KEYS {
+        let _ = writeln!(text, "K{i:07},{}", i % 1000 + 1);
+    }
+    std::fs::write(dir.path().join("keys.csv"), text).unwrap();
+    let ticker = crate::common::example("ticker.toml");
+    let out = dir.path().join("out.json");
+    let limit = Duration::from_secs(300);
+    let doc = |args: &[&str]| -> serde_json::Value {
+        let stdout = Stdio::from(std::fs::File::create(&out).unwrap());
+        let o = run_full(dir.path(), args, None, limit, MILLION_KEYS_LIMIT, stdout);
+        assert!(
+            matches!(o.code, Some(0 | 1)),
+            "{args:?}: exit {:?} after {:?}\n{}",
+            o.code,
+            o.elapsed,
+            o.stderr
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        // A document of the findings and the first rows, not of every key.
+        assert!(bytes.len() < 4 << 20, "{args:?}: {} bytes", bytes.len());
+        serde_json::from_slice(&bytes).unwrap()
+    };
+
+    let v = doc(&[
+        "report",
+        &ticker,
+        "--counts",
+        "{dir}/keys.csv",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["sample_keys"], KEYS);
+    assert_eq!(v["check"]["copartition_groups"][0]["sample_keys"], KEYS);
+    for list in ["partition_maps", "redis_families"] {
+        let l = &v[list][0];
+        assert_eq!(l["rows"].as_array().unwrap().len(), ROWS, "{list}");
+        assert_eq!(l["rows_omitted"], KEYS - ROWS, "{list}");
+        assert_eq!(l["rows"][ROWS - 1]["key"], format!("K{:07}", ROWS - 1));
+    }
+
+    let v = doc(&[
+        "resize",
+        "--from",
+        "6",
+        "--to",
+        "1000000",
+        "--counts",
+        "{dir}/keys.csv",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["keys"], KEYS);
+    let moved = v["moved_count"].as_u64().unwrap() as usize;
+    assert!(moved > KEYS - 100, "{moved}");
+    assert_eq!(v["moved"].as_array().unwrap().len(), ROWS);
+    assert_eq!(v["moved_omitted"], moved - ROWS);
+}
+
+/// A written file named as one of the command's inputs (a slip of tab
+/// completion) is refused with exit 2 naming both, and the input is left as
+/// it was: the same path, another spelling of it, a symbolic or hard link
+/// to it, or the file stdin reads; for `report -o` (the topology file,
+/// `-i`, `--counts`, `-F`, a file a `-X` property names) and `skew --plot`
+/// (`-i`). Before, the input was replaced by the page or the chart, exit 0.
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ticker = std::fs::read(crate::common::example("ticker.toml")).unwrap();
+    let files: [(&str, &[u8]); 4] = [
+        ("T.toml", &ticker),
+        ("keys.txt", b"BBCA\nANTM\nASII\n"),
+        ("counts.csv", b"BBCA,5\nANTM,3\n"),
+        ("client.properties", b"bootstrap.servers=127.0.0.1:1\n"),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
+    std::os::unix::fs::symlink("keys.txt", d.join("link.svg")).unwrap();
+    std::fs::hard_link(d.join("keys.txt"), d.join("hard.svg")).unwrap();
+    let cases: &[(&[&str], Option<&str>, &str)] = &[
+        (
+            &["report", "T.toml", "-o", "T.toml"],
+            None,
+            "-o/--output T.toml: the same file as the topology file T.toml",
+        ),
+        (
+            &["report", "./T.toml", "-o", "T.toml", "--format", "json"],
+            None,
+            "the topology file ./T.toml",
+        ),
+        (
+            &["report", "T.toml", "-i", "keys.txt", "-o", "link.svg"],
+            None,
+            "-o/--output link.svg: the same file as -i/--input keys.txt",
+        ),
+        (
+            &[
+                "report",
+                "T.toml",
+                "--counts",
+                "counts.csv",
+                "-o",
+                "counts.csv",
+            ],
+            None,
+            "the same file as --counts counts.csv",
+        ),
+        (
+            &[
+                "report",
+                "T.toml",
+                "-F",
+                "client.properties",
+                "-o",
+                "client.properties",
+            ],
+            None,
+            "the same file as -F client.properties",
+        ),
+        (
+            &[
+                "report",
+                "T.toml",
+                "-b",
+                "127.0.0.1:1",
+                "-X",
+                "ssl.ca.location=keys.txt",
+                "-o",
+                "keys.txt",
+            ],
+            None,
+            "the same file as the property ssl.ca.location keys.txt",
+        ),
+        (
+            &["skew", "-p", "6", "-i", "keys.txt", "--plot", "keys.txt"],
+            None,
+            "--plot keys.txt: the same file as -i/--input keys.txt",
+        ),
+        (
+            &["skew", "-p", "6", "-i", "keys.txt", "--plot", "hard.svg"],
+            None,
+            "--plot hard.svg: the same file as -i/--input keys.txt",
+        ),
+        (
+            &["skew", "-p", "6", "-i", "-", "--plot", "keys.txt"],
+            Some("keys.txt"),
+            "--plot keys.txt: the same file as -i/--input - (stdin)",
+        ),
+    ];
+    for (args, stdin, needle) in cases {
+        // The file itself as stdin (a shell's `< keys.txt`), not a pipe.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_partwise"));
+        cmd.current_dir(d).args(*args).stdin(match stdin {
+            Some(f) => Stdio::from(std::fs::File::open(d.join(f)).unwrap()),
+            None => Stdio::null(),
+        });
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        for (name, bytes) in files {
+            assert_eq!(
+                std::fs::read(d.join(name)).unwrap(),
+                bytes,
+                "{args:?}: {name}"
+            );
+        }
+        assert!(std::fs::symlink_metadata(d.join("link.svg"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+    // Another file beside them is written as before.
+    let out = crate::common::partwise()
+        .current_dir(d)
+        .args(["report", "T.toml", "-i", "keys.txt", "-o", "page.html"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read_to_string(d.join("page.html"))
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+}

@@ -464,3 +464,69 @@ fn salting_advice_for_a_joined_topic_names_its_partners_and_the_isolation() {
         assert!(salt.contains(needle), "{needle}: {salt}");
     }
 }
+
+/// Past the first 2,000 sample keys the partition map and the slot table
+/// list no rows: the JSON says how many keys it left out, the page how many
+/// and how many of those break, which with the rows shown add up to what
+/// the check counts over every key.
+#[test]
+fn per_key_rows_stop_at_2000_and_count_the_rest() {
+    // Two partitioners that disagree, and a family split by its tags.
+    let topology = temp_file(
+        "[[topic]]\nname = \"a\"\npartitions = 6\n[[topic.producer]]\npartitioner = \"java\"\n\
+         [[topic]]\nname = \"b\"\npartitions = 6\n[[topic.producer]]\npartitioner = \"librdkafka\"\n\
+         [[copartition]]\nname = \"g\"\ntopics = [\"a\", \"b\"]\n\
+         [[redis_family]]\nname = \"f\"\npatterns = [\"x:{%s}\", \"y:%s\"]\n",
+    );
+    let keys: String = (0..2500).map(|i| format!("k{i}\n")).collect();
+    let keys = temp_file(keys);
+    let args = vec![
+        "report".to_string(),
+        topology.path().display().to_string(),
+        "-i".into(),
+        keys.path().display().to_string(),
+    ];
+    let v = json(&args, 1);
+    let group = &v["check"]["copartition_groups"][0];
+    let family = &v["check"]["redis_families"][0];
+    let apart = 2500 - group["aligned_keys"].as_u64().unwrap() as usize;
+    let split = 2500 - family["colocated_keys"].as_u64().unwrap() as usize;
+    let map = &v["partition_maps"][0];
+    let slots = &v["redis_families"][0];
+    for l in [map, slots] {
+        assert_eq!(l["rows"].as_array().unwrap().len(), 2000);
+        assert_eq!(l["rows_omitted"], 500);
+    }
+    let shown_apart = map["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["aligned"] == false)
+        .count();
+    let shown_split = slots["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["colocated"] == false)
+        .count();
+    assert!(
+        apart > shown_apart && shown_apart > 0,
+        "{apart} {shown_apart}"
+    );
+    assert!(
+        split > shown_split && shown_split > 0,
+        "{split} {shown_split}"
+    );
+    let page = run(&args, 1);
+    let a = format!(
+        "<p>500 more sample keys not shown ({} of them on different partitions).</p>",
+        apart - shown_apart
+    );
+    let s = format!(
+        "<p>500 more sample keys not shown ({} of them in more than one slot).</p>",
+        split - shown_split
+    );
+    assert!(page.contains(&a), "{a}");
+    assert!(page.contains(&s), "{s}");
+    assert_eq!(page.matches("<tr><th scope=\"row\">k").count(), 4000);
+}
