@@ -20,6 +20,20 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
     Topology::parse(&text).map_err(|e| CliError::context(name.to_string(), e))
 }
 
+/// Reads a Kafka Streams application's `Topology#describe()` text.
+pub fn load_streams(path: &Path) -> Result<partwise::streams::Application> {
+    let name = path.display();
+    let bytes = crate::input::read_capped(path, 16 << 20, "cannot read Kafka Streams topology")?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        CliError::msg(format!(
+            "cannot read Kafka Streams topology {name}: not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    partwise::streams::Application::parse(&text)
+        .map_err(|e| CliError::context(format!("--streams {name}"), e))
+}
+
 /// Reads sample keys as given (logical keys, not yet encoded).
 pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     let mut keys = Vec::new();

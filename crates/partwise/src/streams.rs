@@ -38,7 +38,9 @@
 //! # Ok::<(), partwise::Error>(())
 //! ```
 
-use crate::Error;
+use crate::encoding::KeyFormat;
+use crate::topology::{CopartitionGroup, Producer, Topic, Topology};
+use crate::{Error, PartitionCount, Partitioner};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The most nodes one description may hold: a real topology has hundreds.
@@ -379,6 +381,86 @@ impl Application {
         }
         out
     }
+}
+
+/// The label of the producer Streams runs for its internal topics.
+pub const STREAMS_PRODUCER: &str = "Kafka Streams (its own producer)";
+
+/// Adds the co-partition groups of `app` (named `<name>:<sub-topology>`)
+/// to `topology` as declared `[[copartition]]` groups, so that the one
+/// check judges them: each external topic is the topology's own, or gets
+/// its count from `counts` (with no producer declared: who writes it is
+/// then unknown, and the check says so); each internal topic gets the
+/// count Streams gives it (the group's largest; Streams refuses to start
+/// when the external ones differ) and Streams' own producer, the Java
+/// client's default partitioner over the key bytes the group's first
+/// producer writes. Groups of one topic are left out. Returns the names of
+/// the groups added.
+pub fn declare(
+    topology: &mut Topology,
+    name: &str,
+    app: &Application,
+    counts: &[(String, PartitionCount)],
+) -> Result<Vec<String>, Error> {
+    let java: Partitioner = "java".parse().expect("java is a partitioner spec");
+    let mut added = Vec::new();
+    for g in app.copartition_groups() {
+        if g.external.len() + g.internal.len() < 2 {
+            continue;
+        }
+        let mut sizes = Vec::new();
+        let mut format = None;
+        for t in &g.external {
+            if topology.topic(t).is_none() {
+                let Some((_, n)) = counts.iter().find(|(c, _)| c == t) else {
+                    return Err(Error::Invalid {
+                        what: "Kafka Streams topology".into(),
+                        reason: format!(
+                            "{name}: sub-topology {} joins '{t}', whose partition count is not known: declare it in the topology file or give its count",
+                            g.sub_topology
+                        ),
+                    });
+                };
+                topology.topics.push(Topic {
+                    name: t.clone(),
+                    partitions: *n,
+                    key: None,
+                    producers: Vec::new(),
+                });
+            }
+            let topic = topology.topic(t).expect("added above");
+            sizes.push(topic.partitions);
+            format = format.or_else(|| topic.producers.first().map(|p| p.key_format));
+        }
+        let Some(largest) = sizes.iter().max_by_key(|n| n.get()).copied() else {
+            // Only internal topics: Streams sizes and writes all of them.
+            continue;
+        };
+        for t in &g.internal {
+            if topology.topic(t).is_none() {
+                topology.topics.push(Topic {
+                    name: t.clone(),
+                    partitions: largest,
+                    key: None,
+                    producers: vec![Producer {
+                        name: Some(STREAMS_PRODUCER.into()),
+                        partitioner: Some(java),
+                        key_format: format.unwrap_or(KeyFormat::Utf8),
+                        keyless: false,
+                    }],
+                });
+            }
+        }
+        let group = format!("{name}:{}", g.sub_topology);
+        let mut topics = g.external.clone();
+        topics.extend(g.internal.iter().cloned());
+        topology.copartition_groups.push(CopartitionGroup {
+            name: group.clone(),
+            topics,
+        });
+        added.push(group);
+    }
+    Ok(added)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! a topology file hold, with every reason they break; and the JSON of a
 //! finding, which `kafka audit` and `redis check` print alike.
 
-use crate::exit::{ExitCode, Result};
+use crate::exit::{CliError, ExitCode, Result};
 use crate::load::{bounded, load_samples, load_topology};
 use crate::output::{Format, JsonStream};
 use crate::render::findings::{
@@ -18,8 +18,17 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, Redis families
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "streams")]
+    file: Option<PathBuf>,
+    /// A Kafka Streams application's topology, the text Topology#describe()
+    /// prints (repeatable, one application a file): every join's source
+    /// topics are checked as a co-partition group
+    #[arg(long = "streams", value_name = "DESCRIBE")]
+    streams: Vec<PathBuf>,
+    /// A topic the --streams topologies read and the topology file does not
+    /// declare, with its partition count (repeatable)
+    #[arg(short = 't', long = "topic", value_name = "NAME:N", requires = "streams", value_parser = super::parse::topic_count)]
+    topics: Vec<super::parse::TopicCount>,
     /// Sample keys, one per line ('-' reads stdin): logical keys such as symbols,
     /// which each producer encodes with its own key_format
     #[arg(short = 'i', long = "input", value_name = "KEYS")]
@@ -35,8 +44,45 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let topology = load_topology(&args.file)?;
-    bounded(&args.file, &topology)?;
+    let mut topology = match &args.file {
+        Some(f) => load_topology(f)?,
+        None => partwise::topology::Topology {
+            topics: Vec::new(),
+            copartition_groups: Vec::new(),
+            consumer_groups: Vec::new(),
+            redis_families: Vec::new(),
+        },
+    };
+    let counts: Vec<(String, partwise::PartitionCount)> = args
+        .topics
+        .iter()
+        .map(|t| (t.name.clone(), t.partitions))
+        .collect();
+    for path in &args.streams {
+        let app = crate::load::load_streams(path)?;
+        let name = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        for p in app.patterns() {
+            say!(
+                "partwise: warning: {} reads topics by the pattern {p}: which topics those are is not in the description, so their joins are not checked",
+                path.display()
+            );
+        }
+        let added = partwise::streams::declare(&mut topology, &name, &app, &counts)
+            .map_err(|e| CliError::context(format!("--streams {}", path.display()), e))?;
+        if added.is_empty() {
+            say!(
+                "partwise: note: {} joins no topics Streams must co-partition",
+                path.display()
+            );
+        }
+    }
+    let file = args.file.clone().unwrap_or_else(|| args.streams[0].clone());
+    if args.file.is_some() || !topology.topics.is_empty() {
+        bounded(&file, &topology)?;
+    }
     let weights = args
         .counts
         .as_deref()
@@ -58,7 +104,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => {
-            let mut doc = report_json(&args.file, &report);
+            let mut doc = report_json(&file, &report);
             with_records(&mut doc, &records);
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;

@@ -12,6 +12,7 @@ mod offline {
     mod assign_kip848;
     mod batching;
     mod check;
+    mod check_streams;
     mod completions;
     mod every_command;
     mod hostile;

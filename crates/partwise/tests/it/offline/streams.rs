@@ -52,3 +52,12 @@ fn internal_topics_are_told_from_the_ones_others_write() {
     assert_eq!(g.external, ["market-updates", "notifications"]);
     assert!(g.internal.is_empty());
 }
+
+#[test]
+fn the_readmes_example_is_kafka_streams_own_description() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    assert_eq!(
+        std::fs::read_to_string(root.join("examples/ticker-streams.txt")).unwrap(),
+        std::fs::read_to_string(root.join("tests/vectors/streams/stream-stream.txt")).unwrap()
+    );
+}
