@@ -43,6 +43,7 @@ async fn main() -> Result<(), partwise_group::Error> {
                     state.remove(&u.partition);
                 }
             }
+            Event::Unstored(u) => eprintln!("{u}"),
             Event::Records { unit, records } => {
                 let counts = state.entry(unit.partition).or_default();
                 for r in records {

@@ -48,6 +48,10 @@ pub enum Error {
         /// It exists again, with a new topic id.
         recreated: bool,
     },
+    /// The coordinator could not store the group's generations, the same
+    /// member's subscription the largest in each (or three in a row,
+    /// whoever was in them): the group cannot be served while it stays.
+    Unstorable(Box<crate::consumer::Unstored>),
     /// Invalid configuration of the member.
     Config(String),
     /// The member was closed.
@@ -120,6 +124,7 @@ impl fmt::Display for Error {
                      again and restart)"
                 )
             }
+            Error::Unstorable(u) => crate::consumer::unstorable(f, u),
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
             Error::Closed => f.write_str("the member is closed"),
         }

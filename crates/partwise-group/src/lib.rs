@@ -35,6 +35,8 @@
 //!             // Both topics' partition `unit.partition` are owned here.
 //!             println!("unit {}: {} records", unit.partition, records.len());
 //!         }
+//!         // A generation the broker could not store; the member rejoins.
+//!         Event::Unstored(u) => eprintln!("{u}"),
 //!     }
 //! }
 //! consumer.close().await // commit, leave the group
@@ -59,8 +61,8 @@ pub mod protocol;
 pub mod units;
 
 pub use consumer::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset,
-    UnitAssignment,
+    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, LargeMember,
+    OffsetReset, UnitAssignment, Unstored,
 };
 pub use error::{code_name, Error, Result};
 pub use partwise_client::{Protocol, Security};

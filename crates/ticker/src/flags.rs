@@ -63,8 +63,52 @@ impl Common {
         }
     }
 
+    /// These flags as a child process (a worker, the feed) is to be given
+    /// them, with no secret on its command line, where `ps` shows it to
+    /// every user of the machine: each `-X` pair whose key partwise-kafka
+    /// counts as secret ([`partwise_kafka::connect::is_secret`], the one
+    /// definition) moves into a private properties file, given as the last
+    /// `-F`. The `-F` files come before the `-X` pairs and the secret keys
+    /// are never the others', so every property keeps the value it had.
+    /// The file lives as long as the [`PrivateProps`] returned with it.
+    pub fn for_children(&self) -> Result<(Common, Option<PrivateProps>), String> {
+        let secret = |p: &String| {
+            p.split_once('=')
+                .is_none_or(|(k, _)| partwise_kafka::connect::is_secret(k))
+        };
+        let (secrets, public): (Vec<String>, Vec<String>) =
+            self.props.iter().cloned().partition(secret);
+        let mut out = self.clone();
+        if secrets.is_empty() {
+            return Ok((out, None));
+        }
+        let mut text = String::new();
+        for p in &secrets {
+            // Checked by the caller's own connection first; never echoed.
+            let (k, v) = p
+                .split_once('=')
+                .ok_or("-X: expected key=value (no '=' in the argument)")?;
+            let k = k.trim();
+            // A properties line is trimmed and ends at a line break, and a
+            // line that begins with '#' or '!' is a comment.
+            if v.trim() != v || v.contains(['\n', '\r']) || k.starts_with(['#', '!']) {
+                return Err(format!(
+                    "-X {k}: a secret whose value begins or ends with white space or holds a \
+                     line break cannot be handed to the worker processes in a properties file, \
+                     and on their command lines every user of the machine would see it"
+                ));
+            }
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        let file = PrivateProps::write(&text)?;
+        out.props = public;
+        out.files.push(file.path().to_path_buf());
+        Ok((out, Some(file)))
+    }
+
     /// The flags that give a child process (a worker, the feed) the same
-    /// Kafka connection: `-F` files, `-X` pairs and `-b`.
+    /// Kafka connection: `-F` files, `-X` pairs and `-b`. Every `-X` is
+    /// passed as it is: give them [`Common::for_children`]'s flags.
     pub fn kafka_args(&self) -> Vec<std::ffi::OsString> {
         let mut out = Vec::new();
         for f in &self.files {
@@ -80,6 +124,63 @@ impl Common {
             out.push(b.into());
         }
         out
+    }
+}
+
+/// A properties file only its owner can read (0600, in a directory of its
+/// own, 0700) holding the secret properties a parent hands its child
+/// processes; removed, with its directory, when dropped.
+pub struct PrivateProps {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl PrivateProps {
+    /// A new file holding `text`, under `$XDG_RUNTIME_DIR` (private to the
+    /// user, and in memory) when there is one, else the temporary directory.
+    fn write(text: &str) -> Result<PrivateProps, String> {
+        use std::io::Write as _;
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute() && d.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        let dir = base.join(format!("ticker-{}-{nanos}", std::process::id()));
+        // A new directory, never one that already exists (another user's,
+        // or a link placed there).
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let props = PrivateProps {
+            file: dir.join("secrets.properties"),
+            dir,
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&props.file)
+            .map_err(|e| format!("cannot create {}: {e}", props.file.display()))?;
+        f.write_all(text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", props.file.display()))?;
+        Ok(props)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &std::path::Path {
+        &self.file
+    }
+}
+
+impl Drop for PrivateProps {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -184,5 +285,93 @@ mod tests {
         assert_eq!(timeout("6000"), Ok(Duration::from_millis(6000)));
         assert_eq!(timeout("6s"), Ok(Duration::from_millis(6000)));
         assert!(timeout("0").is_err());
+    }
+
+    fn common(props: &[&str], files: Vec<PathBuf>) -> Common {
+        Common {
+            bootstrap: Some("b:1".into()),
+            props: props.iter().map(|p| p.to_string()).collect(),
+            files,
+            redis: None,
+            namespace: None,
+            topology: default_topology(),
+        }
+    }
+
+    /// A child's flags hold no secret; the private file (0600) does, and
+    /// the connection they give is the one the parent's flags give.
+    #[test]
+    fn children_get_secrets_in_a_private_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let user = std::env::temp_dir().join(format!("ticker-flags-{}", std::process::id()));
+        std::fs::write(&user, "sasl.password=from-file\nclient.id=file\n").unwrap();
+        let c = common(
+            &[
+                "security.protocol=SASL_SSL",
+                "sasl.password=first",
+                "ssl.key.password=k3y-pass",
+                "sasl.password=hunter2-s3cret",
+                "client.id=x",
+            ],
+            vec![user.clone()],
+        );
+        let (child, file) = c.for_children().unwrap();
+        let file = file.expect("secrets were given");
+        let args: Vec<String> = child
+            .kafka_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.contains("hunter2") || a.contains("first") || a.contains("k3y-pass")),
+            "{args:?}"
+        );
+        assert!(args.contains(&"security.protocol=SASL_SSL".to_string()));
+        let path = file.path().to_path_buf();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let dir = path.parent().unwrap().to_path_buf();
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        let t = Duration::from_secs(1);
+        let (want, got) = (
+            c.kafka_flags(t).connection().unwrap(),
+            child.kafka_flags(t).connection().unwrap(),
+        );
+        for k in [
+            "sasl.password",
+            "ssl.key.password",
+            "client.id",
+            "security.protocol",
+            "bootstrap.servers",
+        ] {
+            assert_eq!(want.get(k), got.get(k), "{k}");
+        }
+        assert_eq!(got.get("sasl.password"), Some("hunter2-s3cret"));
+        drop(file);
+        assert!(!path.exists() && !dir.exists());
+        // Nothing secret: no file at all.
+        let (child, file) = common(&["client.id=x"], Vec::new()).for_children().unwrap();
+        assert!(file.is_none());
+        assert_eq!(child.props, vec!["client.id=x".to_string()]);
+        std::fs::remove_file(user).unwrap();
+    }
+
+    /// A secret a properties file cannot carry as it is (white space around
+    /// it, a line break) is refused, named by its key and never echoed.
+    #[test]
+    fn a_secret_a_file_cannot_carry_is_refused_without_echoing_it() {
+        for v in [" lead-zq1", "trail-zq2 ", "two\nzq3", "cr-zq4\r"] {
+            let e = common(&[&format!("sasl.password={v}")], Vec::new())
+                .for_children()
+                .err()
+                .expect("refused");
+            assert!(e.starts_with("-X sasl.password: "), "{e}");
+            assert!(!e.contains("zq"), "{e}");
+        }
     }
 }

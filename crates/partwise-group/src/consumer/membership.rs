@@ -6,6 +6,7 @@
 //! coordinator moved): JoinGroup, then SyncGroup with the assignments when
 //! this member leads. It ends holding a generation ([`State::Stable`]).
 
+use super::unstored::{Led, MemberSize};
 use super::{Consumer, Event, Generation, Previous, State, UnitAssignment};
 use crate::error::{Error, Result};
 use crate::protocol::{Assignment, Subscription};
@@ -19,7 +20,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError::{
     self, FencedInstanceId, IllegalGeneration, InconsistentGroupProtocol, MemberIdRequired,
-    RebalanceInProgress, UnknownMemberId,
+    RebalanceInProgress, UnknownMemberId, UnknownServerError,
 };
 use partwise_wire::consumer::decode_unit_groups;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,9 +34,21 @@ enum Join {
     /// with every member's assignment when this member leads.
     Syncing {
         generation: i32,
+        leader: String,
         protocol: String,
         assignments: Vec<SyncGroupRequestAssignment>,
     },
+}
+
+/// How a SyncGroup ended.
+enum Synced {
+    /// The generation is taken up.
+    Taken,
+    /// Join again now.
+    Again,
+    /// The coordinator could not store the generation: an
+    /// [`Event::Unstored`] is queued, and the member joins again after it.
+    Unstored,
 }
 
 impl Consumer {
@@ -75,17 +88,18 @@ impl Consumer {
                 },
                 Join::Syncing {
                     generation,
+                    leader,
                     protocol,
                     assignments,
-                } => {
-                    if self
-                        .sync_group(generation, &protocol, assignments, &counts)
-                        .await?
-                    {
-                        return Ok(());
-                    }
-                    Join::Joining
-                }
+                } => match self
+                    .sync_group(generation, leader, &protocol, assignments, &counts)
+                    .await?
+                {
+                    // After Unstored the member is in no generation; the
+                    // event is handed out, and the next poll joins again.
+                    Synced::Taken | Synced::Unstored => return Ok(()),
+                    Synced::Again => Join::Joining,
+                },
             };
         }
     }
@@ -151,6 +165,7 @@ impl Consumer {
                 ),
             ));
         }
+        self.led = None;
         let assignments = if resp.leader.as_str() == self.member_id {
             self.lead(&resp, &protocol).await?
         } else {
@@ -158,6 +173,7 @@ impl Consumer {
         };
         Ok(Some(Join::Syncing {
             generation: resp.generation_id,
+            leader: resp.leader.to_string(),
             protocol,
             assignments,
         }))
@@ -208,6 +224,24 @@ impl Consumer {
                 e => e,
             })?;
         self.left_out = unreadable;
+        // What the coordinator will store, should it refuse to.
+        let claims: BTreeMap<&str, usize> = members
+            .iter()
+            .map(|m| (m.member_id.as_str(), m.subscription.owned.len()))
+            .collect();
+        self.led = Some(Led {
+            members: resp
+                .members
+                .iter()
+                .map(|m| MemberSize {
+                    member_id: m.member_id.to_string(),
+                    instance_id: m.group_instance_id.as_ref().map(|s| s.to_string()),
+                    bytes: m.metadata.len(),
+                    claims: claims.get(m.member_id.as_str()).copied(),
+                })
+                .collect(),
+            assignment_bytes: assignments.iter().map(|(_, b)| b.len()).sum(),
+        });
         Ok(assignments
             .into_iter()
             .map(|(member, bytes)| {
@@ -218,15 +252,16 @@ impl Consumer {
             .collect())
     }
 
-    /// One SyncGroup; `true` when the generation is taken up, `false` to
-    /// join again. `counts`: the subscribed topics' partition counts.
+    /// One SyncGroup of generation `generation`, led by member `leader`.
+    /// `counts`: the subscribed topics' partition counts.
     async fn sync_group(
         &mut self,
         generation: i32,
+        leader: String,
         protocol: &str,
         assignments: Vec<SyncGroupRequestAssignment>,
         counts: &BTreeMap<String, i32>,
-    ) -> Result<bool> {
+    ) -> Result<Synced> {
         let group = self.cfg.group_id.clone();
         let coord = self.coordinator().await?;
         // A leader sends every member's assignment, its own included; the
@@ -251,11 +286,17 @@ impl Consumer {
             None => {}
             Some(UnknownMemberId) => {
                 self.member_id.clear();
-                return Ok(false);
+                return Ok(Synced::Again);
             }
-            Some(RebalanceInProgress | IllegalGeneration) => return Ok(false),
+            Some(RebalanceInProgress | IllegalGeneration) => return Ok(Synced::Again),
             Some(FencedInstanceId) => return Err(self.fenced()),
-            Some(_) if self.coordinator_moved(resp.error_code) => return Ok(false),
+            Some(_) if self.coordinator_moved(resp.error_code) => return Ok(Synced::Again),
+            // What the coordinator answers every member when it could not
+            // write the group's record (see `unstored`); it rebalances.
+            Some(UnknownServerError) => {
+                self.unstored(generation, leader).await?;
+                return Ok(Synced::Unstored);
+            }
             Some(_) => return Err(Error::protocol(&group, "SyncGroup", resp.error_code)),
         }
         // Empty bytes (a member that got nothing, as some brokers send it)
@@ -265,9 +306,11 @@ impl Consumer {
         } else {
             Assignment::decode(resp.assignment.clone())?
         };
+        self.led = None;
+        self.stored();
         self.take_up(generation, led, got, counts, synced_at)
             .await?;
-        Ok(true)
+        Ok(Synced::Taken)
     }
 
     /// Takes up generation `generation` with the assignment `got`: its whole

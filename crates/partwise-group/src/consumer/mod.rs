@@ -28,8 +28,11 @@ mod fetch;
 mod heartbeat;
 mod kip848;
 mod membership;
+mod unstored;
 
 pub use config::{Config, GroupAssignor, GroupProtocol, OffsetReset};
+pub(crate) use unstored::unstorable;
+pub use unstored::{LargeMember, Unstored};
 
 use crate::error::{Error, Result};
 use crate::units::{Unit, UnreadableMember};
@@ -107,6 +110,13 @@ pub enum Event {
         /// The records.
         records: Vec<ConsumedRecord>,
     },
+    /// The coordinator could not store a generation (classic protocol: its
+    /// record, every member's subscription and assignment, is larger than
+    /// the offsets topic takes), and this member joins again. From the
+    /// leader it names the member with the largest subscription; the
+    /// application should say so. When the same member is in the way again,
+    /// [`Consumer::poll`] fails with [`Error::Unstorable`] instead.
+    Unstored(Unstored),
 }
 
 /// Where the member is. Everything that lives only as long as one
@@ -175,6 +185,12 @@ pub struct Consumer {
     /// The members the join in progress left out as unreadable, when this
     /// member leads it.
     left_out: Vec<UnreadableMember>,
+    /// The sizes of the generation this member leads, until it is stored.
+    led: Option<unstored::Led>,
+    /// Generations in a row the coordinator could not store.
+    unstored_in_a_row: u32,
+    /// The member with the largest subscription in the last of them.
+    unstored_largest: Option<String>,
 }
 
 impl Consumer {
@@ -214,6 +230,9 @@ impl Consumer {
             failing_since: None,
             kip: kip848::Membership::new(),
             left_out: Vec::new(),
+            led: None,
+            unstored_in_a_row: 0,
+            unstored_largest: None,
         })
     }
 

@@ -157,7 +157,9 @@ pub(super) fn demo_keys(ns: &str) -> Vec<(String, String)> {
 
 pub fn demo(a: &DemoArgs) -> Result<u8> {
     let run = format!("{}-{}", now_ms(), std::process::id());
-    let mut common = a.common.clone();
+    // Every worker and feed it starts takes these flags, secrets in a
+    // private file rather than on their command lines; removed on return.
+    let (mut common, _secrets) = a.common.for_children()?;
     // Its own names: a run id in the topics, the group and every key, so that
     // nothing of another ticker (or anything else) at the plain names is read,
     // overwritten or removed.

@@ -136,10 +136,13 @@ impl Drop for WorkerProc {
 pub fn join(a: &JoinArgs) -> Result<u8> {
     plan(&a.common)?;
     connection(&a.common, Duration::from_secs(10))?;
+    // The workers' flags, secrets in a private file rather than on their
+    // command lines; removed once they are stopped.
+    let (common, _secrets) = a.common.for_children()?;
     let mut procs: Vec<WorkerProc> = (0..a.workers)
         .map(|i| {
             WorkerProc::start(
-                &a.common,
+                &common,
                 &format!("w{i}"),
                 &a.group,
                 a.session_timeout,

@@ -87,6 +87,7 @@ pub fn worker(a: &WorkerArgs) -> Result<u8> {
                     sink.assigned(asg.generation, json!(units));
                 }
                 partwise_group::Event::Revoked(_) => sink.revoked(),
+                partwise_group::Event::Unstored(u) => eprintln!("worker {}: {u}; rejoining", a.id),
                 partwise_group::Event::Records { records, .. } => {
                     for r in &records {
                         sink.record(&r.topic, r.offset, r.value.as_deref());

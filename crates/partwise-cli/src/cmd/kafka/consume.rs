@@ -617,7 +617,9 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
     let mut int = signal(SignalKind::interrupt()).map_err(CliError::lib)?;
     let fail = |e: partwise_group::Error| match e {
         // Already names the group.
-        partwise_group::Error::GroupProtocol { .. } => CliError::context("consume", e),
+        partwise_group::Error::GroupProtocol { .. } | partwise_group::Error::Unstorable(_) => {
+            CliError::context("consume", e)
+        }
         e => CliError::context(format!("consume (group '{group}')"), e),
     };
     let consumer_protocol = cfg.group_protocol == GroupProtocol::Consumer;
@@ -709,6 +711,16 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
                 told = None;
             }
             Event::Records { records, .. } => printer.records(&records)?,
+            Event::Unstored(u) => {
+                let next = if u.culprit().is_some() {
+                    "; rejoining: the group is served again once that member is gone (the \
+                     coordinator drops a member that does not rejoin), and this member stops if \
+                     the same member is in the way again"
+                } else {
+                    "; rejoining"
+                };
+                say!("partwise: {u}{next}");
+            }
         }
     }
     if let Some(a) = told {

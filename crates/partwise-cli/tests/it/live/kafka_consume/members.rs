@@ -3,7 +3,9 @@
 //! topic name that is not UTF-8, which Apache Kafka relays as it got it) is
 //! assigned around by the partwise leader, and of two members started with
 //! one `--group-instance-id` the fenced one stops instead of taking the
-//! place back.
+//! place back; a member whose subscription is too large for the coordinator
+//! to store is named by the leader, which serves the group again once that
+//! member is gone and stops, naming it, while it stays.
 
 use super::{coordinator_of, create, names, partitions_of, units_of, wait_stable, MemberProc};
 use bytes::{BufMut, Bytes, BytesMut};
@@ -35,10 +37,33 @@ fn non_utf8_subscription(topic: &str) -> Bytes {
     b.freeze()
 }
 
+/// A v1 subscription to `topic` that claims to own `claims` partitions of
+/// it, all past its count: 4 bytes a claim, every byte of which the
+/// coordinator keeps in the group's record.
+fn claiming_subscription(topic: &str, claims: i32) -> Bytes {
+    let mut b = BytesMut::with_capacity(32 + 2 * topic.len() + 4 * claims as usize);
+    b.put_i16(1);
+    b.put_i32(1);
+    b.put_i16(topic.len() as i16);
+    b.put_slice(topic.as_bytes());
+    // No user data.
+    b.put_i32(-1);
+    b.put_i32(1);
+    b.put_i16(topic.len() as i16);
+    b.put_slice(topic.as_bytes());
+    b.put_i32(claims);
+    for p in 0..claims {
+        b.put_i32(super::PARTITIONS + p);
+    }
+    b.freeze()
+}
+
 /// What the hostile member saw.
 #[derive(Default)]
 struct Seen {
     member_id: String,
+    /// The last generation it joined.
+    joined: Option<i32>,
     /// The generation it synced last, and the assignment bytes it got.
     synced: Option<(i32, Bytes)>,
     error: Option<String>,
@@ -46,7 +71,8 @@ struct Seen {
 
 /// A classic member written by hand: it joins with `metadata` under the
 /// `copartitioned` protocol, syncs, heartbeats, and rejoins when the group
-/// rebalances, until dropped.
+/// rebalances (or its generation could not be stored), until dropped; or,
+/// [`RawMember::join_once`], it joins once and is silent after.
 struct RawMember {
     stop: Arc<AtomicBool>,
     seen: Arc<Mutex<Seen>>,
@@ -55,12 +81,22 @@ struct RawMember {
 
 impl RawMember {
     fn start(group: &str, metadata: Bytes) -> RawMember {
+        RawMember::spawn(group, metadata, false)
+    }
+
+    /// A member that sends JoinGroup until it is in a generation, and
+    /// nothing after: no SyncGroup, no heartbeat.
+    fn join_once(group: &str, metadata: Bytes) -> RawMember {
+        RawMember::spawn(group, metadata, true)
+    }
+
+    fn spawn(group: &str, metadata: Bytes, once: bool) -> RawMember {
         let stop = Arc::new(AtomicBool::new(false));
         let seen = Arc::new(Mutex::new(Seen::default()));
         let (g, s, st) = (group.to_string(), seen.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
             let rt = partwise_faults::live::rt();
-            if let Err(e) = rt.block_on(raw_member(&g, metadata, &s, &st)) {
+            if let Err(e) = rt.block_on(raw_member(&g, metadata, once, &s, &st)) {
                 s.lock().unwrap().error = Some(e);
             }
         });
@@ -73,6 +109,13 @@ impl RawMember {
 
     fn member_id(&self) -> String {
         self.seen.lock().unwrap().member_id.clone()
+    }
+
+    /// The last generation it joined.
+    fn joined(&self) -> Option<i32> {
+        let s = self.seen.lock().unwrap();
+        assert!(s.error.is_none(), "hostile member: {:?}", s.error);
+        s.joined
     }
 
     fn synced(&self) -> Option<(i32, Bytes)> {
@@ -94,6 +137,7 @@ impl Drop for RawMember {
 async fn raw_member(
     group: &str,
     metadata: Bytes,
+    once: bool,
     seen: &Mutex<Seen>,
     stop: &AtomicBool,
 ) -> Result<(), String> {
@@ -131,6 +175,10 @@ async fn raw_member(
             return Err("the hostile member leads: the test expects a partwise leader".into());
         }
         let generation = resp.generation_id;
+        seen.lock().unwrap().joined = Some(generation);
+        if once {
+            return Ok(());
+        }
         let req = SyncGroupRequest::default()
             .with_group_id(gid())
             .with_generation_id(generation)
@@ -143,7 +191,9 @@ async fn raw_member(
             .map_err(|e| e.to_string())?;
         match resp.error_code {
             0 => seen.lock().unwrap().synced = Some((generation, resp.assignment.clone())),
-            27 | 22 => continue,
+            // REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, and
+            // UNKNOWN_SERVER_ERROR: the generation could not be stored.
+            27 | 22 | -1 => continue,
             e => return Err(format!("SyncGroup: error {e}")),
         }
         while !stop.load(Ordering::SeqCst) {
@@ -242,6 +292,129 @@ fn a_member_whose_subscription_cannot_be_decoded_gets_nothing_and_the_leader_car
     drop(hostile);
     assert_eq!(m1.terminate(), 0);
     assert_eq!(m2.terminate(), 0);
+}
+
+/// One million claimed partitions: 4 MB of subscription, above the 1 MiB
+/// the offsets topic takes in one record by default.
+const CLAIMS: i32 = 1_000_000;
+
+/// Whether `said` names the hostile member `id` as the member whose
+/// subscription (`bytes` long) is the largest: its id, client id, host, size,
+/// and the broker's limit the record went over.
+fn names_the_large_member(said: &str, id: &str, bytes: usize) -> bool {
+    said.contains(&format!(
+        "member {id} (client id '{HOSTILE_CLIENT}', host '/127.0.0.1')"
+    )) && said.contains(&format!("{bytes} bytes"))
+        && said.contains(&format!("claiming {CLAIMS} owned partitions"))
+        && said.contains("max.message.bytes")
+        && said.contains("__consumer_offsets")
+}
+
+/// Two partwise members hold every unit; a raw member joins once with a
+/// subscription of 4 MB (a million owned partitions claimed) and is silent
+/// after. The coordinator cannot store the generation (the group's record
+/// holds every member's subscription and is larger than the offsets topic's
+/// max.message.bytes) and answers every SyncGroup UNKNOWN_SERVER_ERROR. The
+/// members used to exit 2 saying only that; the leader must name the cause
+/// and the member (id, client id, host, size), and both rejoin and are
+/// served again once the coordinator has dropped that member.
+#[test]
+fn a_member_too_large_to_store_is_named_and_the_group_served_once_it_is_gone() {
+    let (a, b, g) = names("too-large-once");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let mut m1 = MemberProc::start(&g, &topics, &[]);
+    let mut m2 = MemberProc::start(&g, &topics, &[]);
+    wait_stable(&[&m1, &m2], &topics, Duration::from_secs(60));
+    let metadata = claiming_subscription(&a, CLAIMS);
+    let bytes = metadata.len();
+    let hostile = RawMember::join_once(&g, metadata);
+    let start = Instant::now();
+    let joined = loop {
+        assert!(m1.running() && m2.running(), "a member exited");
+        if let Some(gen) = hostile.joined() {
+            break i64::from(gen);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the large member never joined"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let id = hostile.member_id();
+    // Its session (10 s) or the rebalance timeout ends it; the members
+    // rejoin meanwhile.
+    let start = Instant::now();
+    loop {
+        for m in [&mut m1, &mut m2] {
+            assert!(
+                m.running(),
+                "a member exited instead of serving on: {}",
+                m.stderr()
+            );
+        }
+        let later = |m: &MemberProc| {
+            m.holding()
+                .is_some_and(|h| h["generation"].as_i64().unwrap() > joined)
+        };
+        if later(&m1) && later(&m2) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no generation after the large member's within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let held = wait_stable(&[&m1, &m2], &topics, Duration::from_secs(30));
+    assert!(held[0]["generation"].as_i64().unwrap() > joined);
+    let (leader, other) = if m1.stderr().contains("the largest subscription") {
+        (&m1, &m2)
+    } else {
+        (&m2, &m1)
+    };
+    let said = leader.stderr();
+    let failed = format!("could not store generation {joined} of group '{g}'");
+    assert!(
+        said.contains(&failed)
+            && said.contains("UNKNOWN_SERVER_ERROR")
+            && names_the_large_member(&said, &id, bytes),
+        "the leader should name the cause and the member:\n{said}"
+    );
+    let said = other.stderr();
+    assert!(
+        said.contains(&failed) && said.contains("its leader, member"),
+        "the other member should say what happened:\n{said}"
+    );
+    drop(hostile);
+    assert_eq!(m1.terminate(), 0);
+    assert_eq!(m2.terminate(), 0);
+}
+
+/// The same member, but it stays: it rejoins every generation with the same
+/// 4 MB. No generation can be stored while it is in the group, so the
+/// leader stops (exit 2) saying so, naming it and what to do, rather than
+/// rebalance forever or exit naming nothing.
+#[test]
+fn a_member_too_large_to_store_that_stays_stops_the_leader_naming_it() {
+    let (a, b, g) = names("too-large-stays");
+    create(&[&a, &b]);
+    let topics = [a.as_str(), b.as_str()];
+    let m1 = MemberProc::start(&g, &topics, &[]);
+    wait_stable(&[&m1], &topics, Duration::from_secs(60));
+    let metadata = claiming_subscription(&a, CLAIMS);
+    let bytes = metadata.len();
+    let hostile = RawMember::start(&g, metadata);
+    let (code, _, said) = m1.wait(Duration::from_secs(120));
+    let id = hostile.member_id();
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.contains(&format!("group '{g}'"))
+            && said.contains(&format!("cannot be served while member {id}"))
+            && names_the_large_member(&said, &id, bytes),
+        "the error should say the group cannot be served while that member stays, and name it:\n{said}"
+    );
+    drop(hostile);
 }
 
 /// `partwise` with `args`: its exit code, stdout and stderr.
