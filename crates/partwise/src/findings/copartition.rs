@@ -423,7 +423,7 @@ impl Reason {
                 found: Some(u),
                 ..
             } => format!(
-                "find the producer of {topic}'s {} unexplained records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; then give every producer of {topic} one Java-compatible murmur2 partitioner (the Java client's default, which every client has a setting for)",
+                "find the producer of the {} unexplained records of {topic} (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; then give every producer of {topic} one Java-compatible murmur2 partitioner (the Java client's default, which every client has a setting for)",
                 u.records
             ),
             Reason::ObservedPartitionersDisagree { topics } => observed_partitioners_fix(topics),

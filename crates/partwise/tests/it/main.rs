@@ -6,5 +6,6 @@ mod offline {
     mod assign;
     mod hostile_parsers;
     mod kip848_versions;
+    mod mixture;
     mod vectors;
 }
