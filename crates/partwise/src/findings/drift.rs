@@ -123,8 +123,9 @@ pub struct TopicDrift {
     /// The declared partitioner of its first keyed producer.
     pub partitioner: Option<Partitioner>,
     /// What the sampled records say wrote it: the inferred partitioners, or
-    /// with several writers each member of the smallest set that explains
-    /// the records, with its share (empty: nothing to tell).
+    /// when none explains every record each one that explains them clearly
+    /// more than chance, with its share, and the share an unknown
+    /// partitioner or explicit partitions placed (empty: nothing to tell).
     pub inferred: Vec<String>,
     /// Every way the live topic differs from the declared one.
     pub drifts: Vec<Drift>,
