@@ -314,3 +314,29 @@ fn the_chance_bound_holds_and_a_handful_of_keys_proves_nothing() {
         assert!(bound + slack >= seen, "m {m}: bound {bound}, seen {seen}");
     }
 }
+
+/// `report -b` reads the same forensics: a topic declared with Java's
+/// partitioner whose records were placed at random is written by an
+/// unknown partitioner or explicit partitions, not by a list of known ones.
+#[test]
+fn report_b_says_a_randomly_placed_topic_was_written_by_an_unknown_partitioner() {
+    let declared: partwise::topology::Topology = "[[topic]]\nname = \"orders\"\npartitions = 6\nkey = \"id\"\n\n[[topic.producer]]\nname = \"app\"\npartitioner = \"java\"\nkey_format = \"string\"\n"
+        .parse()
+        .unwrap();
+    let mut rng = Rng(9);
+    let placed: Vec<(String, u32)> = (0..3000)
+        .map(|i| (format!("user-{}", i % 1000), rng.below(6)))
+        .collect();
+    let r = audit(6, &records(6, placed));
+    let d = partwise::findings::topic_drift(&declared, "orders", None, Some(6), Some(&r));
+    assert_eq!(
+        d.inferred,
+        ["an unknown partitioner, or explicit partitions (100.0% of records)"]
+    );
+    assert_eq!(d.drifts.len(), 1, "{:?}", d.drifts);
+    assert_eq!(d.drifts[0].kind(), "partitioner_drift");
+    assert_eq!(
+        d.drifts[0].to_string(),
+        "orders: declared java, but its records were written by an unknown partitioner, or explicit partitions (100.0% of records)"
+    );
+}
