@@ -386,9 +386,10 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                     .forensics
                     .as_ref()
                     .and_then(|f| f.mixture.as_ref())
-                    .is_some_and(|m| m.members.len() >= 2 && m.unexplained == 0);
-                // A mixture that explains every record says more than the
-                // records one partitioner misplaces.
+                    .is_some();
+                // The forensics say more than the records one partitioner
+                // misplaces: which partitioners explain the records more
+                // than chance, and the records none of them explains.
                 for m in ro.misrouted.iter().filter(|_| !mixed) {
                     writeln!(
                         out,
