@@ -102,8 +102,9 @@ pub struct Routing {
     pub misrouted: Vec<Misrouted>,
     /// How many records the best candidate misplaces, all of them.
     pub misrouted_total: u64,
-    /// What the records say when producers differ: the smallest set of
-    /// partitioners that explains them, the keys on more than one partition,
+    /// What the records say when producers differ: the partitioners that
+    /// explain them clearly more than chance and what none explains, the
+    /// keys on more than one partition,
     /// and switch points per partition. `None` when nothing is keyed, or when
     /// more than [`FORENSICS_GROUPS`] distinct placements are tested.
     pub forensics: Option<Forensics>,
@@ -507,8 +508,9 @@ pub const EXACT_COVER: usize = 3;
 /// The forensics of a topic whose producers may differ.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Forensics {
-    /// The smallest set of partitioner families that together explain every
-    /// explainable keyed record, when no one candidate explains them all.
+    /// The partitioner families that explain the keyed records clearly more
+    /// than chance, and what none of them explains, when no one candidate
+    /// explains them all.
     pub mixture: Option<Mixture>,
     /// Distinct non-empty keys, counted when no one candidate explains the
     /// records (`None` otherwise: then no key can be on two partitions).

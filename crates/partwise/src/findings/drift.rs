@@ -46,8 +46,9 @@ pub enum Drift {
         topic: String,
         /// The declared partitioner of its first keyed producer.
         declared: Partitioner,
-        /// Each member of the smallest set that explains the records, with
-        /// its share of them.
+        /// Each partitioner that explains the records clearly more than
+        /// chance, with its share of them, and the share an unknown
+        /// partitioner or explicit partitions placed.
         written: Vec<String>,
     },
     /// A partition could not be read, so the audit is partial.
