@@ -549,6 +549,7 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                     topic: t.name.clone(),
                     misplaced: r.misrouted_total,
                     best: r.rates.first().map(|m| m.candidate.to_string()),
+                    found: None,
                 });
             }
             _ => {

@@ -102,8 +102,9 @@ pub struct Routing {
     pub misrouted: Vec<Misrouted>,
     /// How many records the best candidate misplaces, all of them.
     pub misrouted_total: u64,
-    /// What the records say when producers differ: the smallest set of
-    /// partitioners that explains them, the keys on more than one partition,
+    /// What the records say when producers differ: the partitioners that
+    /// explain them clearly more than chance and what none explains, the
+    /// keys on more than one partition,
     /// and switch points per partition. `None` when nothing is keyed, or when
     /// more than [`FORENSICS_GROUPS`] distinct placements are tested.
     pub forensics: Option<Forensics>,
@@ -477,7 +478,7 @@ impl Analyzer {
                             .collect()
                     })
                     .collect();
-                r.forensics = Some(t.finish(&members, r.keyed, !r.inferred.is_empty()));
+                r.forensics = Some(t.finish(&members, r.keyed, self.n, !r.inferred.is_empty()));
             }
         }
         r
@@ -507,8 +508,9 @@ pub const EXACT_COVER: usize = 3;
 /// The forensics of a topic whose producers may differ.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Forensics {
-    /// The smallest set of partitioner families that together explain every
-    /// explainable keyed record, when no one candidate explains them all.
+    /// The partitioner families that explain the keyed records clearly more
+    /// than chance, and what none of them explains, when no one candidate
+    /// explains them all.
     pub mixture: Option<Mixture>,
     /// Distinct non-empty keys, counted when no one candidate explains the
     /// records (`None` otherwise: then no key can be on two partitions).
@@ -527,22 +529,50 @@ pub struct Forensics {
     pub switches: Vec<Switch>,
 }
 
-/// A set of partitioner families that explains a topic's records together.
+/// The partitioner families that explain a topic's records clearly more
+/// than chance does, together, and what none of them explains.
+///
+/// Members are found one at a time, each the family that puts the most of
+/// the records the members before it leave where they are stored, and each
+/// kept only if a placement unrelated to the records would match that many
+/// with a chance below [`MEMBER_CHANCE`] (divided by the families tested;
+/// [`log_chance`]). A family that matches records only at chance's rate (1
+/// in `partitions` for a partitioner that did not write them) is no member,
+/// however many records it happens to match: those records are unexplained.
+/// So a topic placed at random has no member, and a topic written by one
+/// partitioner partwise does not know has at most the known families that
+/// agree with it on many keys.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mixture {
-    /// The members, most records first.
+    /// The members, most records first (none, one, or several).
     pub members: Vec<Member>,
-    /// Whether no smaller set explains the records (always so up to
-    /// [`EXACT_COVER`] members, searched exhaustively; a larger set is found
-    /// greedily and may not be the smallest).
+    /// Whether no smaller set of families explains the records the members
+    /// explain (sets of up to [`EXACT_COVER`] families are searched
+    /// exhaustively; beyond that, not known).
     pub minimal: bool,
     /// Keyed records some member explains.
     pub explained: u64,
-    /// Keyed records no candidate explains (a producer that sets partitions
-    /// itself, or a partitioner partwise does not know).
+    /// Keyed records no member explains: placed by a partitioner partwise
+    /// does not know, or by a producer that sets partitions itself (some of
+    /// them may be put where they are by a non-member family, by chance).
     pub unexplained: u64,
     /// The first [`MISROUTED_KEPT`] of those.
     pub unexplained_records: Vec<Misrouted>,
+    /// The topic's partition count: a family that did not write a record
+    /// matches it with chance 1 in this.
+    pub partitions: u32,
+}
+
+impl Mixture {
+    /// `unexplained` over the keyed records, in 0..=1.
+    pub fn unexplained_share(&self) -> f64 {
+        let all = self.explained + self.unexplained;
+        if all == 0 {
+            0.0
+        } else {
+            self.unexplained as f64 / all as f64
+        }
+    }
 }
 
 /// One member of a [`Mixture`].
@@ -569,6 +599,10 @@ pub struct Member {
     /// `keys` over the distinct keys (members' key shares can add up to more
     /// than 1: a key both wrote counts for both).
     pub key_share: f64,
+    /// The bound of [`log_chance`] when it was kept: the chance that a
+    /// family that wrote none of the records it was tested on (those the
+    /// members before it leave) matches as many of them.
+    pub chance: f64,
 }
 
 impl Member {
@@ -632,32 +666,44 @@ pub fn primary(family: &[Candidate]) -> Option<Candidate> {
         .copied()
 }
 
-/// The finding for a topic named `topic` whose sampled records a set of two
-/// or more partitioners explains, none alone
-/// ([`crate::findings::Reason::MixedPartitioners`]).
+/// The finding for a topic named `topic` whose sampled keyed records no one
+/// candidate explains, when the audit looked for several producers: a set of
+/// two or more partitioners that explains them clearly more than chance
+/// ([`crate::findings::Reason::MixedPartitioners`]), else what at most one
+/// known partitioner explains and the share no known one does
+/// ([`crate::findings::Reason::RecordsUnexplained`]).
 pub fn mixture_finding(topic: &str, r: &Routing) -> Option<crate::findings::Reason> {
     let f = r.forensics.as_ref()?;
     let m = f.mixture.as_ref()?;
+    let writer = |x: &Member| crate::findings::MixedWriter {
+        // The name it goes by first.
+        candidates: std::iter::once(x.primary())
+            .chain(x.family.iter().copied().filter(|&c| c != x.primary()))
+            .map(|c| c.to_string())
+            .collect(),
+        partitioner: x.primary().partitioner,
+        family: distinct_partitioners(&x.family),
+        share: x.share,
+    };
     if m.members.len() < 2 {
-        return None;
+        return Some(crate::findings::Reason::RecordsUnexplained {
+            topic: topic.to_string(),
+            misplaced: r.misrouted_total,
+            best: r.rates.first().map(|b| b.candidate.to_string()),
+            found: Some(crate::findings::Unexplained {
+                writer: m.members.first().map(writer),
+                records: m.unexplained,
+                share: m.unexplained_share(),
+                partitions: m.partitions,
+                split_keys: f.split_keys_total,
+            }),
+        });
     }
     Some(crate::findings::Reason::MixedPartitioners {
         topic: topic.to_string(),
-        writers: m
-            .members
-            .iter()
-            .map(|x| crate::findings::MixedWriter {
-                // The name it goes by first.
-                candidates: std::iter::once(x.primary())
-                    .chain(x.family.iter().copied().filter(|&c| c != x.primary()))
-                    .map(|c| c.to_string())
-                    .collect(),
-                partitioner: x.primary().partitioner,
-                family: distinct_partitioners(&x.family),
-                share: x.share,
-            })
-            .collect(),
+        writers: m.members.iter().map(writer).collect(),
         unexplained: m.unexplained,
+        unexplained_share: m.unexplained_share(),
         split_keys: f.split_keys_total,
         example: f.split_keys.first().map(|k| {
             let text = match std::str::from_utf8(&k.key) {
@@ -789,8 +835,18 @@ struct Tracker {
     bytes: Vec<u8>,
     keys_capped: bool,
     runs: rustc_hash::FxHashMap<u32, Runs>,
-    unexplained: Vec<Misrouted>,
+    /// The first records of each fit set (at most [`MISROUTED_KEPT`] each,
+    /// [`EXAMPLES_KEPT`] in all), in the order read, with their fit set's
+    /// id: the unexplained records are those of the fit sets no member of
+    /// the mixture is in, known only at the end.
+    examples: Vec<(u32, Misrouted)>,
+    /// How many records of each fit set `examples` holds.
+    example_counts: Vec<u8>,
 }
+
+/// At most this many records are kept as examples of unexplained records
+/// while the sample is read (see [`Tracker::examples`]).
+const EXAMPLES_KEPT: usize = 4096;
 
 impl Tracker {
     fn add(&mut self, keys: &[&[u8]], stored: &[(u32, i64)], fits: &[u128]) {
@@ -813,13 +869,21 @@ impl Tracker {
                 id
             };
             self.sigs[sid as usize].1 += 1;
-            if sig == 0 && self.unexplained.len() < MISROUTED_KEPT {
-                self.unexplained.push(Misrouted {
-                    key: key.to_vec(),
-                    partition,
-                    offset,
-                    expected: None,
-                });
+            if self.example_counts.len() <= sid as usize {
+                self.example_counts.resize(sid as usize + 1, 0);
+            }
+            let kept = &mut self.example_counts[sid as usize];
+            if usize::from(*kept) < MISROUTED_KEPT && self.examples.len() < EXAMPLES_KEPT {
+                *kept += 1;
+                self.examples.push((
+                    sid,
+                    Misrouted {
+                        key: key.to_vec(),
+                        partition,
+                        offset,
+                        expected: None,
+                    },
+                ));
             }
             match &mut last_runs {
                 Some((p, r)) if *p == partition => r.add(offset, sig),
@@ -844,8 +908,9 @@ impl Tracker {
     }
 
     /// Calls `f` with every key of the log, its partitions with their
-    /// records, and its fit sets (buffers reused from key to key).
-    fn each_key(&self, mut f: impl FnMut(&[u8], &[(u32, u64)], &[u32])) {
+    /// records, and its records by partition and fit set (`(partition, fit
+    /// set id, records)`; buffers reused from key to key).
+    fn each_key(&self, mut f: impl FnMut(&[u8], &[(u32, u64)], &[(u32, u32, u64)])) {
         let key = |n: &Noted| &self.bytes[n.at as usize..(n.at + n.len) as usize];
         let mut order: Vec<(u64, u32)> = self
             .log
@@ -855,25 +920,29 @@ impl Tracker {
             .collect();
         order.sort_unstable();
         let mut parts: Vec<(u32, u64)> = Vec::new();
-        let mut sigs: Vec<u32> = Vec::new();
+        let mut cells: Vec<(u32, u32, u64)> = Vec::new();
         let mut i = 0;
         while i < order.len() {
             let h = order[i].0;
             let first = &self.log[order[i].1 as usize];
             parts.clear();
-            sigs.clear();
+            cells.clear();
             while i < order.len() && order[i].0 == h {
                 let n = &self.log[order[i].1 as usize];
                 match parts.iter_mut().find(|p| p.0 == n.partition) {
                     Some(p) => p.1 += 1,
                     None => parts.push((n.partition, 1)),
                 }
-                if !sigs.contains(&n.sig) {
-                    sigs.push(n.sig);
+                match cells
+                    .iter_mut()
+                    .find(|c| c.0 == n.partition && c.1 == n.sig)
+                {
+                    Some(c) => c.2 += 1,
+                    None => cells.push((n.partition, n.sig, 1)),
                 }
                 i += 1;
             }
-            f(key(first), &parts, &sigs);
+            f(key(first), &parts, &cells);
         }
     }
 
@@ -883,6 +952,7 @@ impl Tracker {
         self,
         members: &[Vec<(usize, Candidate)>],
         keyed: u64,
+        n: PartitionCount,
         one_explains: bool,
     ) -> Forensics {
         let in_mask = |mask: u128| -> Vec<Candidate> {
@@ -899,7 +969,7 @@ impl Tracker {
         let (mixture, distinct_keys, mut split) = if one_explains {
             (None, None, Vec::new())
         } else {
-            let (m, d, s) = self.mixture(members, keyed, &in_mask);
+            let (m, d, s) = self.mixture(members, keyed, n, &in_mask);
             (Some(m), Some(d), s)
         };
         split.sort_by(|a, b| {
@@ -945,10 +1015,18 @@ impl Tracker {
 
     /// The mixture, the distinct keys, and the keys on more than one
     /// partition (unsorted).
+    ///
+    /// Members are chosen one at a time: the family that puts the most of
+    /// the records no member explains yet where they are stored, kept only
+    /// when chance does not explain that many (see [`MEMBER_CHANCE`] and
+    /// [`log_chance`]). What no member explains is left unexplained, never
+    /// spread over families that match it at the rate a random placement
+    /// would.
     fn mixture(
         &self,
         members: &[Vec<(usize, Candidate)>],
         keyed: u64,
+        n: PartitionCount,
         in_mask: &dyn Fn(u128) -> Vec<Candidate>,
     ) -> (Mixture, u64, Vec<SplitKey>) {
         // Families: groups that fit exactly the same records (equal columns
@@ -977,96 +1055,151 @@ impl Tracker {
         };
         families.sort_by_key(|f| first_of(f.0));
         let fam: Vec<u128> = families.iter().map(|f| f.0).collect();
-        let universe: Vec<(u128, u64)> = self.sigs.iter().copied().filter(|s| s.0 != 0).collect();
+        let f = fam.len();
+        // The families each fit set has, one bit per family (there are no
+        // more families than groups).
+        let fam_of: Vec<u128> = self
+            .sigs
+            .iter()
+            .map(|s| {
+                (0..f)
+                    .filter(|&i| s.0 & fam[i] != 0)
+                    .fold(0u128, |a, i| a | 1u128 << i)
+            })
+            .collect();
+
+        // Every key's records by partition and fit set, from the log.
+        let mut distinct = 0u64;
+        let mut split: Vec<SplitKey> = Vec::new();
+        let mut cells: Vec<(u32, u32, u64)> = Vec::new();
+        let mut ends: Vec<usize> = Vec::new();
+        self.each_key(|key, parts, key_cells| {
+            distinct += 1;
+            if parts.len() > 1 {
+                let mut partitions = parts.to_vec();
+                partitions.sort_unstable();
+                split.push(SplitKey {
+                    key: key.to_vec(),
+                    partitions,
+                });
+            }
+            cells.extend_from_slice(key_cells);
+            ends.push(cells.len());
+        });
+
+        // Members, one at a time, each tested against chance on what the
+        // members before it leave.
+        let mut chosen: Vec<usize> = Vec::new();
+        let mut chances: Vec<f64> = Vec::new();
+        let mut taken = 0u128;
+        let mut per_key: Vec<(u32, u64)> = Vec::new();
+        let mut profile: Vec<u64> = Vec::new();
+        while chosen.len() < f {
+            let mut left_by_sig = vec![0u64; self.sigs.len()];
+            let mut profiles: std::collections::BTreeMap<Vec<u64>, u64> =
+                std::collections::BTreeMap::new();
+            let mut start = 0;
+            for &end in &ends {
+                per_key.clear();
+                for &(p, sid, c) in &cells[start..end] {
+                    if fam_of[sid as usize] & taken != 0 {
+                        continue;
+                    }
+                    left_by_sig[sid as usize] += c;
+                    match per_key.iter_mut().find(|x| x.0 == p) {
+                        Some(x) => x.1 += c,
+                        None => per_key.push((p, c)),
+                    }
+                }
+                start = end;
+                if per_key.is_empty() {
+                    continue;
+                }
+                profile.clear();
+                profile.extend(per_key.iter().map(|x| x.1));
+                profile.sort_unstable();
+                match profiles.get_mut(profile.as_slice()) {
+                    Some(k) => *k += 1,
+                    None => {
+                        profiles.insert(profile.clone(), 1);
+                    }
+                }
+            }
+            let tested = f - chosen.len();
+            let best = (0..f)
+                .filter(|i| taken >> i & 1 == 0)
+                .map(|i| {
+                    let m: u64 = left_by_sig
+                        .iter()
+                        .zip(&fam_of)
+                        .filter(|(_, &fs)| fs >> i & 1 == 1)
+                        .map(|(&c, _)| c)
+                        .sum();
+                    (i, m)
+                })
+                .max_by_key(|&(i, m)| (m, std::cmp::Reverse(i)));
+            let Some((best, m)) = best.filter(|b| b.1 > 0) else {
+                break;
+            };
+            let profiles: Vec<(Vec<u64>, u64)> = profiles.into_iter().collect();
+            let log_p = log_chance(&profiles, n.get(), m);
+            if log_p > MEMBER_CHANCE.ln() - (tested as f64).ln() {
+                break;
+            }
+            chosen.push(best);
+            chances.push(log_p.exp());
+            taken |= 1u128 << best;
+        }
+
+        // Records the members explain, over the whole sample.
+        let universe: Vec<(u128, u64)> = self
+            .sigs
+            .iter()
+            .zip(&fam_of)
+            .filter(|(_, &fs)| fs & taken != 0)
+            .map(|(s, _)| *s)
+            .collect();
         let explained: u64 = universe.iter().map(|s| s.1).sum();
-        let unexplained: u64 = self.sigs.iter().filter(|s| s.0 == 0).map(|s| s.1).sum();
+        let unexplained: u64 = self.sigs.iter().map(|s| s.1).sum::<u64>() - explained;
+        // Whether a smaller set of families explains the same records:
+        // sizes up to EXACT_COVER are searched exhaustively.
         let covers = |sel: &[usize]| {
             let m = sel.iter().fold(0u128, |a, &i| a | fam[i]);
             universe.iter().all(|s| s.0 & m != 0)
         };
-        let weight = |sel: &[usize]| -> u64 {
-            sel.iter()
-                .map(|&i| {
-                    universe
-                        .iter()
-                        .filter(|s| s.0 & fam[i] != 0)
-                        .map(|s| s.1)
-                        .sum::<u64>()
-                })
-                .sum()
-        };
-        let f = fam.len();
-        let mut chosen: Option<Vec<usize>> = if universe.is_empty() {
-            Some(Vec::new())
-        } else {
-            None
-        };
-        let mut minimal = true;
-        // Every set of up to this many families was tried and none covers.
-        let mut searched = 0usize;
-        'sizes: for k in 1..=EXACT_COVER.min(f) {
-            if chosen.is_some() {
-                break;
-            }
-            // Exhaustive, in family order; among covers of one size the one
-            // whose members explain the most records each (ties: the first).
-            let mut best: Option<(u64, Vec<usize>)> = None;
-            let mut idx: Vec<usize> = (0..k).collect();
+        let k = chosen.len();
+        let mut minimal = k <= EXACT_COVER + 1;
+        'sizes: for size in 1..k.min(EXACT_COVER + 1) {
+            let mut idx: Vec<usize> = (0..size).collect();
             let mut tried = 0u64;
             loop {
                 tried += 1;
                 if tried > 200_000 {
+                    minimal = false;
                     break 'sizes;
                 }
                 if covers(&idx) {
-                    let w = weight(&idx);
-                    if best.as_ref().is_none_or(|b| w > b.0) {
-                        best = Some((w, idx.clone()));
-                    }
+                    minimal = false;
+                    break 'sizes;
                 }
                 // Next combination.
-                let mut i = k;
-                while i > 0 && idx[i - 1] == f - k + i - 1 {
+                let mut i = size;
+                while i > 0 && idx[i - 1] == f - size + i - 1 {
                     i -= 1;
                 }
                 if i == 0 {
                     break;
                 }
                 idx[i - 1] += 1;
-                for j in i..k {
+                for j in i..size {
                     idx[j] = idx[j - 1] + 1;
                 }
             }
-            chosen = best.map(|b| b.1);
-            searched = k;
         }
-        let chosen = chosen.unwrap_or_else(|| {
-            // Greedy: the family explaining most records not yet explained.
-            let mut sel = Vec::new();
-            let mut left: Vec<(u128, u64)> = universe.clone();
-            while !left.is_empty() {
-                let gain = |i: usize| {
-                    left.iter()
-                        .filter(|s| s.0 & fam[i] != 0)
-                        .map(|s| s.1)
-                        .sum::<u64>()
-                };
-                let Some(i) = (0..f)
-                    .filter(|i| !sel.contains(i))
-                    .max_by_key(|&i| (gain(i), std::cmp::Reverse(i)))
-                else {
-                    break;
-                };
-                sel.push(i);
-                left.retain(|s| s.0 & fam[i] == 0);
-            }
-            minimal = sel.len() <= searched + 1;
-            sel
-        });
 
         // Attribution: records one member alone explains are its own; shared
         // ones are split in proportion to the members' own.
-        let m = chosen.len();
+        let m = k;
         let mut only = vec![0u64; m];
         let mut shared = vec![0u64; m];
         let fits =
@@ -1121,29 +1254,20 @@ impl Tracker {
             })
             .collect();
         let mut keys = vec![0u64; m];
-        let mut distinct = 0u64;
-        let mut split: Vec<SplitKey> = Vec::new();
         let mut own = vec![false; m];
-        self.each_key(|key, parts, sigs| {
-            distinct += 1;
-            if parts.len() > 1 {
-                let mut partitions = parts.to_vec();
-                partitions.sort_unstable();
-                split.push(SplitKey {
-                    key: key.to_vec(),
-                    partitions,
-                });
-            }
+        let mut start = 0;
+        for &end in &ends {
             own.iter_mut().for_each(|o| *o = false);
-            for &sid in sigs {
+            for &(_, sid, _) in &cells[start..end] {
                 if let Some(j) = alone[sid as usize] {
                     own[j] = true;
                 }
             }
+            start = end;
             for (n, &o) in keys.iter_mut().zip(&own) {
                 *n += u64::from(o);
             }
-        });
+        }
         let mut out: Vec<Member> = (0..m)
             .map(|j| Member {
                 family: in_mask(fam[chosen[j]]),
@@ -1161,18 +1285,125 @@ impl Tracker {
                 } else {
                     keys[j] as f64 / distinct as f64
                 },
+                chance: chances[j],
             })
             .collect();
         // Most records first; among equals, family order (stable sort).
         out.sort_by_key(|x| std::cmp::Reverse(x.records));
+        let unexplained_records: Vec<Misrouted> = self
+            .examples
+            .iter()
+            .filter(|(sid, _)| fam_of[*sid as usize] & taken == 0)
+            .take(MISROUTED_KEPT)
+            .map(|(_, r)| r.clone())
+            .collect();
         let mixture = Mixture {
             members: out,
             minimal,
             explained,
             unexplained,
-            unexplained_records: self.unexplained.clone(),
+            unexplained_records,
+            partitions: n.get(),
         };
         (mixture, distinct, split)
+    }
+}
+
+/// A member of a mixture is kept only when the chance that a partitioner
+/// that wrote none of the records it is tested on puts as many of them
+/// where they are stored is below this, divided by the number of families
+/// tested at that step (see [`log_chance`]).
+pub const MEMBER_CHANCE: f64 = 1e-3;
+
+/// The natural log of an upper bound on the chance that a placement
+/// unrelated to the records puts at least `m` of them on the partition they
+/// are stored in: each key sent to one of the `n` partitions at random,
+/// independently of the other keys (a partitioner that did not write the
+/// records hashes the key to a partition unrelated to where it is), so a
+/// key with `c_p` records on partition `p` has `c_p` of them matched with
+/// chance 1/n each. Keys are the unit: a key's records are matched all
+/// together or not at all, so one key on every partition, or a handful of
+/// keys, never adds up to more than chance.
+///
+/// The bound is Chernoff's, `min over θ ≥ 0 of E[exp(θ M)] / exp(θ m)`,
+/// computed exactly over the keys' counts (no normal approximation, which
+/// few keys would defeat). `profiles`: each distinct list of a key's
+/// non-zero record counts per partition, ascending, with how many keys
+/// have it. 0 (a chance of 1) when `m` is no more than chance's mean.
+pub fn log_chance(profiles: &[(Vec<u64>, u64)], n: u32, m: u64) -> f64 {
+    let slots = |c: &[u64]| (n as usize).max(c.len()) as f64;
+    let mean: f64 = profiles
+        .iter()
+        .map(|(c, k)| *k as f64 * c.iter().sum::<u64>() as f64 / slots(c))
+        .sum();
+    let m = m as f64;
+    if profiles.is_empty() || m <= mean {
+        return 0.0;
+    }
+    let largest = |c: &[u64]| c.iter().copied().max().unwrap_or(0);
+    let top: f64 = profiles
+        .iter()
+        .map(|(c, k)| *k as f64 * largest(c) as f64)
+        .sum();
+    if m >= top {
+        // Only every key sent to a partition with its most records gets
+        // there.
+        return profiles
+            .iter()
+            .map(|(c, k)| {
+                let mx = largest(c);
+                let ways = c.iter().filter(|&&x| x == mx).count() as f64;
+                *k as f64 * (ways / slots(c)).ln()
+            })
+            .sum();
+    }
+    // log E[exp(θ M)] and its derivative, the mean of M tilted by θ.
+    let eval = |t: f64| -> (f64, f64) {
+        let (mut lg, mut d) = (0.0, 0.0);
+        for (c, k) in profiles {
+            let mx = largest(c) as f64;
+            let mut s = (slots(c) - c.len() as f64) * (-t * mx).exp();
+            let mut sc = 0.0;
+            for &x in c {
+                let e = (t * (x as f64 - mx)).exp();
+                s += e;
+                sc += x as f64 * e;
+            }
+            lg += *k as f64 * (t * mx + (s / slots(c)).ln());
+            d += *k as f64 * sc / s;
+        }
+        (lg, d)
+    };
+    let biggest = profiles
+        .iter()
+        .map(|(c, _)| largest(c))
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    // The θ whose tilted mean is m minimizes the bound (it is convex in θ);
+    // any θ gives a bound, so an approximate one is still one.
+    let (mut lo, mut hi) = (0.0, 1.0 / biggest);
+    for _ in 0..200 {
+        if eval(hi).1 >= m {
+            break;
+        }
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if eval(mid).1 < m {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t = 0.5 * (lo + hi);
+    let bound = eval(t).0 - t * m;
+    if bound.is_nan() {
+        0.0
+    } else {
+        bound.min(0.0)
     }
 }
 

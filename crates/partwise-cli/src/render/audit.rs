@@ -44,6 +44,8 @@ pub fn forensics_json(f: &Forensics) -> Value {
             "minimal": m.minimal,
             "explained": m.explained,
             "unexplained": m.unexplained,
+            "unexplained_share": m.unexplained_share(),
+            "partitions": m.partitions,
             "members": m.members.iter().map(|x| json!({
                 "partitioner": x.primary().to_string(),
                 "setting": x.primary().partitioner.setting(),
@@ -54,6 +56,7 @@ pub fn forensics_json(f: &Forensics) -> Value {
                 "share": x.share,
                 "keys": x.keys,
                 "key_share": x.key_share,
+                "chance": x.chance,
             })).collect::<Vec<_>>(),
             "unexplained_records": m.unexplained_records.iter().map(|u| json!({
                 "key": key_json(&u.key),

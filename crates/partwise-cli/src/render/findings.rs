@@ -102,10 +102,20 @@ pub fn reason_json(r: &Reason) -> Value {
             topic,
             misplaced,
             best,
+            found,
         } => {
             m.insert("topic".into(), topic.clone().into());
             m.insert("misplaced".into(), (*misplaced).into());
             m.insert("best".into(), best.clone().into());
+            if let Some(u) = found {
+                m.insert(
+                    "writer".into(),
+                    u.writer.as_ref().map_or(Value::Null, writer_json),
+                );
+                m.insert("unexplained".into(), u.records.into());
+                m.insert("unexplained_share".into(), u.share.into());
+                m.insert("split_keys".into(), u.split_keys.into());
+            }
         }
         Reason::ObservedPartitionersDisagree { topics } => {
             let t: Vec<Value> = topics
@@ -118,23 +128,15 @@ pub fn reason_json(r: &Reason) -> Value {
             topic,
             writers,
             unexplained,
+            unexplained_share,
             split_keys,
             ..
         } => {
             m.insert("topic".into(), topic.clone().into());
-            let w: Vec<Value> = writers
-                .iter()
-                .map(|w| {
-                    json!({
-                        "partitioner": w.partitioner.spec(),
-                        "setting": w.partitioner.setting(),
-                        "partitioners": w.candidates,
-                        "share": w.share,
-                    })
-                })
-                .collect();
+            let w: Vec<Value> = writers.iter().map(writer_json).collect();
             m.insert("writers".into(), w.into());
             m.insert("unexplained".into(), (*unexplained).into());
+            m.insert("unexplained_share".into(), (*unexplained_share).into());
             m.insert("split_keys".into(), (*split_keys).into());
         }
         Reason::ObservedKeyEncodingsDiffer { encodings } => {
@@ -148,6 +150,15 @@ pub fn reason_json(r: &Reason) -> Value {
     }
     sample_json(&mut m, r.sample());
     Value::Object(m)
+}
+
+fn writer_json(w: &partwise::findings::MixedWriter) -> Value {
+    json!({
+        "partitioner": w.partitioner.spec(),
+        "setting": w.partitioner.setting(),
+        "partitioners": w.candidates,
+        "share": w.share,
+    })
 }
 
 fn alignment_json(m: &mut Map<String, Value>, a: Option<Alignment>, what: &str) {

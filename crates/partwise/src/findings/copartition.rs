@@ -169,6 +169,10 @@ pub enum Reason {
         /// The best candidate, as printed (`java`, `sarama on int32`), when
         /// any was tried.
         best: Option<String>,
+        /// What the records say beyond the best candidate, when the audit
+        /// looked for several producers: at most one known partitioner
+        /// explains clearly more than chance, the rest is unexplained.
+        found: Option<Unexplained>,
     },
     /// Observed: the topics' sampled records are explained by no one
     /// partitioner (the same finding as [`Reason::PartitionersDisagree`],
@@ -184,8 +188,11 @@ pub enum Reason {
         topic: String,
         /// The set's members, most records first.
         writers: Vec<MixedWriter>,
-        /// Keyed records no known partitioner explains.
+        /// Keyed records no member explains: an unknown partitioner, or
+        /// explicit partitions.
         unexplained: u64,
+        /// Their share of the keyed records, in 0..=1.
+        unexplained_share: f64,
         /// Keys stored on more than one partition.
         split_keys: u64,
         /// The split key with the most records, as text (escaped where it is
@@ -214,6 +221,24 @@ pub struct ObservedWriter {
     /// Every partitioner among the candidates: the clients the records
     /// cannot tell apart, each told its own setting in the fix.
     pub family: Vec<Partitioner>,
+}
+
+/// A topic whose keyed records no set of known partitioners explains
+/// clearly more than chance does: what one known partitioner explains, if
+/// any, and what none does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unexplained {
+    /// The one known family that explains clearly more than chance, if any.
+    pub writer: Option<MixedWriter>,
+    /// Keyed records no known partitioner explains.
+    pub records: u64,
+    /// Their share of the keyed records, in 0..=1.
+    pub share: f64,
+    /// The topic's partition count: a partitioner that did not write a
+    /// record puts it where it is with chance 1 in this.
+    pub partitions: u32,
+    /// Keys stored on more than one partition.
+    pub split_keys: u64,
 }
 
 /// One producer of a topic written by several, as its records reveal it.
@@ -386,16 +411,29 @@ impl Reason {
             Reason::NoKeyedRecords { topic } => format!(
                 "sample more of {topic} (--sample N), or key its records: a join needs keyed records"
             ),
-            Reason::RecordsUnexplained { topic, .. } => format!(
+            Reason::RecordsUnexplained {
+                topic,
+                found: None,
+                ..
+            } => format!(
                 "find the producer of {topic}'s misplaced records (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; route it through one partitioner (partwise kafka produce -P SPEC)"
+            ),
+            Reason::RecordsUnexplained {
+                topic,
+                found: Some(u),
+                ..
+            } => format!(
+                "find the producer of the {} unexplained records of {topic} (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; then give every producer of {topic} one Java-compatible murmur2 partitioner (the Java client's default, which every client has a setting for)",
+                u.records
             ),
             Reason::ObservedPartitionersDisagree { topics } => observed_partitioners_fix(topics),
             Reason::MixedPartitioners {
                 writers,
                 unexplained,
+                unexplained_share,
                 split_keys,
                 ..
-            } => mixed_fix(writers, *unexplained, *split_keys),
+            } => mixed_fix(writers, *unexplained, *unexplained_share, *split_keys),
             Reason::ObservedKeyEncodingsDiffer { .. } => {
                 "serialize the key one way for every topic (the same key serializer, e.g. string, in every producer)"
                     .to_string()
@@ -509,6 +547,56 @@ impl fmt::Display for Reason {
             ),
             Reason::RecordsUnexplained {
                 topic,
+                found: Some(u),
+                misplaced,
+                best,
+            } => {
+                let of = |share: f64| format!("{:.1}%", 100.0 * share);
+                match &u.writer {
+                    None => {
+                        write!(
+                            f,
+                            "{topic}: no known partitioner explains more of its keyed records than chance does (1 in {} on {} partitions",
+                            u.partitions, u.partitions
+                        )?;
+                        if let Some(b) = best {
+                            let matched = u.records.saturating_sub(*misplaced);
+                            write!(
+                                f,
+                                "; the best, {b}, puts {matched} of {} where they are",
+                                u.records
+                            )?;
+                        }
+                        write!(
+                            f,
+                            "): an unknown partitioner, or explicit partitions, placed them ({} of keyed records)",
+                            of(u.share)
+                        )
+                    }
+                    Some(w) => {
+                        write!(
+                            f,
+                            "{topic}: {} explains {} of its keyed records, more than chance (1 in {}) can; the other {} ({} records) no known partitioner explains: an unknown partitioner, or explicit partitions, placed them",
+                            family(&w.candidates),
+                            of(w.share),
+                            u.partitions,
+                            of(u.share),
+                            u.records
+                        )?;
+                        if u.split_keys == 0 {
+                            write!(
+                                f,
+                                " (no sampled key is on two partitions, so one unknown partitioner that places some keys as {} does would write the same records)",
+                                w.partitioner.spec()
+                            )?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            Reason::RecordsUnexplained {
+                topic,
+                found: None,
                 misplaced,
                 best,
             } => match best {
@@ -532,6 +620,7 @@ impl fmt::Display for Reason {
                 topic,
                 writers,
                 unexplained,
+                unexplained_share,
                 split_keys,
                 example,
             } => {
@@ -565,7 +654,11 @@ impl fmt::Display for Reason {
                     )?,
                 }
                 if *unexplained > 0 {
-                    write!(f, "; {unexplained} keyed records no known partitioner explains")?;
+                    write!(
+                        f,
+                        "; {unexplained} keyed records ({:.1}%) no known partitioner explains: an unknown partitioner, or explicit partitions, placed them",
+                        100.0 * unexplained_share
+                    )?;
                 }
                 Ok(())
             }
@@ -686,7 +779,22 @@ fn observed_partitioners_fix(topics: &[ObservedWriter]) -> String {
 /// the Java-compatible member if there is one (most clients have a setting
 /// for it), else the one that wrote most; each other member's producers told
 /// in their own client's words.
-fn mixed_fix(writers: &[MixedWriter], unexplained: u64, split_keys: u64) -> String {
+///
+/// When most records are unexplained, the known members wrote the lesser
+/// part: the fix starts from the unknown producer and moves no one to a
+/// member's partitioner as if it had written the topic.
+fn mixed_fix(
+    writers: &[MixedWriter],
+    unexplained: u64,
+    unexplained_share: f64,
+    split_keys: u64,
+) -> String {
+    if unexplained_share > 0.5 {
+        return format!(
+            "find the producer of the {unexplained} unexplained records, {:.1}% of the keyed ones (the JSON output lists their keys and offsets): it sets partitions itself or uses a partitioner partwise does not know; then give every producer of the topic one Java-compatible murmur2 partitioner (the Java client's default, which every client has a setting for)",
+            100.0 * unexplained_share
+        );
+    }
     let mut steps: Vec<String> = Vec::new();
     let target = writers
         .iter()

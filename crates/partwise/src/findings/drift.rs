@@ -31,7 +31,7 @@ pub enum Drift {
     },
     /// Its keyed records were written by other partitioners than the
     /// declared one (`written` is empty when no partitioner partwise knows
-    /// explains them).
+    /// explains them and the audit did not look for several producers).
     Partitioner {
         /// The topic.
         topic: String,
@@ -46,8 +46,9 @@ pub enum Drift {
         topic: String,
         /// The declared partitioner of its first keyed producer.
         declared: Partitioner,
-        /// Each member of the smallest set that explains the records, with
-        /// its share of them.
+        /// Each partitioner that explains the records clearly more than
+        /// chance, with its share of them, and the share an unknown
+        /// partitioner or explicit partitions placed.
         written: Vec<String>,
     },
     /// A partition could not be read, so the audit is partial.
@@ -123,8 +124,9 @@ pub struct TopicDrift {
     /// The declared partitioner of its first keyed producer.
     pub partitioner: Option<Partitioner>,
     /// What the sampled records say wrote it: the inferred partitioners, or
-    /// with several writers each member of the smallest set that explains
-    /// the records, with its share (empty: nothing to tell).
+    /// when none explains every record each one that explains them clearly
+    /// more than chance, with its share, and the share an unknown
+    /// partitioner or explicit partitions placed (empty: nothing to tell).
     pub inferred: Vec<String>,
     /// Every way the live topic differs from the declared one.
     pub drifts: Vec<Drift>,
@@ -161,17 +163,21 @@ pub fn topic_drift(
     let mut inferred: Vec<String> = routing
         .map(|r| r.inferred.iter().map(ToString::to_string).collect())
         .unwrap_or_default();
-    // Producers that hash differently: each member of the smallest set that
-    // explains the records, with its share.
-    let mixture = routing
-        .and_then(|r| r.forensics.as_ref()?.mixture.as_ref())
-        .filter(|m| m.members.len() >= 2);
+    // No one partitioner explains the records: each known one that explains
+    // clearly more than chance, with its share, and the share none explains.
+    let mixture = routing.and_then(|r| r.forensics.as_ref()?.mixture.as_ref());
     if let Some(m) = mixture {
         inferred = m
             .members
             .iter()
             .map(|x| format!("{} ({:.1}% of records)", x.primary(), 100.0 * x.share))
             .collect();
+        if m.unexplained > 0 {
+            inferred.push(format!(
+                "an unknown partitioner, or explicit partitions ({:.1}% of records)",
+                100.0 * m.unexplained_share()
+            ));
+        }
     }
     if let (Some(p), Some(r)) = (partitioner, routing) {
         let in_mixture = mixture.is_some_and(|m| {

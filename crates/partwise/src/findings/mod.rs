@@ -14,7 +14,9 @@ mod leader;
 #[cfg(test)]
 mod texts;
 
-pub use copartition::{summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff};
+pub use copartition::{
+    summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff, Unexplained,
+};
 pub use drift::{topic_drift, Drift, TopicDrift};
 pub use family::FamilyReason;
 pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
@@ -123,11 +125,13 @@ mod tests {
                 topic: "t".into(),
                 misplaced: 1,
                 best: None,
+                found: None,
             },
             Reason::MixedPartitioners {
                 topic: "t".into(),
                 writers: vec![],
                 unexplained: 0,
+                unexplained_share: 0.0,
                 split_keys: 0,
                 example: None,
             },

@@ -280,11 +280,13 @@ fn reasons() -> Vec<Reason> {
             topic: "a".into(),
             misplaced: 3,
             best: None,
+            found: None,
         },
         Reason::RecordsUnexplained {
             topic: "a".into(),
             misplaced: 3,
             best: Some("java".into()),
+            found: None,
         },
         Reason::ObservedKeyEncodingsDiffer { encodings: vec![] },
         Reason::ObservedKeyEncodingsDiffer {
@@ -371,17 +373,43 @@ fn reasons() -> Vec<Reason> {
         mixed(&["kafkajs", "sarama"]),
         mixed(&["sarama", "librdkafka:consistent_random"]),
     ] {
-        for (unexplained, split_keys, example) in
-            [(0, 0, None), (5, 3, Some(("ADRO".to_string(), vec![1, 3])))]
-        {
+        // No record, a few, and most of them unexplained.
+        for (unexplained, unexplained_share, split_keys, example) in [
+            (0, 0.0, 0, None),
+            (5, 0.05, 3, Some(("ADRO".to_string(), vec![1, 3]))),
+            (70, 0.7, 0, None),
+        ] {
             out.push(Reason::MixedPartitioners {
                 topic: "notifications".into(),
                 writers: writers.clone(),
                 unexplained,
+                unexplained_share,
                 split_keys,
                 example,
             });
         }
+    }
+    // A topic no set of known partitioners explains better than chance:
+    // with and without a best candidate, one known partitioner that explains
+    // part of it, with and without split keys.
+    for (writer, best, split_keys) in [
+        (None, None, 0),
+        (None, Some("sarama"), 4),
+        (mixed(&["java"]).pop(), Some("java"), 0),
+        (mixed(&["sarama"]).pop(), Some("sarama"), 2),
+    ] {
+        out.push(Reason::RecordsUnexplained {
+            topic: "notifications".into(),
+            misplaced: 80,
+            best: best.map(str::to_string),
+            found: Some(crate::findings::Unexplained {
+                share: if writer.is_some() { 0.4 } else { 1.0 },
+                writer,
+                records: 80,
+                partitions: 6,
+                split_keys,
+            }),
+        });
     }
     out
 }

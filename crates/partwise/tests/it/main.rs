@@ -6,6 +6,7 @@ mod offline {
     mod assign;
     mod hostile_parsers;
     mod kip848_versions;
+    mod mixture;
     mod streams;
     mod vectors;
 }

@@ -165,19 +165,36 @@ const FORENSIC_ROWS: usize = 10;
 
 fn write_forensics(f: &Forensics, out: &mut impl Write) -> Result<()> {
     if let Some(m) = &f.mixture {
-        if m.members.len() >= 2 {
+        if m.members.is_empty() {
             writeln!(
                 out,
-                "  mixture: {} partitioners together explain {} of {} keyed records ({})",
+                "  mixture: no known partitioner explains more of the keyed records than chance does (1 in {})",
+                m.partitions
+            )?;
+        } else if m.members.len() == 1 {
+            writeln!(
+                out,
+                "  mixture: 1 known partitioner explains {} of {} keyed records, more than chance (1 in {}) can",
+                m.explained,
+                m.explained + m.unexplained,
+                m.partitions
+            )?;
+        } else {
+            writeln!(
+                out,
+                "  mixture: {} partitioners together explain {} of {} keyed records, each more than chance (1 in {}) can ({})",
                 m.members.len(),
                 m.explained,
                 m.explained + m.unexplained,
+                m.partitions,
                 if m.minimal {
                     "no fewer can"
                 } else {
                     "found greedily: fewer may"
                 }
             )?;
+        }
+        if !m.members.is_empty() {
             let mut tab = Table::new([
                 "    SHARE",
                 "RECORDS",
@@ -216,8 +233,9 @@ fn write_forensics(f: &Forensics, out: &mut impl Write) -> Result<()> {
         if m.unexplained > 0 {
             writeln!(
                 out,
-                "  unexplained: {} keyed records no known partitioner explains",
-                m.unexplained
+                "  unexplained: {} keyed records ({:.1}%) no known partitioner explains more than chance: an unknown partitioner, or explicit partitions",
+                m.unexplained,
+                100.0 * m.unexplained_share()
             )?;
             for u in m.unexplained_records.iter().take(FORENSIC_ROWS) {
                 writeln!(
@@ -368,9 +386,10 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
                     .forensics
                     .as_ref()
                     .and_then(|f| f.mixture.as_ref())
-                    .is_some_and(|m| m.members.len() >= 2 && m.unexplained == 0);
-                // A mixture that explains every record says more than the
-                // records one partitioner misplaces.
+                    .is_some();
+                // The forensics say more than the records one partitioner
+                // misplaces: which partitioners explain the records more
+                // than chance, and the records none of them explains.
                 for m in ro.misrouted.iter().filter(|_| !mixed) {
                     writeln!(
                         out,

@@ -365,3 +365,147 @@ topics = ["{m}", "{k}"]
         "{live}"
     );
 }
+
+/// Sends each `(key, partition)` to that partition explicitly, as a
+/// producer that sets partitions itself does.
+fn explicit(b: &str, topic: &str, records: &[(String, i32)]) {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    use std::time::Duration;
+    let p: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", b)
+        .set("linger.ms", "5")
+        .create()
+        .unwrap();
+    for (k, part) in records {
+        let r: BaseRecord<'_, str, str> = BaseRecord::to(topic)
+            .key(k.as_str())
+            .payload("v")
+            .partition(*part);
+        p.send(r).map_err(|(e, _)| e).unwrap();
+        p.poll(Duration::ZERO);
+    }
+    p.flush(Duration::from_secs(60)).unwrap();
+}
+
+/// Deterministic pseudo-random partitions (splitmix64).
+fn random_partitions(seed: u64, n: i32) -> impl FnMut() -> i32 {
+    let mut s = seed;
+    move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as i32
+    }
+}
+
+/// The topic's own finding in the audit's JSON, and its table output.
+fn audit_both(b: &str, topic: &str) -> (Value, String) {
+    let (code, v) = audit(b, topic);
+    assert_eq!(code, 1, "{v}");
+    let out = pw()
+        .args(["kafka", "audit", "-b", b, "-t", topic])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    (v, text(&out.stdout))
+}
+
+/// Records a producer put on random partitions, and one key put on every
+/// partition: no partitioner is credited with what chance explains, and the
+/// audit says the records are an unknown partitioner's or explicit
+/// partitions, with a fix that moves no producer to a known partitioner.
+#[test]
+fn a_topic_placed_at_random_credits_no_partitioner() {
+    let b = bootstrap();
+    let t = unique("pwc-random");
+    create_topics(&b, &[(&t, 6)]);
+    let mut next = random_partitions(34, 6);
+    let mut records: Vec<(String, i32)> = (0..1500)
+        .map(|i| (format!("user-{}", i % 600), next()))
+        .collect();
+    records.extend((0..300).map(|i| ("BBCA".to_string(), i % 6)));
+    explicit(&b, &t, &records);
+
+    let (v, table) = audit_both(&b, &t);
+    let m = &v["topics"][0]["routing"]["forensics"]["mixture"];
+    assert_eq!(m["members"].as_array().unwrap().len(), 0, "{m}");
+    assert_eq!(m["unexplained"].as_u64(), Some(1800), "{m}");
+    assert_eq!(m["unexplained_share"].as_f64(), Some(1.0), "{m}");
+    let f = &v["topics"][0]["findings"][0];
+    assert_eq!(f["kind"], "records_unexplained", "{f}");
+    assert!(f["writer"].is_null(), "{f}");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("no known partitioner explains more of its keyed records than chance does (1 in 6 on 6 partitions")
+            && message.contains("an unknown partitioner, or explicit partitions, placed them (100.0% of keyed records)"),
+        "{message}"
+    );
+    assert!(!f["fix"].as_str().unwrap().contains("set the "), "{f}");
+    assert!(
+        table.contains(
+            "mixture: no known partitioner explains more of the keyed records than chance does (1 in 6)"
+        ) && table.contains("unexplained: 1800 keyed records (100.0%)"),
+        "{table}"
+    );
+    assert!(
+        !table.contains("partitioners that hash keys differently"),
+        "{table}"
+    );
+    // No record is listed as where a chance-level partitioner expected it.
+    assert!(!table.contains(", expected "), "{table}");
+}
+
+/// One producer with a partitioner partwise does not model: murmur2
+/// reduced as an unsigned number, `(murmur2(key) >>> 0) % n`
+/// (@platformatic/kafka's default), computed from partwise's own murmur2.
+/// Java's family explains the records whose hash has its top bit clear, the
+/// rest is an unknown partitioner, never six known ones.
+#[test]
+fn a_topic_written_by_unsigned_murmur2_is_an_unknown_partitioner() {
+    let b = bootstrap();
+    let t = unique("pwc-unsigned");
+    create_topics(&b, &[(&t, 6)]);
+    let records: Vec<(String, i32)> = (0..1800)
+        .map(|i| {
+            let k = format!("order-{}", i % 700);
+            let p = (partwise::hash::murmur2(k.as_bytes()) % 6) as i32;
+            (k, p)
+        })
+        .collect();
+    let top_clear = records
+        .iter()
+        .filter(|(k, _)| partwise::hash::murmur2(k.as_bytes()) < 1 << 31)
+        .count() as u64;
+    explicit(&b, &t, &records);
+
+    let (v, table) = audit_both(&b, &t);
+    let m = &v["topics"][0]["routing"]["forensics"]["mixture"];
+    let members = m["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1, "{m}");
+    assert_eq!(members[0]["partitioner"], "java", "{m}");
+    assert_eq!(
+        (m["explained"].as_u64(), m["unexplained"].as_u64()),
+        (Some(top_clear), Some(1800 - top_clear)),
+        "{m}"
+    );
+    let f = &v["topics"][0]["findings"][0];
+    assert_eq!(f["kind"], "records_unexplained", "{f}");
+    assert_eq!(f["writer"]["partitioner"], "java", "{f}");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("an unknown partitioner, or explicit partitions, placed them")
+            && message.contains("one unknown partitioner that places some keys as java does"),
+        "{message}"
+    );
+    assert!(!f["fix"].as_str().unwrap().contains("set the "), "{f}");
+    assert!(
+        table.contains("mixture: 1 known partitioner explains"),
+        "{table}"
+    );
+    assert!(
+        !table.contains("partitioners that hash keys differently"),
+        "{table}"
+    );
+}
