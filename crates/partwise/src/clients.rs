@@ -85,6 +85,9 @@ pub struct ClientFacts {
     pub without: Option<&'static str>,
     /// What a group of these members can do instead, or besides.
     pub alternative: &'static str,
+    /// How its consumers keep partition p of every co-partitioned topic on
+    /// one member, in the client's own words (setting, minimum release).
+    pub keep_units: &'static str,
 }
 
 const JAVA: ClientFacts = ClientFacts {
@@ -99,6 +102,7 @@ const JAVA: ClientFacts = ClientFacts {
     }),
     without: None,
     alternative: "upgrade kafka-clients to 4.0 or later first",
+    keep_units: "partition.assignment.strategy=org.apache.kafka.clients.consumer.RangeAssignor (every member subscribing to the same topics of equal partition counts), or partwise's dev.partwise.CopartitionedAssignor (bindings/java)",
 };
 
 const LIBRDKAFKA: ClientFacts = ClientFacts {
@@ -113,6 +117,7 @@ const LIBRDKAFKA: ClientFacts = ClientFacts {
     }),
     without: None,
     alternative: "upgrade librdkafka (or the client built on it) to 2.12.0 or later first",
+    keep_units: "partition.assignment.strategy=range (every member subscribing to the same topics of equal partition counts); librdkafka takes no custom assignor",
 };
 
 const KAFKAJS: ClientFacts = ClientFacts {
@@ -128,6 +133,7 @@ const KAFKAJS: ClientFacts = ClientFacts {
          (partitionAssigners: [copartitionedAssigner()] from partwise-kafkajs, bindings/kafkajs), which keeps \
          every co-partitioned index on one member; or move the members to a client with the consumer protocol \
          (confluent-kafka-javascript 1.6.0 or later, which has a KafkaJS-compatible API, or the Java client 4.0 or later)",
+    keep_units: "partitionAssigners: [copartitionedAssigner()] from partwise-kafkajs (KafkaJS has only its round-robin assigner built in)",
 };
 
 const SARAMA: ClientFacts = ClientFacts {
@@ -142,7 +148,9 @@ const SARAMA: ClientFacts = ClientFacts {
     alternative: "stay on the classic protocol with Sarama's range strategy \
          (Config.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}), \
          which keeps co-partitioned indices together while every member subscribes to the same topics of equal \
-         partition counts; or move the members to franz-go 1.22.0 or later, or confluent-kafka-go 2.12.0 or later",
+         partition counts; or run the members on franz-go 1.22.0 or later (kgo.ServerSideBalancer()), or on \
+         confluent-kafka-go 2.12.0 or later (group.protocol=consumer)",
+    keep_units: "Config.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()} (every member subscribing to the same topics of equal partition counts)",
 };
 
 const FRANZ_GO: ClientFacts = ClientFacts {
@@ -158,6 +166,7 @@ const FRANZ_GO: ClientFacts = ClientFacts {
     }),
     without: None,
     alternative: "upgrade franz-go to 1.22.0 or later first",
+    keep_units: "kgo.Balancers(kgo.RangeBalancer()) (every member subscribing to the same topics of equal partition counts; franz-go's default cooperative-sticky balancer does not keep them together)",
 };
 
 const KAFKA_GO: ClientFacts = ClientFacts {
@@ -171,8 +180,9 @@ const KAFKA_GO: ClientFacts = ClientFacts {
     ),
     alternative: "stay on the classic protocol, choosing the balancer in ReaderConfig.GroupBalancers (kafka-go's \
          RangeGroupBalancer is its default; segmentio/kafka-go#838 reports it splitting co-partitioned topics, so \
-         check the group with partwise kafka group); or move the members to franz-go 1.22.0 or later, or \
-         confluent-kafka-go 2.12.0 or later",
+         check the group with partwise kafka group); or run the members on franz-go 1.22.0 or later \
+         (kgo.ServerSideBalancer()), or on confluent-kafka-go 2.12.0 or later (group.protocol=consumer)",
+    keep_units: "ReaderConfig.GroupBalancers = []kafka.GroupBalancer{kafka.RangeGroupBalancer{}}, checked with partwise kafka group (segmentio/kafka-go#838 reports its range balancer splitting co-partitioned topics)",
 };
 
 const KAFKA_PYTHON: ClientFacts = ClientFacts {
@@ -188,6 +198,7 @@ const KAFKA_PYTHON: ClientFacts = ClientFacts {
          (from kafka.coordinator.assignors.range), which keeps co-partitioned indices together while every member \
          subscribes to the same topics of equal partition counts; or move the members to confluent-kafka-python \
          2.12.0 or later with group.protocol=consumer",
+    keep_units: "KafkaConsumer(partition_assignment_strategy=[RangePartitionAssignor]) from kafka.coordinator.assignors.range (every member subscribing to the same topics of equal partition counts)",
 };
 
 const AIOKAFKA: ClientFacts = ClientFacts {
@@ -203,6 +214,7 @@ const AIOKAFKA: ClientFacts = ClientFacts {
          (from aiokafka.coordinator.assignors.range; aiokafka's default is RoundRobinPartitionAssignor), which keeps \
          co-partitioned indices together while every member subscribes to the same topics of equal partition counts; \
          or move the members to confluent-kafka-python 2.12.0 or later with group.protocol=consumer",
+    keep_units: "AIOKafkaConsumer(partition_assignment_strategy=(RangePartitionAssignor,)) from aiokafka.coordinator.assignors.range (every member subscribing to the same topics of equal partition counts)",
 };
 
 const PLATFORMATIC: ClientFacts = ClientFacts {
@@ -217,6 +229,7 @@ const PLATFORMATIC: ClientFacts = ClientFacts {
     }),
     without: None,
     alternative: "upgrade @platformatic/kafka to 1.18.0 or later first",
+    keep_units: "a custom assigner in the Consumer's partitionAssigner option that gives partition p of every co-partitioned topic to one member (@platformatic/kafka's built-in roundRobinAssigner deals partitions over all subscribed topics in turn)",
 };
 
 const KAFKA_STREAMS: ClientFacts = ClientFacts {
@@ -232,6 +245,7 @@ const KAFKA_STREAMS: ClientFacts = ClientFacts {
     alternative: "keep the classic protocol (StreamsPartitionAssignor keeps a task's partitions together), or set \
          group.protocol=streams once Kafka Streams and every broker run 4.2 or later; partwise does not yet check \
          streams groups",
+    keep_units: "nothing to set: StreamsPartitionAssignor keeps a task's partitions (partition p of each source topic of a sub-topology) on one member",
 };
 
 const PARTWISE: ClientFacts = ClientFacts {
@@ -246,6 +260,7 @@ const PARTWISE: ClientFacts = ClientFacts {
     }),
     without: None,
     alternative: "restart the members with --group-protocol consumer",
+    keep_units: "--assignor copartitioned (the default of partwise kafka consume)",
 };
 
 const UNKNOWN: ClientFacts = ClientFacts {
@@ -256,8 +271,9 @@ const UNKNOWN: ClientFacts = ClientFacts {
     without: Some("which client this member runs cannot be told from the group's description"),
     alternative: "check which client and version each such member runs (its client id and host are shown): the \
          consumer protocol needs the Java client 4.0, librdkafka 2.12.0, franz-go 1.22.0 or @platformatic/kafka 1.18.0 \
-         or later; KafkaJS, Sarama, kafka-go, kafka-python and aiokafka have none, and Kafka Streams moves to \
+         or later; KafkaJS, Sarama, kafka-go, kafka-python and aiokafka have no consumer protocol, and Kafka Streams moves to \
          group.protocol=streams instead",
+    keep_units: "identify the client first (its client id and host are shown), then use its range or co-partitioning assignor",
 };
 
 impl Client {
@@ -323,6 +339,16 @@ pub struct Identified {
     /// What told it (`protocol RoundRobinAssigner`, `client id rdkafka`),
     /// or, for [`Client::Unknown`], what was seen and who could have sent it.
     pub evidence: String,
+}
+
+/// A member's client id as findings show it: `client id 'x'`, or `no
+/// client id` for an empty one.
+pub fn shown_client_id(id: &str) -> String {
+    if id.is_empty() {
+        "no client id".to_string()
+    } else {
+        format!("client id '{id}'")
+    }
 }
 
 /// Whether `id` is the Java client's default `consumer-<group>-<n>`.
@@ -396,7 +422,7 @@ pub fn identify_with(
         (Some(v), None) => format!(", subscription v{v}"),
         _ => String::new(),
     };
-    let shown = format!("protocol {protocol}, client id '{client_id}'{version}");
+    let shown = format!("protocol {protocol}, {}{version}", shown_client_id(client_id));
     let told = |client: Client, by: &str| Identified {
         client,
         evidence: format!("{shown}: {by}"),

@@ -550,6 +550,7 @@ mod tests {
                 client_host: "/10.0.0.1".into(),
                 subscription: Some(ab.clone()),
                 metadata_version: Some(0),
+                subscription_body_version: None,
                 owned_partitions: None,
                 generation: None,
                 assignment: AssignmentData::Assigned(half(lo)),
@@ -579,6 +580,7 @@ mod tests {
                 .map(|m| ClientSeen {
                     client_id: m.client_id.clone(),
                     metadata_version: m.metadata_version,
+                    body_version: m.subscription_body_version,
                 })
                 .collect(),
         };
