@@ -636,10 +636,18 @@ mod tests {
         let sub = [0, 1, 0, 0, 0, 1, 0, 1, b'a', 0xff, 0xff, 0xff, 0xff];
         let m = member(true, "m", "orders", "/h", Some(&sub), None);
         assert_eq!(m.subscription, Some(vec!["a".to_string()]));
-        assert_eq!((m.metadata_version, m.subscription_body_version), (Some(1), Some(0)));
+        assert_eq!(
+            (m.metadata_version, m.subscription_body_version),
+            (Some(1), Some(0))
+        );
         assert_eq!(m.undecodable, None);
-        let java = [0, 1, 0, 0, 0, 1, 0, 1, b'a', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+        let java = [
+            0, 1, 0, 0, 0, 1, 0, 1, b'a', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0,
+        ];
         let m = member(true, "m", "orders", "/h", Some(&java), None);
-        assert_eq!((m.metadata_version, m.subscription_body_version), (Some(1), None));
+        assert_eq!(
+            (m.metadata_version, m.subscription_body_version),
+            (Some(1), None)
+        );
     }
 }

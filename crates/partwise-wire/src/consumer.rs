@@ -298,9 +298,7 @@ impl Subscription {
                     owned: s
                         .owned_partitions
                         .iter()
-                        .flat_map(|tp| {
-                            tp.partitions.iter().map(|&p| (tp.topic.0.to_string(), p))
-                        })
+                        .flat_map(|tp| tp.partitions.iter().map(|&p| (tp.topic.0.to_string(), p)))
                         .collect(),
                     generation: if body >= 2 { s.generation_id } else { -1 },
                     user_data: s.user_data,
@@ -683,7 +681,10 @@ mod tests {
             user_data: None,
         };
         let l = Subscription::decode_lenient(full.encode().unwrap()).unwrap();
-        assert_eq!((l.subscription, l.declared, l.body_version), (full, 3, None));
+        assert_eq!(
+            (l.subscription, l.declared, l.body_version),
+            (full, 3, None)
+        );
         // A body that ends mid-field fits no version: the strict error.
         let cut = platformatic_bytes(&["abc"], None).slice(..9);
         assert!(Subscription::decode_lenient(cut).is_err());

@@ -422,7 +422,10 @@ pub fn identify_with(
         (Some(v), None) => format!(", subscription v{v}"),
         _ => String::new(),
     };
-    let shown = format!("protocol {protocol}, {}{version}", shown_client_id(client_id));
+    let shown = format!(
+        "protocol {protocol}, {}{version}",
+        shown_client_id(client_id)
+    );
     let told = |client: Client, by: &str| Identified {
         client,
         evidence: format!("{shown}: {by}"),
@@ -511,7 +514,11 @@ mod tests {
             ("range", "kafka-python-3.0.12", Client::KafkaPython),
             ("range", "aiokafka-", Client::Unknown),
             ("range", "kafka-python-dev", Client::Unknown),
-            ("range", "orders@host-1 (github.com/segmentio/kafka-go)", Client::KafkaGo),
+            (
+                "range",
+                "orders@host-1 (github.com/segmentio/kafka-go)",
+                Client::KafkaGo,
+            ),
             ("rack-affinity", "orders", Client::KafkaGo),
             ("stream", "orders", Client::KafkaStreams),
             (
@@ -552,9 +559,19 @@ mod tests {
     fn platformatic_is_told_by_its_subscription_shape() {
         let m = identify_with("roundrobin", "orders-svc", Some(1), Some(0));
         assert_eq!(m.client, Client::Platformatic);
-        assert!(m.evidence.contains("subscription v1 with a v0 body"), "{}", m.evidence);
-        assert_eq!(identify_with("roundrobin", "orders-svc", Some(1), None).client, Client::Unknown);
-        assert_eq!(identify("roundrobin", "orders-svc", Some(1)).client, Client::Unknown);
+        assert!(
+            m.evidence.contains("subscription v1 with a v0 body"),
+            "{}",
+            m.evidence
+        );
+        assert_eq!(
+            identify_with("roundrobin", "orders-svc", Some(1), None).client,
+            Client::Unknown
+        );
+        assert_eq!(
+            identify("roundrobin", "orders-svc", Some(1)).client,
+            Client::Unknown
+        );
     }
 
     /// Every client's facts say what to do: a setting and version, or why

@@ -844,9 +844,7 @@ pub fn classic_with(
     let advice = copartitioned_advice(configs);
     // The group's present state comes first: a group that splits units now
     // is not ready, whatever a move would do.
-    let live = analyze(&g.members, topics, None)
-        .ok()
-        .and_then(|a| a.live);
+    let live = analyze(&g.members, topics, None).ok().and_then(|a| a.live);
     if let Some(v) = live.as_ref().filter(|v| v.split_count() > 0) {
         let sets: Vec<String> = v
             .sets
@@ -1342,8 +1340,16 @@ mod tests {
         };
         let r = with("roundrobin", "aiokafka-0.14.0", None);
         assert_eq!(kinds(&r), ["client-without-consumer-protocol"]);
-        assert!(r.findings[0].message.contains("aiokafka has no consumer-protocol"), "{:?}", r.findings);
-        assert!(r.findings[0].fix.contains("partition_assignment_strategy=(RangePartitionAssignor,)"));
+        assert!(
+            r.findings[0]
+                .message
+                .contains("aiokafka has no consumer-protocol"),
+            "{:?}",
+            r.findings
+        );
+        assert!(r.findings[0]
+            .fix
+            .contains("partition_assignment_strategy=(RangePartitionAssignor,)"));
         assert!(!r.findings[0].fix.contains("org.apache.kafka"));
         let r = with("roundrobin", "orders-svc", None);
         assert_eq!(kinds(&r), ["client-unknown"]);
@@ -1355,7 +1361,11 @@ mod tests {
             r.findings[0].message
         );
         let r = with("", "", None);
-        assert!(r.findings[0].message.contains("m1 (no client id)"), "{}", r.findings[0].message);
+        assert!(
+            r.findings[0].message.contains("m1 (no client id)"),
+            "{}",
+            r.findings[0].message
+        );
         let r = with("roundrobin", "orders-svc", Some(0));
         assert_eq!(r.clients[0].client, Client::Platformatic);
         assert_eq!(kinds(&r), ["upgrade-refused-malformed-subscription"]);
@@ -1366,7 +1376,11 @@ mod tests {
             "{}",
             r.findings[0].message
         );
-        assert!(r.findings[0].fix.contains("groupProtocol: 'consumer'"), "{}", r.findings[0].fix);
+        assert!(
+            r.findings[0].fix.contains("groupProtocol: 'consumer'"),
+            "{}",
+            r.findings[0].fix
+        );
         // Kafka Streams: named, and never sent to group.protocol=consumer.
         let r = with("stream", "app-1-StreamThread-1-consumer", None);
         assert_eq!(kinds(&r), ["streams-group"]);
@@ -1394,13 +1408,30 @@ mod tests {
         for c in &mut g.clients {
             c.client_id = "kgo".into();
         }
-        let r = classic(&g, &[BrokerConfig::default()], &[topic("a", 6), topic("b", 6)]);
+        let r = classic(
+            &g,
+            &[BrokerConfig::default()],
+            &[topic("a", 6), topic("b", 6)],
+        );
         assert_eq!(r.live.as_ref().unwrap().split_count(), 6);
         assert_eq!(kinds(&r), ["splits-now"]);
         let f = &r.findings[0];
-        assert!(f.message.contains("under its assignor cooperative-sticky: 6 of 6 indices of a, b"), "{}", f.message);
-        assert!(f.fix.contains("kgo.Balancers(kgo.RangeBalancer())"), "{}", f.fix);
-        assert!(!f.fix.contains("partition.assignment.strategy"), "{}", f.fix);
+        assert!(
+            f.message
+                .contains("under its assignor cooperative-sticky: 6 of 6 indices of a, b"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.fix.contains("kgo.Balancers(kgo.RangeBalancer())"),
+            "{}",
+            f.fix
+        );
+        assert!(
+            !f.fix.contains("partition.assignment.strategy"),
+            "{}",
+            f.fix
+        );
     }
 
     #[test]
@@ -1428,7 +1459,11 @@ mod tests {
         // m2 holds a 3..5 without b 3..5: split now, and under server range.
         assert_eq!(
             kinds(&r),
-            ["splits-now", "range-splits", "no-remote-assignor-keeps-units"]
+            [
+                "splits-now",
+                "range-splits",
+                "no-remote-assignor-keeps-units"
+            ]
         );
         assert!(
             r.findings[1].message.contains("m2 -> a"),

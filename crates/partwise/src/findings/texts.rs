@@ -695,7 +695,10 @@ fn clients_seen() -> Vec<(&'static str, Option<crate::readiness::ClientSeen>)> {
         ("RoundRobinAssigner", seen("kafkajs", None)),
         ("range", seen("sarama", None)),
         ("cooperative-sticky", seen("kgo", None)),
-        ("range", seen("svc@host (github.com/segmentio/kafka-go)", None)),
+        (
+            "range",
+            seen("svc@host (github.com/segmentio/kafka-go)", None),
+        ),
         ("range", seen("kafka-python-3.0.12", None)),
         ("roundrobin", seen("aiokafka-0.14.0", None)),
         ("roundrobin", seen("orders-svc", Some(0))),
@@ -710,12 +713,19 @@ fn clients_seen() -> Vec<(&'static str, Option<crate::readiness::ClientSeen>)> {
 /// no consumer protocol, or unknown, is never ready.
 #[test]
 fn every_client_is_told_in_its_own_words() {
-    let java_words = ["partition.assignment.strategy", "org.apache.kafka.clients", "KafkaConsumer.class"];
+    let java_words = [
+        "partition.assignment.strategy",
+        "org.apache.kafka.clients",
+        "KafkaConsumer.class",
+    ];
     let mut seen = std::collections::BTreeSet::new();
     let mut failures = Vec::new();
     for (client, kind, message, fix) in readiness_findings() {
         seen.insert((client, kind));
-        let java_ok = matches!(client, Client::Java | Client::Librdkafka | Client::KafkaStreams);
+        let java_ok = matches!(
+            client,
+            Client::Java | Client::Librdkafka | Client::KafkaStreams
+        );
         for w in java_words {
             if !java_ok && (fix.contains(w) || message.contains(w)) {
                 failures.push(format!("{client:?} {kind}: Java's {w}: {fix}"));
@@ -724,7 +734,11 @@ fn every_client_is_told_in_its_own_words() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     for c in Client::ALL.into_iter().chain([Client::Unknown]) {
-        let kinds: Vec<&str> = seen.iter().filter(|(k, _)| *k == c).map(|(_, f)| *f).collect();
+        let kinds: Vec<&str> = seen
+            .iter()
+            .filter(|(k, _)| *k == c)
+            .map(|(_, f)| *f)
+            .collect();
         let need = match c {
             Client::Unknown => Some("client-unknown"),
             Client::KafkaStreams => Some("streams-group"),
@@ -736,7 +750,10 @@ fn every_client_is_told_in_its_own_words() {
         }
         assert!(!kinds.is_empty(), "{c:?} walked no finding");
     }
-    assert!(seen.contains(&(Client::Platformatic, "upgrade-refused-malformed-subscription")));
+    assert!(seen.contains(&(
+        Client::Platformatic,
+        "upgrade-refused-malformed-subscription"
+    )));
     assert!(seen.iter().any(|(_, k)| *k == "splits-now"));
 }
 
