@@ -132,7 +132,10 @@ const KAFKAJS: ClientFacts = ClientFacts {
     alternative: "stay on the classic protocol with partwise's copartitioned assigner for KafkaJS \
          (partitionAssigners: [copartitionedAssigner()] from partwise-kafkajs, bindings/kafkajs), which keeps \
          every co-partitioned index on one member; or move the members to a client with the consumer protocol \
-         (confluent-kafka-javascript 1.6.0 or later, which has a KafkaJS-compatible API, or the Java client 4.0 or later)",
+         (confluent-kafka-javascript 1.6.0 or later, which has a KafkaJS-compatible API: configure its producers \
+         through the kafkaJS: {...} block, which selects librdkafka's Java-compatible murmur2_random, since with \
+         librdkafka property names its default partitioner is consistent_random (CRC32) and keys move; or the Java \
+         client 4.0 or later)",
     keep_units: "partitionAssigners: [copartitionedAssigner()] from partwise-kafkajs (KafkaJS has only its round-robin assigner built in)",
 };
 
@@ -308,6 +311,22 @@ impl Client {
             Client::Partwise => &PARTWISE,
             Client::Unknown => &UNKNOWN,
         }
+    }
+
+    /// The client whose assignor specs start with `prefix` (`sarama` in
+    /// `sarama:range`), for the clients whose consumers are told their own
+    /// range setting: Go, Python and Node's.
+    pub fn of_spec(prefix: &str) -> Option<Client> {
+        [
+            Client::Sarama,
+            Client::FranzGo,
+            Client::KafkaGo,
+            Client::KafkaPython,
+            Client::AioKafka,
+            Client::Platformatic,
+        ]
+        .into_iter()
+        .find(|c| c.id() == prefix)
     }
 
     /// A stable id for JSON (`java`, `librdkafka`, `kafkajs`, `sarama`,
@@ -572,6 +591,45 @@ mod tests {
             identify("roundrobin", "orders-svc", Some(1)).client,
             Client::Unknown
         );
+    }
+
+    /// Assignor spec prefixes name the Go, Python and Node clients, whose
+    /// range setting is in their own words.
+    #[test]
+    fn spec_prefixes_name_their_clients_and_settings() {
+        assert_eq!(Client::of_spec("aiokafka"), Some(Client::AioKafka));
+        assert_eq!(Client::of_spec("franz-go"), Some(Client::FranzGo));
+        assert_eq!(Client::of_spec("java"), None);
+        assert!(AIOKAFKA.keep_units.starts_with(
+            "AIOKafkaConsumer(partition_assignment_strategy=(RangePartitionAssignor,))"
+        ));
+        assert!(KAFKA_PYTHON
+            .keep_units
+            .starts_with("KafkaConsumer(partition_assignment_strategy=[RangePartitionAssignor])"));
+        assert!(SARAMA
+            .keep_units
+            .starts_with("Config.Consumer.Group.Rebalance.GroupStrategies"));
+        assert!(FRANZ_GO
+            .keep_units
+            .starts_with("kgo.Balancers(kgo.RangeBalancer())"));
+        assert!(KAFKA_GO
+            .keep_units
+            .starts_with("ReaderConfig.GroupBalancers"));
+        for c in Client::ALL
+            .into_iter()
+            .filter(|c| !matches!(c, Client::Java | Client::Librdkafka))
+        {
+            assert!(
+                !c.facts().keep_units.contains("org.apache.kafka.clients"),
+                "{c:?}"
+            );
+            assert!(
+                !c.facts()
+                    .keep_units
+                    .contains("partition.assignment.strategy="),
+                "{c:?}"
+            );
+        }
     }
 
     /// Every client's facts say what to do: a setting and version, or why
