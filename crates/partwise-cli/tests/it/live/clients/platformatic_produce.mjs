@@ -10,6 +10,16 @@
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 
+// @platformatic/kafka 2.x uses Promise.withResolvers (Node 22+); on an older
+// Node the standard built-in is supplied here, as its specification says.
+if (!Promise.withResolvers) {
+  Promise.withResolvers = function () {
+    let resolve, reject
+    const promise = new this((a, b) => { resolve = a; reject = b })
+    return { promise, resolve, reject }
+  }
+}
+
 const [bootstrap, topic, modules] = process.argv.slice(2)
 const require = createRequire(join(modules, 'noop.js'))
 const { Producer, stringSerializers } = await import(require.resolve('@platformatic/kafka'))
