@@ -8,6 +8,7 @@ use partwise_wire::consumer::{decode_assignment, decode_unit_groups, Assignment,
 
 fuzz_target!(|data: &[u8]| {
     let _ = Subscription::decode(Bytes::copy_from_slice(data));
+    let _ = Subscription::decode_lenient(Bytes::copy_from_slice(data));
     let _ = decode_assignment(Bytes::copy_from_slice(data));
     let _ = Assignment::decode(Bytes::copy_from_slice(data));
     let _ = decode_unit_groups(data);

@@ -832,6 +832,26 @@ mod tests {
         );
     }
 
+    /// A topic written by @platformatic/kafka's default producer is told
+    /// apart from every Java-compatible one (its murmur2 is reduced
+    /// unsigned), and the fix names compatibilityPartitioner in the
+    /// client's words with the release that has it.
+    #[test]
+    fn a_platformatic_topic_is_identified_and_told_compatibility_partitioner() {
+        use partwise::KeyFormat::String as S;
+        let t = observed("orders", 6, "platformatic", S);
+        let r = t.routing.as_ref().unwrap();
+        let specs: Vec<&str> = r.inferred.iter().map(|c| c.partitioner.spec()).collect();
+        assert_eq!(specs, ["platformatic"], "{specs:?}");
+        let v = verdict(&[observed("a", 6, "kafkajs", S), t]);
+        assert_eq!(kinds(&v.findings), ["partitioners_disagree"]);
+        let fix = v.findings[0].fix();
+        assert!(
+            fix.contains("partitioner: compatibilityPartitioner (import { compatibilityPartitioner } from '@platformatic/kafka') (@platformatic/kafka 1.32.0 or later)"),
+            "{fix}"
+        );
+    }
+
     #[test]
     fn a_topic_two_producers_wrote_is_a_mixed_partitioners_finding() {
         use partwise::routing::{analyze, candidates, SampledRecord};

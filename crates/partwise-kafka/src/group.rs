@@ -36,6 +36,11 @@ pub struct MemberDescription {
     /// bytes), when the broker returned at least those: clients write
     /// different versions, so it is part of what tells them apart.
     pub metadata_version: Option<i16>,
+    /// The version whose fields the subscription's body holds, when lower
+    /// than [`MemberDescription::metadata_version`]: @platformatic/kafka
+    /// declares version 1 and writes a version-0 body. partwise reads it as
+    /// that version; Apache Kafka's coordinator cannot read it at all.
+    pub subscription_body_version: Option<i16>,
     /// The partitions its subscription claims as owned (subscription v1 and
     /// later), by topic, when the broker returned the metadata; `assign
     /// --group` replays them as the member's claims.
@@ -308,6 +313,7 @@ fn describe_kip848(
                         .collect(),
                 ),
                 metadata_version: None,
+                subscription_body_version: None,
                 owned_partitions: None,
                 generation: None,
                 assignment: AssignmentData::Assigned(a),
@@ -384,7 +390,7 @@ fn member(
     let mut undecodable = Vec::new();
     let full = match metadata {
         Some(b) if !b.is_empty() && consumer => {
-            match Subscription::decode(bytes::Bytes::copy_from_slice(b)) {
+            match Subscription::decode_lenient(bytes::Bytes::copy_from_slice(b)) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     let e = Error::Decode(format!("member {e}"));
@@ -395,6 +401,8 @@ fn member(
         }
         _ => None,
     };
+    let subscription_body_version = full.as_ref().and_then(|s| s.body_version);
+    let full = full.map(|s| s.subscription);
     let owned_partitions = full.as_ref().map(|s| by_topic(s.owned.iter().cloned()));
     let generation = full.as_ref().map(|s| s.generation).filter(|&g| g >= 0);
     let subscription = full.map(|s| s.topics);
@@ -418,6 +426,7 @@ fn member(
         client_host: client_host.to_string(),
         subscription,
         metadata_version,
+        subscription_body_version,
         owned_partitions,
         generation,
         assignment,
@@ -617,6 +626,28 @@ mod tests {
         assert_eq!(
             member(true, "m", "c", "/h", Some(&v3), None).metadata_version,
             Some(3)
+        );
+    }
+
+    /// @platformatic/kafka's subscription, version 1 declared on a version-0
+    /// body: read as version 0, with the shape kept for the readiness check.
+    #[test]
+    fn a_platformatic_subscription_is_read_and_its_shape_kept() {
+        let sub = [0, 1, 0, 0, 0, 1, 0, 1, b'a', 0xff, 0xff, 0xff, 0xff];
+        let m = member(true, "m", "orders", "/h", Some(&sub), None);
+        assert_eq!(m.subscription, Some(vec!["a".to_string()]));
+        assert_eq!(
+            (m.metadata_version, m.subscription_body_version),
+            (Some(1), Some(0))
+        );
+        assert_eq!(m.undecodable, None);
+        let java = [
+            0, 1, 0, 0, 0, 1, 0, 1, b'a', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0,
+        ];
+        let m = member(true, "m", "orders", "/h", Some(&java), None);
+        assert_eq!(
+            (m.metadata_version, m.subscription_body_version),
+            (Some(1), None)
         );
     }
 }

@@ -164,6 +164,7 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
                 .map(|m| ClientSeen {
                     client_id: m.client_id.clone(),
                     metadata_version: m.metadata_version,
+                    body_version: m.subscription_body_version,
                 })
                 .collect(),
         };

@@ -239,6 +239,78 @@ impl Subscription {
     }
 }
 
+/// A subscription read as leniently as its bytes allow: the declared
+/// version, and the version whose fields the body really holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LenientSubscription {
+    /// What was read.
+    pub subscription: Subscription,
+    /// The version its first two bytes declare (as sent, not capped).
+    pub declared: i16,
+    /// The highest version whose fields the body holds, when lower than
+    /// the declared one (capped at [`VERSION`]): @platformatic/kafka
+    /// declares version 1 and writes a version-0 body (topics and user data,
+    /// no owned partitions). `None` when the body is the declared version's.
+    pub body_version: Option<i16>,
+}
+
+impl Subscription {
+    /// Decodes a member's subscription as [`Subscription::decode`] does and,
+    /// when the body is shorter than its declared version's, as the highest
+    /// earlier version whose fields end exactly where the bytes end. Apache
+    /// Kafka's own `ConsumerProtocol` refuses such bytes ("Malformed consumer
+    /// protocol subscription"), and its group coordinator then refuses to
+    /// upgrade the group ("the embedded consumer protocol is malformed"), so
+    /// [`LenientSubscription::body_version`] says when that is so. Bytes
+    /// that fit no version are the strict decoder's error.
+    pub fn decode_lenient(bytes: Bytes) -> Result<LenientSubscription> {
+        let declared = match bytes.get(..2) {
+            Some(&[a, b]) => i16::from_be_bytes([a, b]),
+            _ => return Err(Error::invalid("subscription", "shorter than its version")),
+        };
+        let strict = match Subscription::decode(bytes.clone()) {
+            Ok(subscription) => {
+                return Ok(LenientSubscription {
+                    subscription,
+                    declared,
+                    body_version: None,
+                })
+            }
+            Err(e) => e,
+        };
+        let v = declared.min(VERSION);
+        for body in (0..v).rev() {
+            let mut rest = bytes.slice(2..);
+            if check_counts(&rest, body, false, "subscription").is_err()
+                || non_utf8_name(&rest, body).is_some()
+            {
+                continue;
+            }
+            let Ok(s) = ConsumerProtocolSubscription::decode(&mut rest, body) else {
+                continue;
+            };
+            if rest.has_remaining() {
+                continue;
+            }
+            return Ok(LenientSubscription {
+                subscription: Subscription {
+                    topics: s.topics.iter().map(|t| t.as_str().to_string()).collect(),
+                    owned: s
+                        .owned_partitions
+                        .iter()
+                        .flat_map(|tp| tp.partitions.iter().map(|&p| (tp.topic.0.to_string(), p)))
+                        .collect(),
+                    generation: if body >= 2 { s.generation_id } else { -1 },
+                    user_data: s.user_data,
+                },
+                declared,
+                body_version: Some(body),
+            });
+        }
+        Err(strict)
+    }
+}
+
 impl Assignment {
     /// The wire bytes, at [`VERSION`].
     pub fn encode(&self) -> Result<Bytes> {
@@ -568,6 +640,100 @@ mod tests {
                 .contains("owned partitions' topic name 0 is not UTF-8 (bytes c328)"),
             "{e}"
         );
+    }
+
+    /// @platformatic/kafka's subscription: version 1 declared, the version-0
+    /// body (topics, then user data) written, no owned partitions.
+    fn platformatic_bytes(topics: &[&str], user_data: Option<&[u8]>) -> Bytes {
+        let mut b = BytesMut::new();
+        b.put_i16(1);
+        b.put_i32(topics.len() as i32);
+        for t in topics {
+            b.put_i16(t.len() as i16);
+            b.put_slice(t.as_bytes());
+        }
+        match user_data {
+            Some(d) => {
+                b.put_i32(d.len() as i32);
+                b.put_slice(d);
+            }
+            None => b.put_i32(-1),
+        }
+        b.freeze()
+    }
+
+    #[test]
+    fn a_version_1_header_on_a_version_0_body_is_read_leniently() {
+        let b = platformatic_bytes(&["market-updates", "notifications"], None);
+        // The strict reader (and Apache Kafka's ConsumerProtocol) refuses it.
+        assert!(Subscription::decode(b.clone()).is_err());
+        let l = Subscription::decode_lenient(b).unwrap();
+        assert_eq!(l.subscription.topics, ["market-updates", "notifications"]);
+        assert_eq!((l.declared, l.body_version), (1, Some(0)));
+        assert_eq!(l.subscription.generation, -1);
+        let l = Subscription::decode_lenient(platformatic_bytes(&["a"], Some(b"xy"))).unwrap();
+        assert_eq!(l.subscription.user_data.as_deref(), Some(&b"xy"[..]));
+        // A well-formed subscription is read as itself, with no body version.
+        let full = Subscription {
+            topics: vec!["a".into()],
+            owned: vec![("a".into(), 1)],
+            generation: 4,
+            user_data: None,
+        };
+        let l = Subscription::decode_lenient(full.encode().unwrap()).unwrap();
+        assert_eq!(
+            (l.subscription, l.declared, l.body_version),
+            (full, 3, None)
+        );
+        // A body that ends mid-field fits no version: the strict error.
+        let cut = platformatic_bytes(&["abc"], None).slice(..9);
+        assert!(Subscription::decode_lenient(cut).is_err());
+    }
+
+    /// Hostile bytes never panic the lenient reader, and whatever it reads
+    /// is the strict reader's answer or a body of an earlier version that
+    /// ends exactly at the last byte.
+    #[test]
+    fn hostile_bytes_never_panic_the_lenient_reader() {
+        use proptest::prelude::*;
+        let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+            cases: 4096,
+            ..Default::default()
+        });
+        let seeds = proptest::collection::vec(any::<u8>(), 0..64);
+        runner
+            .run(&seeds, |tail| {
+                for version in [0i16, 1, 2, 3, 7, -1, i16::MAX] {
+                    let mut b = BytesMut::new();
+                    b.put_i16(version);
+                    b.put_slice(&tail);
+                    let b = b.freeze();
+                    match Subscription::decode_lenient(b.clone()) {
+                        Ok(l) => {
+                            prop_assert_eq!(l.declared, version);
+                            match l.body_version {
+                                None => prop_assert!(Subscription::decode(b).is_ok()),
+                                Some(v) => prop_assert!(v < version.min(VERSION)),
+                            }
+                        }
+                        Err(_) => prop_assert!(Subscription::decode(b).is_err()),
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        // Absurd counts at every body version are errors, not allocations.
+        for version in 0..=4i16 {
+            let mut huge = BytesMut::new();
+            huge.put_i16(version);
+            huge.put_i32(i32::MAX);
+            assert!(Subscription::decode_lenient(huge.freeze()).is_err());
+        }
+        // Every cut of a platformatic subscription: no panic.
+        let b = platformatic_bytes(&["t1", "t2"], Some(b"data"));
+        for cut in 0..b.len() {
+            let _ = Subscription::decode_lenient(b.slice(..cut));
+        }
     }
 
     #[test]

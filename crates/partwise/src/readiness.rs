@@ -44,7 +44,7 @@
 //! ```
 
 use crate::assign::Assignor;
-use crate::clients::{identify, Client};
+use crate::clients::{identify_with, Client};
 use crate::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -121,6 +121,10 @@ pub struct ClientSeen {
     pub client_id: String,
     /// The version of its subscription metadata (`None`: not returned).
     pub metadata_version: Option<i16>,
+    /// The version whose fields its subscription's body holds, when lower
+    /// than the declared one (@platformatic/kafka: a version-1 header on a
+    /// version-0 body); Apache Kafka's coordinator cannot read such bytes.
+    pub body_version: Option<i16>,
 }
 
 /// The members that run one client.
@@ -183,6 +187,9 @@ pub enum Refusal {
     CustomAssignor,
     /// Exactly `group.consumer.max.size` members: the joining one is refused.
     Full,
+    /// A member's subscription is not the consumer protocol Apache Kafka's
+    /// `ConsumerProtocol` reads (a body shorter than its declared version).
+    Malformed,
 }
 
 impl Refusal {
@@ -193,6 +200,7 @@ impl Refusal {
             Refusal::ProtocolType => "upgrade-refused-protocol-type",
             Refusal::TooLarge | Refusal::Full => "upgrade-refused-size",
             Refusal::CustomAssignor => "upgrade-refused-custom-assignor",
+            Refusal::Malformed => "upgrade-refused-malformed-subscription",
         }
     }
 
@@ -213,6 +221,11 @@ impl Refusal {
                 "roll the classic members to a built-in assignor first (range or cooperative-sticky, which write no \
                  assignment user data), then to group.protocol=consumer with {assignor}; \
                  or stop every member and start them all on the consumer protocol (an empty group is replaced)"
+            ),
+            Refusal::Malformed => format!(
+                "stop every member and start them all on the consumer protocol (an empty group is replaced, committed \
+                 offsets stay): for @platformatic/kafka, groupProtocol: 'consumer' (1.18.0 or later) with \
+                 {assignor}; the broker cannot convert a live group whose subscriptions it cannot read"
             ),
             Refusal::TooLarge | Refusal::Full => {
                 "raise group.consumer.max.size above the group's size, or stop the group and start it on the consumer protocol"
@@ -279,6 +292,9 @@ pub struct RemoteAssignor {
 pub struct Readiness {
     /// The online upgrade's outcome (classic groups).
     pub upgrade: Upgrade,
+    /// The group's present co-location, as the members hold their
+    /// partitions now (`None`: an assignment was not returned).
+    pub live: Option<View>,
     /// Server `range` on the described subscriptions (`None`: not known).
     pub range: Option<RangeCheck>,
     /// The accepted `group.remote.assignor` names, from the first broker
@@ -311,7 +327,12 @@ pub fn member_clients(g: &ClassicGroup) -> Vec<ClientMembers> {
     let mut out: Vec<ClientMembers> = Vec::new();
     for (i, m) in g.members.iter().enumerate() {
         let seen = g.clients.get(i).cloned().unwrap_or_default();
-        let who = identify(&g.protocol, &seen.client_id, seen.metadata_version);
+        let who = identify_with(
+            &g.protocol,
+            &seen.client_id,
+            seen.metadata_version,
+            seen.body_version,
+        );
         match out.iter_mut().find(|c| c.client == who.client) {
             Some(c) => c.members.push(m.id.clone()),
             None => out.push(ClientMembers {
@@ -488,6 +509,29 @@ fn upgrade(g: &ClassicGroup, cfg: &BrokerConfig) -> Upgrade {
                 .map(|d| format!("{} ({})", m.id, user_data_kind(d)))
         })
         .collect();
+    // The coordinator converts member by member, reading the assignment's
+    // user data and then the subscription with ConsumerProtocol, which
+    // refuses a body shorter than its declared version: the conversion
+    // fails with "the embedded consumer protocol is malformed".
+    let malformed: Vec<String> = g
+        .members
+        .iter()
+        .zip(&g.clients)
+        .filter_map(|(m, c)| {
+            let (v, b) = (c.metadata_version?, c.body_version?);
+            Some(format!("{} (subscription v{v} with a v{b} body)", m.id))
+        })
+        .collect();
+    if custom.is_empty() && !malformed.is_empty() {
+        return refuse(
+            Refusal::Malformed,
+            "the embedded consumer protocol is malformed",
+            format!(
+                "the broker's ConsumerProtocol cannot read the subscription of {}",
+                malformed.join(", ")
+            ),
+        );
+    }
     if !custom.is_empty() {
         // A large group would make the detail a member list: three name it.
         let more = match custom.len() {
@@ -764,31 +808,125 @@ pub fn classic_with(
 ) -> Readiness {
     let default = BrokerConfig::default();
     let cfg = configs.first().unwrap_or(&default);
-    let mut findings = crate::described::undecodable_findings(&g.members);
-    let advice = copartitioned_advice(configs);
     let clients = member_clients(g);
+    let client_id = |i: usize| {
+        crate::clients::shown_client_id(g.clients.get(i).map_or("", |c| c.client_id.as_str()))
+    };
+    // A member whose bytes partwise cannot read subscribes to what it cannot
+    // tell: no prediction is made for the group as if it subscribed to nothing.
+    let mut findings: Vec<Finding> = g
+        .members
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let why = m.undecodable.as_ref()?;
+            Some(finding(
+                crate::described::UNDECODABLE,
+                format!(
+                    "member {} ({}): {why}; what it subscribes to is unknown, so partwise predicts \
+                     no server assignor's target for this group and cannot call it ready",
+                    m.id,
+                    client_id(i)
+                ),
+                format!(
+                    "check which client and version member {} runs ({}; its host is in the member \
+                     table): it writes bytes that are not the consumer protocol's; fix or stop it, then run again",
+                    m.id,
+                    client_id(i)
+                ),
+            ))
+        })
+        .collect();
+    let undecodable = g
+        .members
+        .iter()
+        .any(|m| m.undecodable.is_some() && m.subscription.is_none());
+    let advice = copartitioned_advice(configs);
+    // The group's present state comes first: a group that splits units now
+    // is not ready, whatever a move would do.
+    let live = analyze(&g.members, topics, None).ok().and_then(|a| a.live);
+    if let Some(v) = live.as_ref().filter(|v| v.split_count() > 0) {
+        let sets: Vec<String> = v
+            .sets
+            .iter()
+            .filter(|s| s.colocation.split_count() > 0)
+            .map(|s| {
+                format!(
+                    "{} of {} indices of {}",
+                    s.colocation.split_count(),
+                    s.colocation.owners.len(),
+                    s.topics.join(", ")
+                )
+            })
+            .collect();
+        let keep: Vec<String> = clients
+            .iter()
+            .map(|c| format!("{}: {}", c.client.facts().name, c.client.facts().keep_units))
+            .collect();
+        findings.push(finding(
+            "splits-now",
+            format!(
+                "the group splits co-partitioned indices right now, under its assignor {}: {}",
+                g.protocol,
+                sets.join("; ")
+            ),
+            format!(
+                "keep each index's partitions on one member before (or instead of) any move: {}",
+                keep.join("; ")
+            ),
+        ));
+    }
+    let streams = clients.iter().any(|c| c.client == Client::KafkaStreams);
     // A member whose client has no consumer protocol cannot join with it, so
     // the group cannot move while it is in the group, whatever the
     // coordinator would allow: each such client is a finding of its own,
-    // with what its members can do instead.
+    // with what its members can do instead. A member partwise cannot
+    // identify may be one of them: unknown, never ready.
     for c in &clients {
         let f = c.client.facts();
-        if let (Client::KafkaJs | Client::Sarama, Some(without)) = (c.client, f.without) {
-            findings.push(finding(
+        let members = c.members.join(", ");
+        match (c.client, f.without) {
+            (Client::Unknown, _) => {
+                let ids: Vec<String> = g
+                    .members
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| c.members.contains(&m.id))
+                    .map(|(i, m)| format!("{} ({})", m.id, client_id(i)))
+                    .collect();
+                findings.push(finding(
+                    "client-unknown",
+                    format!(
+                        "member(s) {} run a client partwise cannot identify ({}): whether they can join with \
+                         the consumer protocol, and from which release, is unknown",
+                        ids.join(", "),
+                        c.evidence
+                    ),
+                    f.alternative,
+                ))
+            }
+            (Client::KafkaStreams, Some(without)) => findings.push(finding(
+                "streams-group",
+                format!("member(s) {members} run Kafka Streams ({}): {without}", c.evidence),
+                f.alternative,
+            )),
+            (_, Some(without)) => findings.push(finding(
                 "client-without-consumer-protocol",
                 format!(
-                    "member(s) {} run {} ({}): {without}, so they cannot join with the consumer protocol and \
+                    "member(s) {members} run {} ({}): {without}, so they cannot join with the consumer protocol and \
                      the group cannot move to it while they are in it",
-                    c.members.join(", "),
-                    f.name,
-                    c.evidence
+                    f.name, c.evidence
                 ),
                 f.alternative,
-            ));
+            )),
+            _ => {}
         }
     }
     let upgrade = upgrade(g, cfg);
     match &upgrade {
+        // Kafka Streams never joins with group.protocol=consumer: the
+        // coordinator's upgrade rules do not apply to its move.
+        _ if streams => {}
         Upgrade::Refused {
             reason,
             error,
@@ -806,18 +944,25 @@ pub fn classic_with(
         )),
         Upgrade::Allowed { .. } => {}
     }
-    let range = if g.members.is_empty() {
+    // Server range is what a consumer-protocol member would get: not asked
+    // for a Streams group, nor when a member's subscription is unknown.
+    let range = if g.members.is_empty() || streams || undecodable {
         None
     } else {
         range_check(&g.members, topics, range_model, &advice, &mut findings)
     };
+    let mut assignor_findings = Vec::new();
     let assignors = remote_assignors(
         configs,
         range.as_ref().map(|r| r.split_count == 0),
-        &mut findings,
+        &mut assignor_findings,
     );
+    if !streams {
+        findings.extend(assignor_findings);
+    }
     Readiness {
         upgrade,
+        live,
         range,
         assignors,
         copartitioned: copartitioned_brokers(configs),
@@ -837,7 +982,11 @@ pub fn server_uniform(
     model: Option<Assignor>,
 ) -> Option<View> {
     let model = model?;
-    if members.is_empty() {
+    if members.is_empty()
+        || members
+            .iter()
+            .any(|m| m.undecodable.is_some() && m.subscription.is_none())
+    {
         return None;
     }
     analyze(members, topics, Some((model, &[])))
@@ -1003,7 +1152,15 @@ mod tests {
         }
     }
 
+    /// A group of Java members (their default client ids tell them).
     fn group(state: &str, members: Vec<DescribedMember>, data: Vec<Option<&[u8]>>) -> ClassicGroup {
+        let clients = (1..=members.len())
+            .map(|i| ClientSeen {
+                client_id: format!("consumer-g-{i}"),
+                metadata_version: Some(3),
+                body_version: None,
+            })
+            .collect();
         ClassicGroup {
             name: "g".into(),
             state: state.into(),
@@ -1011,7 +1168,7 @@ mod tests {
             protocol: "range".into(),
             members,
             assignment_user_data: data.into_iter().map(|d| d.map(<[u8]>::to_vec)).collect(),
-            clients: Vec::new(),
+            clients,
         }
     }
 
@@ -1132,10 +1289,10 @@ mod tests {
     }
 
     /// A member whose subscription could not be decoded is a finding of its
-    /// own; the others are checked as usual, and it is no "other
-    /// subscription" for server range.
+    /// own, naming its client id; no server assignor's target is predicted
+    /// as if it subscribed to nothing, and the group is never ready.
     #[test]
-    fn an_undecodable_member_is_named_and_the_rest_checked() {
+    fn an_undecodable_member_is_named_and_nothing_is_predicted() {
         let mut members = whole_pair();
         members.push(DescribedMember {
             id: "bad".into(),
@@ -1147,18 +1304,133 @@ mod tests {
             assignors: Some(vec![COPARTITIONED_CLASS.into()]),
             ..BrokerConfig::default()
         };
-        let g = group("Stable", members, vec![None, None, None]);
-        let r = classic(&g, &[cfg], &[topic("a", 6), topic("b", 6)]);
+        let g = group("Stable", members.clone(), vec![None, None, None]);
+        let t = [topic("a", 6), topic("b", 6)];
+        let r = classic(&g, &[cfg], &t);
         assert_eq!(kinds(&r), ["member-undecodable"]);
-        assert!(r.findings[0]
-            .message
-            .starts_with("member bad: subscription could not be decoded"));
-        let rc = r.range.as_ref().unwrap();
-        assert_eq!((rc.split_count, rc.subscriptions.len()), (0, 0));
         assert!(
-            matches!(r.upgrade, Upgrade::Allowed { .. }),
+            r.findings[0].message.starts_with(
+                "member bad (client id 'consumer-g-3'): subscription could not be decoded"
+            ),
+            "{}",
+            r.findings[0].message
+        );
+        assert!(r.findings[0].fix.contains("client id 'consumer-g-3'"));
+        assert!(r.range.is_none(), "{:?}", r.range);
+        assert!(server_uniform(&members, &t, Some(Assignor::Kip848Uniform)).is_none());
+        assert!(server_uniform(&whole_pair(), &t, Some(Assignor::Kip848Uniform)).is_some());
+    }
+
+    /// What partwise cannot identify is unknown, never ready: an aiokafka
+    /// group cannot join at all, a member of no known client is named with
+    /// its client id, and @platformatic/kafka's subscriptions make the
+    /// coordinator refuse the online upgrade as malformed.
+    #[test]
+    fn unknown_and_classic_only_clients_are_never_ready() {
+        let t = [topic("a", 6), topic("b", 6)];
+        let with = |protocol: &str, id: &str, body: Option<i16>| {
+            let mut g = group("Stable", whole_pair(), vec![None, None]);
+            g.protocol = protocol.into();
+            for c in &mut g.clients {
+                c.client_id = id.into();
+                c.metadata_version = Some(if body.is_some() { 1 } else { 0 });
+                c.body_version = body;
+            }
+            classic(&g, &[BrokerConfig::default()], &t)
+        };
+        let r = with("roundrobin", "aiokafka-0.14.0", None);
+        assert_eq!(kinds(&r), ["client-without-consumer-protocol"]);
+        assert!(
+            r.findings[0]
+                .message
+                .contains("aiokafka has no consumer-protocol"),
             "{:?}",
-            r.upgrade
+            r.findings
+        );
+        assert!(r.findings[0]
+            .fix
+            .contains("partition_assignment_strategy=(RangePartitionAssignor,)"));
+        assert!(!r.findings[0].fix.contains("org.apache.kafka"));
+        let r = with("roundrobin", "orders-svc", None);
+        assert_eq!(kinds(&r), ["client-unknown"]);
+        assert!(
+            r.findings[0].message.starts_with(
+                "member(s) m1 (client id 'orders-svc'), m2 (client id 'orders-svc') run a client partwise cannot identify"
+            ),
+            "{}",
+            r.findings[0].message
+        );
+        let r = with("", "", None);
+        assert!(
+            r.findings[0].message.contains("m1 (no client id)"),
+            "{}",
+            r.findings[0].message
+        );
+        let r = with("roundrobin", "orders-svc", Some(0));
+        assert_eq!(r.clients[0].client, Client::Platformatic);
+        assert_eq!(kinds(&r), ["upgrade-refused-malformed-subscription"]);
+        assert!(
+            r.findings[0].message.contains(
+                "Cannot upgrade classic group g to consumer group because the embedded consumer protocol is malformed."
+            ),
+            "{}",
+            r.findings[0].message
+        );
+        assert!(
+            r.findings[0].fix.contains("groupProtocol: 'consumer'"),
+            "{}",
+            r.findings[0].fix
+        );
+        // Kafka Streams: named, and never sent to group.protocol=consumer.
+        let r = with("stream", "app-1-StreamThread-1-consumer", None);
+        assert_eq!(kinds(&r), ["streams-group"]);
+        assert!(r.findings[0].message.contains("group.protocol=streams"));
+        assert!(r.range.is_none());
+        for f in &r.findings {
+            assert!(!f.fix.contains("group.protocol=consumer"), "{}", f.fix);
+            assert!(!f.fix.contains("group.remote.assignor"), "{}", f.fix);
+        }
+    }
+
+    /// A group that splits units right now is not ready, whatever the move
+    /// would do: franz-go's default balancer split this one.
+    #[test]
+    fn a_group_that_splits_now_is_not_ready() {
+        let mut g = group(
+            "Stable",
+            vec![
+                member("m1", AB, Some(&[("a", &[0, 1, 2]), ("b", &[3, 4, 5])])),
+                member("m2", AB, Some(&[("a", &[3, 4, 5]), ("b", &[0, 1, 2])])),
+            ],
+            vec![None, None],
+        );
+        g.protocol = "cooperative-sticky".into();
+        for c in &mut g.clients {
+            c.client_id = "kgo".into();
+        }
+        let r = classic(
+            &g,
+            &[BrokerConfig::default()],
+            &[topic("a", 6), topic("b", 6)],
+        );
+        assert_eq!(r.live.as_ref().unwrap().split_count(), 6);
+        assert_eq!(kinds(&r), ["splits-now"]);
+        let f = &r.findings[0];
+        assert!(
+            f.message
+                .contains("under its assignor cooperative-sticky: 6 of 6 indices of a, b"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.fix.contains("kgo.Balancers(kgo.RangeBalancer())"),
+            "{}",
+            f.fix
+        );
+        assert!(
+            !f.fix.contains("partition.assignment.strategy"),
+            "{}",
+            f.fix
         );
     }
 
@@ -1184,14 +1456,19 @@ mod tests {
         let rc = r.range.as_ref().unwrap();
         assert_eq!(rc.split_count, 3);
         assert_eq!(rc.subscriptions.len(), 2);
+        // m2 holds a 3..5 without b 3..5: split now, and under server range.
         assert_eq!(
             kinds(&r),
-            ["range-splits", "no-remote-assignor-keeps-units"]
+            [
+                "splits-now",
+                "range-splits",
+                "no-remote-assignor-keeps-units"
+            ]
         );
         assert!(
-            r.findings[0].message.contains("m2 -> a"),
+            r.findings[1].message.contains("m2 -> a"),
             "{}",
-            r.findings[0].message
+            r.findings[1].message
         );
         assert_eq!(r.assignors[1].keeps_units, KeepsUnits::No);
         // With the broker assignor installed, the group has a way.
@@ -1200,7 +1477,7 @@ mod tests {
             ..BrokerConfig::default()
         };
         let r = classic(&g, &[cfg], &[topic("a", 6), topic("b", 6)]);
-        assert_eq!(kinds(&r), ["range-splits"]);
+        assert_eq!(kinds(&r), ["splits-now", "range-splits"]);
         assert_eq!(r.assignors[1].name.as_deref(), Some("copartitioned"));
         assert_eq!(r.assignors[1].keeps_units, KeepsUnits::Yes);
     }
@@ -1300,6 +1577,7 @@ mod tests {
             .map(|id| ClientSeen {
                 client_id: id.to_string(),
                 metadata_version: Some(0),
+                body_version: None,
             })
             .collect()
     }

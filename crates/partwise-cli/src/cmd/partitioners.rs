@@ -15,9 +15,16 @@ pub struct Args {
 }
 
 fn null_key_word(p: Partitioner) -> &'static str {
-    // Any count shows the behaviour; a fixed placement is the hash of zero bytes.
-    match p.null_key(PartitionCount::new(12).expect("12 is a valid count")) {
-        Placement::Partition(_) => "fixed (hashed like an empty key)",
+    // Two counts tell a null key hashed like an empty one from one sent to
+    // partition 0 (@platformatic/kafka's compatibilityPartitioner).
+    let at = |n: u32| PartitionCount::new(n).expect("a valid count");
+    let like_empty = [7, 12]
+        .into_iter()
+        .all(|n| p.null_key(at(n)) == p.place(Some(b""), at(n)));
+    match p.null_key(at(12)) {
+        Placement::Partition(_) if like_empty => "fixed (hashed like an empty key)",
+        Placement::Partition(0) => "partition 0",
+        Placement::Partition(_) => "fixed",
         other => other.behaviour(),
     }
 }

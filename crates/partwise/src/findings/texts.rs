@@ -8,6 +8,7 @@
 
 use super::{Drift, FamilyReason, ObservedWriter, ProducerRef, Reason, SampleDiff};
 use crate::assign::Assignor;
+use crate::clients::Client;
 use crate::compare::MigrationFix;
 use crate::count::PartitionCount;
 use crate::partitioner::Partitioner;
@@ -226,6 +227,7 @@ fn covered_refusal(r: Refusal) -> &'static str {
         Refusal::TooLarge => "too_large",
         Refusal::CustomAssignor => "custom_assignor",
         Refusal::Full => "full",
+        Refusal::Malformed => "malformed",
     }
 }
 
@@ -678,7 +680,7 @@ fn every_finding_kind_says_its_fix_without_holes() {
 
     // Readiness over a grid of groups and brokers: every finding it
     // makes, with lists of members, topics and assignors empty or single.
-    for (kind, message, fix) in readiness_findings() {
+    for (_, kind, message, fix) in readiness_findings() {
         kinds.insert(kind);
         check(kind, Some(&message), &[fix], &mut failures);
     }
@@ -703,7 +705,87 @@ fn every_finding_kind_says_its_fix_without_holes() {
     }
 }
 
-fn readiness_findings() -> Vec<(&'static str, String, String)> {
+/// A protocol name and what a member of every client shows: its default
+/// client id, or for @platformatic/kafka (whose client id is the user's) its
+/// subscription's shape; `None`: nothing but the protocol.
+fn clients_seen() -> Vec<(&'static str, Option<crate::readiness::ClientSeen>)> {
+    let seen = |id: &str, body: Option<i16>| {
+        Some(crate::readiness::ClientSeen {
+            client_id: id.into(),
+            metadata_version: Some(if body.is_some() { 1 } else { 0 }),
+            body_version: body,
+        })
+    };
+    vec![
+        ("range", None),
+        ("range", seen("consumer-g-1", None)),
+        ("range", seen("rdkafka", None)),
+        ("RoundRobinAssigner", seen("kafkajs", None)),
+        ("range", seen("sarama", None)),
+        ("cooperative-sticky", seen("kgo", None)),
+        (
+            "range",
+            seen("svc@host (github.com/segmentio/kafka-go)", None),
+        ),
+        ("range", seen("kafka-python-3.0.12", None)),
+        ("roundrobin", seen("aiokafka-0.14.0", None)),
+        ("roundrobin", seen("orders-svc", Some(0))),
+        ("stream", seen("app-StreamThread-1-consumer", None)),
+        ("copartitioned", seen("partwise", None)),
+        ("roundrobin", seen("orders-svc", None)),
+    ]
+}
+
+/// Every client x every readiness finding: a client that is not Java's (nor
+/// on it) is never told a Java setting or class name, and each client with
+/// no consumer protocol, or unknown, is never ready.
+#[test]
+fn every_client_is_told_in_its_own_words() {
+    let java_words = [
+        "partition.assignment.strategy",
+        "org.apache.kafka.clients",
+        "KafkaConsumer.class",
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    let mut failures = Vec::new();
+    for (client, kind, message, fix) in readiness_findings() {
+        seen.insert((client, kind));
+        let java_ok = matches!(
+            client,
+            Client::Java | Client::Librdkafka | Client::KafkaStreams
+        );
+        for w in java_words {
+            if !java_ok && (fix.contains(w) || message.contains(w)) {
+                failures.push(format!("{client:?} {kind}: Java's {w}: {fix}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    for c in Client::ALL.into_iter().chain([Client::Unknown]) {
+        let kinds: Vec<&str> = seen
+            .iter()
+            .filter(|(k, _)| *k == c)
+            .map(|(_, f)| *f)
+            .collect();
+        let need = match c {
+            Client::Unknown => Some("client-unknown"),
+            Client::KafkaStreams => Some("streams-group"),
+            c if c.facts().consumer_protocol.is_none() => Some("client-without-consumer-protocol"),
+            _ => None,
+        };
+        if let Some(k) = need {
+            assert!(kinds.contains(&k), "{c:?} never got {k}: {kinds:?}");
+        }
+        assert!(!kinds.is_empty(), "{c:?} walked no finding");
+    }
+    assert!(seen.contains(&(
+        Client::Platformatic,
+        "upgrade-refused-malformed-subscription"
+    )));
+    assert!(seen.iter().any(|(_, k)| *k == "splits-now"));
+}
+
+fn readiness_findings() -> Vec<(Client, &'static str, String, String)> {
     use crate::described::{ClusterTopic, DescribedMember};
     use crate::readiness::{classic, consumer, BrokerConfig, ClassicGroup};
     let topic = |name: &str, partitions| ClusterTopic {
@@ -766,18 +848,13 @@ fn readiness_findings() -> Vec<(&'static str, String, String)> {
                     ("PreparingRebalance", "consumer"),
                     ("Stable", "connect"),
                 ] {
-                    // Java members named by nothing but the protocol, and
-                    // KafkaJS members, which have no consumer protocol.
-                    let kafkajs: Vec<crate::readiness::ClientSeen> = members
-                        .iter()
-                        .map(|_| crate::readiness::ClientSeen {
-                            client_id: "kafkajs".into(),
-                            metadata_version: Some(0),
-                        })
-                        .collect();
-                    for (protocol, clients) in
-                        [("range", Vec::new()), ("RoundRobinAssigner", kafkajs)]
-                    {
+                    // Members named by nothing but the protocol, and every
+                    // client's members by its default client id (or shape).
+                    for (protocol, client) in clients_seen() {
+                        let clients: Vec<crate::readiness::ClientSeen> = match &client {
+                            Some(c) => members.iter().map(|_| c.clone()).collect(),
+                            None => Vec::new(),
+                        };
                         for data in [None, Some(b"pwu\x00x".to_vec()), Some(vec![1, 2, 3])] {
                             let g = ClassicGroup {
                                 name: "g".into(),
@@ -792,13 +869,22 @@ fn readiness_findings() -> Vec<(&'static str, String, String)> {
                                 clients: clients.clone(),
                             };
                             let r = classic(&g, configs, topics);
-                            out.extend(r.findings.into_iter().map(|f| (f.kind, f.message, f.fix)));
+                            let who = r.clients.first().map_or(Client::Unknown, |c| c.client);
+                            out.extend(
+                                r.findings
+                                    .into_iter()
+                                    .map(|f| (who, f.kind, f.message, f.fix)),
+                            );
                         }
                     }
                 }
                 for assignor in ["uniform", "range", "copartitioned"] {
                     let r = consumer(assignor, members, members, configs, topics);
-                    out.extend(r.findings.into_iter().map(|f| (f.kind, f.message, f.fix)));
+                    out.extend(
+                        r.findings
+                            .into_iter()
+                            .map(|f| (Client::Unknown, f.kind, f.message, f.fix)),
+                    );
                 }
             }
         }

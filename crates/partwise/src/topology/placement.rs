@@ -838,6 +838,12 @@ pub(crate) fn fix_of(
         "kip848" if holds("kip848:range") => {
             format!("set group.remote.assignor=range on the consumers{or_run}")
         }
+        // Go, Python and Node consumers are told their own setting, never
+        // Java's class name.
+        prefix if crate::clients::Client::of_spec(prefix).is_some() && holds(&format!("{prefix}:range")) => {
+            let c = crate::clients::Client::of_spec(prefix).expect("matched above");
+            format!("use {}{or_run}", c.facts().keep_units)
+        }
         _ => match list_specs(&assignors) {
             Some(specs) => format!("use an assignor that keeps units whole ({specs}){or_run}"),
             None if or_run.is_empty() => format!(

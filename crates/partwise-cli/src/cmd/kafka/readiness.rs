@@ -213,6 +213,9 @@ fn needs(c: &ClientMembers) -> String {
     match (c.client, f.consumer_protocol) {
         (Client::Unknown, _) => format!("{}: {}", named(c), f.alternative),
         (_, Some(p)) => format!("{} from {} with {}", named(c), p.since, p.setting),
+        (Client::KafkaStreams, None) => {
+            format!("{} move to group.protocol=streams instead", named(c))
+        }
         (_, None) => format!("{} cannot (no consumer protocol)", named(c)),
     }
 }
@@ -256,7 +259,14 @@ fn write_classic(out: &mut impl Write, c: &Readiness) -> Result<()> {
              alone would allow it: {how})",
             blocked
                 .iter()
-                .map(|b| format!("{} has no consumer protocol", named(b)))
+                .map(|b| match b.client {
+                    Client::KafkaStreams => format!(
+                        "{} moves to group.protocol=streams (Kafka Streams and brokers 4.2 or later), never to \
+                         group.protocol=consumer",
+                        named(b)
+                    ),
+                    _ => format!("{} has no consumer protocol", named(b)),
+                })
                 .collect::<Vec<_>>()
                 .join("; ")
         )?,
@@ -335,6 +345,19 @@ fn write_table(out: &mut impl Write, r: &ReadinessReport) -> Result<()> {
     writeln!(out, "{}", models_line(&r.models))?;
     match &r.verdict {
         Verdict::Classic(c) => {
+            // The present state first, as plain `kafka group` shows it; then the move.
+            if let Some(v) = &c.live {
+                let now = match v.split_count() {
+                    0 => "keeps every co-partitioned index together".to_string(),
+                    n => format!("splits {n} indices"),
+                };
+                writeln!(
+                    out,
+                    "
+now: the group's live assignment {now}"
+                )?;
+                write_matrices(&mut *out, v, "broker")?;
+            }
             write_classic(&mut *out, c)?;
             write_uniform(&mut *out, r)?;
             write_findings(&mut *out, &c.findings)
@@ -455,6 +478,7 @@ fn to_json(r: &ReadinessReport) -> Value {
             let range = c.range.as_ref().map(range_json);
             (
                 json!({
+                    "live": c.live.as_ref().map(view_json),
                     "upgrade": upgrade,
                     "clients": clients_json(&c.clients),
                     "server_range": range,
@@ -550,6 +574,7 @@ mod tests {
                 client_host: "/10.0.0.1".into(),
                 subscription: Some(ab.clone()),
                 metadata_version: Some(0),
+                subscription_body_version: None,
                 owned_partitions: None,
                 generation: None,
                 assignment: AssignmentData::Assigned(half(lo)),
@@ -579,6 +604,7 @@ mod tests {
                 .map(|m| ClientSeen {
                     client_id: m.client_id.clone(),
                     metadata_version: m.metadata_version,
+                    body_version: m.subscription_body_version,
                 })
                 .collect(),
         };
@@ -653,6 +679,66 @@ mod tests {
             t.contains("allowed by the coordinator (") && t.contains("once the members run: Java (kafka-clients) (m1, m2) from 4.0 with group.protocol=consumer"),
             "{t}"
         );
+    }
+
+    /// What partwise cannot identify, or what has no consumer protocol, is
+    /// never ready: aiokafka's members are told so with aiokafka's own
+    /// setting, a client id of no known client is unknown; and the table
+    /// shows the group's present co-location before the move.
+    #[test]
+    fn unknown_or_classic_only_clients_are_never_ready() {
+        for (protocol, ids, kind) in [
+            (
+                "roundrobin",
+                ["aiokafka-0.14.0", "aiokafka-0.14.0"],
+                "client-without-consumer-protocol",
+            ),
+            (
+                "range",
+                ["kafka-python-3.0.12", "kafka-python-3.0.12"],
+                "client-without-consumer-protocol",
+            ),
+            ("range", ["orders-svc", "orders-svc"], "client-unknown"),
+            (
+                "stream",
+                ["app-StreamThread-1-consumer", "app-StreamThread-2-consumer"],
+                "streams-group",
+            ),
+        ] {
+            let r = report(protocol, ids);
+            let v = to_json(&r);
+            assert_eq!(v["ready"], false, "{v}");
+            let kinds: Vec<&str> = v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["kind"].as_str().unwrap())
+                .collect();
+            assert!(kinds.contains(&kind), "{protocol}: {kinds:?}");
+            assert_eq!(v["readiness"]["live"]["split_count"], 0, "{v}");
+            let t = table(&r);
+            assert!(t.contains("not ready:"), "{t}");
+            assert!(!t.contains("ready: no findings"), "{t}");
+            let now = t
+                .find("now: the group's live assignment keeps every co-partitioned index together");
+            let upgrade = t.find("online upgrade to the consumer protocol");
+            assert!(now.is_some() && now < upgrade, "{t}");
+            if ids[0].starts_with("aiokafka") {
+                assert!(
+                    t.contains("aiokafka has no consumer-protocol (KIP-848) member"),
+                    "{t}"
+                );
+                assert!(
+                    t.contains("partition_assignment_strategy=(RangePartitionAssignor,)"),
+                    "{t}"
+                );
+                assert!(!t.contains("org.apache.kafka.clients"), "{t}");
+            }
+            if protocol == "stream" {
+                assert!(!t.contains("fix: set group.remote.assignor"), "{t}");
+                assert!(t.contains("group.protocol=streams"), "{t}");
+            }
+        }
     }
 
     /// The server assignors' models follow the broker's release, read from

@@ -49,6 +49,11 @@ const PARTITION_FILES: &[(&str, &str)] = &[
     ),
     ("librdkafka_murmur2", "librdkafka:murmur2"),
     ("librdkafka_murmur2_random", "librdkafka:murmur2_random"),
+    // @confluentinc/kafka-javascript's KafkaJS-compatible API sets librdkafka's
+    // partitioner=murmur2_random (lib/kafkajs/_producer.js); its install
+    // builds librdkafka from downloads outside npm, so librdkafka's own
+    // answers stand for it.
+    ("librdkafka_murmur2_random", "confluent-kafka-javascript"),
     ("librdkafka_fnv1a", "librdkafka:fnv1a"),
     ("librdkafka_fnv1a_random", "librdkafka:fnv1a_random"),
     ("sarama_hash_partitioner", "sarama"),
@@ -128,6 +133,81 @@ fn every_file_is_known() {
     }
 }
 
+/// The Node clients' partitioners against `tests/vectors/node-partitioners/`
+/// (written by its `run` from the real npm packages): every key of its
+/// corpus (the empty key, binary keys, keys of 20 KB) at every count up to
+/// 10,000, and the null key where the client's partitioner places it.
+/// Returns the answers checked.
+fn node_partitioners(
+    seen: &mut BTreeSet<&'static str>,
+    generated: &mut BTreeSet<&'static str>,
+) -> usize {
+    let dir = vectors_dir().join("node-partitioners");
+    let keys: Vec<Vec<u8>> = lines(&dir.join("keys.jsonl"))
+        .iter()
+        .map(|v| unhex(v["key_hex"].as_str().unwrap()))
+        .collect();
+    assert!(keys.len() >= 2000, "{} keys", keys.len());
+    assert!(keys.iter().any(Vec::is_empty) && keys.iter().any(|k| k.len() >= 20480));
+    let mut checked = 0;
+    for (file, spec) in [
+        ("platformatic_default", "platformatic"),
+        ("platformatic_compatibility", "platformatic:compatibility"),
+    ] {
+        let p: Partitioner = spec.parse().unwrap();
+        seen.insert(p.spec());
+        generated.insert(p.spec());
+        let rows = lines(&dir.join(format!("{file}.jsonl")));
+        let head = &rows[0];
+        assert_eq!(head["client"], "@platformatic/kafka", "{file}");
+        let counts: Vec<PartitionCount> = head["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| PartitionCount::new(n.as_u64().unwrap() as u32).unwrap())
+            .collect();
+        assert!(counts.iter().any(|n| n.get() == 10_000), "{file}");
+        let mut keyed = 0;
+        for row in &rows[1..] {
+            let want = row["p"].as_array().unwrap();
+            for (n, w) in counts.iter().zip(want) {
+                let w = w.as_u64().unwrap() as u32;
+                if row["null_key"].as_bool() == Some(true) {
+                    assert_eq!(
+                        p.null_key(*n),
+                        Placement::Partition(w),
+                        "{spec}: null key, n={}",
+                        n.get()
+                    );
+                } else {
+                    let k = row["k"].as_u64().unwrap() as usize;
+                    let got = p.place(Some(&keys[k]), *n);
+                    assert_eq!(
+                        got,
+                        Placement::Partition(w),
+                        "{spec}: key {k} ({} bytes) n={}",
+                        keys[k].len(),
+                        n.get()
+                    );
+                    keyed += 1;
+                }
+                checked += 1;
+            }
+        }
+        assert_eq!(keyed, keys.len() * counts.len(), "{file} covers every key");
+        if rows[1..]
+            .iter()
+            .all(|r| r["null_key"].as_bool() != Some(true))
+        {
+            assert!(
+                p.null_key(counts[0]).partition().is_none(),
+                "{spec}: null key is not the partitioner's"
+            );
+        }
+    }
+    checked
+}
+
 /// Every keyed and null-key line matches, and every key of the corpus that a
 /// file leaves out is one the partitioner does not place deterministically
 /// (the generators drop exactly those).
@@ -137,60 +217,60 @@ fn partitioners_match_real_clients() {
     let mut specs_seen = BTreeSet::new();
     let mut specs_generated = BTreeSet::new();
     for path in all_files() {
-        let Some((_, spec)) = PARTITION_FILES.iter().find(|(f, _)| *f == stem(&path)) else {
-            continue;
-        };
-        let p: Partitioner = spec.parse().unwrap();
-        specs_seen.insert(p.spec());
-        if path.parent().and_then(Path::file_name) == Some("generated".as_ref()) {
-            specs_generated.insert(p.spec());
-        }
-        let mut by_count: BTreeMap<u32, BTreeSet<Vec<u8>>> = BTreeMap::new();
-        let mut null_counts = BTreeSet::new();
-        for v in lines(&path) {
-            let n = v["partitions"].as_u64().unwrap() as u32;
-            let want = v["partition"].as_u64().unwrap() as u32;
-            let count = PartitionCount::new(n).unwrap();
-            if v["null_key"].as_bool() == Some(true) {
-                assert_eq!(
-                    p.null_key(count),
-                    Placement::Partition(want),
-                    "{spec}: null key, n={n}"
-                );
-                null_counts.insert(n);
-            } else {
-                let key = unhex(v["key_hex"].as_str().unwrap());
-                let got = p.place(Some(&key), count);
-                assert_eq!(
-                    got,
-                    Placement::Partition(want),
-                    "{spec}: key {:?} n={n} ({})",
-                    v["key"],
-                    path.display()
-                );
-                by_count.entry(n).or_default().insert(key);
+        for (_, spec) in PARTITION_FILES.iter().filter(|(f, _)| *f == stem(&path)) {
+            let p: Partitioner = spec.parse().unwrap();
+            specs_seen.insert(p.spec());
+            if path.parent().and_then(Path::file_name) == Some("generated".as_ref()) {
+                specs_generated.insert(p.spec());
             }
-            checked += 1;
-        }
-        // Keys the real client placed at random were left out of the file.
-        let corpus = corpus_for(&path);
-        for (&n, keys) in &by_count {
-            let count = PartitionCount::new(n).unwrap();
-            for key in corpus.iter().filter(|k| !keys.contains(*k)) {
-                assert!(
+            let mut by_count: BTreeMap<u32, BTreeSet<Vec<u8>>> = BTreeMap::new();
+            let mut null_counts = BTreeSet::new();
+            for v in lines(&path) {
+                let n = v["partitions"].as_u64().unwrap() as u32;
+                let want = v["partition"].as_u64().unwrap() as u32;
+                let count = PartitionCount::new(n).unwrap();
+                if v["null_key"].as_bool() == Some(true) {
+                    assert_eq!(
+                        p.null_key(count),
+                        Placement::Partition(want),
+                        "{spec}: null key, n={n}"
+                    );
+                    null_counts.insert(n);
+                } else {
+                    let key = unhex(v["key_hex"].as_str().unwrap());
+                    let got = p.place(Some(&key), count);
+                    assert_eq!(
+                        got,
+                        Placement::Partition(want),
+                        "{spec}: key {:?} n={n} ({})",
+                        v["key"],
+                        path.display()
+                    );
+                    by_count.entry(n).or_default().insert(key);
+                }
+                checked += 1;
+            }
+            // Keys the real client placed at random were left out of the file.
+            let corpus = corpus_for(&path);
+            for (&n, keys) in &by_count {
+                let count = PartitionCount::new(n).unwrap();
+                for key in corpus.iter().filter(|k| !keys.contains(*k)) {
+                    assert!(
                     p.place(Some(key), count).partition().is_none(),
                     "{spec}: {} omits key {key:02x?} at n={n}, but partwise gives it a fixed partition",
                     path.display()
                 );
-            }
-            if !null_counts.contains(&n) {
-                assert!(
-                    p.null_key(count).partition().is_none(),
-                    "{spec}: n={n} null key should not be fixed"
-                );
+                }
+                if !null_counts.contains(&n) {
+                    assert!(
+                        p.null_key(count).partition().is_none(),
+                        "{spec}: n={n} null key should not be fixed"
+                    );
+                }
             }
         }
     }
+    checked += node_partitioners(&mut specs_seen, &mut specs_generated);
     // Every hashing partitioner is covered by at least one real client's file,
     // and, but for those listed, by one regenerated here from the real client.
     const NOT_REGENERATED_YET: &[&str] = &["java"];
