@@ -42,7 +42,8 @@ func sortJoinMembers(ms []kmsg.JoinGroupResponseMember) {
 	})
 }
 
-// franz calls a kgo.GroupBalancer as its leader does: every member's
+// franz calls a kgo.GroupBalancer as its leader does (the Go maps are the
+// leader's own, so their orders are Go's): every member's
 // JoinGroup metadata is what that balancer's JoinGroupMetadata writes for
 // the member's subscription, claims and generation; MemberBalancer on the
 // sorted members; BalanceOrError over the partition counts of the topics it
@@ -65,10 +66,16 @@ func franz(bal kgo.GroupBalancer) func(*Group, *rand.Rand) (map[string]map[strin
 		if err != nil {
 			return nil, err
 		}
+		// As balanceGroup fills topicPartitionCount: a walk of the
+		// balancer's own topic map, keeping the topics that exist.
+		exists := map[string]int32{}
+		for _, t := range g.Topics {
+			exists[t.Name] = t.Partitions
+		}
 		counts := make(map[string]int32, len(topics))
-		for _, t := range subscribedTopics(g, rng) {
-			if _, ok := topics[t.Name]; ok {
-				counts[t.Name] = t.Partitions
+		for topic := range topics {
+			if n, ok := exists[topic]; ok {
+				counts[topic] = n
 			}
 		}
 		var into kgo.IntoSyncAssignment

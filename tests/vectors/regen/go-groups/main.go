@@ -8,10 +8,11 @@
 //
 //	go run . -runs 200 -out ../../assignors/go_group_cases.jsonl
 //
-// The Go maps a leader passes (topics, and Sarama's members) are filled in a
-// new random order for every call, as the leaders fill them from maps of
-// their own; Go also randomises every map's iteration. A balancer whose
-// answer depends on either gives more than one outcome.
+// The maps a leader passes are filled as that leader fills them (franz-go:
+// a walk of the balancer's own topic map; Sarama: members in the
+// coordinator's order, topics from a map; the harness draws a new order
+// for Sarama's maps), and Go randomises every map's iteration: a balancer
+// whose answer depends on a map's order gives more than one outcome.
 package main
 
 import (
