@@ -444,6 +444,36 @@ impl Assignor {
         Assignor::ALL.into_iter().chain(Assignor::GO)
     }
 
+    /// The assignors a team running this one can switch to, itself among
+    /// them, as a placement's fix weighs them: [`Assignor::ALL`] for the
+    /// Java, KafkaJS and librdkafka ones and partwise's; a Go client's own
+    /// balancers for a Go client's (franz-go's also the KIP-848 server
+    /// assignors, which it joins from release 1.19; Sarama and kafka-go
+    /// have no consumer-protocol member).
+    pub fn alternatives(self) -> Vec<Assignor> {
+        match self.client() {
+            "franz-go" => {
+                let mut v: Vec<Assignor> = Assignor::GO
+                    .into_iter()
+                    .filter(|a| a.client() == "franz-go")
+                    .collect();
+                v.extend([Assignor::Kip848Uniform, Assignor::Kip848Range]);
+                v
+            }
+            c @ ("sarama" | "kafka-go") => Assignor::GO
+                .into_iter()
+                .filter(|a| a.client() == c)
+                .collect(),
+            _ => {
+                let mut v = Assignor::ALL.to_vec();
+                if !v.contains(&self) {
+                    v.push(self);
+                }
+                v
+            }
+        }
+    }
+
     /// The client whose assignor this is, as specs name it (`java`,
     /// `kip848`, `kafkajs`, `librdkafka`, `copartitioned`, `franz-go`,
     /// `sarama`, `kafka-go`).
@@ -515,11 +545,13 @@ impl Assignor {
     }
 
     /// The spec, followed for a KIP-848 assignor by the Kafka releases it
-    /// models: `kip848:uniform (Kafka 4.0.1 to 4.4.0)`.
+    /// models, `kip848:uniform (Kafka 4.0.1 to 4.4.0)`, and for a Go
+    /// client's by the library release, `franz-go:range (franz-go 1.22.3)`.
     pub fn label(self) -> String {
-        match self.kafka_versions() {
-            Some(v) => format!("{} (Kafka {v})", self.spec()),
-            None => self.spec().to_string(),
+        match (self.kafka_versions(), self.library_version()) {
+            (Some(v), _) => format!("{} (Kafka {v})", self.spec()),
+            (None, Some(v)) => format!("{} ({v})", self.spec()),
+            (None, None) => self.spec().to_string(),
         }
     }
 
