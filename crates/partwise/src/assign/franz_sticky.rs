@@ -81,17 +81,18 @@ struct Balancer<'g> {
     plan: Vec<Vec<i32>>,
     levels: BTreeMap<usize, Vec<u16>>,
     complex: bool,
+    /// Per topicNum, its subscribers in member order (`topicPotentials`).
+    potentials: Vec<Vec<u16>>,
+    /// Per partNum, who held it before this balance (`origOwner`).
+    orig: Vec<u16>,
+    /// Per partNum, its owner while balancing (`partitionConsumers`).
+    consumer: Vec<u16>,
 }
 
 /// One run of franz-go's sticky balancer over `group`, the Go map orders
 /// drawn from `seed`; `cooperative` adds `AdjustCooperative` (partitions
 /// that change owner are withheld this round).
 pub fn balance(group: &Group, cooperative: bool, seed: u64) -> Result<Assignment, AssignError> {
-    let spec = if cooperative {
-        "franz-go:cooperative-sticky"
-    } else {
-        "franz-go:sticky"
-    };
     let mut rng = Rng::new(seed);
     let members = franzgo_member_order(&group.members);
     let mut topic_of = topic_insertion_order(group, &members);
@@ -123,20 +124,21 @@ pub fn balance(group: &Group, cooperative: bool, seed: u64) -> Result<Assignment
         stales: Vec::new(),
         levels: BTreeMap::new(),
         complex: false,
+        potentials: Vec::new(),
+        orig: Vec::new(),
+        consumer: Vec::new(),
     };
     if !b.part_owner.is_empty() {
         b.parse_member_metadata();
-        b.assign_unassigned(&mut rng)?;
+        b.assign_unassigned(&mut rng);
         b.init_levels();
         if b.complex {
-            return Err(AssignError::Unsupported {
-                assignor: spec,
-                reason: "members with unequal subscriptions (franz-go's steal graph \
-                         and repair are not simulated)"
-                    .into(),
-            });
+            let mut g = Graph::new(&b);
+            b.balance_complex(&mut g);
+            b.repair();
+        } else {
+            b.balance();
         }
-        b.balance();
     }
     let mut out = vec![Vec::new(); group.members.len()];
     for (num, parts) in b.plan.iter().enumerate() {
@@ -225,7 +227,7 @@ impl Balancer<'_> {
         out
     }
 
-    fn assign_unassigned(&mut self, rng: &mut Rng) -> Result<(), AssignError> {
+    fn assign_unassigned(&mut self, rng: &mut Rng) {
         let potentials = self.potentials();
         self.complex = potentials.iter().any(|p| p.len() != self.members.len());
         // dropUnwantedPartitions: claims of topics the member no longer reads.
@@ -260,8 +262,36 @@ impl Balancer<'_> {
                 consumer[part as usize] = last;
             }
         }
+        self.orig = consumer.clone();
         if self.complex {
-            return Ok(());
+            // assignUnassignedComplex: per topic a heap of its subscribers.
+            let mut heap_topic = u32::MAX;
+            let mut heap: Vec<u16> = Vec::new();
+            for part in 0..consumer.len() {
+                if consumer[part] != UNASSIGNED {
+                    continue;
+                }
+                let t = self.part_owner[part];
+                if potentials[t as usize].is_empty() {
+                    continue;
+                }
+                if t != heap_topic {
+                    heap_topic = t;
+                    heap = potentials[t as usize].clone();
+                    let n = heap.len();
+                    for i in (0..n / 2).rev() {
+                        self.down(&mut heap, i, n);
+                    }
+                }
+                let m = heap[0];
+                self.plan[m as usize].push(part as i32);
+                let n = heap.len();
+                self.down(&mut heap, 0, n);
+                consumer[part] = m;
+            }
+            self.consumer = consumer;
+            self.potentials = potentials;
+            return;
         }
         // One heap of every member by load; each unassigned partition, in
         // partNum order, to the top.
@@ -279,7 +309,6 @@ impl Balancer<'_> {
             self.down(&mut heap, 0, n);
             *owner = m;
         }
-        Ok(())
     }
 
     /// `membersByPartitions.down`: a min-heap by load; the right child is
@@ -442,4 +471,555 @@ fn adjust_cooperative(group: &Group, a: &mut Assignment) {
     let rank = super::topic_name_rank(group);
     withheld.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
     a.withheld = withheld;
+}
+
+/// The steal graph of unequal subscriptions (`graph`): per topic, the
+/// members holding its partitions, each with its partitions in the order
+/// franz-go keeps them (appended, swap-removed).
+struct Graph {
+    /// memberNum => the topicNums it subscribes to, ascending.
+    out: Vec<Vec<u32>>,
+    /// topicNum => (member, its partitions), entries in order of creation.
+    owners: Vec<Vec<(u16, Vec<i32>)>>,
+    /// partNum => its index in its owner's list.
+    pos: Vec<usize>,
+    scores: Vec<Score>,
+}
+
+#[derive(Clone, Copy)]
+struct Score {
+    distance: i32,
+    src_edge: i32,
+    level: i32,
+    parent: Option<u16>,
+}
+
+const INFINITY: i32 = i32::MAX;
+
+impl Graph {
+    fn new(b: &Balancer) -> Graph {
+        let mut out = vec![Vec::new(); b.members.len()];
+        for (t, ms) in b.potentials.iter().enumerate() {
+            for &m in ms {
+                out[m as usize].push(t as u32);
+            }
+        }
+        let mut g = Graph {
+            out,
+            owners: vec![Vec::new(); b.topic_of.len()],
+            pos: vec![0; b.part_owner.len()],
+            scores: vec![
+                Score {
+                    distance: INFINITY,
+                    src_edge: 0,
+                    level: 0,
+                    parent: None,
+                };
+                b.members.len()
+            ],
+        };
+        for (edge, &m) in b.consumer.iter().enumerate() {
+            if m != UNASSIGNED {
+                g.add_edge(b, edge as i32, m);
+            }
+        }
+        g
+    }
+
+    fn owner_of(&mut self, t: u32, m: u16) -> usize {
+        let list = &mut self.owners[t as usize];
+        match list.iter().position(|(x, _)| *x == m) {
+            Some(i) => i,
+            None => {
+                list.push((m, Vec::new()));
+                list.len() - 1
+            }
+        }
+    }
+
+    fn add_edge(&mut self, b: &Balancer, edge: i32, m: u16) {
+        let t = b.part_owner[edge as usize];
+        let o = self.owner_of(t, m);
+        let parts = &mut self.owners[t as usize][o].1;
+        self.pos[edge as usize] = parts.len();
+        parts.push(edge);
+    }
+
+    fn remove_edge(&mut self, b: &Balancer, edge: i32, m: u16) {
+        let t = b.part_owner[edge as usize];
+        let o = self.owner_of(t, m);
+        let parts = &mut self.owners[t as usize][o].1;
+        let (i, last) = (self.pos[edge as usize], parts.len() - 1);
+        parts[i] = parts[last];
+        self.pos[parts[i] as usize] = i;
+        parts.pop();
+    }
+
+    /// `findSteal`: a Dijkstra search from `from` over "could take a
+    /// partition of a topic it reads from", the heap ordered by the most
+    /// loaded, then the nearest, then the lowest member; the first member
+    /// popped holding two more than `from` ends the path. Returns the
+    /// moves, (src, dst, partNum), from that member back to `from`.
+    fn find_steal(&mut self, b: &Balancer, from: u16) -> Option<Vec<(u16, u16, i32)>> {
+        for s in &mut self.scores {
+            s.distance = INFINITY;
+        }
+        self.touch(b, from);
+        self.scores[from as usize].distance = 0;
+        let first_level = self.scores[from as usize].level;
+        let mut heap: Vec<u16> = vec![from];
+        while !heap.is_empty() {
+            let current = self.pop(&mut heap);
+            let cs = self.scores[current as usize];
+            if cs.level > first_level + 1 {
+                let mut path = Vec::new();
+                let mut node = current;
+                while let Some(parent) = self.scores[node as usize].parent {
+                    path.push((node, parent, self.scores[node as usize].src_edge));
+                    node = parent;
+                }
+                return Some(path);
+            }
+            for ti in 0..self.out[current as usize].len() {
+                let t = self.out[current as usize][ti] as usize;
+                for oi in 0..self.owners[t].len() {
+                    let (member, ref parts) = self.owners[t][oi];
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    let edge = parts[0];
+                    if !self.touch(b, member) {
+                        continue;
+                    }
+                    let s = &mut self.scores[member as usize];
+                    s.parent = Some(current);
+                    s.src_edge = edge;
+                    s.distance = cs.distance + 1;
+                    self.push(&mut heap, member);
+                }
+            }
+        }
+        None
+    }
+
+    /// `getScore`: whether `m` is new to this search (and starts it).
+    fn touch(&mut self, b: &Balancer, m: u16) -> bool {
+        let s = &mut self.scores[m as usize];
+        if s.distance != INFINITY {
+            return false;
+        }
+        *s = Score {
+            distance: INFINITY,
+            src_edge: 0,
+            level: b.plan[m as usize].len() as i32,
+            parent: None,
+        };
+        true
+    }
+
+    fn less(&self, h: &[u16], i: usize, j: usize) -> bool {
+        let (l, r) = (&self.scores[h[i] as usize], &self.scores[h[j] as usize]);
+        l.level > r.level
+            || l.level == r.level
+                && (l.distance < r.distance || l.distance == r.distance && h[i] < h[j])
+    }
+
+    /// Go's `container/heap` Push.
+    fn push(&self, h: &mut Vec<u16>, x: u16) {
+        h.push(x);
+        let mut j = h.len() - 1;
+        while j > 0 {
+            let i = (j - 1) / 2;
+            if !self.less(h, j, i) {
+                break;
+            }
+            h.swap(i, j);
+            j = i;
+        }
+    }
+
+    /// Go's `container/heap` Pop.
+    fn pop(&self, h: &mut Vec<u16>) -> u16 {
+        let n = h.len() - 1;
+        h.swap(0, n);
+        let mut i = 0;
+        loop {
+            let j1 = 2 * i + 1;
+            if j1 >= n {
+                break;
+            }
+            let mut j = j1;
+            if j1 + 1 < n && self.less(h, j1 + 1, j1) {
+                j = j1 + 1;
+            }
+            if !self.less(h, j, i) {
+                break;
+            }
+            h.swap(i, j);
+            i = j;
+        }
+        h.pop().expect("a non-empty heap")
+    }
+}
+
+impl Balancer<'_> {
+    /// `balanceComplex`: each member of the lowest level, first first,
+    /// steals along the shortest path from a member two levels up; a member
+    /// that finds none leaves the levels.
+    fn balance_complex(&mut self, g: &mut Graph) {
+        while self.levels.len() > 1 {
+            let (level, max) = self.min_max();
+            if max <= level + 1 {
+                return;
+            }
+            loop {
+                let Some(&member) = self.levels.get(&level).and_then(|l| l.first()) else {
+                    break;
+                };
+                if let Some(path) = g.find_steal(self, member) {
+                    for (src, dst, part) in path {
+                        self.reassign(g, src, dst, part);
+                    }
+                    if self.levels.get(&max).is_none_or(Vec::is_empty) {
+                        break;
+                    }
+                    continue;
+                }
+                self.remove_leveling(level, member);
+            }
+        }
+    }
+
+    /// `removeMember` (swap with the last), dropping an emptied level.
+    fn remove_leveling(&mut self, level: usize, member: u16) {
+        if let Some(list) = self.levels.get_mut(&level) {
+            if let Some(i) = list.iter().position(|&m| m == member) {
+                let last = list.len() - 1;
+                list[i] = list[last];
+                list.pop();
+            }
+            if list.is_empty() {
+                self.levels.remove(&level);
+            }
+        }
+    }
+
+    fn reassign(&mut self, g: &mut Graph, src: u16, dst: u16, part: i32) {
+        let (old_src, old_dst) = (
+            self.plan[src as usize].len(),
+            self.plan[dst as usize].len(),
+        );
+        swap_remove(&mut self.plan[src as usize], part);
+        self.plan[dst as usize].push(part);
+        self.remove_leveling(old_src, src);
+        self.levels
+            .entry(self.plan[src as usize].len())
+            .or_default()
+            .push(src);
+        self.remove_leveling(old_dst, dst);
+        self.levels
+            .entry(self.plan[dst as usize].len())
+            .or_default()
+            .push(dst);
+        let cur = self.consumer[part as usize];
+        g.remove_edge(self, part, cur);
+        self.consumer[part as usize] = dst;
+        g.add_edge(self, part, dst);
+    }
+
+    /// `repairAssignment` without racks: the plan as a table of rows (topics
+    /// with the same subscribers) by members, each cell how many of the row
+    /// the member holds and how many it arrived with; rotations that lower
+    /// the number of moves (Bellman-Ford on the residual graph, cycles
+    /// cancelled until none is left), then the plan rewritten from the
+    /// table, every member first taking back what it arrived with.
+    fn repair(&mut self) {
+        let nmembers = self.members.len();
+        // topicClasses: topics with the same subscribers, numbered by first
+        // appearance.
+        let mut class_of = vec![0i32; self.topic_of.len()];
+        let mut reps: Vec<usize> = Vec::new();
+        for t in 0..self.topic_of.len() {
+            match reps.iter().position(|&r| self.potentials[r] == self.potentials[t]) {
+                Some(c) => class_of[t] = c as i32,
+                None => {
+                    class_of[t] = reps.len() as i32;
+                    reps.push(t);
+                }
+            }
+        }
+        let nrows = reps.len();
+        let mut member_classes: Vec<Vec<i32>> = vec![Vec::new(); nmembers];
+        for (t, ms) in self.potentials.iter().enumerate() {
+            for &m in ms {
+                member_classes[m as usize].push(class_of[t]);
+            }
+        }
+        for c in &mut member_classes {
+            c.sort_unstable();
+            c.dedup();
+        }
+        let mut class_start = vec![0usize; nmembers + 1];
+        for m in 0..nmembers {
+            class_start[m + 1] = class_start[m] + member_classes[m].len();
+        }
+        let slot_of = |p: i32, m: u16| -> Option<usize> {
+            let class = class_of[self.part_owner[p as usize] as usize];
+            member_classes[m as usize]
+                .binary_search(&class)
+                .ok()
+                .map(|i| class_start[m as usize] + i)
+        };
+        // (row, member, x, held)
+        let mut slots: Vec<Cell> = Vec::new();
+        for (m, classes) in member_classes.iter().enumerate() {
+            for &c in classes {
+                slots.push(Cell {
+                    row: c as usize,
+                    member: m as u16,
+                    x: 0,
+                    held: 0,
+                    add: 0,
+                    drop: 0,
+                });
+            }
+        }
+        let mut crossed = false;
+        for (m, parts) in self.plan.iter().enumerate() {
+            for &p in parts {
+                let orig = self.orig[p as usize];
+                if orig != UNASSIGNED && orig != m as u16 {
+                    crossed = true;
+                }
+                if let Some(s) = slot_of(p, m as u16) {
+                    slots[s].x += 1;
+                }
+            }
+        }
+        for (p, &orig) in self.orig.iter().enumerate() {
+            if orig == UNASSIGNED {
+                continue;
+            }
+            if let Some(s) = slot_of(p as i32, orig) {
+                slots[s].held += 1;
+            }
+        }
+        let mut row_total = vec![0i32; nrows];
+        for c in &slots {
+            row_total[c.row] += c.x;
+        }
+        let mut cell_at = vec![None; slots.len()];
+        let mut cells: Vec<Cell> = Vec::new();
+        for (i, c) in slots.iter().enumerate() {
+            if row_total[c.row] > 0 {
+                cell_at[i] = Some(cells.len());
+                let mut c = *c;
+                c.reprice();
+                cells.push(c);
+            }
+        }
+        if cells.is_empty() {
+            return;
+        }
+        let mut loads = vec![0i32; nmembers];
+        for c in &cells {
+            loads[c.member as usize] += c.x;
+        }
+        let mut moved = false;
+        loop {
+            let cycles = find_cycles(&cells, &loads, nrows, nmembers);
+            if cycles.is_empty() {
+                break;
+            }
+            moved = true;
+            for (steps, shifts) in cycles {
+                let mut n = 1;
+                if !shifts {
+                    n = i32::MAX;
+                    for &(cell, delta) in &steps {
+                        n = n.min(cells[cell].room(delta));
+                    }
+                }
+                for &(cell, delta) in &steps {
+                    let c = &mut cells[cell];
+                    c.x += delta * n;
+                    c.reprice();
+                    loads[c.member as usize] += delta * n;
+                }
+            }
+        }
+        if !moved && !crossed {
+            return;
+        }
+        // realizeAssignment.
+        let mut need: Vec<i32> = cells.iter().map(|c| c.x).collect();
+        let mut piles: Vec<Vec<i32>> = vec![Vec::new(); nrows];
+        let all: Vec<i32> = self.plan.iter().flatten().copied().collect();
+        for list in &mut self.plan {
+            list.clear();
+        }
+        for p in all {
+            let orig = self.orig[p as usize];
+            if orig != UNASSIGNED {
+                if let Some(at) = slot_of(p, orig).and_then(|s| cell_at[s]) {
+                    if need[at] > 0 {
+                        need[at] -= 1;
+                        self.plan[orig as usize].push(p);
+                        continue;
+                    }
+                }
+            }
+            let row = class_of[self.part_owner[p as usize] as usize] as usize;
+            piles[row].push(p);
+        }
+        for (i, c) in cells.iter().enumerate() {
+            let take = need[i] as usize;
+            let rest = piles[c.row].split_off(take);
+            let taken = std::mem::replace(&mut piles[c.row], rest);
+            self.plan[c.member as usize].extend(taken);
+        }
+    }
+}
+
+/// One cell of the repair's table (`stickyCell`, no racks).
+#[derive(Clone, Copy)]
+struct Cell {
+    row: usize,
+    member: u16,
+    x: i32,
+    held: i32,
+    add: i64,
+    drop: i64,
+}
+
+const NO_DROP: i64 = 1 << 62;
+const UNSET: i32 = -1;
+
+impl Cell {
+    fn reprice(&mut self) {
+        self.add = i64::from(self.x >= self.held);
+        self.drop = if self.x > self.held { -1 } else { 0 };
+        if self.x == 0 {
+            self.drop = NO_DROP;
+        }
+    }
+
+    fn room(&self, delta: i32) -> i32 {
+        if delta > 0 {
+            if self.x < self.held {
+                self.held - self.x
+            } else {
+                i32::MAX
+            }
+        } else if self.x > self.held {
+            self.x - self.held
+        } else {
+            self.x
+        }
+    }
+}
+
+/// `stickyFinder.find`: rotations that lower the price and share no node,
+/// each as its steps (cell, +1 or -1) and whether it shifts load.
+fn find_cycles(
+    cells: &[Cell],
+    loads: &[i32],
+    nrows: usize,
+    nmembers: usize,
+) -> Vec<(Vec<(usize, i32)>, bool)> {
+    let top = loads.iter().copied().max().unwrap_or(0).max(0) as usize;
+    let mut level_at = vec![UNSET; top + 2];
+    let mut nodes = nrows + nmembers;
+    for &load in loads {
+        if load > 0 && level_at[load as usize] == UNSET {
+            level_at[load as usize] = nodes as i32;
+            nodes += 1;
+        }
+    }
+    let member_node = |m: u16| nrows + m as usize;
+    let mut dist = vec![0i64; nodes];
+    let mut via_cell = vec![UNSET; nodes];
+    let mut via_from = vec![UNSET; nodes];
+    for _ in 0..nodes {
+        let mut moved = false;
+        for (i, c) in cells.iter().enumerate() {
+            let (r, m) = (c.row, member_node(c.member));
+            if dist[r] + c.add < dist[m] {
+                dist[m] = dist[r] + c.add;
+                via_cell[m] = i as i32;
+                via_from[m] = r as i32;
+                moved = true;
+            }
+            if dist[m] + c.drop < dist[r] {
+                dist[r] = dist[m] + c.drop;
+                via_cell[r] = i as i32;
+                via_from[r] = m as i32;
+                moved = true;
+            }
+        }
+        for (m, &load) in loads.iter().enumerate().take(nmembers) {
+            let node = member_node(m as u16);
+            let take = level_at[load as usize + 1];
+            if take != UNSET && dist[node] < dist[take as usize] {
+                dist[take as usize] = dist[node];
+                via_cell[take as usize] = UNSET;
+                via_from[take as usize] = node as i32;
+                moved = true;
+            }
+            if load > 0 {
+                let shed = level_at[load as usize] as usize;
+                if dist[shed] < dist[node] {
+                    dist[node] = dist[shed];
+                    via_cell[node] = UNSET;
+                    via_from[node] = shed as i32;
+                    moved = true;
+                }
+            }
+        }
+        if !moved {
+            return Vec::new();
+        }
+        // onCycles: one node of every cycle of the predecessor chains.
+        let mut seen = vec![UNSET; nodes];
+        let mut roots = Vec::new();
+        for start in 0..nodes {
+            if seen[start] != UNSET {
+                continue;
+            }
+            let mut node = start as i32;
+            while node != UNSET && seen[node as usize] == UNSET {
+                seen[node as usize] = start as i32;
+                node = via_from[node as usize];
+            }
+            if node != UNSET && seen[node as usize] == start as i32 {
+                roots.push(node as usize);
+            }
+        }
+        if !roots.is_empty() {
+            return roots
+                .into_iter()
+                .map(|at| {
+                    let mut steps = Vec::new();
+                    let mut shifts = false;
+                    let mut node = at;
+                    loop {
+                        if node >= nrows + nmembers {
+                            shifts = true;
+                        } else if via_cell[node] == UNSET {
+                        } else if node >= nrows {
+                            steps.push((via_cell[node] as usize, 1));
+                        } else {
+                            steps.push((via_cell[node] as usize, -1));
+                        }
+                        node = via_from[node] as usize;
+                        if node == at {
+                            break;
+                        }
+                    }
+                    (steps, shifts)
+                })
+                .collect();
+        }
+    }
+    Vec::new()
 }
