@@ -236,7 +236,9 @@ impl Balancer<'_> {
             let keep: Vec<i32> = self.plan[num]
                 .iter()
                 .copied()
-                .filter(|&p| potentials[self.part_owner[p as usize] as usize].contains(&(num as u16)))
+                .filter(|&p| {
+                    potentials[self.part_owner[p as usize] as usize].contains(&(num as u16))
+                })
                 .collect();
             for &p in &keep {
                 consumer[p as usize] = num as u16;
@@ -362,11 +364,19 @@ impl Balancer<'_> {
             let pairs = mins.len().min(maxs.len());
             for i in 0..pairs {
                 let (dst, src) = (mins[i] as usize, maxs[i] as usize);
-                let p = self.plan[src].pop().expect("a most loaded member holds partitions");
+                let p = self.plan[src]
+                    .pop()
+                    .expect("a most loaded member holds partitions");
                 self.plan[dst].push(p);
             }
-            self.levels.entry(min + 1).or_default().extend(&mins[..pairs]);
-            self.levels.entry(max - 1).or_default().extend(&maxs[..pairs]);
+            self.levels
+                .entry(min + 1)
+                .or_default()
+                .extend(&mins[..pairs]);
+            self.levels
+                .entry(max - 1)
+                .or_default()
+                .extend(&maxs[..pairs]);
             let rest_min = mins[pairs..].to_vec();
             let rest_max = maxs[pairs..].to_vec();
             if rest_min.is_empty() {
@@ -392,7 +402,10 @@ impl Balancer<'_> {
     fn sort_literal(&mut self, num: usize) {
         let key = |p: i32| {
             let t = self.part_owner[p as usize] as usize;
-            (p - self.base[t], self.group.topics[self.topic_of[t]].name.clone())
+            (
+                p - self.base[t],
+                self.group.topics[self.topic_of[t]].name.clone(),
+            )
         };
         let mut parts = std::mem::take(&mut self.plan[num]);
         parts.sort_by_cached_key(|&p| {
@@ -433,15 +446,18 @@ fn adjust_cooperative(group: &Group, a: &mut Assignment) {
         let owned_topics: HashSet<u32> = member.owned.iter().map(|tp| tp.topic).collect();
         for &t in &owned_topics {
             let pparts: Vec<Tp> = planned.iter().copied().filter(|tp| tp.topic == t).collect();
-            let oparts: Vec<Tp> = member.owned.iter().copied().filter(|tp| tp.topic == t).collect();
+            let oparts: Vec<Tp> = member
+                .owned
+                .iter()
+                .copied()
+                .filter(|tp| tp.topic == t)
+                .collect();
             if pparts.is_empty() {
                 revoked.extend(oparts);
                 continue;
             }
             for tp in &pparts {
-                let held = oparts
-                    .iter()
-                    .any(|o| o == tp && gen(m) >= max_claim[o]);
+                let held = oparts.iter().any(|o| o == tp && gen(m) >= max_claim[o]);
                 if !held {
                     added.insert(*tp, m);
                 }
@@ -705,10 +721,7 @@ impl Balancer<'_> {
     }
 
     fn reassign(&mut self, g: &mut Graph, src: u16, dst: u16, part: i32) {
-        let (old_src, old_dst) = (
-            self.plan[src as usize].len(),
-            self.plan[dst as usize].len(),
-        );
+        let (old_src, old_dst) = (self.plan[src as usize].len(), self.plan[dst as usize].len());
         swap_remove(&mut self.plan[src as usize], part);
         self.plan[dst as usize].push(part);
         self.remove_leveling(old_src, src);
@@ -740,7 +753,10 @@ impl Balancer<'_> {
         let mut class_of = vec![0i32; self.topic_of.len()];
         let mut reps: Vec<usize> = Vec::new();
         for t in 0..self.topic_of.len() {
-            match reps.iter().position(|&r| self.potentials[r] == self.potentials[t]) {
+            match reps
+                .iter()
+                .position(|&r| self.potentials[r] == self.potentials[t])
+            {
                 Some(c) => class_of[t] = c as i32,
                 None => {
                     class_of[t] = reps.len() as i32;

@@ -647,15 +647,13 @@ impl Assignor {
         }
         // What can happen: of the simulated runs, the outcome that splits
         // most indices (the most frequent among those).
-        let sim = self
-            .simulate(group, SIMULATED_RUNS)
-            .map_err(|e| match e {
-                crate::Error::Assign(a) => a,
-                other => AssignError::Unsupported {
-                    assignor: self.spec(),
-                    reason: other.to_string(),
-                },
-            })?;
+        let sim = self.simulate(group, SIMULATED_RUNS).map_err(|e| match e {
+            crate::Error::Assign(a) => a,
+            other => AssignError::Unsupported {
+                assignor: self.spec(),
+                reason: other.to_string(),
+            },
+        })?;
         Ok(sim.worst(group).clone())
     }
 
@@ -707,11 +705,9 @@ impl Assignor {
                 }
             }
             Assignor::Copartitioned => copartitioned::assign(group)?,
-            Assignor::FranzgoCooperativeSticky | Assignor::FranzgoSticky => franz_sticky::balance(
-                group,
-                self == Assignor::FranzgoCooperativeSticky,
-                seed,
-            )?,
+            Assignor::FranzgoCooperativeSticky | Assignor::FranzgoSticky => {
+                franz_sticky::balance(group, self == Assignor::FranzgoCooperativeSticky, seed)?
+            }
             Assignor::FranzgoRange => go::franzgo_range(group),
             Assignor::FranzgoRoundRobin => go::franzgo_roundrobin(group),
             Assignor::SaramaRange => go::sarama_range(group),

@@ -79,7 +79,11 @@ fn go_balancers_match_their_libraries() {
         let version = c["version"].as_str().unwrap();
         assert_eq!(
             assignor.library_version().unwrap(),
-            format!("{} {}", client_name(c["client"].as_str().unwrap()), &version[1..]),
+            format!(
+                "{} {}",
+                client_name(c["client"].as_str().unwrap()),
+                &version[1..]
+            ),
         );
         let what = format!("{} {spec} ({})", c["case"], c["kind"]);
         let group = group_file::parse(&c["group"].to_string()).unwrap().group;
