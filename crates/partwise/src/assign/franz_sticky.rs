@@ -269,8 +269,8 @@ impl Balancer<'_> {
             // assignUnassignedComplex: per topic a heap of its subscribers.
             let mut heap_topic = u32::MAX;
             let mut heap: Vec<u16> = Vec::new();
-            for part in 0..consumer.len() {
-                if consumer[part] != UNASSIGNED {
+            for (part, owner) in consumer.iter_mut().enumerate() {
+                if *owner != UNASSIGNED {
                     continue;
                 }
                 let t = self.part_owner[part];
@@ -289,7 +289,7 @@ impl Balancer<'_> {
                 self.plan[m as usize].push(part as i32);
                 let n = heap.len();
                 self.down(&mut heap, 0, n);
-                consumer[part] = m;
+                *owner = m;
             }
             self.consumer = consumer;
             self.potentials = potentials;
@@ -688,10 +688,7 @@ impl Balancer<'_> {
             if max <= level + 1 {
                 return;
             }
-            loop {
-                let Some(&member) = self.levels.get(&level).and_then(|l| l.first()) else {
-                    break;
-                };
+            while let Some(&member) = self.levels.get(&level).and_then(|l| l.first()) {
                 if let Some(path) = g.find_steal(self, member) {
                     for (src, dst, part) in path {
                         self.reassign(g, src, dst, part);
@@ -752,14 +749,14 @@ impl Balancer<'_> {
         // appearance.
         let mut class_of = vec![0i32; self.topic_of.len()];
         let mut reps: Vec<usize> = Vec::new();
-        for t in 0..self.topic_of.len() {
+        for (t, class) in class_of.iter_mut().enumerate() {
             match reps
                 .iter()
                 .position(|&r| self.potentials[r] == self.potentials[t])
             {
-                Some(c) => class_of[t] = c as i32,
+                Some(c) => *class = c as i32,
                 None => {
-                    class_of[t] = reps.len() as i32;
+                    *class = reps.len() as i32;
                     reps.push(t);
                 }
             }

@@ -628,7 +628,7 @@ impl Assignor {
             }
         }
         // Stable: among equally frequent outcomes, the first seen first.
-        outcomes.sort_by(|a, b| b.runs.cmp(&a.runs));
+        outcomes.sort_by_key(|o| std::cmp::Reverse(o.runs));
         Ok(Simulation {
             deterministic: self.deterministic(),
             runs,
