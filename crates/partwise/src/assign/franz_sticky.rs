@@ -44,14 +44,25 @@ fn go_map_walk<T>(list: &mut [T], rng: &mut Rng) {
 /// The topics franz-go's leader balances, in the order its map of topics
 /// was filled: the members in the leader's order, each member's
 /// subscription sorted, topics that exist, each at its first appearance.
+/// Topic name => index into the group's topics.
+fn topic_indices(group: &Group) -> std::collections::HashMap<&str, u32> {
+    group
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i as u32))
+        .collect()
+}
+
 fn topic_insertion_order(group: &Group, members: &[usize]) -> Vec<usize> {
+    let index = topic_indices(group);
     let mut seen = vec![false; group.topics.len()];
     let mut out = Vec::new();
     for &m in members {
         let mut subs = group.members[m].topics.clone();
         subs.sort();
         for name in &subs {
-            if let Some(t) = group.topic_index(name) {
+            if let Some(&t) = index.get(name.as_str()) {
                 if !seen[t as usize] {
                     seen[t as usize] = true;
                     out.push(t as usize);
@@ -63,6 +74,9 @@ fn topic_insertion_order(group: &Group, members: &[usize]) -> Vec<usize> {
 }
 
 const UNASSIGNED: u16 = u16::MAX - 1;
+/// The most members franz-go's sticky balancer numbers (`unassignedPart`
+/// and one spare slot are reserved).
+const MAX_MEMBERS: usize = 65_533;
 const HIGH_BIT: u32 = 1 << 31;
 
 struct Balancer<'g> {
@@ -87,12 +101,30 @@ struct Balancer<'g> {
     orig: Vec<u16>,
     /// Per partNum, its owner while balancing (`partitionConsumers`).
     consumer: Vec<u16>,
+    /// Group topic index => its topicNum, for the topics balanced.
+    num_of: Vec<Option<usize>>,
+    /// memberNum => the topicNums it subscribes to, ascending.
+    member_topics: Vec<Vec<u32>>,
 }
 
 /// One run of franz-go's sticky balancer over `group`, the Go map orders
 /// drawn from `seed`; `cooperative` adds `AdjustCooperative` (partitions
 /// that change owner are withheld this round).
 pub fn balance(group: &Group, cooperative: bool, seed: u64) -> Result<Assignment, AssignError> {
+    if group.members.len() > MAX_MEMBERS {
+        return Err(AssignError::Unsupported {
+            assignor: if cooperative {
+                "franz-go:cooperative-sticky"
+            } else {
+                "franz-go:sticky"
+            },
+            reason: format!(
+                "{} members: franz-go's sticky balancer numbers members in 16 bits and \
+                 supports at most {MAX_MEMBERS}",
+                group.members.len()
+            ),
+        });
+    }
     let mut rng = Rng::new(seed);
     let members = franzgo_member_order(&group.members);
     let mut topic_of = topic_insertion_order(group, &members);
@@ -127,7 +159,12 @@ pub fn balance(group: &Group, cooperative: bool, seed: u64) -> Result<Assignment
         potentials: Vec::new(),
         orig: Vec::new(),
         consumer: Vec::new(),
+        num_of: vec![None; group.topics.len()],
+        member_topics: Vec::new(),
     };
+    for (num, &t) in b.topic_of.iter().enumerate() {
+        b.num_of[t] = Some(num);
+    }
     if !b.part_owner.is_empty() {
         b.parse_member_metadata();
         b.assign_unassigned(&mut rng);
@@ -161,7 +198,12 @@ pub fn balance(group: &Group, cooperative: bool, seed: u64) -> Result<Assignment
 
 impl Balancer<'_> {
     fn topic_num(&self, t: u32) -> Option<usize> {
-        self.topic_of.iter().position(|&x| x == t as usize)
+        self.num_of.get(t as usize).copied().flatten()
+    }
+
+    /// Whether member `num` subscribes to topicNum `t` (`memberSubs`).
+    fn reads(&self, num: u16, t: u32) -> bool {
+        self.member_topics[num as usize].binary_search(&t).is_ok()
     }
 
     /// `parseMemberMetadata`: each member's claims with its generation (a
@@ -208,18 +250,18 @@ impl Balancer<'_> {
     /// `topicPotentials`: per topicNum, the members subscribing to it, in
     /// member order.
     fn potentials(&self) -> Vec<Vec<u16>> {
+        let index = topic_indices(self.group);
         let mut out = vec![Vec::new(); self.topic_of.len()];
         for (num, subs) in self.subs.iter().enumerate() {
-            let mut seen = vec![false; self.topic_of.len()];
             for name in subs {
-                let Some(t) = self.group.topic_index(name) else {
+                let Some(&t) = index.get(name.as_str()) else {
                     continue;
                 };
                 let Some(tn) = self.topic_num(t) else {
                     continue;
                 };
-                if !seen[tn] {
-                    seen[tn] = true;
+                // A topic listed twice counts once.
+                if out[tn].last() != Some(&(num as u16)) {
                     out[tn].push(num as u16);
                 }
             }
@@ -230,15 +272,19 @@ impl Balancer<'_> {
     fn assign_unassigned(&mut self, rng: &mut Rng) {
         let potentials = self.potentials();
         self.complex = potentials.iter().any(|p| p.len() != self.members.len());
+        self.member_topics = vec![Vec::new(); self.members.len()];
+        for (t, ms) in potentials.iter().enumerate() {
+            for &m in ms {
+                self.member_topics[m as usize].push(t as u32);
+            }
+        }
         // dropUnwantedPartitions: claims of topics the member no longer reads.
         let mut consumer = vec![UNASSIGNED; self.part_owner.len()];
         for num in 0..self.plan.len() {
             let keep: Vec<i32> = self.plan[num]
                 .iter()
                 .copied()
-                .filter(|&p| {
-                    potentials[self.part_owner[p as usize] as usize].contains(&(num as u16))
-                })
+                .filter(|&p| self.reads(num as u16, self.part_owner[p as usize]))
                 .collect();
             for &p in &keep {
                 consumer[p as usize] = num as u16;
@@ -249,7 +295,7 @@ impl Balancer<'_> {
         let mut stales = std::mem::take(&mut self.stales);
         go_map_walk(&mut stales, rng);
         for &(part, last) in &stales {
-            if !potentials[self.part_owner[part as usize] as usize].contains(&last) {
+            if !self.reads(last, self.part_owner[part as usize]) {
                 continue;
             }
             let cur = consumer[part as usize];

@@ -126,11 +126,17 @@ pub fn sarama_roundrobin(group: &Group) -> Assignment {
 /// kafka-go's subscribers of each topic, sorted by id: a member listing a
 /// topic twice is counted twice, as `findMembersByTopic` does.
 fn kafkago_members_by_topic(group: &Group) -> Vec<Vec<usize>> {
+    let index: std::collections::HashMap<&str, usize> = group
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
     let mut by_topic: Vec<Vec<usize>> = vec![Vec::new(); group.topics.len()];
     for (m, member) in group.members.iter().enumerate() {
         for name in &member.topics {
-            if let Some(t) = group.topic_index(name) {
-                by_topic[t as usize].push(m);
+            if let Some(&t) = index.get(name.as_str()) {
+                by_topic[t].push(m);
             }
         }
     }
