@@ -245,8 +245,7 @@ impl fmt::Display for AssignError {
                 f,
                 "unknown assignor '{spec}' (known: {}; the kip848 ones take @VERSION, \
                  4.0.0 to 4.4.0)",
-                crate::assign::Assignor::ALL
-                    .iter()
+                crate::assign::Assignor::every()
                     .map(|a| a.spec())
                     .collect::<Vec<_>>()
                     .join(", ")

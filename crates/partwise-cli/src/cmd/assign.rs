@@ -5,7 +5,7 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{colocation_table, Format, JsonStream, Table};
 use partwise::assign::{
     colocation, group_file, member_names, AssignError, Assignment, Assignor, Colocation, Group,
-    Member, Topic, Tp,
+    Member, Simulation, Topic, Tp, SIMULATED_RUNS,
 };
 use partwise::findings::{leader_findings, LeaderFinding};
 use partwise::placement::{units_fix, PlacementFix};
@@ -19,8 +19,13 @@ use super::parse::{self, TopicCount};
 pub struct Args {
     /// Assignor spec: java:range, java:roundrobin, java:sticky, java:cooperative-sticky,
     /// kip848:uniform, kip848:range, kafkajs:roundrobin, librdkafka:range,
-    /// librdkafka:roundrobin, copartitioned. The KIP-848 ones take the broker's
-    /// Kafka version, kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
+    /// librdkafka:roundrobin, librdkafka:cooperative-sticky, copartitioned,
+    /// franz-go:cooperative-sticky (franz-go's default, its own sticky balancer; not
+    /// deterministic: simulated over several runs), franz-go:sticky, franz-go:range,
+    /// franz-go:roundrobin, sarama:range (Sarama's default), sarama:roundrobin,
+    /// kafka-go:range (kafka-go's default), kafka-go:roundrobin. A client's name alone
+    /// is its default. The KIP-848 ones take the broker's Kafka version,
+    /// kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
@@ -375,9 +380,89 @@ fn thrown(
     Ok(ExitCode::Findings)
 }
 
+/// The runs of an assignor whose real code follows Go's map order, when it
+/// is one: `None` for a deterministic assignor.
+fn simulation(cfg: &Config, group: &Group) -> Result<Option<Simulation>> {
+    if cfg.assignor.deterministic() {
+        return Ok(None);
+    }
+    cfg.assignor
+        .simulate(group, SIMULATED_RUNS)
+        .map(Some)
+        .map_err(|e| CliError::context(format!("--assignor {}", cfg.assignor), e))
+}
+
+fn assignment_json(group: &Group, a: &Assignment) -> Value {
+    let mut assignment = Map::new();
+    for &m in &a.order {
+        assignment.insert(
+            group.members[m].id.clone(),
+            a.partitions[m]
+                .iter()
+                .map(|tp| tp_json(group, tp))
+                .collect(),
+        );
+    }
+    Value::Object(assignment)
+}
+
+/// The outcomes of a simulated assignor: how many runs split a unit, and
+/// each distinct outcome with its runs and split indices.
+fn outcomes_json(group: &Group, sim: &Simulation) -> Vec<(String, Value)> {
+    let all: Vec<u32> = (0..group.topics.len() as u32).collect();
+    let outcomes: Vec<Value> = sim
+        .outcomes
+        .iter()
+        .map(|o| {
+            let co = colocation(group, &o.assignment);
+            json!({
+                "runs": o.runs,
+                "split_indices": co.split,
+                "split_count": co.split_count(),
+                "assignment": assignment_json(group, &o.assignment),
+            })
+        })
+        .collect();
+    vec![
+        ("runs".into(), sim.runs.into()),
+        ("split_runs".into(), sim.split_runs(group, &all).into()),
+        ("outcomes".into(), outcomes.into()),
+    ]
+}
+
+fn simulation_text(group: &Group, sim: &Simulation) -> String {
+    let all: Vec<u32> = (0..group.topics.len() as u32).collect();
+    let split = sim.split_runs(group, &all);
+    let counts: Vec<String> = sim
+        .outcomes
+        .iter()
+        .map(|o| {
+            format!(
+                "{} split in {} runs",
+                colocation(group, &o.assignment).split_count(),
+                o.runs
+            )
+        })
+        .collect();
+    format!(
+        "not deterministic (the real balancer follows Go's random map order): {} distinct \
+         outcomes in {} simulated runs ({}); some index split in {split} of {} runs. \
+         Shown: the outcome that splits most.",
+        sim.outcomes.len(),
+        sim.runs,
+        counts.join(", "),
+        sim.runs
+    )
+}
+
 fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
     let group = cfg.group(&cfg.members)?;
-    let a = match cfg.assignor.assign(&group) {
+    let sim = simulation(cfg, &group)?;
+    let result = match &sim {
+        Some(s) => Ok(s.worst(&group).clone()),
+        None => cfg.assignor.assign(&group),
+    };
+    let a = match result {
         Ok(a) => a,
         Err(e) => match e.assign() {
             Some(
@@ -411,6 +496,10 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             if let Some(v) = cfg.assignor.kafka_versions() {
                 doc.insert("kafka_versions".into(), v.into());
             }
+            if let Some(v) = cfg.assignor.library_version() {
+                doc.insert("library".into(), v.into());
+            }
+            doc.insert("deterministic".into(), cfg.assignor.deterministic().into());
             doc.insert(
                 "members".into(),
                 a.order
@@ -429,11 +518,19 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
             doc.insert("split_count".into(), co.split_count().into());
             doc.insert("fix".into(), fix.as_ref().map_or(Value::Null, fix_json));
             doc.insert("findings".into(), found.iter().map(finding_json).collect());
+            if let Some(sim) = &sim {
+                for (k, v) in outcomes_json(&group, sim) {
+                    doc.insert(k, v);
+                }
+            }
             let v = Value::Object(doc);
             crate::output::write_doc(&mut *out, cfg.format, &v)?;
         }
         Format::Table => {
             table(cfg, &group, &a, &co, out)?;
+            if let Some(sim) = &sim {
+                writeln!(out, "{}", simulation_text(&group, sim))?;
+            }
             if let Some(f) = &fix {
                 crate::render::findings::write_fix(f, "", out)?;
             }
@@ -534,29 +631,53 @@ fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<Exi
     let mut any = 0;
     for k in lo..=hi {
         let group = cfg.group(&member_names(k))?;
-        let a = run_assignor(cfg, &group)?;
+        let sim = simulation(cfg, &group)?;
+        let a = match &sim {
+            Some(s) => s.worst(&group).clone(),
+            None => run_assignor(cfg, &group)?,
+        };
         let co = colocation(&group, &a);
         any += co.split_count();
-        rows.push((k, co));
+        let all: Vec<u32> = (0..group.topics.len() as u32).collect();
+        let split_runs = sim.as_ref().map(|s| (s.split_runs(&group, &all), s.runs));
+        rows.push((k, co, split_runs));
     }
     match cfg.format {
         Format::Json | Format::Ndjson => {
             let mut s = JsonStream::new(&mut *out, cfg.format)?;
-            for (k, co) in &rows {
-                s.write(&json!({
+            for (k, co, runs) in &rows {
+                let mut v = json!({
                     "assignor": cfg.assignor.spec(),
                     "members": k,
+                    "deterministic": cfg.assignor.deterministic(),
                     "split_indices": co.split,
                     "split_count": co.split_count(),
-                }))?;
+                });
+                if let Some((split, runs)) = runs {
+                    v["runs"] = (*runs).into();
+                    v["split_runs"] = (*split).into();
+                }
+                s.write(&v)?;
             }
             s.finish()?;
         }
         Format::Table => {
             writeln!(out, "assignor {}", cfg.assignor.label())?;
-            let mut t = Table::new(["MEMBERS", "SPLIT", "OF", "SPLIT INDICES"]);
-            for (k, co) in &rows {
-                t.row([
+            if !cfg.assignor.deterministic() {
+                writeln!(
+                    out,
+                    "not deterministic (Go's random map order): each size simulated \
+                     {SIMULATED_RUNS} times; SPLIT is the outcome that splits most, RUNS \
+                     how many runs split some index"
+                )?;
+            }
+            let mut head = vec!["MEMBERS", "SPLIT", "OF", "SPLIT INDICES"];
+            if !cfg.assignor.deterministic() {
+                head.push("RUNS");
+            }
+            let mut t = Table::new(head);
+            for (k, co, runs) in &rows {
+                let mut row = vec![
                     k.to_string(),
                     co.split_count().to_string(),
                     co.owners.len().to_string(),
@@ -565,7 +686,11 @@ fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<Exi
                     } else {
                         ranges(co.split.clone())
                     },
-                ]);
+                ];
+                if let Some((split, runs)) = runs {
+                    row.push(format!("{split}/{runs}"));
+                }
+                t.row(row);
             }
             t.write(out)?;
         }

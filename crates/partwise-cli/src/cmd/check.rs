@@ -182,6 +182,15 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
         writeln!(out, "{head}: UNITS SPLIT")?;
     }
     note(out)?;
+    if !p.assignor.deterministic() {
+        writeln!(
+            out,
+            "  - {} is not deterministic (the real balancer follows Go's random map order): \
+             each count is judged by the outcome that splits most of {} simulated runs",
+            p.assignor,
+            partwise::assign::SIMULATED_RUNS
+        )?;
+    }
     if !p.unsubscribed.is_empty() {
         writeln!(
             out,

@@ -244,6 +244,7 @@ pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("consumer_group".into(), p.consumer_group.clone().into());
     m.insert("assignor".into(), p.assignor.spec().into());
+    m.insert("deterministic".into(), p.assignor.deterministic().into());
     m.insert("copartition_group".into(), p.copartition.clone().into());
     m.insert("topics".into(), p.topics.clone().into());
     m.insert("units_whole".into(), p.ok().into());

@@ -148,6 +148,16 @@ pub fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> 
     }
     if let Some((asg, view)) = &r.predicted {
         write_matrices(&mut *out, view, &format!("predicted by {}", asg.spec()))?;
+        if !asg.deterministic() {
+            writeln!(
+                out,
+                "\n{} is not deterministic (the real balancer follows Go's random map order): \
+                 the prediction is the outcome that splits most of {} simulated runs, and a \
+                 live assignment may be another",
+                asg.spec(),
+                partwise::assign::SIMULATED_RUNS
+            )?;
+        }
         match r.matches_live {
             Some(true) => writeln!(
                 out,
@@ -264,6 +274,7 @@ pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
     if let Some((asg, view)) = &r.predicted {
         doc["prediction"] = json!({
             "assignor": asg.spec(),
+            "deterministic": asg.deterministic(),
             "assignment": view.owned_by(),
             "colocation": matrices_json(view),
             "split_count": view.split_count(),

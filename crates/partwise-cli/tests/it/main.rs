@@ -35,6 +35,7 @@ mod live {
     mod kafka_clients;
     mod kafka_consume;
     mod kafka_consume_defaults;
+    mod kafka_franz_go;
     mod kafka_group;
     mod kafka_group_readiness;
     mod redis;

@@ -28,10 +28,13 @@
 //! ```
 
 mod copartitioned;
+mod franz_sticky;
+mod go;
 pub mod group_file;
 pub mod order;
 mod range;
 mod rdkafka_sticky;
+mod rng;
 mod roundrobin;
 mod sticky;
 mod sticky_general;
@@ -386,6 +389,24 @@ pub enum Assignor {
     LibrdkafkaCooperativeSticky,
     /// partwise's co-partitioned sticky assignor.
     Copartitioned,
+    /// franz-go `CooperativeStickyBalancer` (kgo's default): franz-go's own
+    /// sticky balancer, not Java's, plus its cooperative adjustment; its
+    /// answer follows Go's randomised map order (see [`Assignor::deterministic`]).
+    FranzgoCooperativeSticky,
+    /// franz-go `StickyBalancer` (eager).
+    FranzgoSticky,
+    /// franz-go `RangeBalancer` (no racks).
+    FranzgoRange,
+    /// franz-go `RoundRobinBalancer`.
+    FranzgoRoundRobin,
+    /// Sarama `NewBalanceStrategyRange` (Sarama's default).
+    SaramaRange,
+    /// Sarama `NewBalanceStrategyRoundRobin` (partitions sorted as strings).
+    SaramaRoundRobin,
+    /// kafka-go `RangeGroupBalancer` (kafka-go's default).
+    KafkagoRange,
+    /// kafka-go `RoundRobinGroupBalancer`.
+    KafkagoRoundRobin,
 }
 
 impl Assignor {
@@ -404,6 +425,87 @@ impl Assignor {
         Assignor::Copartitioned,
     ];
 
+    /// The Go clients' balancers, in the order `partwise assign` lists them:
+    /// simulated for groups of those clients, never offered to a team of
+    /// another client (a fix names assignors of the group's own client).
+    pub const GO: [Assignor; 8] = [
+        Assignor::FranzgoCooperativeSticky,
+        Assignor::FranzgoSticky,
+        Assignor::FranzgoRange,
+        Assignor::FranzgoRoundRobin,
+        Assignor::SaramaRange,
+        Assignor::SaramaRoundRobin,
+        Assignor::KafkagoRange,
+        Assignor::KafkagoRoundRobin,
+    ];
+
+    /// Every assignor a spec can name: [`Assignor::ALL`], then [`Assignor::GO`].
+    pub fn every() -> impl Iterator<Item = Assignor> {
+        Assignor::ALL.into_iter().chain(Assignor::GO)
+    }
+
+    /// The assignors a team running this one can switch to, itself among
+    /// them, as a placement's fix weighs them: [`Assignor::ALL`] for the
+    /// Java, KafkaJS and librdkafka ones and partwise's; a Go client's own
+    /// balancers for a Go client's (franz-go's also the KIP-848 server
+    /// assignors, which it joins from release 1.19; Sarama and kafka-go
+    /// have no consumer-protocol member).
+    pub fn alternatives(self) -> Vec<Assignor> {
+        match self.client() {
+            "franz-go" => {
+                let mut v: Vec<Assignor> = Assignor::GO
+                    .into_iter()
+                    .filter(|a| a.client() == "franz-go")
+                    .collect();
+                v.extend([Assignor::Kip848Uniform, Assignor::Kip848Range]);
+                v
+            }
+            c @ ("sarama" | "kafka-go") => Assignor::GO
+                .into_iter()
+                .filter(|a| a.client() == c)
+                .collect(),
+            _ => {
+                let mut v = Assignor::ALL.to_vec();
+                if !v.contains(&self) {
+                    v.push(self);
+                }
+                v
+            }
+        }
+    }
+
+    /// The client whose assignor this is, as specs name it (`java`,
+    /// `kip848`, `kafkajs`, `librdkafka`, `copartitioned`, `franz-go`,
+    /// `sarama`, `kafka-go`).
+    pub fn client(self) -> &'static str {
+        let spec = self.spec();
+        spec.split_once(':').map_or(spec, |(c, _)| c)
+    }
+
+    /// The release of the client library whose code this simulation
+    /// reproduces (checked against it, `tests/vectors/README.md`), for the
+    /// Go clients' balancers; `None` for the others.
+    pub fn library_version(self) -> Option<&'static str> {
+        match self.client() {
+            "franz-go" => Some("franz-go 1.22.3"),
+            "sarama" => Some("Sarama 1.61.1"),
+            "kafka-go" => Some("kafka-go 0.4.51"),
+            _ => None,
+        }
+    }
+
+    /// Whether one run of the real assignor gives the same answer as every
+    /// other on the same group. franz-go's sticky balancers number
+    /// partitions in the order of a Go map, which Go randomises, so two runs
+    /// over the same members can differ: partwise runs them several times
+    /// ([`Assignor::simulate`]).
+    pub fn deterministic(self) -> bool {
+        !matches!(
+            self,
+            Assignor::FranzgoCooperativeSticky | Assignor::FranzgoSticky
+        )
+    }
+
     /// The canonical spec.
     pub fn spec(self) -> &'static str {
         match self {
@@ -419,6 +521,14 @@ impl Assignor {
             Assignor::LibrdkafkaRoundRobin => "librdkafka:roundrobin",
             Assignor::LibrdkafkaCooperativeSticky => "librdkafka:cooperative-sticky",
             Assignor::Copartitioned => "copartitioned",
+            Assignor::FranzgoCooperativeSticky => "franz-go:cooperative-sticky",
+            Assignor::FranzgoSticky => "franz-go:sticky",
+            Assignor::FranzgoRange => "franz-go:range",
+            Assignor::FranzgoRoundRobin => "franz-go:roundrobin",
+            Assignor::SaramaRange => "sarama:range",
+            Assignor::SaramaRoundRobin => "sarama:roundrobin",
+            Assignor::KafkagoRange => "kafka-go:range",
+            Assignor::KafkagoRoundRobin => "kafka-go:roundrobin",
         }
     }
 
@@ -435,11 +545,13 @@ impl Assignor {
     }
 
     /// The spec, followed for a KIP-848 assignor by the Kafka releases it
-    /// models: `kip848:uniform (Kafka 4.0.1 to 4.4.0)`.
+    /// models, `kip848:uniform (Kafka 4.0.1 to 4.4.0)`, and for a Go
+    /// client's by the library release, `franz-go:range (franz-go 1.22.3)`.
     pub fn label(self) -> String {
-        match self.kafka_versions() {
-            Some(v) => format!("{} (Kafka {v})", self.spec()),
-            None => self.spec().to_string(),
+        match (self.kafka_versions(), self.library_version()) {
+            (Some(v), _) => format!("{} (Kafka {v})", self.spec()),
+            (None, Some(v)) => format!("{} ({v})", self.spec()),
+            (None, None) => self.spec().to_string(),
         }
     }
 
@@ -487,7 +599,41 @@ impl Assignor {
                 | Assignor::Kip848Uniform400
                 | Assignor::LibrdkafkaCooperativeSticky
                 | Assignor::Copartitioned
+                | Assignor::FranzgoCooperativeSticky
+                | Assignor::FranzgoSticky
         )
+    }
+
+    /// One run of the assignor with `seed` standing for the run's Go map
+    /// orders; a deterministic assignor ignores it. [`Assignor::assign`] and
+    /// [`Assignor::simulate`] are made of these.
+    pub fn assign_seeded(self, group: &Group, seed: u64) -> Result<Assignment, crate::Error> {
+        self.run_seeded(group, seed).map_err(crate::Error::Assign)
+    }
+
+    /// `runs` runs of the assignor with seeds 0, 1, ...: each distinct
+    /// outcome with the number of runs that gave it, the most frequent
+    /// first. A deterministic assignor is run once.
+    pub fn simulate(self, group: &Group, runs: usize) -> Result<Simulation, crate::Error> {
+        let runs = if self.deterministic() { 1 } else { runs.max(1) };
+        let mut outcomes: Vec<Outcome> = Vec::new();
+        for seed in 0..runs as u64 {
+            let a = self.assign_seeded(group, seed)?;
+            match outcomes.iter_mut().find(|o| o.assignment == a) {
+                Some(o) => o.runs += 1,
+                None => outcomes.push(Outcome {
+                    assignment: a,
+                    runs: 1,
+                }),
+            }
+        }
+        // Stable: among equally frequent outcomes, the first seen first.
+        outcomes.sort_by_key(|o| std::cmp::Reverse(o.runs));
+        Ok(Simulation {
+            deterministic: self.deterministic(),
+            runs,
+            outcomes,
+        })
     }
 
     /// Runs the assignor on `group`; a refusal is an [`crate::Error::Assign`].
@@ -496,6 +642,22 @@ impl Assignor {
     }
 
     fn run(self, group: &Group) -> Result<Assignment, AssignError> {
+        if self.deterministic() {
+            return self.run_seeded(group, 0);
+        }
+        // What can happen: of the simulated runs, the outcome that splits
+        // most indices (the most frequent among those).
+        let sim = self.simulate(group, SIMULATED_RUNS).map_err(|e| match e {
+            crate::Error::Assign(a) => a,
+            other => AssignError::Unsupported {
+                assignor: self.spec(),
+                reason: other.to_string(),
+            },
+        })?;
+        Ok(sim.worst(group).clone())
+    }
+
+    fn run_seeded(self, group: &Group, seed: u64) -> Result<Assignment, AssignError> {
         validate(group)?;
         // Claims past a topic's count reach only the assignors whose real
         // code keeps them (Java's sticky ones); for every other the claim of
@@ -543,6 +705,15 @@ impl Assignor {
                 }
             }
             Assignor::Copartitioned => copartitioned::assign(group)?,
+            Assignor::FranzgoCooperativeSticky | Assignor::FranzgoSticky => {
+                franz_sticky::balance(group, self == Assignor::FranzgoCooperativeSticky, seed)?
+            }
+            Assignor::FranzgoRange => go::franzgo_range(group),
+            Assignor::FranzgoRoundRobin => go::franzgo_roundrobin(group),
+            Assignor::SaramaRange => go::sarama_range(group),
+            Assignor::SaramaRoundRobin => go::sarama_roundrobin(group),
+            Assignor::KafkagoRange => go::kafkago_range(group),
+            Assignor::KafkagoRoundRobin => go::kafkago_roundrobin(group),
         })
     }
 }
@@ -621,6 +792,9 @@ impl Assignor {
             "kafkajs" | "js" => "kafkajs",
             "librdkafka" | "rdkafka" | "confluentkafka" => "librdkafka",
             "copartitioned" | "partwise" => "copartitioned",
+            "franzgo" | "franz" | "kgo" => "franzgo",
+            "sarama" => "sarama",
+            "kafkago" | "segmentio" => "kafkago",
             _ => "",
         };
         let a = match (client, name.as_str()) {
@@ -637,6 +811,22 @@ impl Assignor {
             ("librdkafka", "roundrobin" | "rr") => Assignor::LibrdkafkaRoundRobin,
             ("librdkafka", "cooperativesticky") => Assignor::LibrdkafkaCooperativeSticky,
             ("copartitioned", "" | "copartitioned") => Assignor::Copartitioned,
+            // franz-go names its balancers `...Balancer`, kafka-go `...GroupBalancer`,
+            // Sarama `BalanceStrategy...`.
+            ("franzgo", "" | "cooperativesticky" | "cooperativestickybalancer") => {
+                Assignor::FranzgoCooperativeSticky
+            }
+            ("franzgo", "sticky" | "stickybalancer") => Assignor::FranzgoSticky,
+            ("franzgo", "range" | "rangebalancer") => Assignor::FranzgoRange,
+            ("franzgo", "roundrobin" | "rr" | "roundrobinbalancer") => Assignor::FranzgoRoundRobin,
+            ("sarama", "" | "range" | "balancestrategyrange") => Assignor::SaramaRange,
+            ("sarama", "roundrobin" | "rr" | "balancestrategyroundrobin") => {
+                Assignor::SaramaRoundRobin
+            }
+            ("kafkago", "" | "range" | "rangegroupbalancer") => Assignor::KafkagoRange,
+            ("kafkago", "roundrobin" | "rr" | "roundrobingroupbalancer") => {
+                Assignor::KafkagoRoundRobin
+            }
             _ => {
                 return Err(crate::Error::Assign(AssignError::UnknownAssignor {
                     spec: s.to_string(),
@@ -667,6 +857,58 @@ fn validate(group: &Group) -> Result<(), AssignError> {
         }
     }
     Ok(())
+}
+
+/// How many runs [`Assignor::assign`] simulates of an assignor whose answer
+/// follows Go's randomised map order; enough to meet every topic order of
+/// up to four topics many times over.
+pub const SIMULATED_RUNS: usize = 64;
+
+/// One distinct answer of a simulated assignor and how many runs gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The assignment.
+    pub assignment: Assignment,
+    /// The runs that gave it.
+    pub runs: usize,
+}
+
+/// The outcomes of [`Assignor::simulate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Simulation {
+    /// Whether the real assignor gives one answer for the group's input
+    /// (when `false`, `outcomes` may still hold one).
+    pub deterministic: bool,
+    /// Runs simulated.
+    pub runs: usize,
+    /// Distinct outcomes, the most frequent first.
+    pub outcomes: Vec<Outcome>,
+}
+
+impl Simulation {
+    /// The outcome that splits most indices over every topic of `group`
+    /// (the most frequent among those): what the group can come to.
+    pub fn worst(&self, group: &Group) -> &Assignment {
+        let mut best = &self.outcomes[0];
+        let mut most = colocation(group, &best.assignment).split_count();
+        for o in &self.outcomes[1..] {
+            let n = colocation(group, &o.assignment).split_count();
+            if n > most {
+                best = o;
+                most = n;
+            }
+        }
+        &best.assignment
+    }
+
+    /// Runs whose outcome splits some index over `topics` (indices).
+    pub fn split_runs(&self, group: &Group, topics: &[u32]) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| colocation_of(group, &o.assignment, topics).split_count() > 0)
+            .map(|o| o.runs)
+            .sum()
+    }
 }
 
 /// Where each partition index lives: one row per index `p` below the largest

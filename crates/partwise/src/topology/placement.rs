@@ -554,7 +554,13 @@ fn cost(
         u64::from(indices) * unit_topics.len() as u64
     } else {
         let partitions: u64 = topics.iter().map(|x| u64::from(x.partitions)).sum();
-        partitions.max(1).saturating_mul(u64::from(members.max(1)))
+        let once = partitions.max(1).saturating_mul(u64::from(members.max(1)));
+        // One whose real code follows Go's map order is simulated several times.
+        if assignor.deterministic() {
+            once
+        } else {
+            once.saturating_mul(crate::assign::SIMULATED_RUNS as u64)
+        }
     }
 }
 
@@ -644,15 +650,17 @@ fn verdict(
     };
     let declared_at: Vec<usize> = declared.iter().map(|&k| index(k)).collect();
     let all_at: Vec<usize> = (0..sweep_counts.len()).collect();
-    let mut rows: Vec<Sweep> = Assignor::ALL
+    let mut rows: Vec<Sweep> = assignor
+        .alternatives()
         .into_iter()
         .map(|assignor| Sweep {
             assignor,
             counts: vec![None; sweep_counts.len()],
         })
         .collect();
-    let me = Assignor::ALL
+    let me = rows
         .iter()
+        .map(|r| &r.assignor)
         .position(|a| *a == assignor)
         .unwrap_or_default();
     // The verdict first (the declared assignor at the declared counts),
@@ -778,7 +786,8 @@ pub fn units_fix(
             return realign_fix(r);
         }
     }
-    let assignors: Vec<Assignor> = Assignor::ALL
+    let assignors: Vec<Assignor> = assignor
+        .alternatives()
         .into_iter()
         .filter(|a| {
             groups

@@ -571,3 +571,103 @@ fn topics_of_different_counts_get_the_procedures_not_an_assignor() {
     assert_eq!(fix["realign"]["to"], 9);
     assert_eq!(fix["realign"]["raise"][0]["topic"], "notifications");
 }
+
+/// The real franz-go 1.22.3 `CooperativeStickyBalancer` (franz-go's default)
+/// splits every index of two 6-partition topics at 3 members and 3 of 6 at
+/// 4, in one of two outcomes that follow Go's map order
+/// (`tests/vectors/assignors/go_group_cases.jsonl`): `assign` says it is not
+/// deterministic, shows the runs, and its outcomes are the library's.
+#[test]
+fn franz_go_default_splits_as_the_library_does() {
+    let vectors =
+        std::fs::read_to_string(repo().join("tests/vectors/assignors/go_group_cases.jsonl"))
+            .unwrap();
+    for (k, split) in [(3, 6), (4, 3)] {
+        let case = format!("fresh-{k}-members-2x6");
+        let line: Value = vectors
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["case"] == case.as_str() && v["assignor"] == "franz-go:cooperative-sticky")
+            .unwrap();
+        let k = k.to_string();
+        let (code, v) = json(&[
+            "assign",
+            "-a",
+            "franz-go",
+            "-m",
+            &k,
+            "-t",
+            "market-updates:6",
+            "-t",
+            "notifications:6",
+        ]);
+        assert_eq!(code, Some(1));
+        assert_eq!(v["assignor"], "franz-go:cooperative-sticky");
+        assert_eq!(v["library"], "franz-go 1.22.3");
+        assert_eq!(v["deterministic"], false);
+        assert_eq!(v["split_count"], split);
+        assert_eq!(v["split_runs"], v["runs"], "every run splits");
+        let ours: std::collections::BTreeSet<String> = v["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["assignment"].to_string())
+            .collect();
+        let theirs: std::collections::BTreeSet<String> = line["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["assignment"].to_string())
+            .collect();
+        assert_eq!(ours, theirs, "{case}");
+    }
+    // The deterministic ones say so.
+    let (_, v) = json(&["assign", "-a", "sarama", "-m", "3", "-t", "a:6"]);
+    assert_eq!(v["assignor"], "sarama:range");
+    assert_eq!(v["deterministic"], true);
+    assert!(v.get("outcomes").is_none());
+}
+
+/// `check` with a consumer group declared `franz-go` judges its default
+/// balancer, not Java's: units split at 3 members, and it says the
+/// balancer is not deterministic.
+#[test]
+fn check_judges_a_franz_go_group_by_its_own_balancer() {
+    let toml = std::fs::read_to_string(repo().join("examples/ticker.toml"))
+        .unwrap()
+        .replace(
+            "assignor = \"kafkajs:roundrobin\"",
+            "assignor = \"franz-go\"",
+        );
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(toml.as_bytes()).unwrap();
+    let path = f.path().to_str().unwrap().to_string();
+    let out = partwise()
+        .args(["check", &path, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["placements"][0];
+    assert_eq!(p["assignor"], "franz-go:cooperative-sticky");
+    assert_eq!(p["deterministic"], false);
+    assert_eq!(p["units_whole"], false);
+    assert_eq!(p["counts"][0]["split_count"], 6);
+    let fix: Vec<&str> = p["fix"]["assignors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        fix.iter()
+            .all(|a| a.starts_with("franz-go:") || a.starts_with("kip848:")),
+        "{fix:?}"
+    );
+    let text = partwise().args(["check", &path]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("UNITS SPLIT") && text.contains("not deterministic"),
+        "{text}"
+    );
+}
