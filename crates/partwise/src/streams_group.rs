@@ -175,14 +175,25 @@ fn findings_json<S: serde::Serializer>(fs: &[Finding], s: S) -> Result<S::Ok, S:
 /// Judges `group` against the cluster's partition counts (`counts`, by topic).
 pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsReport {
     let mut findings = Vec::new();
-    if group.state.eq_ignore_ascii_case("NOT_READY") {
+    // Apache Kafka names the state `NotReady` in StreamsGroupDescribe and
+    // `NOT_READY` in its documentation and tools.
+    if group.state.replace('_', "").eq_ignore_ascii_case("NOTREADY") {
         let reason = match (&group.subtopologies, &group.error_message) {
             (_, Some(m)) if !m.trim().is_empty() => format!("the coordinator says: {m}"),
             (None, _) => "the coordinator holds no configured topology: the application's \
                           source topics are missing, or topics a join reads have different \
                           partition counts"
                 .to_string(),
-            (Some(_), _) => "the coordinator gives no reason".to_string(),
+            (Some(subs), _) => {
+                let reasons = not_ready_reasons(subs, counts);
+                if reasons.is_empty() {
+                    "the coordinator gives no reason, and every source topic it names exists \
+                     with its sub-topology's count"
+                        .to_string()
+                } else {
+                    reasons.join("; ")
+                }
+            }
         };
         findings.push(Finding {
             kind: NOT_READY,
@@ -281,6 +292,46 @@ pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsRe
     }
 }
 
+/// Why the coordinator keeps the group NOT_READY, from the cluster's counts:
+/// source topics missing from the cluster, and sub-topologies whose sources
+/// (a join's, Streams requires them co-partitioned) have different counts.
+fn not_ready_reasons(subs: &[SubTopology], counts: &BTreeMap<String, u32>) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in subs {
+        let missing: Vec<&str> = s
+            .source_topics
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !counts.contains_key(*t))
+            .collect();
+        if !missing.is_empty() {
+            out.push(format!(
+                "sub-topology {} reads {} that the cluster does not have",
+                s.id,
+                missing.join(", ")
+            ));
+        }
+        let present: Vec<(&str, u32)> = s
+            .source_topics
+            .iter()
+            .filter_map(|t| counts.get(t).map(|&n| (t.as_str(), n)))
+            .collect();
+        if present.windows(2).any(|w| w[0].1 != w[1].1) {
+            out.push(format!(
+                "sub-topology {} reads {}: \
+                 different partition counts, which Streams refuses for the sources of a join",
+                s.id,
+                present
+                    .iter()
+                    .map(|(t, n)| format!("{t} ({n} partitions)"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +396,11 @@ mod tests {
         assert_eq!(r.findings.len(), 1);
         assert_eq!(r.findings[0].kind, NOT_READY);
         assert!(r.findings[0].message.contains("different partition counts"));
+        let counts = BTreeMap::from([("a".to_string(), 6), ("b".to_string(), 8)]);
+        let r = analyze(group("NotReady", join(), &[]), &counts);
+        assert!(r.findings[0].message.contains(
+            "sub-topology 0 reads a (6 partitions) and b (8 partitions): different partition counts"
+        ));
         let mut g = group("NOT_READY", None, &[]);
         g.error_message = Some("topics x and y differ".into());
         let r = analyze(g, &BTreeMap::new());

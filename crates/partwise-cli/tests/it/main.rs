@@ -36,6 +36,7 @@ mod live {
     mod kafka_consume_defaults;
     mod kafka_group;
     mod kafka_group_readiness;
+    mod kafka_group_streams;
     mod redis;
     mod report;
     mod salt;
