@@ -544,10 +544,7 @@ impl<'a> Reader<'a> {
                 if n > self.buf.len() {
                     return Err(Error::invalid(
                         self.what,
-                        format!(
-                            "an array of {n} elements in {} bytes left",
-                            self.buf.len()
-                        ),
+                        format!("an array of {n} elements in {} bytes left", self.buf.len()),
                     ));
                 }
                 Ok(Some(n))
@@ -657,8 +654,7 @@ mod tests {
                         source_topics: vec!["market-updates".into(), "notifications".into()],
                         repartition_sink_topics: vec![],
                         state_changelog_topics: vec![TopicInfo {
-                            name: "ticker-join-KSTREAM-JOINTHIS-0000000004-store-changelog"
-                                .into(),
+                            name: "ticker-join-KSTREAM-JOINTHIS-0000000004-store-changelog".into(),
                             partitions: 0,
                             replication_factor: 0,
                             configs: vec![("cleanup.policy".into(), "delete".into())],

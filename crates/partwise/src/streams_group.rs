@@ -65,10 +65,11 @@ impl SubTopology {
     /// Every topic its tasks read: the user sources, then the repartition
     /// sources.
     pub fn sources(&self) -> impl Iterator<Item = &str> {
-        self.source_topics
-            .iter()
-            .map(String::as_str)
-            .chain(self.repartition_source_topics.iter().map(|(t, _)| t.as_str()))
+        self.source_topics.iter().map(String::as_str).chain(
+            self.repartition_source_topics
+                .iter()
+                .map(|(t, _)| t.as_str()),
+        )
     }
 }
 
@@ -177,7 +178,11 @@ pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsRe
     let mut findings = Vec::new();
     // Apache Kafka names the state `NotReady` in StreamsGroupDescribe and
     // `NOT_READY` in its documentation and tools.
-    if group.state.replace('_', "").eq_ignore_ascii_case("NOTREADY") {
+    if group
+        .state
+        .replace('_', "")
+        .eq_ignore_ascii_case("NOTREADY")
+    {
         let reason = match (&group.subtopologies, &group.error_message) {
             (_, Some(m)) if !m.trim().is_empty() => format!("the coordinator says: {m}"),
             (None, _) => "the coordinator holds no configured topology: the application's \
