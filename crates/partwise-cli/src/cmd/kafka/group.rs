@@ -73,8 +73,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if d.not_found() {
         // Not a classic or consumer group: a Kafka Streams group of the
         // streams protocol is described by its own API.
-        if let Some(r) = partwise_kafka::streams::streams_analysis(&conn, &a.group).map_err(kerr)? {
-            return streams(&r, a.format);
+        match partwise_kafka::streams::streams_analysis(&conn, &a.group) {
+            Ok(Some(r)) => return streams(&r, a.format),
+            Ok(None) => {}
+            // Still not found (exit 2), with why the streams question failed.
+            Err(e) => {
+                return Err(CliError::context(
+                    format!(
+                        "group {}: not found as a classic or consumer group, and not \
+                         described as a streams group",
+                        crate::output::visible(&a.group)
+                    ),
+                    e,
+                ))
+            }
         }
     }
     not_found(d, &a.group)?;
