@@ -12,6 +12,7 @@ use kafka_protocol::messages::{
     DescribeGroupsRequest, DescribeGroupsResponse, GroupId,
 };
 use kafka_protocol::protocol::{Request, StrBytes};
+use partwise_wire::streams;
 use std::future::Future;
 use std::time::Duration;
 
@@ -72,6 +73,48 @@ pub fn consumer_group_describe(t: &Target, group: &str) -> Result<ConsumerGroupD
         group,
         ConsumerGroupDescribeRequest::default().with_group_ids(vec![id]),
     )
+}
+
+/// StreamsGroupDescribe (v0) for `group`, asked of its coordinator: the
+/// description of a Kafka Streams group under `group.protocol=streams`.
+/// `None` when the coordinator does not offer the API (a broker from before
+/// streams groups).
+pub fn streams_group_describe(t: &Target, group: &str) -> Result<Option<streams::Response>> {
+    t.run("StreamsGroupDescribe", async |c| {
+        let coord = c.find_coordinator(group).await?;
+        let conn = c.conn(&coord).await?;
+        let Some((lo, hi)) = conn.offered(streams::API_KEY) else {
+            return Ok(None);
+        };
+        if !(lo..=hi).contains(&streams::VERSION) {
+            return Err(Error::Unsupported {
+                addr: coord,
+                what: format!(
+                    "StreamsGroupDescribe: broker versions {lo}..{hi}, ours {}",
+                    streams::VERSION
+                ),
+            });
+        }
+        let body = streams::encode_request(&[group.to_string()], false);
+        let resp = conn
+            .send_raw(
+                streams::API_KEY,
+                streams::VERSION,
+                (
+                    streams::REQUEST_HEADER_VERSION,
+                    streams::RESPONSE_HEADER_VERSION,
+                ),
+                &body,
+                t.timeout,
+            )
+            .await?;
+        streams::Response::decode(&resp)
+            .map(Some)
+            .map_err(|e| Error::Response {
+                addr: coord,
+                source: e,
+            })
+    })
 }
 
 /// `req` sent to the coordinator of `group`, found from the bootstrap brokers.

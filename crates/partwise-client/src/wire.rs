@@ -339,6 +339,62 @@ impl Connection {
         Ok((resp?, sub.version))
     }
 
+    /// The versions (lowest, highest) the broker offers of API `key`, as
+    /// its ApiVersions answer said; `None` when it does not offer the API.
+    pub fn offered(&self, key: i16) -> Option<(i16, i16)> {
+        self.versions.get(&key).copied()
+    }
+
+    /// Sends a request kafka-protocol does not type: `body`, encoded by
+    /// partwise-wire, as API `key` at `version` behind a request header of
+    /// `headers.0`; returns the response body past its header (of
+    /// `headers.1`), checked to answer this request.
+    pub async fn send_raw(
+        &mut self,
+        key: i16,
+        version: i16,
+        headers: (i16, i16),
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<Bytes> {
+        let name = api_name(key);
+        if self.in_flight {
+            return Err(self.io_error("a previous request was abandoned mid-flight"));
+        }
+        let correlation = self.next_correlation;
+        self.next_correlation = self.next_correlation.wrapping_add(1);
+        let buf = frame::encode_raw_request(
+            key,
+            version,
+            headers.0,
+            correlation,
+            Some(self.client_id.clone()),
+            body,
+        )?;
+        self.in_flight = true;
+        let mut resp = match tokio::time::timeout(timeout, self.round_trip(&buf)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(self.io_error(&format!(
+                    "{name} got no answer within {} ms",
+                    timeout.as_millis()
+                )))
+            }
+        };
+        self.in_flight = false;
+        match frame::decode_raw_response(&mut resp, headers.1, correlation, &name) {
+            Ok(b) => Ok(b),
+            Err(e) if e.is_stream() => {
+                self.in_flight = true;
+                Err(self.io_error(&e.to_string()))
+            }
+            Err(e) => Err(Error::Response {
+                addr: self.addr.clone(),
+                source: e,
+            }),
+        }
+    }
+
     fn frame<R: Request>(&mut self, req: &R, version: i16) -> Result<(BytesMut, i32)> {
         let correlation = self.next_correlation;
         self.next_correlation = self.next_correlation.wrapping_add(1);
@@ -522,6 +578,7 @@ fn api_key<R: Request>() -> Result<ApiKey> {
 pub fn api_name(key: i16) -> String {
     match ApiKey::try_from(key) {
         Ok(k) => format!("{k:?}"),
+        Err(_) if key == partwise_wire::streams::API_KEY => "StreamsGroupDescribe".to_string(),
         Err(_) => format!("api {key}"),
     }
 }

@@ -40,6 +40,7 @@ pub mod group;
 pub mod measure;
 pub mod produce;
 pub mod readiness;
+pub mod streams;
 pub mod subscribe;
 
 pub use connect::Connection;

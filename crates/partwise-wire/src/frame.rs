@@ -77,6 +77,50 @@ pub fn encode_response<B: Encodable>(
     Ok(seal(buf).freeze())
 }
 
+/// A whole request frame of an API kafka-protocol does not type: `body`
+/// (encoded by this crate) behind a request header of `header_version`
+/// carrying `key`, `version`, `correlation` and `client_id`.
+pub fn encode_raw_request(
+    key: i16,
+    version: i16,
+    header_version: i16,
+    correlation: i32,
+    client_id: Option<StrBytes>,
+    body: &[u8],
+) -> Result<BytesMut> {
+    let header = RequestHeader::default()
+        .with_request_api_key(key)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation)
+        .with_client_id(client_id);
+    let mut buf = BytesMut::with_capacity(64 + body.len());
+    buf.put_i32(0);
+    header
+        .encode(&mut buf, header_version)
+        .map_err(|e| Error::encode("", e))?;
+    buf.put_slice(body);
+    Ok(seal(buf))
+}
+
+/// The body of a response (the frame without its prefix) to a raw request,
+/// past a header of `header_version`, refused unless it answers `correlation`.
+pub fn decode_raw_response(
+    body: &mut Bytes,
+    header_version: i16,
+    correlation: i32,
+    what: &str,
+) -> Result<Bytes> {
+    let header = ResponseHeader::decode(body, header_version)
+        .map_err(|e| Error::decode(format!("{what} response header"), e))?;
+    if header.correlation_id != correlation {
+        return Err(Error::Correlation {
+            expected: correlation,
+            got: header.correlation_id,
+        });
+    }
+    Ok(body.split_off(0))
+}
+
 /// (api key, version, correlation id) of a request frame (prefix included):
 /// the first fields of every request header version. `None` when the frame
 /// is too short to hold them.

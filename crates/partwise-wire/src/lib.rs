@@ -13,6 +13,8 @@
 //!   and partition counts in, each member's assignment bytes out (the
 //!   core's assignor), shared by the Rust runtime and the KafkaJS binding;
 //! - [`records`]: a Fetch response's record batches;
+//! - [`streams`]: StreamsGroupDescribe (a Kafka Streams group under the
+//!   streams protocol), which kafka-protocol does not type;
 //! - `alloc` (Unix): the global allocator that keeps an absurd array count in a
 //!   response from aborting the process (kafka-protocol reserves counts
 //!   before it decodes).
@@ -28,6 +30,7 @@ mod error;
 pub mod frame;
 pub mod leader;
 pub mod records;
+pub mod streams;
 
 pub use error::{Error, Result};
 

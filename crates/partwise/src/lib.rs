@@ -81,6 +81,7 @@ pub mod sizing;
 pub mod skew;
 pub mod slot;
 pub mod streams;
+pub mod streams_group;
 pub mod topology;
 pub mod traffic;
 pub mod verdict;

@@ -8,4 +8,5 @@ pub mod group;
 pub mod html;
 pub mod redis;
 pub mod skew;
+pub mod streams_group;
 pub mod svg;

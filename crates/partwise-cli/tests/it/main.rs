@@ -38,6 +38,7 @@ mod live {
     mod kafka_franz_go;
     mod kafka_group;
     mod kafka_group_readiness;
+    mod kafka_group_streams;
     mod redis;
     mod report;
     mod salt;

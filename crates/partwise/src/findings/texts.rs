@@ -678,6 +678,13 @@ fn every_finding_kind_says_its_fix_without_holes() {
         check(f.kind, Some(&f.message), &[f.fix], &mut failures);
     }
 
+    // A streams group: NOT_READY with each kind of reason, a split task and
+    // a task of an undescribed sub-topology, with one and two topics named.
+    for f in streams_group_findings() {
+        kinds.insert(f.kind);
+        check(f.kind, Some(&f.message), &[f.fix], &mut failures);
+    }
+
     // Readiness over a grid of groups and brokers: every finding it
     // makes, with lists of members, topics and assignors empty or single.
     for (_, kind, message, fix) in readiness_findings() {
@@ -703,6 +710,65 @@ fn every_finding_kind_says_its_fix_without_holes() {
     ] {
         assert!(kinds.contains(k), "{k} not walked: {kinds:?}");
     }
+}
+
+fn streams_group_findings() -> Vec<crate::readiness::Finding> {
+    use crate::streams_group::{analyze, StreamsGroup, StreamsMember, SubTopology, Task, Tasks};
+    use std::collections::BTreeMap;
+    let sub = |sources: &[&str]| SubTopology {
+        id: "0".into(),
+        source_topics: sources.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let member = |sub: &str, p: i32| StreamsMember {
+        member_id: "m-1".into(),
+        assignment: Tasks {
+            active: vec![Task {
+                subtopology: sub.into(),
+                partition: p,
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let counts = BTreeMap::from([("a".to_string(), 6), ("b".to_string(), 8)]);
+    let mut out = Vec::new();
+    for (state, subs, error, members) in [
+        ("NotReady", None, None, vec![]),
+        ("NotReady", None, Some("topics differ"), vec![]),
+        ("NotReady", Some(vec![sub(&["a", "b"])]), None, vec![]),
+        ("NotReady", Some(vec![sub(&["a", "x"])]), None, vec![]),
+        ("NotReady", Some(vec![sub(&["a"])]), None, vec![]),
+        (
+            "Stable",
+            Some(vec![sub(&["a", "b"])]),
+            None,
+            vec![member("0", 7)],
+        ),
+        (
+            "Stable",
+            Some(vec![sub(&["a", "b", "x"])]),
+            None,
+            vec![member("0", 7)],
+        ),
+        (
+            "Stable",
+            Some(vec![sub(&["a"])]),
+            None,
+            vec![member("1", 0)],
+        ),
+    ] {
+        let g = StreamsGroup {
+            group: "app".into(),
+            state: state.into(),
+            subtopologies: subs,
+            error_message: error.map(String::from),
+            members,
+            ..Default::default()
+        };
+        out.extend(analyze(g, &counts).findings);
+    }
+    out
 }
 
 /// A protocol name and what a member of every client shows: its default

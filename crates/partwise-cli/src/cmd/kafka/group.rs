@@ -70,6 +70,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let predict = a.assignor.map(|asg| (asg, a.topics.as_slice()));
     let g = partwise_kafka::group::analysis(&conn, &a.group, predict).map_err(kerr)?;
     let d = &g.description;
+    if d.not_found() {
+        // Not a classic or consumer group: a Kafka Streams group of the
+        // streams protocol is described by its own API.
+        match partwise_kafka::streams::streams_analysis(&conn, &a.group) {
+            Ok(Some(r)) => return streams(&r, a.format),
+            Ok(None) => {}
+            // Still not found (exit 2), with why the streams question failed.
+            Err(e) => {
+                return Err(CliError::context(
+                    format!(
+                        "group {}: not found as a classic or consumer group, and not \
+                         described as a streams group",
+                        crate::output::visible(&a.group)
+                    ),
+                    e,
+                ))
+            }
+        }
+    }
     not_found(d, &a.group)?;
     let r = g.analysis.map_err(predict_error)?;
     let model = a.assignor.zip(g.server_model);
@@ -106,4 +125,28 @@ pub fn run(a: Args) -> Result<ExitCode> {
             ExitCode::Ok
         },
     )
+}
+
+/// A streams-protocol group: its table or JSON, exit 1 with findings
+/// (NOT_READY is one).
+fn streams(r: &partwise::streams_group::StreamsReport, format: Format) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Table => crate::render::streams_group::write_table(
+            &mut crate::output::Visible::new(&mut out),
+            r,
+        )?,
+        format => {
+            let mut doc = serde_json::to_value(r)
+                .map_err(|e| CliError::msg(format!("streams group as JSON: {e}")))?;
+            doc["group_protocol"] = json!("streams");
+            crate::output::write_doc(&mut out, format, &doc)?
+        }
+    }
+    out.flush()?;
+    Ok(if r.findings.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
 }

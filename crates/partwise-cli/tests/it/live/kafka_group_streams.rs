@@ -1,0 +1,167 @@
+//! `partwise kafka group` on the streams-protocol group of a real Kafka
+//! Streams application (kafka-streams pinned in `tests/streams-app/pom.xml`,
+//! run through `tests/streams-app/run`, so Java and Maven must be
+//! installed): a join of two topics on the broker at
+//! PARTWISE_KAFKA_BOOTSTRAP under `group.protocol=streams`. Described whole
+//! with exit 0 while the sources are co-partitioned; NOT_READY, with the
+//! counts named and exit 1, when they are not.
+
+use crate::common::repo;
+use assert_cmd::Command as Cmd;
+use partwise_faults::live::{kafka_bootstrap as bootstrap, unique};
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Streams application, stopped when dropped.
+struct App(Child);
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the join of `left` and `right` (`NAME:COUNT`, created if missing)
+/// as application `app` with `threads` stream threads.
+fn start(b: &str, app: &str, left: &str, right: &str, threads: u32) -> App {
+    let log = std::env::temp_dir().join(format!("{app}.log"));
+    let out = std::fs::File::create(&log).unwrap();
+    let child = Command::new("bash")
+        .arg(repo().join("tests/streams-app/run"))
+        .args([b, app, left, right, &threads.to_string()])
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("tests/streams-app/run");
+    App(child)
+}
+
+/// `kafka group --format json`: exit code and document, `None` while the
+/// output is not a streams group's document (the application still starting).
+fn describe(b: &str, group: &str) -> Option<(i32, Value)> {
+    let out = Cmd::cargo_bin("partwise")
+        .unwrap()
+        .args(["kafka", "group", "-b", b, "-g", group, "--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    (v["group_protocol"] == "streams").then(|| (out.status.code().unwrap_or(-1), v))
+}
+
+/// Describes `group` until `done` holds of the document (three minutes at most:
+/// the first run resolves kafka-streams from Maven Central).
+fn until(b: &str, group: &str, app: &mut App, done: impl Fn(&Value) -> bool) -> (i32, Value) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let mut last = None;
+    while Instant::now() < deadline {
+        if let Ok(Some(s)) = app.0.try_wait() {
+            if last.is_none() {
+                panic!("the Streams application exited ({s}) before its group was described");
+            }
+        }
+        if let Some((code, v)) = describe(b, group) {
+            if done(&v) {
+                return (code, v);
+            }
+            last = Some((code, v));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    panic!("group {group} never reached the expected description; last: {last:?}");
+}
+
+#[test]
+fn a_streams_group_is_described_with_partition_p_of_both_sources_in_each_task() {
+    let b = bootstrap();
+    let (left, right) = (unique("market-updates"), unique("notifications"));
+    let app_id = unique("ticker-join");
+    let mut app = start(&b, &app_id, &format!("{left}:6"), &format!("{right}:6"), 2);
+    let (code, v) = until(&b, &app_id, &mut app, |v| {
+        v["state"] == "Stable"
+            && v["tasks"].as_array().is_some_and(|t| t.len() == 6)
+            && v["members"].as_array().is_some_and(|m| m.len() == 2)
+    });
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["findings"], Value::Array(vec![]), "{v:#}");
+    let subs = v["subtopologies"].as_array().unwrap();
+    assert_eq!(subs.len(), 1, "{v:#}");
+    let mut sources: Vec<&str> = subs[0]["source_topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    sources.sort();
+    let mut want = vec![left.as_str(), right.as_str()];
+    want.sort();
+    assert_eq!(sources, want);
+    let mut tasks: Vec<String> = Vec::new();
+    for t in v["tasks"].as_array().unwrap() {
+        let task = t["task"].as_str().unwrap().to_string();
+        let p: i64 = task.strip_prefix("0_").unwrap().parse().unwrap();
+        let mut held: Vec<(String, i64)> = t["holds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h[0].as_str().unwrap().to_string(), h[1].as_i64().unwrap()))
+            .collect();
+        held.sort();
+        let mut expect = vec![(left.clone(), p), (right.clone(), p)];
+        expect.sort();
+        assert_eq!(held, expect, "task {task}");
+        assert_eq!(t["missing"], Value::Array(vec![]));
+        tasks.push(task);
+    }
+    tasks.sort();
+    assert_eq!(tasks, ["0_0", "0_1", "0_2", "0_3", "0_4", "0_5"]);
+    // Each member names its process and client, and the tasks listed per
+    // member are those the task table gives it.
+    for m in v["members"].as_array().unwrap() {
+        assert!(!m["process_id"].as_str().unwrap().is_empty());
+        let client = m["client_id"].as_str().unwrap();
+        assert!(client.contains("StreamThread-"), "{client}");
+        let mine: Vec<&str> = v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["member_id"] == m["member_id"])
+            .map(|t| t["task"].as_str().unwrap())
+            .collect();
+        let active: Vec<&str> = m["assignment"]["active"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert_eq!(mine, active);
+    }
+    // The table says the same, with the state.
+    let out = Cmd::cargo_bin("partwise")
+        .unwrap()
+        .args(["kafka", "group", "-b", &b, "-g", &app_id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("state Stable, streams protocol"), "{text}");
+    assert!(text.contains(&format!("{left}[5]")), "{text}");
+}
+
+#[test]
+fn sources_of_different_counts_leave_the_group_not_ready_with_the_counts_named() {
+    let b = bootstrap();
+    let (left, right) = (unique("market-updates"), unique("notifications"));
+    let app_id = unique("ticker-join-8");
+    let mut app = start(&b, &app_id, &format!("{left}:6"), &format!("{right}:8"), 1);
+    let (code, v) = until(&b, &app_id, &mut app, |v| v["state"] == "NotReady");
+    assert_eq!(code, 1, "{v:#}");
+    let f = &v["findings"][0];
+    assert_eq!(f["kind"], "streams-not-ready", "{v:#}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains(&format!("{left} (6 partitions)")), "{msg}");
+    assert!(msg.contains(&format!("{right} (8 partitions)")), "{msg}");
+    assert!(v["tasks"].as_array().unwrap().is_empty(), "{v:#}");
+}

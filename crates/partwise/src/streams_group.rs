@@ -1,0 +1,416 @@
+//! A Kafka Streams group under the streams rebalance protocol
+//! (`group.protocol=streams`) as its coordinator describes it
+//! (StreamsGroupDescribe), judged: for each active task `x_p`, the
+//! partitions it holds (partition p of each source topic of sub-topology x,
+//! as far as the topic has one), and the findings: a group the coordinator
+//! keeps `NOT_READY` (every member is given nothing), and a task that holds
+//! partition p of one source of its sub-topology and not of another.
+//!
+//! The description comes in the core's terms from partwise-kafka; the
+//! partition counts are the cluster's.
+
+use crate::readiness::Finding;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The finding of a group the coordinator keeps `NOT_READY`.
+pub const NOT_READY: &str = "streams-not-ready";
+/// The finding of an active task holding partition p of some of its
+/// sub-topology's sources and not of the others.
+pub const TASK_SPLIT: &str = "streams-task-split";
+/// The finding of an active task of a sub-topology the coordinator does not
+/// describe.
+pub const UNKNOWN_SUBTOPOLOGY: &str = "streams-unknown-subtopology";
+
+/// A streams group as described.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StreamsGroup {
+    /// The group id (the application's `application.id`).
+    pub group: String,
+    /// `EMPTY`, `NOT_READY`, `ASSIGNING`, `RECONCILING`, `STABLE`, `DEAD`.
+    pub state: String,
+    /// The group epoch.
+    pub group_epoch: i32,
+    /// The epoch of the target assignment.
+    pub target_assignment_epoch: i32,
+    /// The epoch of the topology the coordinator holds, when it holds one.
+    pub topology_epoch: Option<i32>,
+    /// The configured sub-topologies; `None` when the coordinator has not
+    /// configured the topology (not initialized, source topics missing or
+    /// not co-partitioned).
+    pub subtopologies: Option<Vec<SubTopology>>,
+    /// The coordinator's error message for the group, when it gave one.
+    pub error_message: Option<String>,
+    /// The members.
+    pub members: Vec<StreamsMember>,
+}
+
+/// One sub-topology.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SubTopology {
+    /// Its id: the `x` of its tasks `x_p`.
+    pub id: String,
+    /// The user topics it reads.
+    pub source_topics: Vec<String>,
+    /// The repartition topics it reads, with the partition count the
+    /// topology gives them (0: not fixed by it).
+    pub repartition_source_topics: Vec<(String, i32)>,
+    /// The repartition topics it writes.
+    pub repartition_sink_topics: Vec<String>,
+    /// The changelog topics of its stores.
+    pub changelog_topics: Vec<String>,
+}
+
+impl SubTopology {
+    /// Every topic its tasks read: the user sources, then the repartition
+    /// sources.
+    pub fn sources(&self) -> impl Iterator<Item = &str> {
+        self.source_topics.iter().map(String::as_str).chain(
+            self.repartition_source_topics
+                .iter()
+                .map(|(t, _)| t.as_str()),
+        )
+    }
+}
+
+/// One task: `subtopology_partition`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Task {
+    /// The sub-topology id.
+    pub subtopology: String,
+    /// The partition.
+    pub partition: i32,
+}
+
+impl std::fmt::Display for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}_{}", self.subtopology, self.partition)
+    }
+}
+
+impl Serialize for Task {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Tasks by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tasks {
+    /// Active tasks.
+    pub active: Vec<Task>,
+    /// Standby tasks.
+    pub standby: Vec<Task>,
+    /// Warm-up tasks.
+    pub warmup: Vec<Task>,
+}
+
+/// One member: a stream thread's consumer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StreamsMember {
+    /// The member id.
+    pub member_id: String,
+    /// The Streams instance it belongs to (its threads share it).
+    pub process_id: String,
+    /// The client id (`<application.id>-<process>-StreamThread-N-consumer`).
+    pub client_id: String,
+    /// The host it connected from.
+    pub client_host: String,
+    /// The static instance id, when set.
+    pub instance_id: Option<String>,
+    /// The member epoch.
+    pub member_epoch: i32,
+    /// Its current assignment.
+    pub assignment: Tasks,
+    /// The coordinator's target assignment for it.
+    pub target_assignment: Tasks,
+}
+
+/// An active task and the partitions it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskPartitions {
+    /// The task.
+    pub task: Task,
+    /// The member holding it.
+    pub member_id: String,
+    /// Partition p of each source topic that has one.
+    pub holds: Vec<(String, i32)>,
+    /// The source topics without a partition p (or whose count is unknown:
+    /// the topic is not in the cluster).
+    pub missing: Vec<String>,
+}
+
+/// The judged group; its JSON is `kafka group --format json`'s for a
+/// streams group.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StreamsReport {
+    /// The group as described.
+    #[serde(flatten)]
+    pub group: StreamsGroup,
+    /// Each member's active tasks with their partitions, by member then task.
+    pub tasks: Vec<TaskPartitions>,
+    /// What is wrong.
+    #[serde(serialize_with = "findings_json")]
+    pub findings: Vec<Finding>,
+}
+
+fn findings_json<S: serde::Serializer>(fs: &[Finding], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        kind: &'a str,
+        message: &'a str,
+        fix: &'a str,
+    }
+    let mut seq = s.serialize_seq(Some(fs.len()))?;
+    for f in fs {
+        seq.serialize_element(&Doc {
+            kind: f.kind,
+            message: &f.message,
+            fix: &f.fix,
+        })?;
+    }
+    seq.end()
+}
+
+/// Judges `group` against the cluster's partition counts (`counts`, by topic).
+pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsReport {
+    let mut findings = Vec::new();
+    // Apache Kafka names the state `NotReady` in StreamsGroupDescribe and
+    // `NOT_READY` in its documentation and tools.
+    if group
+        .state
+        .replace('_', "")
+        .eq_ignore_ascii_case("NOTREADY")
+    {
+        let reason = match (&group.subtopologies, &group.error_message) {
+            (_, Some(m)) if !m.trim().is_empty() => format!("the coordinator says: {m}"),
+            (None, _) => "the coordinator holds no configured topology: the application's \
+                          source topics are missing, or topics a join reads have different \
+                          partition counts"
+                .to_string(),
+            (Some(subs), _) => {
+                let reasons = not_ready_reasons(subs, counts);
+                if reasons.is_empty() {
+                    "the coordinator gives no reason, and every source topic it names exists \
+                     with its sub-topology's count"
+                        .to_string()
+                } else {
+                    reasons.join("; ")
+                }
+            }
+        };
+        findings.push(Finding {
+            kind: NOT_READY,
+            message: format!(
+                "streams group {} is NOT_READY ({reason}); every member is given no tasks and \
+                 processes nothing",
+                group.group
+            ),
+            fix: "create the missing source topics, and give the topics each join reads the \
+                  same partition count (`partwise check --streams` on the application's \
+                  describe() text names them and their counts); the group leaves NOT_READY \
+                  at its members' next heartbeat"
+                .to_string(),
+        });
+    }
+    let subs: BTreeMap<&str, &SubTopology> = group
+        .subtopologies
+        .iter()
+        .flatten()
+        .map(|s| (s.id.as_str(), s))
+        .collect();
+    let mut tasks = Vec::new();
+    for m in &group.members {
+        let mut active = m.assignment.active.clone();
+        active.sort();
+        for t in active {
+            let Some(sub) = subs.get(t.subtopology.as_str()) else {
+                if group.subtopologies.is_some() {
+                    findings.push(Finding {
+                        kind: UNKNOWN_SUBTOPOLOGY,
+                        message: format!(
+                            "member {} holds task {t}, of sub-topology {} the coordinator does \
+                             not describe",
+                            m.member_id, t.subtopology
+                        ),
+                        fix: "describe the group again once its members have caught up with \
+                              the topology (their member epochs reach the group epoch)"
+                            .to_string(),
+                    });
+                }
+                continue;
+            };
+            let mut holds = Vec::new();
+            let mut missing = Vec::new();
+            for topic in sub.sources() {
+                match counts.get(topic) {
+                    Some(&n) if t.partition >= 0 && (t.partition as u32) < n => {
+                        holds.push((topic.to_string(), t.partition))
+                    }
+                    _ => missing.push(topic.to_string()),
+                }
+            }
+            if !holds.is_empty() && !missing.is_empty() {
+                let count = |topic: &str| match counts.get(topic) {
+                    Some(n) => format!("{topic} ({n} partitions)"),
+                    None => format!("{topic} (not in the cluster)"),
+                };
+                findings.push(Finding {
+                    kind: TASK_SPLIT,
+                    message: format!(
+                        "task {t} on member {} holds partition {} of {} but not of {}: the \
+                         sources of sub-topology {} are not co-partitioned, so its join sees \
+                         only part of a key's records",
+                        m.member_id,
+                        t.partition,
+                        holds
+                            .iter()
+                            .map(|(x, _)| count(x))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        missing
+                            .iter()
+                            .map(|x| count(x))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        sub.id
+                    ),
+                    fix: "give every source topic of the sub-topology the same partition \
+                          count (add partitions to the smaller one, or repartition through a \
+                          topic of the larger count), then restart the application"
+                        .to_string(),
+                });
+            }
+            tasks.push(TaskPartitions {
+                task: t,
+                member_id: m.member_id.clone(),
+                holds,
+                missing,
+            });
+        }
+    }
+    StreamsReport {
+        group,
+        tasks,
+        findings,
+    }
+}
+
+/// Why the coordinator keeps the group NOT_READY, from the cluster's counts:
+/// source topics missing from the cluster, and sub-topologies whose sources
+/// (a join's, Streams requires them co-partitioned) have different counts.
+fn not_ready_reasons(subs: &[SubTopology], counts: &BTreeMap<String, u32>) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in subs {
+        let missing: Vec<&str> = s
+            .source_topics
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !counts.contains_key(*t))
+            .collect();
+        if !missing.is_empty() {
+            out.push(format!(
+                "sub-topology {} reads {} that the cluster does not have",
+                s.id,
+                missing.join(", ")
+            ));
+        }
+        let present: Vec<(&str, u32)> = s
+            .source_topics
+            .iter()
+            .filter_map(|t| counts.get(t).map(|&n| (t.as_str(), n)))
+            .collect();
+        if present.windows(2).any(|w| w[0].1 != w[1].1) {
+            out.push(format!(
+                "sub-topology {} reads {}: \
+                 different partition counts, which Streams refuses for the sources of a join",
+                s.id,
+                present
+                    .iter()
+                    .map(|(t, n)| format!("{t} ({n} partitions)"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(state: &str, subs: Option<Vec<SubTopology>>, active: &[i32]) -> StreamsGroup {
+        StreamsGroup {
+            group: "app".into(),
+            state: state.into(),
+            subtopologies: subs,
+            members: vec![StreamsMember {
+                member_id: "m1".into(),
+                assignment: Tasks {
+                    active: active
+                        .iter()
+                        .map(|&p| Task {
+                            subtopology: "0".into(),
+                            partition: p,
+                        })
+                        .collect(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn join() -> Option<Vec<SubTopology>> {
+        Some(vec![SubTopology {
+            id: "0".into(),
+            source_topics: vec!["a".into(), "b".into()],
+            ..Default::default()
+        }])
+    }
+
+    #[test]
+    fn whole_tasks_hold_partition_p_of_every_source() {
+        let counts = BTreeMap::from([("a".to_string(), 2), ("b".to_string(), 2)]);
+        let r = analyze(group("STABLE", join(), &[1, 0]), &counts);
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        assert_eq!(r.tasks[0].task.to_string(), "0_0");
+        assert_eq!(
+            r.tasks[1].holds,
+            vec![("a".to_string(), 1), ("b".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn a_task_past_one_sources_count_is_a_finding() {
+        let counts = BTreeMap::from([("a".to_string(), 2), ("b".to_string(), 3)]);
+        let r = analyze(group("STABLE", join(), &[2]), &counts);
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].kind, TASK_SPLIT);
+        assert!(r.findings[0]
+            .message
+            .contains("holds partition 2 of b (3 partitions) but not of a (2 partitions)"));
+    }
+
+    #[test]
+    fn not_ready_is_a_finding_with_its_reason() {
+        let r = analyze(group("NOT_READY", None, &[]), &BTreeMap::new());
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].kind, NOT_READY);
+        assert!(r.findings[0].message.contains("different partition counts"));
+        let counts = BTreeMap::from([("a".to_string(), 6), ("b".to_string(), 8)]);
+        let r = analyze(group("NotReady", join(), &[]), &counts);
+        assert!(r.findings[0].message.contains(
+            "sub-topology 0 reads a (6 partitions) and b (8 partitions): different partition counts"
+        ));
+        let mut g = group("NOT_READY", None, &[]);
+        g.error_message = Some("topics x and y differ".into());
+        let r = analyze(g, &BTreeMap::new());
+        assert!(r.findings[0]
+            .message
+            .contains("the coordinator says: topics x and y differ"));
+    }
+}
