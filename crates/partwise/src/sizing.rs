@@ -13,6 +13,7 @@
 //! # Ok::<(), partwise::Error>(())
 //! ```
 
+use crate::resize::divisors;
 use crate::{Error, PartitionCount, Partitioner};
 
 /// The inputs of [`plan`].
@@ -163,23 +164,6 @@ fn divisor_counts(lo: u32, hi: u32) -> Vec<u32> {
         }
     }
     counts
-}
-
-/// The divisors of `n`, ascending, by trial division up to `sqrt(n)`.
-fn divisors(n: u32) -> Vec<u32> {
-    let (mut low, mut high) = (Vec::new(), Vec::new());
-    let mut d = 1u32;
-    while u64::from(d) * u64::from(d) <= u64::from(n) {
-        if n.is_multiple_of(d) {
-            low.push(d);
-            if d != n / d {
-                high.push(n / d);
-            }
-        }
-        d += 1;
-    }
-    low.extend(high.into_iter().rev());
-    low
 }
 
 /// Sizes a topic from throughput targets.
