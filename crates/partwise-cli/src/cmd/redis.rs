@@ -27,7 +27,7 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Sub {
-    /// The live slot map: primaries, replicas, slot ranges (and keys per node with --counts)
+    /// The live slot map: primaries, replicas, slot ranges (and keys per node with --key-counts)
     Slots(SlotsArgs),
     /// Slot and node of every family member per logical key, and a lint of the patterns
     Check(CheckArgs),

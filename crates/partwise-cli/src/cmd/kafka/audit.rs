@@ -424,8 +424,8 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             }
         }
         if let Some(f) = topic_finding(t) {
-            writeln!(out, "  {f}")?;
-            writeln!(out, "  fix: {}", f.fix())?;
+            crate::render::write_wrapped(out, "  ", &f.to_string())?;
+            crate::render::write_wrapped(out, "  fix: ", &f.fix())?;
         }
         writeln!(out)?;
     }
@@ -441,10 +441,10 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             writeln!(out, "co-partitioned: NO")?;
             let mut said: Vec<String> = Vec::new();
             for finding in &v.findings {
-                writeln!(out, "  - {finding}")?;
+                crate::render::write_wrapped(out, "  - ", &finding.to_string())?;
                 let fix = finding.fix();
                 if !fix.is_empty() && !said.contains(&fix) {
-                    writeln!(out, "    fix: {fix}")?;
+                    crate::render::write_wrapped(out, "    fix: ", &fix)?;
                     said.push(fix);
                 }
             }

@@ -81,6 +81,12 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A table with its folded lines joined again (every run of whitespace one
+/// space), so a test can look for a sentence wherever the printer folded it.
+pub fn unfolded(table: &str) -> String {
+    table.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// `s` quoted for `sh -c`.
 pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))

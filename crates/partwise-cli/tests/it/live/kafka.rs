@@ -2,7 +2,7 @@
 //! at PARTWISE_KAFKA_BOOTSTRAP (`scripts/services` starts one; unset is a
 //! failure). Flags and secrets, which need no broker, are `offline::kafka`.
 
-use crate::common::{partwise as pw, sh_quote, text};
+use crate::common::{partwise as pw, sh_quote, text, unfolded};
 use partwise_faults::live::{
     create_topics, kafka_bootstrap as bootstrap, keys, produce_with, unique,
 };
@@ -113,7 +113,7 @@ fn audit_exit_codes_and_verdicts() {
         .unwrap();
     let t = text(&out.stdout);
     assert!(
-        t.contains("co-partitioned: NO") && t.contains("partitioners disagree"),
+        t.contains("co-partitioned: NO") && unfolded(&t).contains("partitioners disagree"),
         "{t}"
     );
     assert!(t.contains("    fix: set "), "{t}");

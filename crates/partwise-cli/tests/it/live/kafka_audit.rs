@@ -5,7 +5,7 @@
 //! answers are where KafkaJS's own partitioner and the produce command's
 //! delivery reports put each record, never partwise's inference.
 
-use crate::common::{partwise as pw, repo, text, SYMBOLS};
+use crate::common::{partwise as pw, repo, text, unfolded, SYMBOLS};
 use partwise_faults::live::{create_topics, kafka_bootstrap as bootstrap, unique};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -195,7 +195,7 @@ fn a_topic_kafkajs_and_sarama_both_write_is_reported_as_that_mixture() {
         .args(["kafka", "audit", "-b", &b, "-t", &t])
         .output()
         .unwrap();
-    let table = text(&out.stdout);
+    let table = unfolded(&text(&out.stdout));
     assert!(
         table.contains("mixture: 2 partitioners together explain 3000 of 3000 keyed records"),
         "{table}"
@@ -409,7 +409,7 @@ fn audit_both(b: &str, topic: &str) -> (Value, String) {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    (v, text(&out.stdout))
+    (v, unfolded(&text(&out.stdout)))
 }
 
 /// Records a producer put on random partitions, and one key put on every
