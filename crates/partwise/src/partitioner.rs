@@ -173,8 +173,9 @@ use Reduce::{Abs, Mask, Unsigned};
 
 const MURMUR2: KeyRule = KeyRule::Hash(Murmur2, Mask);
 
-// One row per partitioner. The sources are in ../shared/reference/partitioners.md;
-// the behaviour of each row is held to the real client by tests/vectors.
+// One row per partitioner. The sources (each client's file and release) are in
+// docs/reference/clients.md; the behaviour of each row is held to the real
+// client by tests/vectors.
 const TABLE: &[Info] = &[
     Info {
         builtin: B::JavaDefault,

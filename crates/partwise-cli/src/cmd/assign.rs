@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
-    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep", "group"], value_parser = members)]
+    #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep", "group"], value_parser = parse::members)]
     members: Option<usize>,
     /// A member id (repeatable; in the coordinator's member order)
     #[arg(long = "member", value_name = "ID", conflicts_with_all = ["sweep", "group"])]
@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long = "group", value_name = "FILE", conflicts_with = "sweep")]
     group: Option<PathBuf>,
     /// Print the split count for every group size in A..B (e.g. 1..12)
-    #[arg(long = "sweep", value_name = "A..B", value_parser = sweep_range)]
+    #[arg(long = "sweep", value_name = "A..B", value_parser = parse::member_range)]
     sweep: Option<(usize, usize)>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
@@ -63,22 +63,6 @@ struct Config {
     owned: Option<Value>,
     sweep: Option<(usize, usize)>,
     format: Format,
-}
-
-const MAX_MEMBERS: usize = 100_000;
-
-/// `-m K`: a group size from 1 to [`MAX_MEMBERS`].
-fn members(s: &str) -> std::result::Result<usize, String> {
-    let n: usize = parse::positive(s)?;
-    if n > MAX_MEMBERS {
-        return Err(format!("at most {MAX_MEMBERS} members"));
-    }
-    Ok(n)
-}
-
-/// `--sweep A..B`: group sizes from 1 to [`MAX_MEMBERS`].
-fn sweep_range(s: &str) -> std::result::Result<(usize, usize), String> {
-    parse::size_range(s, MAX_MEMBERS)
 }
 
 impl Config {

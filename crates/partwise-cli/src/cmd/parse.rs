@@ -240,6 +240,48 @@ pub fn not_blank(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// The most members `assign -m` and `--sweep` simulate: the one bound on
+/// simulated members, [`crate::limits::MAX_MEMBERS`].
+const MAX_MEMBERS: usize = crate::limits::MAX_MEMBERS as usize;
+
+/// `assign -m K`: a group size from 1 to [`MAX_MEMBERS`].
+pub fn members(s: &str) -> Result<usize, String> {
+    let n: usize = positive(s)?;
+    if n > MAX_MEMBERS {
+        return Err(format!("at most {MAX_MEMBERS} members"));
+    }
+    Ok(n)
+}
+
+/// `assign --sweep A..B`: group sizes from 1 to [`MAX_MEMBERS`].
+pub fn member_range(s: &str) -> Result<(usize, usize), String> {
+    size_range(s, MAX_MEMBERS)
+}
+
+/// `kafka consume --assignor`: the group protocols the runtime speaks.
+pub fn group_assignor(s: &str) -> Result<partwise_group::GroupAssignor, String> {
+    use partwise_group::GroupAssignor;
+    match s {
+        "copartitioned" => Ok(GroupAssignor::Copartitioned),
+        "range" => Ok(GroupAssignor::Range),
+        other => Err(format!(
+            "unknown group protocol '{other}' (known: copartitioned, range)"
+        )),
+    }
+}
+
+/// `kafka consume --group-protocol`, and `-X group.protocol`.
+pub fn group_protocol(s: &str) -> Result<partwise_group::GroupProtocol, String> {
+    use partwise_group::GroupProtocol;
+    match s {
+        "classic" => Ok(GroupProtocol::Classic),
+        "consumer" => Ok(GroupProtocol::Consumer),
+        other => Err(format!(
+            "unknown group protocol '{other}' (known: classic, consumer)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,7 +219,7 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
                     pp.cmd("EXISTS").arg(&mk).arg(&nk);
                 })
                 .map_err(|e| format!("--redis: {e}"))?;
-            if !matches!(r.first(), Some(redis::Value::Int(0))) {
+            if !matches!(r.first(), Some(partwise_redis::redis::Value::Int(0))) {
                 return Err(format!(
                     "--namespace {ns}: {} already holds {mk} or {nk}; the demo writes (and removes) only keys of its own: give another --namespace",
                     common.redis_nodes()

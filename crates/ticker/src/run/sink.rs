@@ -49,7 +49,7 @@ pub(super) fn write_symbol(
                 p.cmd("HGET").arg(&mk).arg("offset");
             })?;
             let o = match r.first() {
-                Some(redis::Value::BulkString(b)) => std::str::from_utf8(b)
+                Some(partwise_redis::redis::Value::BulkString(b)) => std::str::from_utf8(b)
                     .ok()
                     .and_then(|s| s.parse().ok())
                     .unwrap_or(-1),

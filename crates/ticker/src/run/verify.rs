@@ -60,15 +60,17 @@ impl Verdict {
     }
 }
 
-pub(super) fn hash(v: &redis::Value) -> HashMap<String, String> {
+pub(super) fn hash(v: &partwise_redis::redis::Value) -> HashMap<String, String> {
     let mut m = HashMap::new();
-    let as_str = |v: &redis::Value| match v {
-        redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        redis::Value::SimpleString(s) => Some(s.clone()),
+    let as_str = |v: &partwise_redis::redis::Value| match v {
+        partwise_redis::redis::Value::BulkString(b) => {
+            Some(String::from_utf8_lossy(b).into_owned())
+        }
+        partwise_redis::redis::Value::SimpleString(s) => Some(s.clone()),
         _ => None,
     };
     match v {
-        redis::Value::Array(items) => {
+        partwise_redis::redis::Value::Array(items) => {
             for kv in items.chunks(2) {
                 if let [k, v] = kv {
                     if let (Some(k), Some(v)) = (as_str(k), as_str(v)) {
@@ -77,7 +79,7 @@ pub(super) fn hash(v: &redis::Value) -> HashMap<String, String> {
                 }
             }
         }
-        redis::Value::Map(pairs) => {
+        partwise_redis::redis::Value::Map(pairs) => {
             for (k, v) in pairs {
                 if let (Some(k), Some(v)) = (as_str(k), as_str(v)) {
                     m.insert(k, v);

@@ -26,12 +26,12 @@ pub struct Args {
     topics: Vec<String>,
     /// Client-side assignor, classic protocol only: copartitioned (offers
     /// range as fallback; the default) or range
-    #[arg(long, value_name = "PROTOCOL", value_parser = group_assignor)]
+    #[arg(long, value_name = "PROTOCOL", value_parser = parse::group_assignor)]
     assignor: Option<GroupAssignor>,
     /// group.protocol: classic (a member leads and runs --assignor; the
     /// default) or consumer (KIP-848: the broker assigns, with
     /// --remote-assignor)
-    #[arg(long = "group-protocol", value_name = "PROTOCOL", value_parser = group_protocol)]
+    #[arg(long = "group-protocol", value_name = "PROTOCOL", value_parser = parse::group_protocol)]
     group_protocol: Option<GroupProtocol>,
     /// group.remote.assignor, consumer protocol only: the server assignor
     /// (uniform, range, or one in the broker's group.consumer.assignors;
@@ -79,28 +79,6 @@ pub struct Args {
     count_only: bool,
 }
 
-/// `--assignor`: the group protocols the runtime speaks.
-fn group_assignor(s: &str) -> std::result::Result<GroupAssignor, String> {
-    match s {
-        "copartitioned" => Ok(GroupAssignor::Copartitioned),
-        "range" => Ok(GroupAssignor::Range),
-        other => Err(format!(
-            "unknown group protocol '{other}' (known: copartitioned, range)"
-        )),
-    }
-}
-
-/// `--group-protocol`, and `-X group.protocol`.
-fn group_protocol(s: &str) -> std::result::Result<GroupProtocol, String> {
-    match s {
-        "classic" => Ok(GroupProtocol::Classic),
-        "consumer" => Ok(GroupProtocol::Consumer),
-        other => Err(format!(
-            "unknown group protocol '{other}' (known: classic, consumer)"
-        )),
-    }
-}
-
 /// The group protocol and remote assignor, from the flags or from `-X
 /// group.protocol` / `-X group.remote.assignor` (the names librdkafka and
 /// the Java client give them), and the flags that do not go with them:
@@ -117,7 +95,9 @@ fn protocol_of(args: &Args, props: &[(String, String)]) -> Result<(GroupProtocol
             .map(|(_, v)| v.clone())
     };
     let from_x = prop("group.protocol")
-        .map(|v| group_protocol(&v).map_err(|e| CliError::msg(format!("-X group.protocol: {e}"))))
+        .map(|v| {
+            parse::group_protocol(&v).map_err(|e| CliError::msg(format!("-X group.protocol: {e}")))
+        })
         .transpose()?;
     let protocol = match (args.group_protocol, from_x) {
         (Some(f), Some(x)) if f != x => {
