@@ -10,6 +10,7 @@ package franzgo
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,24 +25,36 @@ const SubscriptionVersion = 3
 // AssignmentVersion is the ConsumerProtocolAssignment version the leader writes, as the Rust leader.
 const AssignmentVersion = 3
 
-// Balancer is the kgo.GroupBalancer.
-type Balancer struct{}
+// Balancer is the kgo.GroupBalancer. It remembers the last assignment its member parsed: an
+// eager kgo member forgets its assignment when it revokes before rejoining, and hands
+// JoinGroupMetadata nothing, so the balancer sends what it remembers instead (the leader keeps
+// units with their owners only if they say what they own).
+type Balancer struct {
+	mu   sync.Mutex
+	last map[string][]int32
+}
 
-var _ kgo.GroupBalancer = Balancer{}
+var _ kgo.GroupBalancer = (*Balancer)(nil)
 
-// New returns the balancer.
-func New() kgo.GroupBalancer { return Balancer{} }
+// New returns the balancer; give each client its own.
+func New() kgo.GroupBalancer { return &Balancer{} }
 
 // ProtocolName is "copartitioned".
-func (Balancer) ProtocolName() string { return copartitioned.Name }
+func (*Balancer) ProtocolName() string { return copartitioned.Name }
 
 // IsCooperative is false: the leader hands a unit straight to its next owner (eager), as every
 // partwise leader does.
-func (Balancer) IsCooperative() bool { return false }
+func (*Balancer) IsCooperative() bool { return false }
 
-// JoinGroupMetadata is this member's subscription: its topics, what it owns in the standard
-// field and again as `pwo\0` user data (for leaders that read no owned-partitions field).
-func (Balancer) JoinGroupMetadata(topics []string, current map[string][]int32, generation int32) []byte {
+// JoinGroupMetadata is this member's subscription: its topics, what it owns (current, or when
+// kgo hands none the last assignment it parsed) in the standard field and again as `pwo\0`
+// user data (for leaders that read no owned-partitions field).
+func (b *Balancer) JoinGroupMetadata(topics []string, current map[string][]int32, generation int32) []byte {
+	if len(current) == 0 {
+		b.mu.Lock()
+		current = b.last
+		b.mu.Unlock()
+	}
 	meta := kmsg.NewConsumerMemberMetadata()
 	meta.Version = SubscriptionVersion
 	meta.Topics = topics
@@ -65,16 +78,22 @@ func (Balancer) JoinGroupMetadata(topics []string, current map[string][]int32, g
 	return meta.AppendTo(nil)
 }
 
-// ParseSyncAssignment reads this member's partitions from the leader's assignment.
-func (Balancer) ParseSyncAssignment(assignment []byte) (map[string][]int32, error) {
+// ParseSyncAssignment reads this member's partitions from the leader's assignment, and
+// remembers them for its next subscription.
+func (b *Balancer) ParseSyncAssignment(assignment []byte) (map[string][]int32, error) {
 	a, err := ParseAssignment(assignment)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string][]int32, len(a.Topics))
+	last := make(map[string][]int32, len(a.Topics))
 	for _, t := range a.Topics {
 		out[t.Topic] = append(out[t.Topic], t.Partitions...)
+		last[t.Topic] = append(last[t.Topic], t.Partitions...)
 	}
+	b.mu.Lock()
+	b.last = last
+	b.mu.Unlock()
 	return out, nil
 }
 
@@ -126,7 +145,7 @@ func (e *MemberError) Error() string {
 func (e *MemberError) Unwrap() error { return e.Err }
 
 // MemberBalancer decodes the members for one balance.
-func (Balancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (kgo.GroupMemberBalancer, map[string]struct{}, error) {
+func (*Balancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (kgo.GroupMemberBalancer, map[string]struct{}, error) {
 	ms, err := Members(members)
 	if err != nil {
 		return nil, nil, err

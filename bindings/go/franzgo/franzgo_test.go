@@ -20,8 +20,7 @@ func TestVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := franzgo.New()
-	if b.ProtocolName() != "copartitioned" || b.IsCooperative() {
+	if b := franzgo.New(); b.ProtocolName() != "copartitioned" || b.IsCooperative() {
 		t.Fatal("protocol")
 	}
 	for i, c := range cases {
@@ -34,7 +33,7 @@ func TestVectors(t *testing.T) {
 				for _, tp := range m.Owned {
 					current[tp.Topic] = append(current[tp.Topic], tp.Partition)
 				}
-				jm.ProtocolMetadata = b.JoinGroupMetadata(m.Topics, current, 1)
+				jm.ProtocolMetadata = franzgo.New().JoinGroupMetadata(m.Topics, current, 1) // each member its own
 			} else {
 				meta := kmsg.NewConsumerMemberMetadata()
 				meta.Topics = m.Topics
@@ -43,6 +42,7 @@ func TestVectors(t *testing.T) {
 			}
 			members = append(members, jm)
 		}
+		b := franzgo.New() // this case's leader
 		mb, topics, err := b.MemberBalancer(members)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
@@ -92,5 +92,28 @@ func TestUndecodableMemberIsNamed(t *testing.T) {
 	_, _, err := franzgo.New().MemberBalancer([]kmsg.JoinGroupResponseMember{jm})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("bad-1")) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// An eager kgo member hands JoinGroupMetadata no current assignment after it revoked: the
+// balancer sends the last one it parsed.
+func TestRemembersTheLastAssignment(t *testing.T) {
+	b := franzgo.New()
+	a := kmsg.NewConsumerMemberAssignment()
+	at := kmsg.NewConsumerMemberAssignmentTopic()
+	at.Topic, at.Partitions = "x", []int32{2, 5}
+	a.Topics = append(a.Topics, at)
+	if _, err := b.ParseSyncAssignment(a.AppendTo(nil)); err != nil {
+		t.Fatal(err)
+	}
+	meta := kmsg.NewConsumerMemberMetadata()
+	if err := meta.ReadFrom(b.JoinGroupMetadata([]string{"x"}, nil, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.OwnedPartitions) != 1 || len(meta.OwnedPartitions[0].Partitions) != 2 {
+		t.Fatalf("owned %v", meta.OwnedPartitions)
+	}
+	if owned, _, ok := copartitioned.DecodeOwned(meta.UserData); !ok || len(owned) != 2 {
+		t.Fatalf("user data owned %v", owned)
 	}
 }
