@@ -36,6 +36,9 @@ class Member {
       kafkago: () => [goMember(), ['kafkago', bootstrap, group, clientId, ...topics]],
       'kafka-python': () => [pythonMember(), [pythonScript(), 'kafka-python', bootstrap, group, clientId, ...topics]],
       aiokafka: () => [pythonMember(), [pythonScript(), 'aiokafka', bootstrap, group, clientId, ...topics]],
+      // The consumer protocol (kip848.test.js): the broker's copartitioned assignor.
+      'confluent-kip848': () => [pythonMember(), [pythonScript('kip848_member.py'), bootstrap, group, clientId, ...topics]],
+      'platformatic-kip848': () => [platformaticNode(), [path.join(__dirname, 'platformatic-member.js'), bootstrap, group, clientId, ...topics]],
       platformatic: () => [platformaticNode(), [path.join(__dirname, 'platformatic-member.js'), bootstrap, group, clientId, ...topics]],
     }[kind]()
     this.proc = spawn(cmd, args, { stdio: [kind === 'java' ? 'pipe' : 'ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
@@ -98,8 +101,8 @@ function pythonMember() {
   return py
 }
 
-function pythonScript() {
-  return path.join(__dirname, '..', '..', '..', 'python', 'tests', 'live_member.py')
+function pythonScript(name = 'live_member.py') {
+  return path.join(__dirname, '..', '..', '..', 'python', 'tests', name)
 }
 
 function javaClasspath() {

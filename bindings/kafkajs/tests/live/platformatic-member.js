@@ -6,6 +6,9 @@
 // ({"event":"assigned","leader":bool,"partitions":[[topic,p],...]}) and per
 // record handled ({"event":"record","value":...}); SIGTERM leaves the group.
 // Usage: node platformatic-member.js BOOTSTRAP GROUP CLIENT_ID TOPIC...
+// PARTWISE_GROUP_PROTOCOL=consumer joins on the consumer protocol (KIP-848)
+// instead, asking the broker for its `copartitioned` assignor
+// (groupRemoteAssignor): the broker assigns, no client-side assigner runs.
 const [bootstrap, groupId, clientId, ...topics] = process.argv.slice(2)
 if (!bootstrap || !groupId || !clientId || topics.length === 0) {
   console.error('usage: platformatic-member.js BOOTSTRAP GROUP CLIENT_ID TOPIC...')
@@ -24,16 +27,16 @@ async function main() {
       return pw.options.partitionAssigner(...args)
     },
   }
+  const kip848 = process.env.PARTWISE_GROUP_PROTOCOL === 'consumer'
   const consumer = new Consumer({
     groupId,
     clientId,
     bootstrapBrokers: [bootstrap],
     deserializers: stringDeserializers,
-    sessionTimeout: 6000,
-    heartbeatInterval: 500,
-    rebalanceTimeout: 20000,
     autocommit: 300,
-    ...options,
+    ...(kip848
+      ? { groupProtocol: 'consumer', groupRemoteAssignor: 'copartitioned' }
+      : { sessionTimeout: 6000, heartbeatInterval: 500, rebalanceTimeout: 20000, ...options }),
   })
   pw.track(consumer)
   // An error the consumer emits while running is a crash the test sees; one
@@ -56,6 +59,8 @@ async function main() {
   }
   consumer.on('consumer:group:join', report)
   consumer.on('consumer:group:rebalance', report)
+  // On the consumer protocol an assignment can change with no event.
+  if (kip848) setInterval(report, 200).unref()
   const stream = await consumer.consume({ topics, mode: 'earliest', fallbackMode: 'earliest', autocommit: 300 })
   report()
   const stop = async () => {
