@@ -164,6 +164,151 @@ module.exports = function kafkajsBinding(core) {
   /** A ready-made assigner factory (not sticky: see copartitionedAssigner). */
   const CopartitionedAssigner = copartitionedAssigner()
 
+  // Owned partitions and their generation as subscription user data
+  // (`pwo\0`, as the Rust, Java, Go and Python members write them):
+  // @platformatic/kafka sends an empty owned-partitions field unless its
+  // protocol is cooperative-sticky, so a member's claims travel here.
+  const OWNED_MAGIC = Buffer.from('pwo\0', 'latin1')
+  function encodeOwned(owned, generation) {
+    const byTopic = new Map()
+    for (const [t, p] of owned) {
+      if (!byTopic.has(t)) byTopic.set(t, [])
+      byTopic.get(t).push(p)
+    }
+    const parts = [OWNED_MAGIC, int32(generation), int32(byTopic.size)]
+    for (const t of [...byTopic.keys()].sort(utf8Order)) {
+      const name = Buffer.from(t, 'utf8')
+      const ps = byTopic.get(t)
+      const len = Buffer.alloc(2)
+      len.writeInt16BE(name.length)
+      parts.push(len, name, int32(ps.length), ...ps.map(int32))
+    }
+    return Buffer.concat(parts)
+  }
+  function int32(n) {
+    const b = Buffer.alloc(4)
+    b.writeInt32BE(n | 0)
+    return b
+  }
+  function utf8Order(a, b) {
+    return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+  }
+  /** The claims in `pwo\0` user data; [] for anything else (truncated, trailing or foreign bytes). */
+  function decodeOwned(data) {
+    if (!Buffer.isBuffer(data) || data.length < 12 || !data.subarray(0, 4).equals(OWNED_MAGIC)) return []
+    let at = 8
+    const need = n => {
+      if (at + n > data.length) throw new RangeError('truncated')
+    }
+    try {
+      need(4)
+      const topics = data.readInt32BE(at)
+      at += 4
+      if (topics < 0) return []
+      const out = []
+      for (let i = 0; i < topics; i++) {
+        need(2)
+        const len = data.readInt16BE(at)
+        at += 2
+        if (len < 0) return []
+        need(len)
+        const name = data.toString('utf8', at, at + len)
+        at += len
+        need(4)
+        const n = data.readInt32BE(at)
+        at += 4
+        if (n < 0) return []
+        need(4 * n)
+        for (let j = 0; j < n; j++, at += 4) out.push([name, data.readInt32BE(at)])
+      }
+      return at === data.length ? out : []
+    } catch (_) {
+      return []
+    }
+  }
+
+  /**
+   * The `copartitioned` assigner for @platformatic/kafka's classic consumer
+   * groups, on the same WebAssembly core as the KafkaJS assigner:
+   *
+   *   const pw = platformaticAssigner()
+   *   const consumer = new Consumer({ groupId, clientId, bootstrapBrokers, ...pw.options })
+   *   pw.track(consumer)
+   *
+   * `options` are the consumer's group options: the protocol
+   * (`protocols`), the subscription user data carrying what the member owns
+   * (`protocolsMetadata`, read from the tracked consumer's assignments) and
+   * the leader's `partitionAssigner`. The leader re-encodes each member's
+   * subscription (its topics, and its owned partitions from the standard
+   * field or else its `pwo\0` user data) and runs the Rust leader's code on
+   * it, so it places what a partwise leader of any runtime places, with the
+   * limits of @platformatic/kafka's interface: the assigner is handed no
+   * `group.instance.id` (static members rank by member id) and only the
+   * partition counts of the leader's own topics (a topic only other members
+   * subscribe to is assigned to no one that generation), and the consumer
+   * writes its static `assignmentUserData` in every assignment, so the
+   * members do not receive the co-partition groups from it.
+   */
+  function platformaticAssigner() {
+    let consumer = null
+    const options = {
+      protocols: [{ name: PROTOCOL, version: VERSION }],
+      protocolsMetadata(_protocols, topics) {
+        const owned = []
+        for (const a of (consumer && consumer.assignments) || []) {
+          for (const p of a.partitions) owned.push([a.topic, p])
+        }
+        const generation = consumer && consumer.memberId && owned.length > 0 ? consumer.generationId : -1
+        return encodeOwned(owned, generation)
+      },
+      partitionAssigner(_current, members, _topics, metadata) {
+        const joined = []
+        const wanted = new Set()
+        for (const [memberId, m] of members) {
+          const topics = m.topics || []
+          for (const t of topics) wanted.add(t)
+          let owned = []
+          for (const a of m.ownedPartitions || []) for (const p of a.partitions) owned.push([a.topic, p])
+          if (owned.length === 0) owned = decodeOwned(m.metadata)
+          joined.push({ memberId, memberMetadata: core.encodeSubscription(topics, owned, m.generationId ?? -1) })
+        }
+        const counts = {}
+        for (const t of [...wanted].sort()) {
+          const known = metadata && metadata.topics && metadata.topics.get(t)
+          if (known && known.partitionsCount > 0) counts[t] = known.partitionsCount
+        }
+        const read = core.readMembers(joined)
+        let out
+        try {
+          out = core.assign(read.handle, counts)
+        } catch (e) {
+          core.release(read.handle)
+          throw e
+        }
+        return out.map(({ memberId, memberAssignment }) => {
+          const assignments = new Map()
+          for (const [topic, p] of core.decodeAssignment(memberAssignment).partitions) {
+            if (!assignments.has(topic)) assignments.set(topic, { topic, partitions: [] })
+            assignments.get(topic).partitions.push(p)
+          }
+          return { memberId, assignments }
+        })
+      },
+    }
+    return {
+      options,
+      track(c) {
+        consumer = c
+        return this
+      },
+      owned() {
+        const owned = []
+        for (const a of (consumer && consumer.assignments) || []) for (const p of a.partitions) owned.push([a.topic, p])
+        return owned
+      },
+    }
+  }
+
   /**
    * A KafkaJS partitioner (`createPartitioner` option of `kafka.producer`)
    * that places keyed records as partwise partitioner `spec` does, e.g.
@@ -225,6 +370,9 @@ module.exports = function kafkajsBinding(core) {
     CopartitionedAssigner,
     copartitionedAssigner,
     createPartitioner,
+    platformaticAssigner,
+    encodeOwned,
+    decodeOwned,
     decodeAssignment: core.decodeAssignment,
     decodeSubscription: core.decodeSubscription,
     encodeSubscription: core.encodeSubscription,

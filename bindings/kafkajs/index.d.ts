@@ -48,3 +48,49 @@ export function decodeAssignment(assignment: Buffer): {
 
 /** The protocol name members offer: 'copartitioned'. */
 export const PROTOCOL: 'copartitioned'
+
+/**
+ * @platformatic/kafka's group options the `copartitioned` assigner sets
+ * (its `GroupOptions`: `protocols`, `protocolsMetadata`, `partitionAssigner`),
+ * typed structurally so that this package does not depend on it.
+ */
+export interface PlatformaticGroupOptions {
+  protocols: { name: 'copartitioned'; version: number }[]
+  /** This member's subscription user data: what it owns (`pwo\0`). */
+  protocolsMetadata(protocols: unknown[], topics: string[], metadata: unknown): Buffer
+  /** The leader's placement, as @platformatic/kafka's `GroupPartitionsAssigner`. */
+  partitionAssigner(
+    current: string,
+    members: Map<
+      string,
+      {
+        memberId: string
+        topics?: string[]
+        metadata?: Buffer | string
+        ownedPartitions?: { topic: string; partitions: number[] }[]
+        generationId?: number
+      }
+    >,
+    topics: Set<string>,
+    metadata: { topics: Map<string, { partitionsCount: number }> }
+  ): { memberId: string; assignments: Map<string, { topic: string; partitions: number[] }> }[]
+}
+
+/** The `copartitioned` assigner for an @platformatic/kafka `Consumer` (classic protocol). */
+export interface PlatformaticAssigner {
+  /** Spread into the consumer's options: `new Consumer({ ...pw.options, groupId, ... })`. */
+  options: PlatformaticGroupOptions
+  /** The consumer whose assignments this member reports when it joins (call once); returns the assigner. */
+  track(consumer: { assignments: { topic: string; partitions: number[] }[] | null; memberId: string | null; generationId: number }): PlatformaticAssigner
+  /** What the tracked consumer owns now, as [topic, partition] pairs. */
+  owned(): TopicPartition[]
+}
+
+/** A new `copartitioned` assigner for @platformatic/kafka: spread its `options`, then `track(consumer)`. */
+export function platformaticAssigner(): PlatformaticAssigner
+
+/** Owned partitions and their generation as `pwo\0` subscription user data, as every partwise member writes them. */
+export function encodeOwned(owned: TopicPartition[], generation: number): Buffer
+
+/** The claims in `pwo\0` user data; [] for anything else. */
+export function decodeOwned(data: Buffer): TopicPartition[]

@@ -27,6 +27,19 @@ class Member {
         '--session-timeout', '6s', '--rebalance-timeout', '20s', '--commit-interval', '300ms', '--format', 'ndjson']],
       java: () => ['java', ['-cp', javaClasspath(), 'dev.partwise.LiveMember', bootstrap, group, topics.join(',')]],
       kafkajs: () => [process.execPath, [path.join(__dirname, 'member.js'), bootstrap, group, clientId, ...topics]],
+      // The other runtimes' members (all.test.js): bindings/go's livemember
+      // (PARTWISE_GO_MEMBER, built by bindings/kafkajs/test), bindings/python's
+      // live_member.py in a venv with the package installed (PARTWISE_PYTHON),
+      // and @platformatic/kafka with this package's platformaticAssigner().
+      sarama: () => [goMember(), ['sarama', bootstrap, group, clientId, ...topics]],
+      franzgo: () => [goMember(), ['franzgo', bootstrap, group, clientId, ...topics]],
+      kafkago: () => [goMember(), ['kafkago', bootstrap, group, clientId, ...topics]],
+      'kafka-python': () => [pythonMember(), [pythonScript(), 'kafka-python', bootstrap, group, clientId, ...topics]],
+      aiokafka: () => [pythonMember(), [pythonScript(), 'aiokafka', bootstrap, group, clientId, ...topics]],
+      // The consumer protocol (kip848.test.js): the broker's copartitioned assignor.
+      'confluent-kip848': () => [pythonMember(), [pythonScript('kip848_member.py'), bootstrap, group, clientId, ...topics]],
+      'platformatic-kip848': () => [platformaticNode(), [path.join(__dirname, 'platformatic-member.js'), bootstrap, group, clientId, ...topics]],
+      platformatic: () => [platformaticNode(), [path.join(__dirname, 'platformatic-member.js'), bootstrap, group, clientId, ...topics]],
     }[kind]()
     this.proc = spawn(cmd, args, { stdio: [kind === 'java' ? 'pipe' : 'ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
     const parse = kind === 'java' ? javaEvent() : line => JSON.parse(line)
@@ -64,6 +77,32 @@ class Member {
   assignments() {
     return this.events.filter(e => e.event === 'assigned').map(e => e.partitions)
   }
+}
+
+function goMember() {
+  const bin = process.env.PARTWISE_GO_MEMBER
+  if (!bin) throw new Error('PARTWISE_GO_MEMBER unset: go build -o BIN ./internal/livemember in bindings/go (bindings/kafkajs/test does)')
+  return bin
+}
+
+// @platformatic/kafka 2.12 needs Node 22.22+ (its engines): PARTWISE_NODE22
+// when this Node is older (bindings/kafkajs/test installs one from npm).
+function platformaticNode() {
+  const major = Number(process.versions.node.split('.')[0])
+  if (major >= 22) return process.execPath
+  const node = process.env.PARTWISE_NODE22
+  if (!node) throw new Error(`@platformatic/kafka needs Node 22.22+ and this is ${process.version}: set PARTWISE_NODE22 (bindings/kafkajs/test does)`)
+  return node
+}
+
+function pythonMember() {
+  const py = process.env.PARTWISE_PYTHON
+  if (!py) throw new Error('PARTWISE_PYTHON unset: a python with bindings/python installed (bindings/kafkajs/test makes one)')
+  return py
+}
+
+function pythonScript(name = 'live_member.py') {
+  return path.join(__dirname, '..', '..', '..', 'python', 'tests', name)
 }
 
 function javaClasspath() {
