@@ -48,7 +48,17 @@ fn clients_stay_behind_the_proxy_and_see_a_leaderless_partition() {
         assert!(leaders.iter().all(|&l| l >= 0), "{leaders:?}");
         // Every broker address now points at the proxy, not at the broker.
         assert_eq!(c.leader(&t, 0).as_deref(), Some(proxy.addr()));
-        assert_eq!(c.find_coordinator("faults-g").await.unwrap(), proxy.addr());
+        // A broker that has just started answers COORDINATOR_NOT_AVAILABLE
+        // until its offsets topic is loaded: ask again for a while.
+        let mut coordinator = c.find_coordinator("faults-g").await;
+        for _ in 0..60 {
+            if coordinator.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            coordinator = c.find_coordinator("faults-g").await;
+        }
+        assert_eq!(coordinator.unwrap(), proxy.addr());
 
         proxy
             .set_rule(Rule::LeaderNotAvailable {
