@@ -23,7 +23,11 @@ pub struct Args {
     /// franz-go:cooperative-sticky (franz-go's default, its own sticky balancer; not
     /// deterministic: simulated over several runs), franz-go:sticky, franz-go:range,
     /// franz-go:roundrobin, sarama:range (Sarama's default), sarama:roundrobin,
-    /// kafka-go:range (kafka-go's default), kafka-go:roundrobin. A client's name alone
+    /// kafka-go:range (kafka-go's default), kafka-go:roundrobin, kafka-python:range
+    /// (kafka-python's default), kafka-python:roundrobin, kafka-python:sticky,
+    /// kafka-python:cooperative-sticky, aiokafka:roundrobin (aiokafka's default),
+    /// aiokafka:range, aiokafka:sticky (the Python sticky ones follow Python's set
+    /// order: not deterministic, simulated over several runs). A client's name alone
     /// is its default. The KIP-848 ones take the broker's Kafka version,
     /// kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]

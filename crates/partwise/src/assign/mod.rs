@@ -537,6 +537,22 @@ impl Assignor {
         }
     }
 
+    /// How a team of the Python clients selects this assignor, in the
+    /// client's own words (its consumer's option and the class with its
+    /// module); `None` for the other clients' assignors.
+    pub fn python_setting(self) -> Option<&'static str> {
+        Some(match self {
+            Assignor::KafkaPythonRange => "KafkaConsumer(partition_assignment_strategy=[RangePartitionAssignor]) from kafka.coordinator.assignors.range",
+            Assignor::KafkaPythonRoundRobin => "KafkaConsumer(partition_assignment_strategy=[RoundRobinPartitionAssignor]) from kafka.coordinator.assignors.roundrobin",
+            Assignor::KafkaPythonSticky => "KafkaConsumer(partition_assignment_strategy=[StickyPartitionAssignor]) from kafka.coordinator.assignors.sticky.sticky_assignor",
+            Assignor::KafkaPythonCooperativeSticky => "KafkaConsumer(partition_assignment_strategy=[CooperativeStickyAssignor]) from kafka.coordinator.assignors.cooperative_sticky",
+            Assignor::AiokafkaRoundRobin => "AIOKafkaConsumer(partition_assignment_strategy=(RoundRobinPartitionAssignor,)) from aiokafka.coordinator.assignors.roundrobin",
+            Assignor::AiokafkaRange => "AIOKafkaConsumer(partition_assignment_strategy=(RangePartitionAssignor,)) from aiokafka.coordinator.assignors.range",
+            Assignor::AiokafkaSticky => "AIOKafkaConsumer(partition_assignment_strategy=(StickyPartitionAssignor,)) from aiokafka.coordinator.assignors.sticky.sticky_assignor",
+            _ => return None,
+        })
+    }
+
     /// Whether one run of the real assignor gives the same answer as every
     /// other on the same group. franz-go's sticky balancers number
     /// partitions in the order of a Go map, which Go randomises, so two runs

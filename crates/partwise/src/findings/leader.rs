@@ -60,13 +60,47 @@ fn class(a: Assignor) -> &'static str {
         Assignor::JavaCooperativeSticky => "CooperativeStickyAssignor",
         Assignor::JavaRange => "RangeAssignor",
         Assignor::JavaRoundRobin => "RoundRobinAssignor",
+        Assignor::KafkaPythonRange | Assignor::AiokafkaRange => "RangePartitionAssignor",
+        Assignor::KafkaPythonRoundRobin | Assignor::AiokafkaRoundRobin => {
+            "RoundRobinPartitionAssignor"
+        }
+        Assignor::KafkaPythonSticky | Assignor::AiokafkaSticky => "StickyPartitionAssignor",
+        Assignor::KafkaPythonCooperativeSticky => "CooperativeStickyAssignor",
         _ => a.spec(),
+    }
+}
+
+/// Whose leader the finding speaks of: `the Java leader (kafka-clients
+/// 4.4.0 StickyAssignor)`, or a Python client's, `the kafka-python leader
+/// (kafka-python 3.0.12 RoundRobinPartitionAssignor)`.
+fn leader(a: Assignor) -> String {
+    match a.python_setting().and(a.library_version()) {
+        Some(v) => format!("the {} leader ({v} {})", a.client(), class(a)),
+        None => format!(
+            "the Java leader (kafka-clients {KAFKA_CLIENTS} {})",
+            class(a)
+        ),
+    }
+}
+
+fn assignor_of(f: &LeaderFinding) -> Assignor {
+    match f {
+        LeaderFinding::MissingPartition { assignor, .. }
+        | LeaderFinding::AssignedTwice { assignor, .. }
+        | LeaderFinding::Throws { assignor, .. } => *assignor,
     }
 }
 
 impl LeaderFinding {
     /// The stable id.
     pub fn kind(&self) -> &'static str {
+        if assignor_of(self).python_setting().is_some() {
+            return match self {
+                LeaderFinding::MissingPartition { .. } => "python-leader-assigns-missing-partition",
+                LeaderFinding::AssignedTwice { .. } => "python-leader-assigns-partition-twice",
+                LeaderFinding::Throws { .. } => "python-leader-raises",
+            };
+        }
         match self {
             LeaderFinding::MissingPartition { .. } => "java-leader-assigns-missing-partition",
             LeaderFinding::AssignedTwice { .. } => "java-leader-assigns-partition-twice",
@@ -76,6 +110,20 @@ impl LeaderFinding {
 
     /// What to do about it.
     pub fn fix(&self) -> String {
+        let a = assignor_of(self);
+        if a.python_setting().is_some() {
+            let range = if a.client() == "aiokafka" {
+                Assignor::AiokafkaRange
+            } else {
+                Assignor::KafkaPythonRange
+            };
+            return format!(
+                "give every member of the group the same subscription, or switch every member to {} \
+                 (it reads no claims and deals each topic alone); stop every member, then start them again \
+                 so that no claim outlives the topic it was made on",
+                range.python_setting().unwrap_or_default()
+            );
+        }
         "stop every member of the group, then start them again: a consumer that starts \
          afresh claims no partitions, so no claim outlives the topic it was made on (stop a \
          topic's consumer groups before deleting and recreating it with fewer partitions); or \
@@ -96,10 +144,10 @@ impl fmt::Display for LeaderFinding {
                 partitions,
             } => write!(
                 f,
-                "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) would assign {topic}-{partition} \
+                "{} would assign {topic}-{partition} \
                  to {member}, which does not exist ({topic} has {partitions} partitions): members \
                  still claim partitions past its count",
-                class(*assignor)
+                leader(*assignor)
             ),
             LeaderFinding::AssignedTwice {
                 assignor,
@@ -108,9 +156,9 @@ impl fmt::Display for LeaderFinding {
                 members,
             } => write!(
                 f,
-                "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) would assign {topic}-{partition} \
+                "{} would assign {topic}-{partition} \
                  to {}: claims past a topic's count throw off its bookkeeping",
-                class(*assignor),
+                leader(*assignor),
                 if members.len() == 1 {
                     format!("{} twice", members[0])
                 } else {
@@ -126,10 +174,18 @@ impl fmt::Display for LeaderFinding {
                 let short = exception.rsplit('.').next().unwrap_or(exception);
                 write!(
                     f,
-                    "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) throws {short}: {}, so the \
+                    "{} {} {short}{}, so the \
                      rebalance fails on every try",
-                    class(*assignor),
-                    message.trim_end_matches('.')
+                    leader(*assignor),
+                    if assignor.python_setting().is_some() {
+                        "raises"
+                    } else {
+                        "throws"
+                    },
+                    match message.trim_end_matches('.') {
+                        "" => String::new(),
+                        m => format!(": {m}"),
+                    }
                 )?;
                 if let Some(s) = stale {
                     write!(f, " (members claim {s})")?;
