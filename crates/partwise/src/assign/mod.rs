@@ -537,6 +537,19 @@ impl Assignor {
         }
     }
 
+    /// Why the real assignor's answer varies between runs, in a few words
+    /// (`Go's random map order`); `None` for a deterministic one.
+    pub fn varies_by(self) -> Option<&'static str> {
+        if self.deterministic() {
+            return None;
+        }
+        Some(if self.python_setting().is_some() {
+            "Python's set order, seeded per process by PYTHONHASHSEED"
+        } else {
+            "Go's random map order"
+        })
+    }
+
     /// How a team of the Python clients selects this assignor, in the
     /// client's own words (its consumer's option and the class with its
     /// module); `None` for the other clients' assignors.

@@ -359,13 +359,34 @@ impl<'g> Executor<'g> {
     fn remove_sub(&mut self, m: usize) -> Result<(), AssignError> {
         let k = self.sub_key(m);
         if self.sorted_subs.remove(&k) {
-            Ok(())
-        } else {
-            Err(key_error(
-                self.spec,
-                format!("('{}', ...)", self.group.members[m].id),
-            ))
+            return Ok(());
         }
+        // The element the set lacks, as Python prints it.
+        let list = self.cur(m).clone();
+        let items: Vec<String> = list.iter().map(|&tp| self.tp_repr(tp)).collect();
+        let tuple = match items.as_slice() {
+            [] => "()".to_string(),
+            [one] => format!("({one},)"),
+            many => format!("({})", many.join(", ")),
+        };
+        let id = py_str(&self.group.members[m].id);
+        Err(key_error(
+            self.spec,
+            match self.lib {
+                Library::KafkaPython => format!("({id}, {tuple})"),
+                Library::Aiokafka => {
+                    format!("ConsumerSubscription(consumer={id}, partitions={tuple})")
+                }
+            },
+        ))
+    }
+
+    fn tp_repr(&self, tp: Tp) -> String {
+        format!(
+            "TopicPartition(topic={}, partition={})",
+            py_str(&self.group.topics[tp.topic as usize].name),
+            tp.partition
+        )
     }
 
     fn add_sub(&mut self, m: usize) {
@@ -473,14 +494,7 @@ impl<'g> Executor<'g> {
             for tp in self.potential_partitions[m].clone() {
                 if !self.cur(m).contains(&tp) {
                     let Some(&other) = assigned.get(&tp) else {
-                        let (t, p) = self.name(tp);
-                        return Err(key_error(
-                            self.spec,
-                            format!(
-                                "TopicPartition(topic='{}', partition={p})",
-                                String::from_utf8_lossy(&t)
-                            ),
-                        ));
+                        return Err(key_error(self.spec, self.tp_repr(tp)));
                     };
                     if count < self.len_of(other) {
                         return Ok(false);
@@ -563,16 +577,10 @@ impl<'g> Executor<'g> {
     }
 
     fn owner_of(&self, tp: Tp) -> Result<usize, AssignError> {
-        self.owner.get(&tp).copied().ok_or_else(|| {
-            let (t, p) = self.name(tp);
-            key_error(
-                self.spec,
-                format!(
-                    "TopicPartition(topic='{}', partition={p})",
-                    String::from_utf8_lossy(&t)
-                ),
-            )
-        })
+        self.owner
+            .get(&tp)
+            .copied()
+            .ok_or_else(|| key_error(self.spec, self.tp_repr(tp)))
     }
 
     fn to_be_moved(&mut self, tp: Tp, old: usize, new: usize) -> Result<Tp, AssignError> {
@@ -650,16 +658,24 @@ impl<'g> Executor<'g> {
     }
 }
 
+/// Python's `repr` of a plain string.
+fn py_str(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
 /// `_get_balance_score`: the sum of the count differences of every pair.
 fn score(cur: &[Option<Vec<Tp>>]) -> usize {
     let counts: Vec<usize> = cur.iter().flatten().map(Vec::len).collect();
-    let mut s = 0;
-    for i in 0..counts.len() {
-        for j in i + 1..counts.len() {
-            s += counts[i].abs_diff(counts[j]);
-        }
-    }
-    s
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            counts[i + 1..]
+                .iter()
+                .map(|b| a.abs_diff(*b))
+                .sum::<usize>()
+        })
+        .sum()
 }
 
 /// One run of the library's sticky assignor over `group`, its set orders

@@ -41,6 +41,19 @@ pub enum LeaderFinding {
         /// The members given it, sorted, each once (one member may be given it twice).
         members: Vec<String>,
     },
+    /// It would hand a member a partition of a topic it does not subscribe
+    /// to (the Python sticky executors give a partition back to the member
+    /// whose older generation claimed it, though it has left the topic).
+    Unsubscribed {
+        /// The assignor's spec.
+        assignor: Assignor,
+        /// The member given it.
+        member: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: u32,
+    },
     /// It would throw, so the rebalance never completes.
     Throws {
         /// The assignor's spec.
@@ -87,6 +100,7 @@ fn assignor_of(f: &LeaderFinding) -> Assignor {
     match f {
         LeaderFinding::MissingPartition { assignor, .. }
         | LeaderFinding::AssignedTwice { assignor, .. }
+        | LeaderFinding::Unsubscribed { assignor, .. }
         | LeaderFinding::Throws { assignor, .. } => *assignor,
     }
 }
@@ -98,12 +112,14 @@ impl LeaderFinding {
             return match self {
                 LeaderFinding::MissingPartition { .. } => "python-leader-assigns-missing-partition",
                 LeaderFinding::AssignedTwice { .. } => "python-leader-assigns-partition-twice",
+                LeaderFinding::Unsubscribed { .. } => "python-leader-assigns-unsubscribed-topic",
                 LeaderFinding::Throws { .. } => "python-leader-raises",
             };
         }
         match self {
             LeaderFinding::MissingPartition { .. } => "java-leader-assigns-missing-partition",
             LeaderFinding::AssignedTwice { .. } => "java-leader-assigns-partition-twice",
+            LeaderFinding::Unsubscribed { .. } => "java-leader-assigns-unsubscribed-topic",
             LeaderFinding::Throws { .. } => "java-leader-throws",
         }
     }
@@ -164,6 +180,19 @@ impl fmt::Display for LeaderFinding {
                 } else {
                     format!("{} at once", members.join(" and "))
                 }
+            ),
+            LeaderFinding::Unsubscribed {
+                assignor,
+                member,
+                topic,
+                partition,
+            } => write!(
+                f,
+                "{} would assign {topic}-{partition} to {member}, which does not subscribe to \
+                 {topic}: an older generation's claim of it is handed back to a member that has \
+                 left the topic (kafka-python's consumer rejects such an assignment and rejoins, \
+                 so the group rebalances again)",
+                leader(*assignor)
             ),
             LeaderFinding::Throws {
                 assignor,
@@ -231,6 +260,14 @@ pub fn leader_findings(
                 for tp in &a.partitions[m] {
                     let t = &group.topics[tp.topic as usize];
                     let member = group.members[m].id.clone();
+                    if !group.members[m].topics.iter().any(|s| *s == t.name) {
+                        out.push(LeaderFinding::Unsubscribed {
+                            assignor,
+                            member: member.clone(),
+                            topic: t.name.clone(),
+                            partition: tp.partition,
+                        });
+                    }
                     if tp.partition >= t.partitions {
                         out.push(LeaderFinding::MissingPartition {
                             assignor,

@@ -1023,6 +1023,12 @@ fn every_client_is_told_its_own_settings() {
                 partition: 1,
                 members: vec!["m0".into(), "m1".into()],
             },
+            LeaderFinding::Unsubscribed {
+                assignor: a,
+                member: "m1".into(),
+                topic: "t".into(),
+                partition: 0,
+            },
         ];
         if a.python_setting().is_some() {
             for f in &findings {

@@ -164,6 +164,17 @@ def cases():
             ts = ts + [extra]
             ms[-1]["subscription"].append(extra["name"])
         add("static-%d" % i, "static-members", ts, ms)
+    # A claim made by an older generation of a member that has since left
+    # the claim's topic: the sticky executors hand the partition back to it
+    # (a partition of a topic it does not subscribe to), or raise when that
+    # member's assignment is fixed.
+    tu = [{"name": "t", "partitions": 6}, {"name": "u", "partitions": 2}]
+    add("left-topic-claim-raises", "leader-flaws", tu,
+        [member("a", ["t"], [["t", [0, 1, 2, 3, 4, 5]]], 5), member("b", ["u"], [["t", [0]]], 3),
+         member("c", ["t"])])
+    add("left-topic-claim-handed-back", "leader-flaws", tu,
+        [member("a", ["t"], [["t", [0, 1, 2, 3, 4, 5]]], 5), member("b", ["u"], [["t", [0]]], 3),
+         member("c", ["t"]), member("d", ["u"])])
     return out
 
 

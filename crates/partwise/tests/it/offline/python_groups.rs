@@ -1,5 +1,5 @@
 //! The Python clients' assignors against their real code: kafka-python
-//! 3.0.12 and aiokafka 0.14.0 called through their public `assign()` on 57
+//! 3.0.12 and aiokafka 0.14.0 called through their public `assign()` on 59
 //! groups (`tests/vectors/regen/python-groups/run`), each under 16
 //! PYTHONHASHSEED values. Every line's group, read as a group file
 //! (`assign --group`), must give what the library gave: its one outcome
@@ -68,7 +68,7 @@ const SEEDS: u64 = 200;
 #[test]
 fn python_assignors_match_their_libraries() {
     let lines = cases();
-    assert_eq!(lines.len(), 57 * 7);
+    assert_eq!(lines.len(), 59 * 7);
     let mut bad = Vec::new();
     let mut checked: BTreeMap<String, usize> = BTreeMap::new();
     let (mut several, mut unequal, mut raised, mut statics) = (0, 0, 0, 0);
@@ -171,4 +171,35 @@ fn python_assignors_match_their_libraries() {
     assert!(unequal >= 60, "{unequal} unequal subscriptions");
     assert!(raised >= 10, "{raised} groups where the library raised");
     assert!(statics >= 40, "{statics} groups with static members");
+}
+
+/// The sticky executors hand an older generation's claim back to a member
+/// that has left the claim's topic: the library's own answer, and a leader
+/// finding naming that member and partition.
+#[test]
+fn a_claim_of_a_left_topic_is_handed_back_and_found() {
+    use partwise::findings::{leader_findings, LeaderFinding};
+    let line = cases()
+        .into_iter()
+        .find(|c| {
+            c["case"] == "left-topic-claim-handed-back" && c["assignor"] == "kafka-python:sticky"
+        })
+        .unwrap();
+    let want = by_member(&line["outcomes"][0]["assignment"]);
+    assert!(want["b"].contains(&("t".to_string(), 0)), "{want:?}");
+    let group = group_file::parse(&line["group"].to_string()).unwrap().group;
+    for a in [Assignor::KafkaPythonSticky, Assignor::AiokafkaSticky] {
+        let got = a.assign_seeded(&group, 0).unwrap();
+        let found = leader_findings(a, &group, Ok(&got));
+        assert!(
+            found.iter().any(|f| matches!(
+                f,
+                LeaderFinding::Unsubscribed { member, topic, partition: 0, .. }
+                    if member == "b" && topic == "t"
+            ) && f.kind() == "python-leader-assigns-unsubscribed-topic"),
+            "{a}: {found:?}"
+        );
+        let text = found[0].to_string();
+        assert!(text.contains(a.library_version().unwrap()), "{text}");
+    }
 }
