@@ -32,11 +32,14 @@ pub enum Library {
 /// Python's `DEFAULT_GENERATION_ID`.
 const DEFAULT_GENERATION: i32 = -1;
 
+/// Partitions by (topic name, partition): a Python set, walked sorted here.
+type PartitionSet = BTreeSet<(Vec<u8>, u32)>;
+
 struct Movements {
     /// partition => (src, dst).
     moves: HashMap<Tp, (usize, usize)>,
     /// topic => (src, dst) => partitions.
-    by_topic: HashMap<u32, HashMap<(usize, usize), BTreeSet<(Vec<u8>, u32)>>>,
+    by_topic: HashMap<u32, HashMap<(usize, usize), PartitionSet>>,
 }
 
 struct Executor<'g> {
@@ -222,7 +225,7 @@ impl<'g> Executor<'g> {
         }
         for tp in order {
             let mut consumers = by_gen.remove(&tp).unwrap_or_default();
-            consumers.sort_by(|a, b| b.0.cmp(&a.0));
+            consumers.sort_by_key(|c| std::cmp::Reverse(c.0));
             let top = consumers[0].1;
             self.cur(top).push(tp);
             if consumers.len() > 1 {
@@ -566,7 +569,7 @@ impl<'g> Executor<'g> {
 
     fn reassign_to(&mut self, tp: Tp, new: usize) -> Result<(), AssignError> {
         let consumer = self.owner_of(tp)?;
-        let moved = self.to_be_moved(tp, consumer, new)?;
+        let moved = self.partition_to_move(tp, consumer, new)?;
         if self.lib == Library::KafkaPython {
             let substitute = self.owner_of(moved)?;
             if substitute != consumer {
@@ -583,7 +586,7 @@ impl<'g> Executor<'g> {
             .ok_or_else(|| key_error(self.spec, self.tp_repr(tp)))
     }
 
-    fn to_be_moved(&mut self, tp: Tp, old: usize, new: usize) -> Result<Tp, AssignError> {
+    fn partition_to_move(&mut self, tp: Tp, old: usize, new: usize) -> Result<Tp, AssignError> {
         if !self.movements.by_topic.contains_key(&tp.topic) {
             return Ok(tp);
         }

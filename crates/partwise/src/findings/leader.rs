@@ -260,7 +260,7 @@ pub fn leader_findings(
                 for tp in &a.partitions[m] {
                     let t = &group.topics[tp.topic as usize];
                     let member = group.members[m].id.clone();
-                    if !group.members[m].topics.iter().any(|s| *s == t.name) {
+                    if !group.members[m].topics.contains(&t.name) {
                         out.push(LeaderFinding::Unsubscribed {
                             assignor,
                             member: member.clone(),
