@@ -213,6 +213,14 @@ pub enum AssignError {
         /// The repeated id.
         id: String,
     },
+    /// A spec naming an assignor its client does not have
+    /// (`aiokafka:cooperative-sticky`).
+    NotInClient {
+        /// What was given.
+        spec: String,
+        /// Which assignors the client has.
+        reason: String,
+    },
     /// Input the simulated algorithm does not cover (named in `reason`).
     Unsupported {
         /// The assignor's spec.
@@ -250,7 +258,8 @@ impl fmt::Display for AssignError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            AssignError::UnknownVersion { spec, reason } => {
+            AssignError::UnknownVersion { spec, reason }
+            | AssignError::NotInClient { spec, reason } => {
                 write!(f, "assignor '{spec}': {reason}")
             }
             AssignError::NoMembers => f.write_str("the group has no members"),

@@ -185,9 +185,10 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
     if !p.assignor.deterministic() {
         writeln!(
             out,
-            "  - {} is not deterministic (the real balancer follows Go's random map order): \
+            "  - {} is not deterministic (the real balancer follows {}): \
              each count is judged by the outcome that splits most of {} simulated runs",
             p.assignor,
+            p.assignor.varies_by().unwrap_or_default(),
             partwise::assign::SIMULATED_RUNS
         )?;
     }

@@ -151,10 +151,11 @@ pub fn write_table(out: &mut impl Write, d: &GroupDescription, r: &Analysis) -> 
         if !asg.deterministic() {
             writeln!(
                 out,
-                "\n{} is not deterministic (the real balancer follows Go's random map order): \
+                "\n{} is not deterministic (the real balancer follows {}): \
                  the prediction is the outcome that splits most of {} simulated runs, and a \
                  live assignment may be another",
                 asg.spec(),
+                asg.varies_by().unwrap_or_default(),
                 partwise::assign::SIMULATED_RUNS
             )?;
         }

@@ -32,6 +32,8 @@ mod franz_sticky;
 mod go;
 pub mod group_file;
 pub mod order;
+mod python;
+mod python_sticky;
 mod range;
 mod rdkafka_sticky;
 mod rng;
@@ -407,6 +409,23 @@ pub enum Assignor {
     KafkagoRange,
     /// kafka-go `RoundRobinGroupBalancer`.
     KafkagoRoundRobin,
+    /// kafka-python `RangePartitionAssignor` (kafka-python's default).
+    KafkaPythonRange,
+    /// kafka-python `RoundRobinPartitionAssignor` (raises `KeyError` on
+    /// unequal subscriptions).
+    KafkaPythonRoundRobin,
+    /// kafka-python `StickyPartitionAssignor`: its port of Java's old
+    /// sticky algorithm, whose answer can follow Python's set order.
+    KafkaPythonSticky,
+    /// kafka-python `CooperativeStickyAssignor`: the sticky answer minus
+    /// partitions that change owner.
+    KafkaPythonCooperativeSticky,
+    /// aiokafka `RoundRobinPartitionAssignor` (aiokafka's default).
+    AiokafkaRoundRobin,
+    /// aiokafka `RangePartitionAssignor`.
+    AiokafkaRange,
+    /// aiokafka `StickyPartitionAssignor` (kafka-python's older sticky code).
+    AiokafkaSticky,
 }
 
 impl Assignor {
@@ -439,9 +458,26 @@ impl Assignor {
         Assignor::KafkagoRoundRobin,
     ];
 
-    /// Every assignor a spec can name: [`Assignor::ALL`], then [`Assignor::GO`].
+    /// The Python clients' assignors, in the order `partwise assign` lists
+    /// them: simulated for groups of those clients, never offered to a team
+    /// of another client.
+    pub const PYTHON: [Assignor; 7] = [
+        Assignor::KafkaPythonRange,
+        Assignor::KafkaPythonRoundRobin,
+        Assignor::KafkaPythonSticky,
+        Assignor::KafkaPythonCooperativeSticky,
+        Assignor::AiokafkaRoundRobin,
+        Assignor::AiokafkaRange,
+        Assignor::AiokafkaSticky,
+    ];
+
+    /// Every assignor a spec can name: [`Assignor::ALL`], then
+    /// [`Assignor::GO`], then [`Assignor::PYTHON`].
     pub fn every() -> impl Iterator<Item = Assignor> {
-        Assignor::ALL.into_iter().chain(Assignor::GO)
+        Assignor::ALL
+            .into_iter()
+            .chain(Assignor::GO)
+            .chain(Assignor::PYTHON)
     }
 
     /// The assignors a team running this one can switch to, itself among
@@ -461,6 +497,11 @@ impl Assignor {
                 v
             }
             c @ ("sarama" | "kafka-go") => Assignor::GO
+                .into_iter()
+                .filter(|a| a.client() == c)
+                .collect(),
+            // Neither Python client has a consumer-protocol member.
+            c @ ("kafka-python" | "aiokafka") => Assignor::PYTHON
                 .into_iter()
                 .filter(|a| a.client() == c)
                 .collect(),
@@ -484,25 +525,62 @@ impl Assignor {
 
     /// The release of the client library whose code this simulation
     /// reproduces (checked against it, `tests/vectors/README.md`), for the
-    /// Go clients' balancers; `None` for the others.
+    /// Go and Python clients' assignors; `None` for the others.
     pub fn library_version(self) -> Option<&'static str> {
         match self.client() {
             "franz-go" => Some("franz-go 1.22.3"),
             "sarama" => Some("Sarama 1.61.1"),
             "kafka-go" => Some("kafka-go 0.4.51"),
+            "kafka-python" => Some(python::KAFKA_PYTHON),
+            "aiokafka" => Some(python::AIOKAFKA),
             _ => None,
         }
+    }
+
+    /// Why the real assignor's answer varies between runs, in a few words
+    /// (`Go's random map order`); `None` for a deterministic one.
+    pub fn varies_by(self) -> Option<&'static str> {
+        if self.deterministic() {
+            return None;
+        }
+        Some(if self.python_setting().is_some() {
+            "Python's set order, seeded per process by PYTHONHASHSEED"
+        } else {
+            "Go's random map order"
+        })
+    }
+
+    /// How a team of the Python clients selects this assignor, in the
+    /// client's own words (its consumer's option and the class with its
+    /// module); `None` for the other clients' assignors.
+    pub fn python_setting(self) -> Option<&'static str> {
+        Some(match self {
+            Assignor::KafkaPythonRange => "KafkaConsumer(partition_assignment_strategy=[RangePartitionAssignor]) from kafka.coordinator.assignors.range",
+            Assignor::KafkaPythonRoundRobin => "KafkaConsumer(partition_assignment_strategy=[RoundRobinPartitionAssignor]) from kafka.coordinator.assignors.roundrobin",
+            Assignor::KafkaPythonSticky => "KafkaConsumer(partition_assignment_strategy=[StickyPartitionAssignor]) from kafka.coordinator.assignors.sticky.sticky_assignor",
+            Assignor::KafkaPythonCooperativeSticky => "KafkaConsumer(partition_assignment_strategy=[CooperativeStickyAssignor]) from kafka.coordinator.assignors.cooperative_sticky",
+            Assignor::AiokafkaRoundRobin => "AIOKafkaConsumer(partition_assignment_strategy=(RoundRobinPartitionAssignor,)) from aiokafka.coordinator.assignors.roundrobin",
+            Assignor::AiokafkaRange => "AIOKafkaConsumer(partition_assignment_strategy=(RangePartitionAssignor,)) from aiokafka.coordinator.assignors.range",
+            Assignor::AiokafkaSticky => "AIOKafkaConsumer(partition_assignment_strategy=(StickyPartitionAssignor,)) from aiokafka.coordinator.assignors.sticky.sticky_assignor",
+            _ => return None,
+        })
     }
 
     /// Whether one run of the real assignor gives the same answer as every
     /// other on the same group. franz-go's sticky balancers number
     /// partitions in the order of a Go map, which Go randomises, so two runs
     /// over the same members can differ: partwise runs them several times
-    /// ([`Assignor::simulate`]).
+    /// ([`Assignor::simulate`]). The Python clients' sticky assignors take
+    /// elements of sets of partitions, whose order follows Python's string
+    /// hash, seeded anew in every process (`PYTHONHASHSEED`).
     pub fn deterministic(self) -> bool {
         !matches!(
             self,
-            Assignor::FranzgoCooperativeSticky | Assignor::FranzgoSticky
+            Assignor::FranzgoCooperativeSticky
+                | Assignor::FranzgoSticky
+                | Assignor::KafkaPythonSticky
+                | Assignor::KafkaPythonCooperativeSticky
+                | Assignor::AiokafkaSticky
         )
     }
 
@@ -529,6 +607,13 @@ impl Assignor {
             Assignor::SaramaRoundRobin => "sarama:roundrobin",
             Assignor::KafkagoRange => "kafka-go:range",
             Assignor::KafkagoRoundRobin => "kafka-go:roundrobin",
+            Assignor::KafkaPythonRange => "kafka-python:range",
+            Assignor::KafkaPythonRoundRobin => "kafka-python:roundrobin",
+            Assignor::KafkaPythonSticky => "kafka-python:sticky",
+            Assignor::KafkaPythonCooperativeSticky => "kafka-python:cooperative-sticky",
+            Assignor::AiokafkaRoundRobin => "aiokafka:roundrobin",
+            Assignor::AiokafkaRange => "aiokafka:range",
+            Assignor::AiokafkaSticky => "aiokafka:sticky",
         }
     }
 
@@ -601,6 +686,9 @@ impl Assignor {
                 | Assignor::Copartitioned
                 | Assignor::FranzgoCooperativeSticky
                 | Assignor::FranzgoSticky
+                | Assignor::KafkaPythonSticky
+                | Assignor::KafkaPythonCooperativeSticky
+                | Assignor::AiokafkaSticky
         )
     }
 
@@ -663,7 +751,16 @@ impl Assignor {
         // code keeps them (Java's sticky ones); for every other the claim of
         // a partition that does not exist is dropped, as each of them (and
         // partwise's own leader) does.
-        let java_sticky = matches!(self, Assignor::JavaSticky | Assignor::JavaCooperativeSticky);
+        // The Python sticky assignors keep them too: a claim decides whether
+        // their assignment is a fresh one.
+        let java_sticky = matches!(
+            self,
+            Assignor::JavaSticky
+                | Assignor::JavaCooperativeSticky
+                | Assignor::KafkaPythonSticky
+                | Assignor::KafkaPythonCooperativeSticky
+                | Assignor::AiokafkaSticky
+        );
         let cleaned;
         let group = if !java_sticky && group.has_stale_claims() {
             cleaned = group.without_stale_claims();
@@ -714,6 +811,19 @@ impl Assignor {
             Assignor::SaramaRoundRobin => go::sarama_roundrobin(group),
             Assignor::KafkagoRange => go::kafkago_range(group),
             Assignor::KafkagoRoundRobin => go::kafkago_roundrobin(group),
+            Assignor::KafkaPythonRange => python::kafka_python_range(group),
+            Assignor::KafkaPythonRoundRobin => python::kafka_python_roundrobin(group)?,
+            Assignor::AiokafkaRange => python::aiokafka_range(group),
+            Assignor::AiokafkaRoundRobin => python::aiokafka_roundrobin(group),
+            Assignor::KafkaPythonSticky => {
+                python_sticky::assign(group, python_sticky::Library::KafkaPython, false, seed)?
+            }
+            Assignor::KafkaPythonCooperativeSticky => {
+                python_sticky::assign(group, python_sticky::Library::KafkaPython, true, seed)?
+            }
+            Assignor::AiokafkaSticky => {
+                python_sticky::assign(group, python_sticky::Library::Aiokafka, false, seed)?
+            }
         })
     }
 }
@@ -795,6 +905,8 @@ impl Assignor {
             "franzgo" | "franz" | "kgo" => "franzgo",
             "sarama" => "sarama",
             "kafkago" | "segmentio" => "kafkago",
+            "kafkapython" => "kafkapython",
+            "aiokafka" => "aiokafka",
             _ => "",
         };
         let a = match (client, name.as_str()) {
@@ -826,6 +938,30 @@ impl Assignor {
             ("kafkago", "" | "range" | "rangegroupbalancer") => Assignor::KafkagoRange,
             ("kafkago", "roundrobin" | "rr" | "roundrobingroupbalancer") => {
                 Assignor::KafkagoRoundRobin
+            }
+            // The Python clients name theirs `...PartitionAssignor` (the
+            // suffix `assignor` is trimmed above).
+            ("kafkapython", "" | "range" | "rangepartition") => Assignor::KafkaPythonRange,
+            ("kafkapython", "roundrobin" | "rr" | "roundrobinpartition") => {
+                Assignor::KafkaPythonRoundRobin
+            }
+            ("kafkapython", "sticky" | "stickypartition") => Assignor::KafkaPythonSticky,
+            ("kafkapython", "cooperativesticky") => Assignor::KafkaPythonCooperativeSticky,
+            ("aiokafka", "" | "roundrobin" | "rr" | "roundrobinpartition") => {
+                Assignor::AiokafkaRoundRobin
+            }
+            ("aiokafka", "range" | "rangepartition") => Assignor::AiokafkaRange,
+            ("aiokafka", "sticky" | "stickypartition") => Assignor::AiokafkaSticky,
+            ("aiokafka", "cooperativesticky") => {
+                return Err(crate::Error::Assign(AssignError::NotInClient {
+                    spec: s.to_string(),
+                    reason: format!(
+                        "{} has no cooperative-sticky assignor (its assignors: roundrobin, the \
+                         default, range and sticky; kafka-python 3.0 has one: \
+                         kafka-python:cooperative-sticky)",
+                        python::AIOKAFKA
+                    ),
+                }))
             }
             _ => {
                 return Err(crate::Error::Assign(AssignError::UnknownAssignor {

@@ -41,6 +41,19 @@ pub enum LeaderFinding {
         /// The members given it, sorted, each once (one member may be given it twice).
         members: Vec<String>,
     },
+    /// It would hand a member a partition of a topic it does not subscribe
+    /// to (the Python sticky executors give a partition back to the member
+    /// whose older generation claimed it, though it has left the topic).
+    Unsubscribed {
+        /// The assignor's spec.
+        assignor: Assignor,
+        /// The member given it.
+        member: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: u32,
+    },
     /// It would throw, so the rebalance never completes.
     Throws {
         /// The assignor's spec.
@@ -60,22 +73,73 @@ fn class(a: Assignor) -> &'static str {
         Assignor::JavaCooperativeSticky => "CooperativeStickyAssignor",
         Assignor::JavaRange => "RangeAssignor",
         Assignor::JavaRoundRobin => "RoundRobinAssignor",
+        Assignor::KafkaPythonRange | Assignor::AiokafkaRange => "RangePartitionAssignor",
+        Assignor::KafkaPythonRoundRobin | Assignor::AiokafkaRoundRobin => {
+            "RoundRobinPartitionAssignor"
+        }
+        Assignor::KafkaPythonSticky | Assignor::AiokafkaSticky => "StickyPartitionAssignor",
+        Assignor::KafkaPythonCooperativeSticky => "CooperativeStickyAssignor",
         _ => a.spec(),
+    }
+}
+
+/// Whose leader the finding speaks of: `the Java leader (kafka-clients
+/// 4.4.0 StickyAssignor)`, or a Python client's, `the kafka-python leader
+/// (kafka-python 3.0.12 RoundRobinPartitionAssignor)`.
+fn leader(a: Assignor) -> String {
+    match a.python_setting().and(a.library_version()) {
+        Some(v) => format!("the {} leader ({v} {})", a.client(), class(a)),
+        None => format!(
+            "the Java leader (kafka-clients {KAFKA_CLIENTS} {})",
+            class(a)
+        ),
+    }
+}
+
+fn assignor_of(f: &LeaderFinding) -> Assignor {
+    match f {
+        LeaderFinding::MissingPartition { assignor, .. }
+        | LeaderFinding::AssignedTwice { assignor, .. }
+        | LeaderFinding::Unsubscribed { assignor, .. }
+        | LeaderFinding::Throws { assignor, .. } => *assignor,
     }
 }
 
 impl LeaderFinding {
     /// The stable id.
     pub fn kind(&self) -> &'static str {
+        if assignor_of(self).python_setting().is_some() {
+            return match self {
+                LeaderFinding::MissingPartition { .. } => "python-leader-assigns-missing-partition",
+                LeaderFinding::AssignedTwice { .. } => "python-leader-assigns-partition-twice",
+                LeaderFinding::Unsubscribed { .. } => "python-leader-assigns-unsubscribed-topic",
+                LeaderFinding::Throws { .. } => "python-leader-raises",
+            };
+        }
         match self {
             LeaderFinding::MissingPartition { .. } => "java-leader-assigns-missing-partition",
             LeaderFinding::AssignedTwice { .. } => "java-leader-assigns-partition-twice",
+            LeaderFinding::Unsubscribed { .. } => "java-leader-assigns-unsubscribed-topic",
             LeaderFinding::Throws { .. } => "java-leader-throws",
         }
     }
 
     /// What to do about it.
     pub fn fix(&self) -> String {
+        let a = assignor_of(self);
+        if a.python_setting().is_some() {
+            let range = if a.client() == "aiokafka" {
+                Assignor::AiokafkaRange
+            } else {
+                Assignor::KafkaPythonRange
+            };
+            return format!(
+                "give every member of the group the same subscription, or switch every member to {} \
+                 (it reads no claims and deals each topic alone); stop every member, then start them again \
+                 so that no claim outlives the topic it was made on",
+                range.python_setting().unwrap_or_default()
+            );
+        }
         "stop every member of the group, then start them again: a consumer that starts \
          afresh claims no partitions, so no claim outlives the topic it was made on (stop a \
          topic's consumer groups before deleting and recreating it with fewer partitions); or \
@@ -96,10 +160,10 @@ impl fmt::Display for LeaderFinding {
                 partitions,
             } => write!(
                 f,
-                "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) would assign {topic}-{partition} \
+                "{} would assign {topic}-{partition} \
                  to {member}, which does not exist ({topic} has {partitions} partitions): members \
                  still claim partitions past its count",
-                class(*assignor)
+                leader(*assignor)
             ),
             LeaderFinding::AssignedTwice {
                 assignor,
@@ -108,14 +172,27 @@ impl fmt::Display for LeaderFinding {
                 members,
             } => write!(
                 f,
-                "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) would assign {topic}-{partition} \
+                "{} would assign {topic}-{partition} \
                  to {}: claims past a topic's count throw off its bookkeeping",
-                class(*assignor),
+                leader(*assignor),
                 if members.len() == 1 {
                     format!("{} twice", members[0])
                 } else {
                     format!("{} at once", members.join(" and "))
                 }
+            ),
+            LeaderFinding::Unsubscribed {
+                assignor,
+                member,
+                topic,
+                partition,
+            } => write!(
+                f,
+                "{} would assign {topic}-{partition} to {member}, which does not subscribe to \
+                 {topic}: an older generation's claim of it is handed back to a member that has \
+                 left the topic (kafka-python's consumer rejects such an assignment and rejoins, \
+                 so the group rebalances again)",
+                leader(*assignor)
             ),
             LeaderFinding::Throws {
                 assignor,
@@ -126,10 +203,18 @@ impl fmt::Display for LeaderFinding {
                 let short = exception.rsplit('.').next().unwrap_or(exception);
                 write!(
                     f,
-                    "the Java leader (kafka-clients {KAFKA_CLIENTS} {}) throws {short}: {}, so the \
+                    "{} {} {short}{}, so the \
                      rebalance fails on every try",
-                    class(*assignor),
-                    message.trim_end_matches('.')
+                    leader(*assignor),
+                    if assignor.python_setting().is_some() {
+                        "raises"
+                    } else {
+                        "throws"
+                    },
+                    match message.trim_end_matches('.') {
+                        "" => String::new(),
+                        m => format!(": {m}"),
+                    }
                 )?;
                 if let Some(s) = stale {
                     write!(f, " (members claim {s})")?;
@@ -175,6 +260,14 @@ pub fn leader_findings(
                 for tp in &a.partitions[m] {
                     let t = &group.topics[tp.topic as usize];
                     let member = group.members[m].id.clone();
+                    if !group.members[m].topics.contains(&t.name) {
+                        out.push(LeaderFinding::Unsubscribed {
+                            assignor,
+                            member: member.clone(),
+                            topic: t.name.clone(),
+                            partition: tp.partition,
+                        });
+                    }
                     if tp.partition >= t.partitions {
                         out.push(LeaderFinding::MissingPartition {
                             assignor,

@@ -980,3 +980,114 @@ fn the_checker_sees_the_holes_it_is_for() {
     check("x", None, &["a; b; a".to_string()], &mut f);
     assert_eq!(f.len(), 1, "{f:?}");
 }
+
+/// Every client's findings in its own words: each assignor's placement fix
+/// (with no, its own and its team's alternatives as the assignors that keep
+/// units whole), what its client's facts tell the team, and the leader
+/// findings of the clients partwise simulates a leader for. A Python team is
+/// told its consumer's `partition_assignment_strategy`, never a Java class
+/// or property, nor a bare spec.
+#[test]
+fn every_client_is_told_its_own_settings() {
+    use super::leader::LeaderFinding;
+    let mut failures = Vec::new();
+    let foreign = [
+        "org.apache.kafka",
+        "partition.assignment.strategy=",
+        "RangeAssignor",
+    ];
+    let own = |a: Assignor| -> Option<&'static str> {
+        match a.client() {
+            "kafka-python" => Some("KafkaConsumer(partition_assignment_strategy="),
+            "aiokafka" => Some("AIOKafkaConsumer(partition_assignment_strategy="),
+            _ => None,
+        }
+    };
+    for a in Assignor::every() {
+        let mut texts: Vec<String> = Vec::new();
+        for assignors in [vec![], vec![a], a.alternatives()] {
+            for counts in [vec![], vec![3]] {
+                texts.extend(fix_of(a, assignors.clone(), counts).lines());
+            }
+        }
+        let findings = [
+            LeaderFinding::Throws {
+                assignor: a,
+                exception: "KeyError".into(),
+                message: "(None, 'm1')".into(),
+                stale: None,
+            },
+            LeaderFinding::AssignedTwice {
+                assignor: a,
+                topic: "t".into(),
+                partition: 1,
+                members: vec!["m0".into(), "m1".into()],
+            },
+            LeaderFinding::Unsubscribed {
+                assignor: a,
+                member: "m1".into(),
+                topic: "t".into(),
+                partition: 0,
+            },
+        ];
+        if a.python_setting().is_some() {
+            for f in &findings {
+                assert!(f.kind().starts_with("python-leader"), "{a}: {}", f.kind());
+                assert!(f.to_string().contains(a.library_version().unwrap()), "{f}");
+                check(f.kind(), Some(&f.to_string()), &[f.fix()], &mut failures);
+                texts.push(f.to_string());
+                texts.push(f.fix());
+            }
+        }
+        let java_words = matches!(a.client(), "java" | "librdkafka" | "kip848");
+        for t in &texts {
+            if !java_words {
+                for w in foreign {
+                    if t.contains(w) {
+                        failures.push(format!("{a}: names {w}: {t}"));
+                    }
+                }
+            }
+        }
+        if let Some(want) = own(a) {
+            // Every fix that names an assignor names it in the client's option.
+            let named: Vec<&String> = texts
+                .iter()
+                .filter(|t| t.contains("Assignor") || t.contains(':'))
+                .collect();
+            if !named.iter().any(|t| t.contains(want)) {
+                failures.push(format!("{a}: no text names {want}: {texts:?}"));
+            }
+            for t in &texts {
+                for b in Assignor::every() {
+                    if t.contains(&format!("({}", b.spec()))
+                        || t.contains(&format!(", {}", b.spec()))
+                    {
+                        failures.push(format!("{a}: names the spec {}: {t}", b.spec()));
+                    }
+                }
+            }
+        }
+    }
+    for c in Client::ALL {
+        let f = c.facts();
+        let want = match c {
+            Client::KafkaPython => Some("KafkaConsumer(partition_assignment_strategy="),
+            Client::AioKafka => Some("AIOKafkaConsumer(partition_assignment_strategy="),
+            _ => None,
+        };
+        if let Some(w) = want {
+            for t in [f.keep_units, f.alternative] {
+                if !t.contains(w) {
+                    failures.push(format!("{c:?}: does not name {w}: {t}"));
+                }
+                for x in foreign {
+                    if t.contains(x) {
+                        failures.push(format!("{c:?}: names {x}: {t}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -888,7 +888,8 @@ fn list_specs(assignors: &[Assignor]) -> Option<String> {
     (!assignors.is_empty()).then(|| {
         assignors
             .iter()
-            .map(|a| a.spec())
+            // A Python team is told its own consumer option, not a spec.
+            .map(|a| a.python_setting().unwrap_or(a.spec()))
             .collect::<Vec<_>>()
             .join(", ")
     })

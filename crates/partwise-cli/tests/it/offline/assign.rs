@@ -671,3 +671,143 @@ fn check_judges_a_franz_go_group_by_its_own_balancer() {
         "{text}"
     );
 }
+
+/// The Python clients' assignors: a client's name alone is its default,
+/// the answers are the libraries' own (the vectors of
+/// `tests/vectors/regen/python-groups`), the sticky ones say they are not
+/// deterministic, and aiokafka's missing cooperative-sticky is refused.
+#[test]
+fn python_clients_assign_as_their_libraries_do() {
+    let vectors =
+        std::fs::read_to_string(repo().join("tests/vectors/assignors/python_group_cases.jsonl"))
+            .unwrap();
+    let line = |case: &str, spec: &str| -> Value {
+        vectors
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["case"] == case && v["assignor"] == spec)
+            .unwrap()
+    };
+    for (client, spec, library) in [
+        ("kafka-python", "kafka-python:range", "kafka-python 3.0.12"),
+        ("aiokafka", "aiokafka:roundrobin", "aiokafka 0.14.0"),
+    ] {
+        let (code, v) = json(&[
+            "assign",
+            "-a",
+            client,
+            "-m",
+            "4",
+            "-t",
+            "market-updates:6",
+            "-t",
+            "notifications:6",
+        ]);
+        assert_eq!(v["assignor"], spec);
+        assert_eq!(v["library"], library);
+        assert_eq!(v["deterministic"], true);
+        let theirs = &line("fresh-4-members-2x6", spec)["outcomes"][0]["assignment"];
+        assert_eq!(&v["assignment"], theirs, "{spec}");
+        // Range keeps 4 members' units whole; round-robin splits them.
+        assert_eq!(
+            code,
+            Some(if spec.ends_with("range") { 0 } else { 1 }),
+            "{v}"
+        );
+    }
+    let (_, v) = json(&[
+        "assign",
+        "-a",
+        "kafka-python:sticky",
+        "-m",
+        "3",
+        "-t",
+        "a:6",
+        "-t",
+        "b:6",
+    ]);
+    assert_eq!(v["deterministic"], false);
+    assert_eq!(v["library"], "kafka-python 3.0.12");
+    fails(
+        &[
+            "assign",
+            "-a",
+            "aiokafka:cooperative-sticky",
+            "-m",
+            "2",
+            "-t",
+            "a:6",
+        ],
+        "aiokafka 0.14.0 has no cooperative-sticky assignor",
+    );
+}
+
+/// kafka-python's round-robin leader raises on unequal subscriptions: the
+/// finding names the library's release and tells the team its own option.
+#[test]
+fn kafka_python_roundrobin_raises_on_unequal_subscriptions() {
+    let group = r#"{"topics": [{"name": "a", "partitions": 2}, {"name": "b", "partitions": 2}],
+        "members": [{"id": "m0", "subscription": ["a", "b"]}, {"id": "m1", "subscription": ["b"]}]}"#;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(group.as_bytes()).unwrap();
+    let path = f.path().to_str().unwrap().to_string();
+    let (code, v) = json(&["assign", "-a", "kafka-python:roundrobin", "--group", &path]);
+    assert_eq!(code, Some(1), "{v}");
+    let finding = &v["findings"][0];
+    assert_eq!(finding["kind"], "python-leader-raises");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.contains("kafka-python 3.0.12 RoundRobinPartitionAssignor")
+            && message.contains("KeyError: (None, 'm0')"),
+        "{message}"
+    );
+    let fix = finding["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("KafkaConsumer(partition_assignment_strategy=[RangePartitionAssignor])")
+            && !fix.contains("org.apache.kafka"),
+        "{fix}"
+    );
+}
+
+/// `check` with a consumer group declared `aiokafka` judges aiokafka's
+/// default round-robin (4 members split the units), and its fix speaks
+/// aiokafka's own option.
+#[test]
+fn check_judges_an_aiokafka_group_in_its_own_words() {
+    let toml = std::fs::read_to_string(repo().join("examples/ticker.toml"))
+        .unwrap()
+        .replace(
+            "assignor = \"kafkajs:roundrobin\"",
+            "assignor = \"aiokafka\"",
+        )
+        // 3 members deal two 6-partition topics in step; 4 do not.
+        .replace("members = 3", "members = 4");
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(toml.as_bytes()).unwrap();
+    let path = f.path().to_str().unwrap().to_string();
+    let out = partwise()
+        .args(["check", &path, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["placements"][0];
+    assert_eq!(p["assignor"], "aiokafka:roundrobin");
+    assert_eq!(p["units_whole"], false);
+    let fix = &p["fix"];
+    assert!(
+        fix["assignors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a.as_str().unwrap().starts_with("aiokafka:")),
+        "{fix}"
+    );
+    let advice = fix["advice"].as_str().unwrap();
+    assert!(
+        advice
+            .contains("AIOKafkaConsumer(partition_assignment_strategy=(RangePartitionAssignor,))")
+            && !advice.contains("org.apache.kafka"),
+        "{advice}"
+    );
+}
