@@ -32,6 +32,7 @@ mod franz_sticky;
 mod go;
 pub mod group_file;
 pub mod order;
+mod platformatic;
 mod range;
 mod rdkafka_sticky;
 mod rng;
@@ -152,12 +153,20 @@ pub struct Group {
     /// Topics, in the order given; KafkaJS walks the leader's subscription in
     /// this order and KIP-848 `uniform` uses it for its topic-id set order.
     pub topics: Vec<Topic>,
+    /// The member that leads the group (index into `members`; the group
+    /// file's `leader`); `None`: the first member. Assignors that deal the
+    /// leader's own subscription (@platformatic/kafka's) read it.
+    pub leader: Option<usize>,
 }
 
 impl Group {
     /// A group of `members` over `topics`.
     pub fn new(members: Vec<Member>, topics: Vec<Topic>) -> Group {
-        Group { members, topics }
+        Group {
+            members,
+            topics,
+            leader: None,
+        }
     }
 
     /// The index of topic `name`.
@@ -407,6 +416,12 @@ pub enum Assignor {
     KafkagoRange,
     /// kafka-go `RoundRobinGroupBalancer`.
     KafkagoRoundRobin,
+    /// @platformatic/kafka `roundRobinAssigner` (its Consumer's default):
+    /// the leader's topics dealt over the members in the coordinator's order.
+    PlatformaticRoundRobin,
+    /// @platformatic/kafka `cooperativeStickyAssigner` (its default under
+    /// protocol `cooperative-sticky`), with its cooperative adjustment.
+    PlatformaticCooperativeSticky,
 }
 
 impl Assignor {
@@ -439,9 +454,20 @@ impl Assignor {
         Assignor::KafkagoRoundRobin,
     ];
 
-    /// Every assignor a spec can name: [`Assignor::ALL`], then [`Assignor::GO`].
+    /// @platformatic/kafka's assigners, in the order `partwise assign`
+    /// lists them; like the Go clients', offered only to its own teams.
+    pub const PLATFORMATIC: [Assignor; 2] = [
+        Assignor::PlatformaticRoundRobin,
+        Assignor::PlatformaticCooperativeSticky,
+    ];
+
+    /// Every assignor a spec can name: [`Assignor::ALL`], then
+    /// [`Assignor::GO`], then [`Assignor::PLATFORMATIC`].
     pub fn every() -> impl Iterator<Item = Assignor> {
-        Assignor::ALL.into_iter().chain(Assignor::GO)
+        Assignor::ALL
+            .into_iter()
+            .chain(Assignor::GO)
+            .chain(Assignor::PLATFORMATIC)
     }
 
     /// The assignors a team running this one can switch to, itself among
@@ -457,6 +483,12 @@ impl Assignor {
                     .into_iter()
                     .filter(|a| a.client() == "franz-go")
                     .collect();
+                v.extend([Assignor::Kip848Uniform, Assignor::Kip848Range]);
+                v
+            }
+            "platformatic" => {
+                // @platformatic/kafka joins consumer-protocol groups from 1.18.0.
+                let mut v = Assignor::PLATFORMATIC.to_vec();
                 v.extend([Assignor::Kip848Uniform, Assignor::Kip848Range]);
                 v
             }
@@ -490,6 +522,7 @@ impl Assignor {
             "franz-go" => Some("franz-go 1.22.3"),
             "sarama" => Some("Sarama 1.61.1"),
             "kafka-go" => Some("kafka-go 0.4.51"),
+            "platformatic" => Some("@platformatic/kafka 2.12.1"),
             _ => None,
         }
     }
@@ -529,6 +562,8 @@ impl Assignor {
             Assignor::SaramaRoundRobin => "sarama:roundrobin",
             Assignor::KafkagoRange => "kafka-go:range",
             Assignor::KafkagoRoundRobin => "kafka-go:roundrobin",
+            Assignor::PlatformaticRoundRobin => "platformatic:roundrobin",
+            Assignor::PlatformaticCooperativeSticky => "platformatic:cooperative-sticky",
         }
     }
 
@@ -601,6 +636,7 @@ impl Assignor {
                 | Assignor::Copartitioned
                 | Assignor::FranzgoCooperativeSticky
                 | Assignor::FranzgoSticky
+                | Assignor::PlatformaticCooperativeSticky
         )
     }
 
@@ -714,6 +750,8 @@ impl Assignor {
             Assignor::SaramaRoundRobin => go::sarama_roundrobin(group),
             Assignor::KafkagoRange => go::kafkago_range(group),
             Assignor::KafkagoRoundRobin => go::kafkago_roundrobin(group),
+            Assignor::PlatformaticRoundRobin => platformatic::roundrobin(group),
+            Assignor::PlatformaticCooperativeSticky => platformatic::cooperative_sticky(group),
         })
     }
 }
@@ -795,6 +833,7 @@ impl Assignor {
             "franzgo" | "franz" | "kgo" => "franzgo",
             "sarama" => "sarama",
             "kafkago" | "segmentio" => "kafkago",
+            "platformatic" | "platformatickafka" | "@platformatic/kafka" => "platformatic",
             _ => "",
         };
         let a = match (client, name.as_str()) {
@@ -826,6 +865,13 @@ impl Assignor {
             ("kafkago", "" | "range" | "rangegroupbalancer") => Assignor::KafkagoRange,
             ("kafkago", "roundrobin" | "rr" | "roundrobingroupbalancer") => {
                 Assignor::KafkagoRoundRobin
+            }
+            // @platformatic/kafka names its assigners `...Assigner`.
+            ("platformatic", "" | "roundrobin" | "rr" | "roundrobinassigner") => {
+                Assignor::PlatformaticRoundRobin
+            }
+            ("platformatic", "cooperativesticky" | "cooperativestickyassigner") => {
+                Assignor::PlatformaticCooperativeSticky
             }
             _ => {
                 return Err(crate::Error::Assign(AssignError::UnknownAssignor {

@@ -5,6 +5,7 @@
 mod offline {
     mod assign;
     mod go_groups;
+    mod node_groups;
     mod hostile_parsers;
     mod kip848_versions;
     mod mixture;
