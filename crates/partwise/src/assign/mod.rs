@@ -873,6 +873,32 @@ impl Assignor {
             ("platformatic", "cooperativesticky" | "cooperativestickyassigner") => {
                 Assignor::PlatformaticCooperativeSticky
             }
+            (
+                "sarama",
+                "sticky"
+                | "balancestrategysticky"
+                | "cooperativesticky"
+                | "balancestrategycooperativesticky",
+            ) => {
+                return Err(crate::Error::Assign(AssignError::NotSimulated {
+                    spec: s.to_string(),
+                    reason: "Sarama 1.61.1 has this strategy (NewBalanceStrategySticky, \
+                             NewBalanceStrategyCooperativeSticky), but partwise does not simulate \
+                             it yet: its answer follows Go's map order at every step, and no \
+                             known answers back a model of it; sarama:range and \
+                             sarama:roundrobin are simulated"
+                        .into(),
+                }))
+            }
+            ("platformatic", _) => {
+                return Err(crate::Error::Assign(AssignError::NotSimulated {
+                    spec: s.to_string(),
+                    reason: "@platformatic/kafka 2.12.1 ships two assigners, roundRobinAssigner \
+                             (platformatic:roundrobin, the default) and cooperativeStickyAssigner \
+                             (platformatic:cooperative-sticky); it has no other"
+                        .into(),
+                }))
+            }
             _ => {
                 return Err(crate::Error::Assign(AssignError::UnknownAssignor {
                     spec: s.to_string(),

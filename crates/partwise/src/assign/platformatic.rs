@@ -73,10 +73,7 @@ pub fn locale_compare(a: &str, b: &str) -> Ordering {
             _ => (3, c as u32),
         }
     }
-    let p = a
-        .chars()
-        .map(primary)
-        .cmp(b.chars().map(primary));
+    let p = a.chars().map(primary).cmp(b.chars().map(primary));
     if p != Ordering::Equal {
         return p;
     }
@@ -186,10 +183,7 @@ pub fn cooperative_sticky(group: &Group) -> Assignment {
                         )
                         .then(a.partition.cmp(&b.partition))
                     });
-                    if let Some(tp) = candidates
-                        .into_iter()
-                        .find(|tp| subs[u][tp.topic as usize])
-                    {
+                    if let Some(tp) = candidates.into_iter().find(|tp| subs[u][tp.topic as usize]) {
                         held[o].remove(&tp);
                         held[u].insert(tp);
                         moved = true;

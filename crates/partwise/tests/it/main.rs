@@ -5,10 +5,10 @@
 mod offline {
     mod assign;
     mod go_groups;
-    mod node_groups;
     mod hostile_parsers;
     mod kip848_versions;
     mod mixture;
+    mod node_groups;
     mod streams;
     mod vectors;
 }

@@ -125,7 +125,9 @@ fn platformatic_assigners_match_the_package() {
             }
             let withheld: BTreeSet<Tp> = got.withheld.iter().copied().collect();
             if withheld != missing {
-                bad.push(format!("{what}: withheld {withheld:?}, unassigned {missing:?}"));
+                bad.push(format!(
+                    "{what}: withheld {withheld:?}, unassigned {missing:?}"
+                ));
             }
             withheld_seen += withheld.len();
         }
@@ -154,5 +156,8 @@ fn platformatic_assigners_match_the_package() {
         assert!(kinds.contains(k), "no {k} case");
     }
     assert!(withheld_seen > 0, "no case withholds a partition");
-    assert!(led >= 10, "{led} lines with a leader other than the first member");
+    assert!(
+        led >= 10,
+        "{led} lines with a leader other than the first member"
+    );
 }
