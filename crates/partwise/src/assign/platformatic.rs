@@ -110,12 +110,12 @@ pub fn cooperative_sticky(group: &Group) -> Assignment {
     let generation = |m: usize| group.members[m].generation.unwrap_or(-1);
     let newest = (0..n).map(generation).max().unwrap_or(-1).max(-1);
     let mut claims: BTreeMap<Tp, Vec<usize>> = BTreeMap::new();
-    for m in 0..n {
+    for (m, sub) in subs.iter().enumerate() {
         if newest >= 0 && generation(m) < newest {
             continue;
         }
         for tp in &group.members[m].owned {
-            if subs[m][tp.topic as usize] && valid.contains(tp) {
+            if sub[tp.topic as usize] && valid.contains(tp) {
                 claims.entry(*tp).or_default().push(m);
             }
         }
@@ -200,8 +200,8 @@ pub fn cooperative_sticky(group: &Group) -> Assignment {
     // claimant (trusted or contested) no longer gets is withheld.
     let mut added: Vec<(Tp, usize)> = Vec::new();
     let mut revoked: BTreeSet<Tp> = BTreeSet::new();
-    for m in 0..n {
-        let owned = &group.members[m].owned;
+    for (m, member) in group.members.iter().enumerate() {
+        let owned = &member.owned;
         let trusted: BTreeSet<Tp> = owned
             .iter()
             .copied()
