@@ -145,6 +145,14 @@ pub fn readiness(conn: &Connection, group: &str) -> Result<ReadinessReport> {
             &topics,
             range_model,
             d.state == "Assigning",
+            &d.members
+                .iter()
+                .map(|m| ClientSeen {
+                    client_id: m.client_id.clone(),
+                    metadata_version: None,
+                    body_version: None,
+                })
+                .collect::<Vec<_>>(),
         )))
     } else {
         let g = ClassicGroup {

@@ -418,6 +418,29 @@ fn by_client_id(id: &str) -> Option<Client> {
     }
 }
 
+/// The client of a consumer-protocol (KIP-848) member: ConsumerGroupDescribe
+/// shows no protocol name nor subscription bytes, so only a default client
+/// id tells it; any other id is [`Client::Unknown`].
+pub fn identify_consumer_member(client_id: &str) -> Identified {
+    let shown = shown_client_id(client_id);
+    match by_client_id(client_id) {
+        Some(c) => Identified {
+            client: c,
+            evidence: format!(
+                "{shown}: '{client_id}' is {}'s default client id",
+                c.facts().name
+            ),
+        },
+        None => Identified {
+            client: Client::Unknown,
+            evidence: format!(
+                "{shown}: a consumer-protocol member shows only its client id, and this one is \
+                 no client's default"
+            ),
+        },
+    }
+}
+
 /// The client a member runs: from the group's chosen `protocol`, the
 /// member's `client_id`, and the version of its subscription metadata
 /// (`None` when the broker returned none), which is shown as evidence.

@@ -206,6 +206,14 @@ pub enum AssignError {
         /// Why it is refused and which versions are accepted.
         reason: String,
     },
+    /// A spec that names a client's assignor partwise does not simulate, or
+    /// one the client does not ship (`reason` says which).
+    NotSimulated {
+        /// What was given.
+        spec: String,
+        /// Why it is refused, and what to use.
+        reason: String,
+    },
     /// The group has no members.
     NoMembers,
     /// Two members share an id.
@@ -262,6 +270,7 @@ impl fmt::Display for AssignError {
             | AssignError::NotInClient { spec, reason } => {
                 write!(f, "assignor '{spec}': {reason}")
             }
+            AssignError::NotSimulated { spec, reason } => write!(f, "assignor '{spec}': {reason}"),
             AssignError::NoMembers => f.write_str("the group has no members"),
             AssignError::DuplicateMember { id } => write!(f, "member id '{id}' given twice"),
             AssignError::Unsupported { assignor, reason } => {

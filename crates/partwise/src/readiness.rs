@@ -1011,7 +1011,11 @@ pub struct ConsumerGroupCheck {
     pub range: Option<RangeCheck>,
     /// The accepted assignors.
     pub assignors: Vec<RemoteAssignor>,
-    /// Everything to fix; empty when every unit is whole in both.
+    /// The clients the members run, as their client ids tell them (empty
+    /// when the caller gave none).
+    pub clients: Vec<ClientMembers>,
+    /// Everything to fix; empty when every unit is whole in both and every
+    /// member's client is known.
     pub findings: Vec<Finding>,
 }
 
@@ -1033,6 +1037,7 @@ pub fn consumer(
         topics,
         Assignor::Kip848Range,
         false,
+        &[],
     )
 }
 
@@ -1040,7 +1045,13 @@ pub fn consumer(
 /// `assigning`: the group is in state Assigning (its group epoch is ahead of
 /// its target's: a member joined, left or changed its subscription, and the
 /// coordinator has not computed the new target yet; since Kafka 4.1 it does
-/// that a moment later, and meanwhile a joiner's target is empty).
+/// that a moment later, and meanwhile a joiner's target is empty);
+/// `clients`: per member of `current` (same order), what the description
+/// shows of its client (ConsumerGroupDescribe: its client id). A member
+/// whose client its client id does not tell is unknown: a finding naming
+/// it, so the group is never called ready while it is there. An empty
+/// `clients` identifies no one (a caller without client ids).
+#[allow(clippy::too_many_arguments)]
 pub fn consumer_with(
     assignor: &str,
     current: &[DescribedMember],
@@ -1049,8 +1060,48 @@ pub fn consumer_with(
     topics: &[ClusterTopic],
     range_model: Assignor,
     assigning: bool,
+    clients: &[ClientSeen],
 ) -> ConsumerGroupCheck {
     let mut findings = crate::described::undecodable_findings(current);
+    let mut members_of: Vec<ClientMembers> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for (m, seen) in current.iter().zip(clients) {
+        let who = crate::clients::identify_consumer_member(&seen.client_id);
+        if who.client == Client::Unknown {
+            unknown.push(format!(
+                "{} ({})",
+                m.id,
+                crate::clients::shown_client_id(&seen.client_id)
+            ));
+        }
+        match members_of.iter_mut().find(|c| c.client == who.client) {
+            Some(c) => c.members.push(m.id.clone()),
+            None => members_of.push(ClientMembers {
+                client: who.client,
+                members: vec![m.id.clone()],
+                evidence: who.evidence,
+            }),
+        }
+    }
+    members_of.sort_by_key(|c| c.client);
+    if !unknown.is_empty() {
+        findings.push(finding(
+            "client-unknown",
+            format!(
+                "member(s) {} run a client partwise cannot identify: a consumer-protocol member \
+                 shows only its client id, and none of these is a client's default; what the \
+                 client does with its assignment (and whether it keeps a unit's partitions \
+                 together while it reconciles) is unknown, so the group is not called ready",
+                unknown.join(", ")
+            ),
+            format!(
+                "check which client library and release each of {} runs (its host is in the \
+                 member table); leave client.id (client_id, clientId) at the library's default \
+                 to let partwise tell it, then run again",
+                unknown.join(", ")
+            ),
+        ));
+    }
     let view = |ms: &[DescribedMember]| analyze(ms, topics, None).ok().and_then(|r| r.live);
     let (cur, tgt) = (view(current), view(target));
     let reconciled = !assigning
@@ -1123,6 +1174,7 @@ pub fn consumer_with(
         reconciled,
         range,
         assignors,
+        clients: members_of,
         findings,
     }
 }
@@ -1550,12 +1602,46 @@ mod tests {
             &t,
             Assignor::Kip848Range,
             true,
+            &[],
         );
         assert!(!c.reconciled, "{c:?}");
         assert_eq!(
             c.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
             ["target-pending"]
         );
+        // Whole units, but one member's client id is no client's default:
+        // unknown, named with its client id, never ready.
+        let seen = |id: &str| ClientSeen {
+            client_id: id.into(),
+            ..ClientSeen::default()
+        };
+        let run = |ids: &[ClientSeen]| {
+            consumer_with(
+                "range",
+                &target,
+                &target,
+                &[BrokerConfig::default()],
+                &t,
+                Assignor::Kip848Range,
+                false,
+                ids,
+            )
+        };
+        let c = run(&[seen("consumer-g-1"), seen("worker-7")]);
+        assert_eq!(
+            c.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            ["client-unknown"]
+        );
+        assert!(
+            c.findings[0].message.contains("m2 (client id 'worker-7')"),
+            "{c:?}"
+        );
+        assert_eq!(
+            c.clients.iter().map(|c| c.client).collect::<Vec<_>>(),
+            [Client::Java, Client::Unknown]
+        );
+        let c = run(&[seen("consumer-g-1"), seen("consumer-g-2")]);
+        assert!(c.findings.is_empty(), "{c:?}");
         let split = vec![
             member("m1", AB, Some(&[("a", &[0, 1])])),
             member("m2", AB, Some(&[("b", &[0, 1])])),

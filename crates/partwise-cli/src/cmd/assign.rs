@@ -27,8 +27,9 @@ pub struct Args {
     /// (kafka-python's default), kafka-python:roundrobin, kafka-python:sticky,
     /// kafka-python:cooperative-sticky, aiokafka:roundrobin (aiokafka's default),
     /// aiokafka:range, aiokafka:sticky (the Python sticky ones follow Python's set
-    /// order: not deterministic, simulated over several runs). A client's name alone
-    /// is its default. The KIP-848 ones take the broker's Kafka version,
+    /// order: not deterministic, simulated over several runs), platformatic:roundrobin
+    /// (@platformatic/kafka's default; deals the leader's topics), platformatic:cooperative-sticky.
+    /// A client's name alone is its default. The KIP-848 ones take the broker's Kafka version,
     /// kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
     assignor: Assignor,
@@ -47,7 +48,8 @@ pub struct Args {
     owned: Option<PathBuf>,
     /// The whole group as its coordinator sees it, JSON in `kafka group --format json`'s
     /// shape plus "topics": members with their own subscriptions, owned partitions,
-    /// generation and instance id ("-": stdin)
+    /// generation and instance id, and "leader", the member id that leads (default:
+    /// the first member) ("-": stdin)
     #[arg(long = "group", value_name = "FILE", conflicts_with = "sweep")]
     group: Option<PathBuf>,
     /// Print the split count for every group size in A..B (e.g. 1..12)
@@ -493,6 +495,11 @@ fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
                 doc.insert("library".into(), v.into());
             }
             doc.insert("deterministic".into(), cfg.assignor.deterministic().into());
+            // The member that leads: the group file's `leader`, else the first.
+            doc.insert(
+                "leader".into(),
+                group.members[group.leader.unwrap_or(0)].id.clone().into(),
+            );
             doc.insert(
                 "members".into(),
                 a.order

@@ -12,7 +12,9 @@
 //! ```
 //!
 //! Members are in the coordinator's order (the leader's map is filled in
-//! it). A topic may carry its `id` (Kafka's base64 form of the topic id, as
+//! it). `leader` may name the member that leads (its id); without it the
+//! first member leads. Assignors that deal the leader's own subscription
+//! (@platformatic/kafka's) read it. A topic may carry its `id` (Kafka's base64 form of the topic id, as
 //! `kafka group` prints it for a consumer-protocol group): when every topic
 //! has one, the topics are taken in the order the KIP-848 coordinator walks
 //! them, a Java `HashSet` of the ids, which `kip848:uniform` follows;
@@ -79,10 +81,19 @@ pub fn parse(text: &str) -> Result<GroupFile, Error> {
         }
         members.push(m);
     }
-    Ok(GroupFile {
-        name,
-        group: Group::new(members, topics),
-    })
+    let leader = match obj.get("leader") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(
+            members
+                .iter()
+                .position(|m| &m.id == id)
+                .ok_or_else(|| bad("leader", format!("'{id}' is not the id of a member")))?,
+        ),
+        Some(_) => return Err(bad("leader", "expected a member id")),
+    };
+    let mut group = Group::new(members, topics);
+    group.leader = leader;
+    Ok(GroupFile { name, group })
 }
 
 fn topics(v: Option<&Value>) -> Result<Vec<Topic>, Error> {

@@ -32,6 +32,7 @@ mod franz_sticky;
 mod go;
 pub mod group_file;
 pub mod order;
+mod platformatic;
 mod python;
 mod python_sticky;
 mod range;
@@ -154,12 +155,20 @@ pub struct Group {
     /// Topics, in the order given; KafkaJS walks the leader's subscription in
     /// this order and KIP-848 `uniform` uses it for its topic-id set order.
     pub topics: Vec<Topic>,
+    /// The member that leads the group (index into `members`; the group
+    /// file's `leader`); `None`: the first member. Assignors that deal the
+    /// leader's own subscription (@platformatic/kafka's) read it.
+    pub leader: Option<usize>,
 }
 
 impl Group {
     /// A group of `members` over `topics`.
     pub fn new(members: Vec<Member>, topics: Vec<Topic>) -> Group {
-        Group { members, topics }
+        Group {
+            members,
+            topics,
+            leader: None,
+        }
     }
 
     /// The index of topic `name`.
@@ -426,6 +435,12 @@ pub enum Assignor {
     AiokafkaRange,
     /// aiokafka `StickyPartitionAssignor` (kafka-python's older sticky code).
     AiokafkaSticky,
+    /// @platformatic/kafka `roundRobinAssigner` (its Consumer's default):
+    /// the leader's topics dealt over the members in the coordinator's order.
+    PlatformaticRoundRobin,
+    /// @platformatic/kafka `cooperativeStickyAssigner` (its default under
+    /// protocol `cooperative-sticky`), with its cooperative adjustment.
+    PlatformaticCooperativeSticky,
 }
 
 impl Assignor {
@@ -471,13 +486,21 @@ impl Assignor {
         Assignor::AiokafkaSticky,
     ];
 
+    /// @platformatic/kafka's assigners, in the order `partwise assign`
+    /// lists them; like the Go clients', offered only to its own teams.
+    pub const PLATFORMATIC: [Assignor; 2] = [
+        Assignor::PlatformaticRoundRobin,
+        Assignor::PlatformaticCooperativeSticky,
+    ];
+
     /// Every assignor a spec can name: [`Assignor::ALL`], then
-    /// [`Assignor::GO`], then [`Assignor::PYTHON`].
+    /// [`Assignor::GO`], [`Assignor::PYTHON`], then [`Assignor::PLATFORMATIC`].
     pub fn every() -> impl Iterator<Item = Assignor> {
         Assignor::ALL
             .into_iter()
             .chain(Assignor::GO)
             .chain(Assignor::PYTHON)
+            .chain(Assignor::PLATFORMATIC)
     }
 
     /// The assignors a team running this one can switch to, itself among
@@ -493,6 +516,12 @@ impl Assignor {
                     .into_iter()
                     .filter(|a| a.client() == "franz-go")
                     .collect();
+                v.extend([Assignor::Kip848Uniform, Assignor::Kip848Range]);
+                v
+            }
+            "platformatic" => {
+                // @platformatic/kafka joins consumer-protocol groups from 1.18.0.
+                let mut v = Assignor::PLATFORMATIC.to_vec();
                 v.extend([Assignor::Kip848Uniform, Assignor::Kip848Range]);
                 v
             }
@@ -533,6 +562,7 @@ impl Assignor {
             "kafka-go" => Some("kafka-go 0.4.51"),
             "kafka-python" => Some(python::KAFKA_PYTHON),
             "aiokafka" => Some(python::AIOKAFKA),
+            "platformatic" => Some("@platformatic/kafka 2.12.1"),
             _ => None,
         }
     }
@@ -614,6 +644,8 @@ impl Assignor {
             Assignor::AiokafkaRoundRobin => "aiokafka:roundrobin",
             Assignor::AiokafkaRange => "aiokafka:range",
             Assignor::AiokafkaSticky => "aiokafka:sticky",
+            Assignor::PlatformaticRoundRobin => "platformatic:roundrobin",
+            Assignor::PlatformaticCooperativeSticky => "platformatic:cooperative-sticky",
         }
     }
 
@@ -689,6 +721,7 @@ impl Assignor {
                 | Assignor::KafkaPythonSticky
                 | Assignor::KafkaPythonCooperativeSticky
                 | Assignor::AiokafkaSticky
+                | Assignor::PlatformaticCooperativeSticky
         )
     }
 
@@ -824,6 +857,8 @@ impl Assignor {
             Assignor::AiokafkaSticky => {
                 python_sticky::assign(group, python_sticky::Library::Aiokafka, false, seed)?
             }
+            Assignor::PlatformaticRoundRobin => platformatic::roundrobin(group),
+            Assignor::PlatformaticCooperativeSticky => platformatic::cooperative_sticky(group),
         })
     }
 }
@@ -907,6 +942,7 @@ impl Assignor {
             "kafkago" | "segmentio" => "kafkago",
             "kafkapython" => "kafkapython",
             "aiokafka" => "aiokafka",
+            "platformatic" | "platformatickafka" | "@platformatic/kafka" => "platformatic",
             _ => "",
         };
         let a = match (client, name.as_str()) {
@@ -961,6 +997,39 @@ impl Assignor {
                          kafka-python:cooperative-sticky)",
                         python::AIOKAFKA
                     ),
+                }))
+            }
+            // @platformatic/kafka names its assigners `...Assigner`.
+            ("platformatic", "" | "roundrobin" | "rr" | "roundrobinassigner") => {
+                Assignor::PlatformaticRoundRobin
+            }
+            ("platformatic", "cooperativesticky" | "cooperativestickyassigner") => {
+                Assignor::PlatformaticCooperativeSticky
+            }
+            (
+                "sarama",
+                "sticky"
+                | "balancestrategysticky"
+                | "cooperativesticky"
+                | "balancestrategycooperativesticky",
+            ) => {
+                return Err(crate::Error::Assign(AssignError::NotSimulated {
+                    spec: s.to_string(),
+                    reason: "Sarama 1.61.1 has this strategy (NewBalanceStrategySticky, \
+                             NewBalanceStrategyCooperativeSticky), but partwise does not simulate \
+                             it yet: its answer follows Go's map order at every step, and no \
+                             known answers back a model of it; sarama:range and \
+                             sarama:roundrobin are simulated"
+                        .into(),
+                }))
+            }
+            ("platformatic", _) => {
+                return Err(crate::Error::Assign(AssignError::NotSimulated {
+                    spec: s.to_string(),
+                    reason: "@platformatic/kafka 2.12.1 ships two assigners, roundRobinAssigner \
+                             (platformatic:roundrobin, the default) and cooperativeStickyAssigner \
+                             (platformatic:cooperative-sticky); it has no other"
+                        .into(),
                 }))
             }
             _ => {

@@ -951,6 +951,33 @@ fn readiness_findings() -> Vec<(Client, &'static str, String, String)> {
                             .into_iter()
                             .map(|f| (Client::Unknown, f.kind, f.message, f.fix)),
                     );
+                    // Consumer-protocol members told by their client ids:
+                    // a default one, and one of the user's own (unknown).
+                    for id in ["consumer-g-1", "worker-7"] {
+                        let seen: Vec<crate::readiness::ClientSeen> = members
+                            .iter()
+                            .map(|_| crate::readiness::ClientSeen {
+                                client_id: id.into(),
+                                ..Default::default()
+                            })
+                            .collect();
+                        let r = crate::readiness::consumer_with(
+                            assignor,
+                            members,
+                            members,
+                            configs,
+                            topics,
+                            crate::assign::Assignor::Kip848Range,
+                            false,
+                            &seen,
+                        );
+                        let who = r.clients.first().map_or(Client::Unknown, |c| c.client);
+                        out.extend(
+                            r.findings
+                                .into_iter()
+                                .map(|f| (who, f.kind, f.message, f.fix)),
+                        );
+                    }
                 }
             }
         }

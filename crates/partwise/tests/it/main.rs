@@ -8,6 +8,7 @@ mod offline {
     mod hostile_parsers;
     mod kip848_versions;
     mod mixture;
+    mod node_groups;
     mod python_groups;
     mod streams;
     mod vectors;

@@ -504,6 +504,7 @@ fn to_json(r: &ReadinessReport) -> Value {
                 "reconciled": c.reconciled,
                 "server_range": c.range.as_ref().map(range_json),
                 "remote_assignors": assignors_json(&c.assignors),
+                "clients": clients_json(&c.clients),
             }),
             &c.findings,
         ),

@@ -3,7 +3,8 @@
 //! .cache/live-clients, versions pinned in `live/clients/`): a topic written
 //! by @platformatic/kafka's default producer is identified as `platformatic`
 //! by `kafka audit`, with the compatibilityPartitioner fix; a group of real
-//! aiokafka consumers is never "ready" for the consumer protocol.
+//! aiokafka consumers is never "ready" for the consumer protocol, nor is a
+//! group whose members' subscriptions do not decode.
 
 use super::kafka_group::try_describe;
 use crate::common::{partwise as pw, repo, text, SYMBOLS};
@@ -135,10 +136,15 @@ impl Drop for Member {
 }
 
 fn aiokafka_member(b: &str, group: &str, topics: &[&str]) -> Member {
+    aiokafka_member_with(&[], b, group, topics)
+}
+
+fn aiokafka_member_with(flags: &[&str], b: &str, group: &str, topics: &[&str]) -> Member {
     let python = clients().join("venv/bin/python");
     let script = repo().join("crates/partwise-cli/tests/it/live/clients/aiokafka_member.py");
     let mut child = Command::new(&python)
         .arg(script)
+        .args(flags)
         .args([b, group])
         .args(topics)
         .stdin(Stdio::piped())
@@ -202,4 +208,47 @@ fn an_aiokafka_group_readiness_says_it_cannot_join_and_exits_1() {
         "{f}"
     );
     assert!(!v.to_string().contains("org.apache.kafka.clients"), "{v}");
+}
+
+/// Two aiokafka members whose subscription bytes declare version -1 (their
+/// own leader reads them, so the group is Stable): partwise cannot decode
+/// them, and `--readiness` names each member with its client id, predicts
+/// nothing for it, never says ready and exits 1.
+#[test]
+fn a_group_whose_members_do_not_decode_is_never_ready() {
+    let b = bootstrap();
+    let (x, y) = (unique("pwc-ux"), unique("pwc-uy"));
+    create_topics(&b, &[(&x, 6), (&y, 6)]);
+    let group = unique("pwc-undecodable");
+    let _m1 = aiokafka_member_with(&["--negative-version"], &b, &group, &[&x, &y]);
+    let _m2 = aiokafka_member_with(&["--negative-version"], &b, &group, &[&x, &y]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (code, v) = loop {
+        let (code, v) =
+            try_describe(&b, &group, &["--readiness"]).unwrap_or_else(|e| panic!("{e}"));
+        if v["state"] == "Stable" && v["members"].as_array().is_some_and(|m| m.len() == 2) {
+            break (code, v);
+        }
+        assert!(Instant::now() < deadline, "never stable: {v}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["ready"], false, "{v}");
+    let undecodable: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "member-undecodable")
+        .collect();
+    assert_eq!(undecodable.len(), 2, "{v}");
+    for f in &undecodable {
+        let m = f["message"].as_str().unwrap();
+        assert!(m.contains("client id 'aiokafka-0.14.0'"), "{m}");
+        assert!(
+            f["fix"].as_str().unwrap().contains("check which client"),
+            "{f}"
+        );
+    }
+    // No server assignor's target is predicted as if they read nothing.
+    assert!(v["readiness"]["server_range"].is_null(), "{v}");
 }

@@ -1,8 +1,9 @@
 //! A real franz-go group (3 consumers with kgo's default
 //! CooperativeStickyBalancer, `tests/live/franz-go-group`, franz-go 1.22.3)
 //! over two 6-partition topics on the broker at PARTWISE_KAFKA_BOOTSTRAP
-//! splits as `partwise assign -a franz-go` predicts: its assignment is one of
-//! the simulated outcomes for the same members, and every index is split.
+//! splits as `partwise assign -a franz-go` and `check` predict: its
+//! assignment is one of the simulated outcomes for the same members, and
+//! every index is split.
 //! Needs Go (the member program is built with `go build -mod=readonly`).
 
 use crate::common::{partwise, repo};
@@ -112,4 +113,31 @@ fn a_franz_go_group_splits_as_predicted() {
     let anon: Value = serde_json::from_slice(&anon.stdout).unwrap();
     assert_eq!(anon["split_count"], 6);
     assert_eq!(anon["split_runs"], anon["runs"]);
+    // And `check` of the live topics, joined and read by a 3-member group
+    // declared `franz-go`, says the units split as the live group did.
+    let toml = format!(
+        "[[topic]]\nname = \"{m}\"\npartitions = 6\n\n[[topic]]\nname = \"{n}\"\npartitions = 6\n\n\
+         [[copartition]]\nname = \"joined\"\ntopics = [\"{m}\", \"{n}\"]\n\n\
+         [[consumer_group]]\nname = \"{group}\"\nassignor = \"franz-go\"\nmembers = 3\n\
+         subscriptions = [\"{m}\", \"{n}\"]\n"
+    );
+    let mut t = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut t, toml.as_bytes()).unwrap();
+    let out = partwise()
+        .arg("check")
+        .arg(t.path())
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["placements"][0];
+    assert_eq!(p["assignor"], "franz-go:cooperative-sticky", "{v}");
+    assert_eq!(p["units_whole"], false, "{v}");
+    assert_eq!(p["counts"][0]["split_count"], split, "{v}");
 }

@@ -145,7 +145,16 @@ fn server_range_splits_what_readiness_predicts() {
         let mut procs: Vec<Proc> = subs
             .iter()
             .enumerate()
-            .map(|(i, s)| java_member_with(&b, &group, s, "range", &format!("k{i}"), "consumer"))
+            .map(|(i, s)| {
+                // The splitting group's members run client ids of the
+                // user's own (unknown); the other's Java's default ones.
+                let id = if split > 0 {
+                    format!("k{i}")
+                } else {
+                    format!("consumer-{group}-{i}")
+                };
+                java_member_with(&b, &group, s, "range", &id, "consumer")
+            })
             .collect();
         // Reconciliation moves partitions one revocation at a time: the
         // members' own reports count only once they own their targets.
@@ -164,9 +173,15 @@ fn server_range_splits_what_readiness_predicts() {
             "{v}"
         );
         if split > 0 {
-            assert_eq!(kinds(&v), ["target-splits"], "{v}");
+            assert_eq!(kinds(&v), ["client-unknown", "target-splits"], "{v}");
+            let unknown = &v["findings"][0]["message"];
+            assert!(
+                unknown.as_str().unwrap().contains("(client id 'k0')"),
+                "{v}"
+            );
             assert_eq!(code, 1);
         } else {
+            assert_eq!(v["readiness"]["clients"][0]["client"], "java", "{v}");
             assert!(kinds(&v).is_empty(), "{v}");
             assert_eq!(code, 0, "{v}");
         }

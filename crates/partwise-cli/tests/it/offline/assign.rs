@@ -811,3 +811,80 @@ fn check_judges_an_aiokafka_group_in_its_own_words() {
         "{advice}"
     );
 }
+
+/// @platformatic/kafka's assigners from a group file that names its leader:
+/// the leader's own subscription is what is dealt (the package's answer on
+/// the `leader-*` groups of `tests/vectors/assignors/node_group_cases.jsonl`),
+/// the JSON names the leader, and a leader that is no member is exit 2.
+#[test]
+fn platformatic_deals_the_named_leaders_topics() {
+    let vectors =
+        std::fs::read_to_string(repo().join("tests/vectors/assignors/node_group_cases.jsonl"))
+            .unwrap();
+    let mut seen = 0;
+    for line in vectors
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    {
+        if !line["case"].as_str().unwrap().starts_with("leader-") {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("group.json");
+        std::fs::write(&path, line["group"].to_string()).unwrap();
+        let spec = line["assignor"].as_str().unwrap();
+        let (_, v) = json(&["assign", "-a", spec, "--group", path.to_str().unwrap()]);
+        assert_eq!(v["assignor"], spec);
+        assert_eq!(v["library"], "@platformatic/kafka 2.12.1");
+        assert_eq!(v["deterministic"], true);
+        assert_eq!(v["leader"], line["group"]["leader"], "{v}");
+        let want = &line["outcomes"][0]["assignment"];
+        for (id, list) in want.as_object().unwrap() {
+            assert_eq!(&v["assignment"][id], list, "{} {spec} {id}", line["case"]);
+        }
+        seen += 1;
+    }
+    assert!(seen >= 10, "{seen}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("group.json");
+    std::fs::write(
+        &path,
+        r#"{"topics": [["a", 2]], "leader": "zz", "members": [{"id": "m0", "subscription": ["a"]}]}"#,
+    )
+    .unwrap();
+    let out = partwise()
+        .args([
+            "assign",
+            "-a",
+            "platformatic",
+            "--group",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("invalid leader: 'zz' is not the id of a member"));
+}
+
+/// Specs of assignors a client ships that partwise does not simulate, or
+/// that the client does not ship, are refused with the reason (exit 2).
+#[test]
+fn unsimulated_and_unshipped_assignors_are_refused_with_the_reason() {
+    for (spec, says) in [
+        ("sarama:sticky", "partwise does not simulate it yet"),
+        (
+            "sarama:cooperative-sticky",
+            "NewBalanceStrategyCooperativeSticky",
+        ),
+        ("platformatic:range", "ships two assigners"),
+    ] {
+        let out = partwise()
+            .args(["assign", "-a", spec, "-m", "3", "-t", "a:6"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{spec}: {err}");
+    }
+}
