@@ -74,7 +74,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         // Not a classic or consumer group: a Kafka Streams group of the
         // streams protocol is described by its own API.
         match partwise_kafka::streams::streams_analysis(&conn, &a.group) {
-            Ok(Some(r)) => return streams(&r, a.format),
+            Ok(Some(r)) => return streams(&r, a.format, None),
             Ok(None) => {}
             // Still not found (exit 2), with why the streams question failed.
             Err(e) => {
@@ -128,18 +128,30 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 /// A streams-protocol group: its table or JSON, exit 1 with findings
-/// (NOT_READY is one).
-fn streams(r: &partwise::streams_group::StreamsReport, format: Format) -> Result<ExitCode> {
+/// (NOT_READY is one); `readiness` is what `--readiness` says first.
+pub(super) fn streams(
+    r: &partwise::streams_group::StreamsReport,
+    format: Format,
+    readiness: Option<&str>,
+) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match format {
-        Format::Table => crate::render::streams_group::write_table(
-            &mut crate::output::Visible::new(&mut out),
-            r,
-        )?,
+        Format::Table => {
+            if let Some(words) = readiness {
+                writeln!(out, "readiness: {words}\n")?;
+            }
+            crate::render::streams_group::write_table(
+                &mut crate::output::Visible::new(&mut out),
+                r,
+            )?
+        }
         format => {
             let mut doc = serde_json::to_value(r)
                 .map_err(|e| CliError::msg(format!("streams group as JSON: {e}")))?;
             doc["group_protocol"] = json!("streams");
+            if let Some(words) = readiness {
+                doc["readiness"] = json!({"group_protocol": "streams", "summary": words});
+            }
             crate::output::write_doc(&mut out, format, &doc)?
         }
     }

@@ -19,6 +19,13 @@ use std::io::Write;
 
 pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     let r = readiness(conn, group).map_err(kerr)?;
+    if r.description.not_found() {
+        // A Kafka Streams group of the streams protocol: already off the
+        // classic protocol, described by its own API.
+        if let Ok(Some(s)) = partwise_kafka::streams::streams_analysis(conn, group) {
+            return super::group::streams(&s, format, Some(STREAMS_READINESS));
+        }
+    }
     not_found(&r.description, group).map_err(|e| match conn.client_target() {
         // ConsumerGroupDescribe goes through partwise-client, which these
         // settings do not reach the brokers with.
@@ -43,6 +50,11 @@ pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
         ExitCode::Findings
     })
 }
+
+/// What `--readiness` says of a streams-protocol group before its description.
+const STREAMS_READINESS: &str = "a Kafka Streams group on the streams rebalance protocol (group.protocol=streams): \
+    the broker assigns its tasks, and the consumer protocol is no move for it (Kafka Streams does not join with \
+    group.protocol=consumer); its readiness is its state and findings below";
 
 fn keeps(k: KeepsUnits) -> &'static str {
     match k {
