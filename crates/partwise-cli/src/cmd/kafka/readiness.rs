@@ -2,7 +2,7 @@
 //! [`partwise_kafka::readiness`] (table, JSON, NDJSON) and its exit code:
 //! 0 ready, 1 findings.
 
-use super::{kerr, not_found};
+use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
@@ -22,17 +22,19 @@ pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     if r.description.not_found() {
         // A Kafka Streams group of the streams protocol: already off the
         // classic protocol, described by its own API.
-        if let Ok(Some(s)) = partwise_kafka::streams::streams_analysis(conn, group) {
-            return super::group::streams(&s, format, Some(STREAMS_READINESS));
+        if let Ok(Some(s)) = partwise_kafka::streams::streams_analysis(conn, group, &[]) {
+            return super::streams_group(&s, format, Some(STREAMS_READINESS));
         }
     }
-    not_found(&r.description, group).map_err(|e| match conn.client_target() {
-        // ConsumerGroupDescribe goes through partwise-client, which these
-        // settings do not reach the brokers with.
-        Err(why) => CliError::msg(format!(
-            "{e}; a consumer-protocol (KIP-848) group could not be asked for: {why}"
-        )),
-        Ok(_) => e,
+    super::not_found_here(conn, &r.description, group).map_err(|e| {
+        match conn.client_target() {
+            // ConsumerGroupDescribe goes through partwise-client, which these
+            // settings do not reach the brokers with.
+            Err(why) => CliError::msg(format!(
+                "{e}; a consumer-protocol (KIP-848) group could not be asked for: {why}"
+            )),
+            Ok(_) => e,
+        }
     })?;
     let findings = match &r.verdict {
         Verdict::Classic(c) => &c.findings,
