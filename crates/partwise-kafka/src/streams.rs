@@ -16,10 +16,15 @@ use std::collections::BTreeMap;
 /// (it may have a classic or consumer group of it).
 const GROUP_ID_NOT_FOUND: i16 = 69;
 
-/// Streams group `group` described and judged, or `None` when the
-/// coordinator has no streams group of that id or does not offer
+/// Streams group `group` described and judged (with `joins`, the source
+/// topics Streams co-partitions, as [`analyze`] takes them), or `None` when
+/// the coordinator has no streams group of that id or does not offer
 /// StreamsGroupDescribe (a broker from before streams groups).
-pub fn streams_analysis(conn: &Connection, group: &str) -> Result<Option<StreamsReport>> {
+pub fn streams_analysis(
+    conn: &Connection,
+    group: &str,
+    joins: &[Vec<String>],
+) -> Result<Option<StreamsReport>> {
     let target = conn.client_target()?;
     let Some(resp) = partwise_client::blocking::streams_group_describe(&target, group)
         .map_err(|e| conn.client_error(format!("describing streams group {group}"), e))?
@@ -51,8 +56,24 @@ pub fn streams_analysis(conn: &Connection, group: &str) -> Result<Option<Streams
         .into_iter()
         .map(|t| (t.name, t.partitions))
         .collect();
-    Ok(Some(analyze(described(g), &counts)))
+    Ok(Some(analyze(described(g), &counts, joins)))
 }
+
+/// Whether the bootstrap broker offers StreamsGroupDescribe: Apache Kafka
+/// advertises it from 4.2, where streams groups are generally available
+/// (4.0 has no streams groups; in 4.1 the API is unstable and not
+/// advertised by default).
+pub fn streams_groups_offered(conn: &Connection) -> Result<bool> {
+    let target = conn.client_target()?;
+    let apis = partwise_client::blocking::api_versions(&target)
+        .map_err(|e| conn.client_error("reading the broker's API versions", e))?;
+    Ok(apis.iter().any(|&(key, _)| key == wire::API_KEY))
+}
+
+/// What a "not found" says when the brokers have no streams groups.
+pub const NO_STREAMS_GROUPS: &str = "these brokers do not offer StreamsGroupDescribe: streams groups \
+    (group.protocol=streams) are generally available from Apache Kafka 4.2, so a Kafka Streams \
+    application cannot have a streams group here (under the classic protocol its group is a consumer group)";
 
 fn tasks(a: wire::Assignment) -> Tasks {
     let flat = |ts: Vec<wire::TaskIds>| -> Vec<Task> {

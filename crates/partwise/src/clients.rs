@@ -246,8 +246,8 @@ const KAFKA_STREAMS: ClientFacts = ClientFacts {
          and brokers 4.2 or later, early access in 4.1), where the broker assigns tasks",
     ),
     alternative: "keep the classic protocol (StreamsPartitionAssignor keeps a task's partitions together), or set \
-         group.protocol=streams once Kafka Streams and every broker run 4.2 or later; partwise does not yet check \
-         streams groups",
+         group.protocol=streams once Kafka Streams and every broker run 4.2 or later (partwise kafka group \
+         describes the streams group then)",
     keep_units: "nothing to set: StreamsPartitionAssignor keeps a task's partitions (partition p of each source topic of a sub-topology) on one member",
 };
 

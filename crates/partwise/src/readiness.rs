@@ -908,7 +908,7 @@ pub fn classic_with(
             (Client::KafkaStreams, Some(without)) => findings.push(finding(
                 "streams-group",
                 format!("member(s) {members} run Kafka Streams ({}): {without}", c.evidence),
-                f.alternative,
+                streams_path(configs),
             )),
             (_, Some(without)) => findings.push(finding(
                 "client-without-consumer-protocol",
@@ -969,6 +969,46 @@ pub fn classic_with(
         clients,
         findings,
     }
+}
+
+/// A classic Kafka Streams group's way off the classic protocol: the
+/// streams rebalance protocol, in Kafka Streams' and the broker's own
+/// settings, with the brokers that leave `streams` out of
+/// `group.coordinator.rebalance.protocols` named, the offline move the
+/// coordinator requires (no online migration between the classic and the
+/// streams protocol) and what the streams protocol does not support yet
+/// (Apache Kafka's "Streams Rebalance Protocol" guide; the sources are in
+/// `docs/reference/kafka-streams.md`).
+pub fn streams_path(configs: &[BrokerConfig]) -> String {
+    let mut s = String::from(
+        "set group.protocol=streams in the application's StreamsConfig (Kafka Streams 4.2 or later), with every broker on Apache Kafka 4.2 or later and streams groups enabled: \
+         the feature streams.version=1 (set on a cluster formatted by 4.2 or later; on an upgraded one \
+         kafka-features.sh upgrade --feature streams.version=1) and streams in \
+         group.coordinator.rebalance.protocols",
+    );
+    let lacking: Vec<String> = configs
+        .iter()
+        .filter(|c| {
+            c.rebalance_protocols
+                .as_ref()
+                .is_some_and(|p| !p.iter().any(|x| x == "streams"))
+        })
+        .map(|c| c.broker.to_string())
+        .collect();
+    if !lacking.is_empty() {
+        s.push_str(&format!(
+            " (broker(s) {} leave streams out of group.coordinator.rebalance.protocols: add it)",
+            lacking.join(", ")
+        ));
+    }
+    s.push_str(
+        "; the move is offline: stop every instance, wait for session.timeout.ms (or have them leave the \
+         group), then start them all with group.protocol=streams (committed offsets are kept); not supported \
+         yet under the streams protocol: static membership (a group.instance.id is rejected), source topics \
+         by regular expression, warm-up tasks (the broker's sticky assignor only), and topology changes that \
+         add source topics or sub-topologies (they need a new application.id)",
+    );
+    s
 }
 
 /// The target server `uniform` would give the members of a group that
@@ -1437,7 +1477,31 @@ mod tests {
         let r = with("stream", "app-1-StreamThread-1-consumer", None);
         assert_eq!(kinds(&r), ["streams-group"]);
         assert!(r.findings[0].message.contains("group.protocol=streams"));
+        for words in [
+            "set group.protocol=streams",
+            "streams.version=1",
+            "group.coordinator.rebalance.protocols",
+            "the move is offline",
+            "static membership",
+        ] {
+            assert!(
+                r.findings[0].fix.contains(words),
+                "{words}: {}",
+                r.findings[0].fix
+            );
+        }
         assert!(r.range.is_none());
+        // A broker that leaves streams out of its protocols is named.
+        let cfg = BrokerConfig {
+            broker: 3,
+            rebalance_protocols: Some(vec!["classic".into(), "consumer".into()]),
+            ..BrokerConfig::default()
+        };
+        assert!(
+            streams_path(&[cfg]).contains("broker(s) 3 leave streams out"),
+            "{}",
+            streams_path(&[])
+        );
         for f in &r.findings {
             assert!(!f.fix.contains("group.protocol=consumer"), "{}", f.fix);
             assert!(!f.fix.contains("group.remote.assignor"), "{}", f.fix);

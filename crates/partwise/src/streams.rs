@@ -463,6 +463,76 @@ pub fn declare(
     Ok(added)
 }
 
+/// The label of a producer partwise read from a topic's records on the
+/// cluster (`check --streams -b`).
+pub const OBSERVED_PRODUCER: &str = "sampled on the cluster";
+
+/// What the cluster says of one source topic: its partition count and,
+/// when its sampled keyed records are explained by a known partitioner,
+/// that partitioner (the client default among equivalent ones, as the
+/// audit names it) over the stored key bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observed {
+    /// The topic.
+    pub topic: String,
+    /// Its live partition count.
+    pub partitions: PartitionCount,
+    /// What wrote its keyed records; `None` when nothing partwise knows
+    /// explains every sampled keyed record (the audit's own finding says
+    /// what it found instead).
+    pub writer: Option<crate::routing::Candidate>,
+}
+
+impl Observed {
+    /// The observation of `topic` from its live count and the routing of its
+    /// sampled records.
+    pub fn new(
+        topic: &str,
+        partitions: PartitionCount,
+        routing: Option<&crate::routing::Routing>,
+    ) -> Observed {
+        let writer = routing
+            .filter(|r| r.keyed > 0)
+            .and_then(|r| crate::routing::primary(&r.inferred));
+        Observed {
+            topic: topic.to_string(),
+            partitions,
+            writer,
+        }
+    }
+}
+
+/// Puts what the cluster says of a source topic into `topology` before
+/// [`declare`] and the check: the live count replaces a declared one (the
+/// count Streams will see), and the observed writer is added to the
+/// topic's producers (declared producers stay: one that disagrees with
+/// what the records say is then a finding). A topic the file does not
+/// declare is added. Returns the declared count when it differed.
+pub fn observe(topology: &mut Topology, seen: &Observed) -> Option<PartitionCount> {
+    let producer = seen.writer.map(|c| Producer {
+        name: Some(OBSERVED_PRODUCER.into()),
+        partitioner: Some(c.partitioner),
+        key_format: c.format.unwrap_or(KeyFormat::Utf8),
+        keyless: false,
+    });
+    match topology.topics.iter_mut().find(|t| t.name == seen.topic) {
+        Some(t) => {
+            let before = std::mem::replace(&mut t.partitions, seen.partitions);
+            t.producers.extend(producer);
+            (before != seen.partitions).then_some(before)
+        }
+        None => {
+            topology.topics.push(Topic {
+                name: seen.topic.clone(),
+                partitions: seen.partitions,
+                key: None,
+                producers: producer.into_iter().collect(),
+            });
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

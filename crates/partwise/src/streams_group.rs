@@ -173,8 +173,23 @@ fn findings_json<S: serde::Serializer>(fs: &[Finding], s: S) -> Result<S::Ok, S:
     seq.end()
 }
 
-/// Judges `group` against the cluster's partition counts (`counts`, by topic).
-pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsReport {
+/// Judges `group` against the cluster's partition counts (`counts`, by
+/// topic) and the topics Streams co-partitions (`joins`: each set the
+/// sources of one join, as named on the cluster; from the application's
+/// `describe()`, [`crate::streams::Application::copartition_groups`]).
+///
+/// A task that holds partition p of some sources of its sub-topology and
+/// not of others is normal where those sources are merged, not joined (a
+/// task per partition of the largest source): it is a finding only when a
+/// held and a missing source are in one of `joins`. The description does
+/// not say which sources are joined, so with no `joins` the task table
+/// shows what each task holds and lacks, and no finding is made of it (a
+/// join's sources of different counts keep the group NOT_READY, which is).
+pub fn analyze(
+    group: StreamsGroup,
+    counts: &BTreeMap<String, u32>,
+    joins: &[Vec<String>],
+) -> StreamsReport {
     let mut findings = Vec::new();
     // Apache Kafka names the state `NotReady` in StreamsGroupDescribe and
     // `NOT_READY` in its documentation and tools.
@@ -251,7 +266,10 @@ pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsRe
                     _ => missing.push(topic.to_string()),
                 }
             }
-            if !holds.is_empty() && !missing.is_empty() {
+            let joined = joins.iter().any(|j| {
+                holds.iter().any(|(h, _)| j.contains(h)) && missing.iter().any(|x| j.contains(x))
+            });
+            if joined {
                 let count = |topic: &str| match counts.get(topic) {
                     Some(n) => format!("{topic} ({n} partitions)"),
                     None => format!("{topic} (not in the cluster)"),
@@ -260,8 +278,8 @@ pub fn analyze(group: StreamsGroup, counts: &BTreeMap<String, u32>) -> StreamsRe
                     kind: TASK_SPLIT,
                     message: format!(
                         "task {t} on member {} holds partition {} of {} but not of {}: the \
-                         sources of sub-topology {} are not co-partitioned, so its join sees \
-                         only part of a key's records",
+                         sources of sub-topology {} that it joins are not co-partitioned, so \
+                         its join sees only part of a key's records",
                         m.member_id,
                         t.partition,
                         holds
@@ -375,7 +393,7 @@ mod tests {
     #[test]
     fn whole_tasks_hold_partition_p_of_every_source() {
         let counts = BTreeMap::from([("a".to_string(), 2), ("b".to_string(), 2)]);
-        let r = analyze(group("STABLE", join(), &[1, 0]), &counts);
+        let r = analyze(group("STABLE", join(), &[1, 0]), &counts, &ab());
         assert!(r.findings.is_empty(), "{:?}", r.findings);
         assert_eq!(r.tasks[0].task.to_string(), "0_0");
         assert_eq!(
@@ -384,10 +402,14 @@ mod tests {
         );
     }
 
+    fn ab() -> Vec<Vec<String>> {
+        vec![vec!["a".into(), "b".into()]]
+    }
+
     #[test]
-    fn a_task_past_one_sources_count_is_a_finding() {
+    fn a_task_past_one_joined_sources_count_is_a_finding() {
         let counts = BTreeMap::from([("a".to_string(), 2), ("b".to_string(), 3)]);
-        let r = analyze(group("STABLE", join(), &[2]), &counts);
+        let r = analyze(group("STABLE", join(), &[2]), &counts, &ab());
         assert_eq!(r.findings.len(), 1);
         assert_eq!(r.findings[0].kind, TASK_SPLIT);
         assert!(r.findings[0]
@@ -396,19 +418,31 @@ mod tests {
     }
 
     #[test]
+    fn a_task_past_a_merged_sources_count_is_no_finding() {
+        let counts = BTreeMap::from([("a".to_string(), 2), ("b".to_string(), 3)]);
+        // Not known to be joined, or known to be merged only: shown, no finding.
+        for joins in [vec![], vec![vec!["a".to_string(), "c".to_string()]]] {
+            let r = analyze(group("STABLE", join(), &[2]), &counts, &joins);
+            assert!(r.findings.is_empty(), "{:?}", r.findings);
+            assert_eq!(r.tasks[0].holds, vec![("b".to_string(), 2)]);
+            assert_eq!(r.tasks[0].missing, vec!["a".to_string()]);
+        }
+    }
+
+    #[test]
     fn not_ready_is_a_finding_with_its_reason() {
-        let r = analyze(group("NOT_READY", None, &[]), &BTreeMap::new());
+        let r = analyze(group("NOT_READY", None, &[]), &BTreeMap::new(), &[]);
         assert_eq!(r.findings.len(), 1);
         assert_eq!(r.findings[0].kind, NOT_READY);
         assert!(r.findings[0].message.contains("different partition counts"));
         let counts = BTreeMap::from([("a".to_string(), 6), ("b".to_string(), 8)]);
-        let r = analyze(group("NotReady", join(), &[]), &counts);
+        let r = analyze(group("NotReady", join(), &[]), &counts, &[]);
         assert!(r.findings[0].message.contains(
             "sub-topology 0 reads a (6 partitions) and b (8 partitions): different partition counts"
         ));
         let mut g = group("NOT_READY", None, &[]);
         g.error_message = Some("topics x and y differ".into());
-        let r = analyze(g, &BTreeMap::new());
+        let r = analyze(g, &BTreeMap::new(), &[]);
         assert!(r.findings[0]
             .message
             .contains("the coordinator says: topics x and y differ"));

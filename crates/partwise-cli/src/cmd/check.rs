@@ -41,7 +41,16 @@ pub struct Args {
     /// Output format: table, json (one document) or ndjson (one line per group or family)
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// With --streams, the live cluster (-b BROKERS, -X KEY=VALUE, -F FILE):
+    /// each join's source topics get their counts from the cluster and their
+    /// producers from a sample of their records (as kafka audit reads them)
+    #[command(flatten)]
+    kafka: super::conn::ConnArgs,
 }
+
+/// Records sampled from the start of each partition of a Streams source
+/// topic: the default of `kafka audit`.
+const SAMPLE: u64 = 1000;
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut topology = match &args.file {
@@ -58,8 +67,64 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|t| (t.name.clone(), t.partitions))
         .collect();
+    let mut apps = Vec::new();
     for path in &args.streams {
-        let app = crate::load::load_streams(path)?;
+        apps.push((path, crate::load::load_streams(path)?));
+    }
+    let conn = args
+        .kafka
+        .given()
+        .then(|| args.kafka.connection())
+        .transpose()?;
+    if conn.is_some() && args.streams.is_empty() {
+        return Err(CliError::msg(
+            "-b/-X/-F read a Kafka Streams application's source topics: give --streams (report -b checks a topology file's topics)",
+        ));
+    }
+    // The audit of each external source topic, by name.
+    let mut audited: Vec<partwise_kafka::audit::TopicAudit> = Vec::new();
+    if let Some(conn) = &conn {
+        let mut topics: Vec<String> = Vec::new();
+        for (_, app) in &apps {
+            for g in app.copartition_groups() {
+                if g.external.len() + g.internal.len() >= 2 {
+                    topics.extend(g.external);
+                }
+            }
+        }
+        topics.sort();
+        topics.dedup();
+        if !topics.is_empty() {
+            let all: Vec<partwise::Partitioner> = partwise::Partitioner::all().collect();
+            let opts = partwise_kafka::audit::AuditOptions {
+                topics,
+                sample: SAMPLE,
+                candidates: partwise::routing::candidates(&all, &[]),
+            };
+            audited = partwise_kafka::audit::audit(conn, &opts, &mut |_| {})
+                .map_err(super::conn::kerr)?
+                .topics;
+        }
+        for t in &audited {
+            let Some(n) = t
+                .partition_count()
+                .and_then(|n| partwise::PartitionCount::new(n).ok())
+            else {
+                continue;
+            };
+            let seen = partwise::streams::Observed::new(&t.name, n, t.routing.as_ref());
+            if let Some(before) = partwise::streams::observe(&mut topology, &seen) {
+                say!(
+                    "partwise: note: {} has {} partitions on the cluster, not the {} the topology file declares: the cluster's count is checked",
+                    t.name,
+                    n.get(),
+                    before.get()
+                );
+            }
+        }
+    }
+    for (path, app) in &apps {
+        let path = *path;
         let name = path.file_stem().map_or_else(
             || path.display().to_string(),
             |s| s.to_string_lossy().into_owned(),
@@ -70,7 +135,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 path.display()
             );
         }
-        let added = partwise::streams::declare(&mut topology, &name, &app, &counts)
+        if let Some(t) = app
+            .copartition_groups()
+            .iter()
+            .flat_map(|g| &g.external)
+            .find(|t| topology.topic(t).is_none() && !counts.iter().any(|(c, _)| c == *t))
+            .and_then(|t| audited.iter().find(|a| &a.name == t))
+        {
+            return Err(CliError::msg(format!(
+                "--streams {}: the cluster has no readable topic '{}' ({}), which the application reads: Kafka Streams will not start without it (give -t {}:N to check the join as planned)",
+                path.display(),
+                t.name,
+                t.error.as_deref().unwrap_or("no partitions"),
+                t.name
+            )));
+        }
+        let added = partwise::streams::declare(&mut topology, &name, app, &counts)
             .map_err(|e| CliError::context(format!("--streams {}", path.display()), e))?;
         if added.is_empty() {
             say!(
@@ -96,7 +176,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => (load_samples(args.input)?, None),
     };
     let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
-    let report = check(&topology, &refs);
+    let mut report = check(&topology, &refs);
+    if !audited.is_empty() {
+        with_audits(&mut report, &audited);
+    }
     let records: Vec<Option<(u64, u64)>> = match &counts {
         Some(counts) => group_records(&topology, &refs, counts),
         None => vec![None; report.groups.len()],
@@ -137,6 +220,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
+}
+
+/// What the audit of each source topic found that its observed producer
+/// cannot say (unreadable, no keyed records, records no known partitioner
+/// explains, several partitioners, mixed key encodings) joins its group's
+/// reasons, in place of `no_producers`: who writes the topic was looked at.
+fn with_audits(report: &mut Report, audited: &[partwise_kafka::audit::TopicAudit]) {
+    use partwise::findings::Reason;
+    for g in &mut report.groups {
+        let mine: Vec<&partwise_kafka::audit::TopicAudit> = audited
+            .iter()
+            .filter(|a| g.topics.contains(&a.name))
+            .collect();
+        g.reasons
+            .retain(|r| !matches!(r, Reason::NoProducers { topic } if mine.iter().any(|a| &a.name == topic)));
+        for a in mine {
+            let v = partwise_kafka::audit::verdict(std::slice::from_ref(a));
+            g.reasons.extend(v.findings);
+        }
+    }
 }
 
 /// `3`, `1..6`: the member counts a verdict covers (the declared ones).

@@ -30,6 +30,7 @@ mod offline {
 
 #[cfg(feature = "live")]
 mod live {
+    mod check_streams;
     mod kafka;
     mod kafka_audit;
     mod kafka_clients;

@@ -766,7 +766,7 @@ fn streams_group_findings() -> Vec<crate::readiness::Finding> {
             members,
             ..Default::default()
         };
-        out.extend(analyze(g, &counts).findings);
+        out.extend(analyze(g, &counts, &[vec!["a".into(), "b".into(), "x".into()]]).findings);
     }
     out
 }

@@ -7,7 +7,7 @@
 //! side with the live assignment. One call of [`partwise_kafka::group::analysis`];
 //! the printing is [`crate::render::group`]'s.
 
-use super::{kerr, not_found, ConnArgs};
+use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
@@ -47,6 +47,12 @@ pub struct Args {
     /// of the broker's target and of the current assignment. Read-only
     #[arg(long, conflicts_with = "assignor")]
     pub(super) readiness: bool,
+    /// For a streams-protocol group: the application's Topology#describe()
+    /// text, which says which source topics are joined (a task that holds
+    /// partition p of one joined source and not of the other is a finding;
+    /// merged sources of different counts are not)
+    #[arg(long = "streams", value_name = "DESCRIBE", conflicts_with = "assignor")]
+    streams: Option<std::path::PathBuf>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub(super) format: Format,
@@ -73,8 +79,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if d.not_found() {
         // Not a classic or consumer group: a Kafka Streams group of the
         // streams protocol is described by its own API.
-        match partwise_kafka::streams::streams_analysis(&conn, &a.group) {
-            Ok(Some(r)) => return streams(&r, a.format),
+        let joins = match &a.streams {
+            Some(path) => joins(path, &a.group)?,
+            None => Vec::new(),
+        };
+        match partwise_kafka::streams::streams_analysis(&conn, &a.group, &joins) {
+            Ok(Some(r)) => return super::streams_group(&r, a.format, None),
             Ok(None) => {}
             // Still not found (exit 2), with why the streams question failed.
             Err(e) => {
@@ -89,7 +99,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
         }
     }
-    not_found(d, &a.group)?;
+    super::not_found_here(&conn, d, &a.group)?;
     let r = g.analysis.map_err(predict_error)?;
     let model = a.assignor.zip(g.server_model);
     let mut out = std::io::stdout().lock();
@@ -127,26 +137,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
     )
 }
 
-/// A streams-protocol group: its table or JSON, exit 1 with findings
-/// (NOT_READY is one).
-fn streams(r: &partwise::streams_group::StreamsReport, format: Format) -> Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    match format {
-        Format::Table => crate::render::streams_group::write_table(
-            &mut crate::output::Visible::new(&mut out),
-            r,
-        )?,
-        format => {
-            let mut doc = serde_json::to_value(r)
-                .map_err(|e| CliError::msg(format!("streams group as JSON: {e}")))?;
-            doc["group_protocol"] = json!("streams");
-            crate::output::write_doc(&mut out, format, &doc)?
-        }
-    }
-    out.flush()?;
-    Ok(if r.findings.is_empty() {
-        ExitCode::Ok
-    } else {
-        ExitCode::Findings
-    })
+/// The source topics application `group` joins, as named on the cluster:
+/// `describe()` prints the topics Streams creates without the
+/// `<application.id>-` prefix they carry there.
+fn joins(path: &std::path::Path, group: &str) -> Result<Vec<Vec<String>>> {
+    let app = crate::load::load_streams(path)?;
+    Ok(app
+        .copartition_groups()
+        .into_iter()
+        .map(|g| {
+            let mut topics = g.external;
+            topics.extend(g.internal.iter().map(|t| format!("{group}-{t}")));
+            topics
+        })
+        .collect())
 }

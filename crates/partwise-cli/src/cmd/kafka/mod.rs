@@ -13,8 +13,10 @@ pub mod topics;
 
 pub use crate::cmd::conn::{kerr, stderr_is_terminal, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::visible;
+use crate::output::{visible, Format};
 use partwise_kafka::group::GroupDescription;
+use serde_json::json;
+use std::io::Write;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -62,4 +64,59 @@ pub fn not_found(d: &GroupDescription, group: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// [`not_found`], saying so when the brokers have no streams groups at all
+/// (Apache Kafka before 4.2), where a Kafka Streams group of the streams
+/// protocol cannot be.
+pub fn not_found_here(
+    conn: &partwise_kafka::Connection,
+    d: &partwise_kafka::group::GroupDescription,
+    group: &str,
+) -> Result<()> {
+    not_found(d, group).map_err(
+        |e| match partwise_kafka::streams::streams_groups_offered(conn) {
+            Ok(false) => CliError::msg(format!(
+                "{e}; {}",
+                partwise_kafka::streams::NO_STREAMS_GROUPS
+            )),
+            _ => e,
+        },
+    )
+}
+
+/// A streams-protocol group: its table or JSON, exit 1 with findings
+/// (NOT_READY is one); `readiness` is what `--readiness` says first.
+pub fn streams_group(
+    r: &partwise::streams_group::StreamsReport,
+    format: Format,
+    readiness: Option<&str>,
+) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Table => {
+            if let Some(words) = readiness {
+                writeln!(out, "readiness: {words}\n")?;
+            }
+            crate::render::streams_group::write_table(
+                &mut crate::output::Visible::new(&mut out),
+                r,
+            )?
+        }
+        format => {
+            let mut doc = serde_json::to_value(r)
+                .map_err(|e| CliError::msg(format!("streams group as JSON: {e}")))?;
+            doc["group_protocol"] = json!("streams");
+            if let Some(words) = readiness {
+                doc["readiness"] = json!({"group_protocol": "streams", "summary": words});
+            }
+            crate::output::write_doc(&mut out, format, &doc)?
+        }
+    }
+    out.flush()?;
+    Ok(if r.findings.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
 }

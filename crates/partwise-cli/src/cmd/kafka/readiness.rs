@@ -2,7 +2,7 @@
 //! [`partwise_kafka::readiness`] (table, JSON, NDJSON) and its exit code:
 //! 0 ready, 1 findings.
 
-use super::{kerr, not_found};
+use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
@@ -19,13 +19,22 @@ use std::io::Write;
 
 pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     let r = readiness(conn, group).map_err(kerr)?;
-    not_found(&r.description, group).map_err(|e| match conn.client_target() {
-        // ConsumerGroupDescribe goes through partwise-client, which these
-        // settings do not reach the brokers with.
-        Err(why) => CliError::msg(format!(
-            "{e}; a consumer-protocol (KIP-848) group could not be asked for: {why}"
-        )),
-        Ok(_) => e,
+    if r.description.not_found() {
+        // A Kafka Streams group of the streams protocol: already off the
+        // classic protocol, described by its own API.
+        if let Ok(Some(s)) = partwise_kafka::streams::streams_analysis(conn, group, &[]) {
+            return super::streams_group(&s, format, Some(STREAMS_READINESS));
+        }
+    }
+    super::not_found_here(conn, &r.description, group).map_err(|e| {
+        match conn.client_target() {
+            // ConsumerGroupDescribe goes through partwise-client, which these
+            // settings do not reach the brokers with.
+            Err(why) => CliError::msg(format!(
+                "{e}; a consumer-protocol (KIP-848) group could not be asked for: {why}"
+            )),
+            Ok(_) => e,
+        }
     })?;
     let findings = match &r.verdict {
         Verdict::Classic(c) => &c.findings,
@@ -43,6 +52,11 @@ pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
         ExitCode::Findings
     })
 }
+
+/// What `--readiness` says of a streams-protocol group before its description.
+const STREAMS_READINESS: &str = "a Kafka Streams group on the streams rebalance protocol (group.protocol=streams): \
+    the broker assigns its tasks, and the consumer protocol is no move for it (Kafka Streams does not join with \
+    group.protocol=consumer); its readiness is its state and findings below";
 
 fn keeps(k: KeepsUnits) -> &'static str {
     match k {

@@ -546,3 +546,30 @@ fn a_kafkajs_group_cannot_move_and_copartitioned_is_not_recommended_where_missin
         let _ = m.child.wait();
     }
 }
+
+/// On brokers without streams groups (4.0.2 and 4.1.2 of the matrix), a
+/// group that is not there is not found, and the answer says that a
+/// streams group cannot be there either; from 4.2 it is only not found.
+#[test]
+fn a_missing_group_on_brokers_without_streams_groups_says_so() {
+    let b = bootstrap();
+    let group = unique("no-such-streams-app");
+    let release = broker_release();
+    let without = ["4.0.", "4.1."].iter().any(|v| release.starts_with(v));
+    for extra in [&[][..], &["--readiness"][..]] {
+        let out = Cmd::cargo_bin("partwise")
+            .unwrap()
+            .args(["kafka", "group", "-b", &b, "-g", &group])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("not found"), "{err}");
+        assert_eq!(
+            err.contains("streams groups (group.protocol=streams) are generally available from Apache Kafka 4.2"),
+            without,
+            "Kafka {release}: {err}"
+        );
+    }
+}

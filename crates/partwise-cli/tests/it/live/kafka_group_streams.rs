@@ -24,13 +24,19 @@ impl Drop for App {
 }
 
 /// Starts the join of `left` and `right` (`NAME:COUNT`, created if missing)
-/// as application `app` with `threads` stream threads.
+/// as application `app` with `threads` stream threads under the streams
+/// protocol.
 fn start(b: &str, app: &str, left: &str, right: &str, threads: u32) -> App {
+    start_on(b, app, left, right, threads, "streams")
+}
+
+/// [`start`] under `group.protocol=protocol` (`streams` or `classic`).
+fn start_on(b: &str, app: &str, left: &str, right: &str, threads: u32, protocol: &str) -> App {
     let log = std::env::temp_dir().join(format!("{app}.log"));
     let out = std::fs::File::create(&log).unwrap();
     let child = Command::new("bash")
         .arg(repo().join("tests/streams-app/run"))
-        .args([b, app, left, right, &threads.to_string()])
+        .args([b, app, left, right, &threads.to_string(), protocol])
         .stdout(out.try_clone().unwrap())
         .stderr(out)
         .stdin(Stdio::null())
@@ -164,4 +170,84 @@ fn sources_of_different_counts_leave_the_group_not_ready_with_the_counts_named()
     assert!(msg.contains(&format!("{left} (6 partitions)")), "{msg}");
     assert!(msg.contains(&format!("{right} (8 partitions)")), "{msg}");
     assert!(v["tasks"].as_array().unwrap().is_empty(), "{v:#}");
+}
+
+/// `kafka group --readiness --format json`: exit code and document.
+fn readiness(b: &str, group: &str) -> (i32, Value) {
+    let out = Cmd::cargo_bin("partwise")
+        .unwrap()
+        .args(["kafka", "group", "-b", b, "-g", group, "--readiness"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn readiness_of_a_streams_group_is_its_state() {
+    let b = bootstrap();
+    let (left, right) = (unique("market-updates"), unique("notifications"));
+    let app_id = unique("ticker-join-ready");
+    let mut app = start(&b, &app_id, &format!("{left}:6"), &format!("{right}:6"), 1);
+    until(&b, &app_id, &mut app, |v| {
+        v["state"] == "Stable" && v["tasks"].as_array().is_some_and(|t| t.len() == 6)
+    });
+    let (code, v) = readiness(&b, &app_id);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["group_protocol"], "streams", "{v:#}");
+    assert_eq!(v["state"], "Stable", "{v:#}");
+    let words = v["readiness"]["summary"].as_str().unwrap();
+    assert!(words.contains("group.protocol=streams"), "{words}");
+}
+
+#[test]
+fn readiness_of_a_classic_streams_group_names_the_streams_protocol() {
+    let b = bootstrap();
+    let (left, right) = (unique("market-updates"), unique("notifications"));
+    let app_id = unique("ticker-join-classic");
+    let mut app = start_on(
+        &b,
+        &app_id,
+        &format!("{left}:6"),
+        &format!("{right}:6"),
+        2,
+        "classic",
+    );
+    // The classic group, Stable with both stream threads as members.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let (code, v) = loop {
+        if let Ok(Some(s)) = app.0.try_wait() {
+            panic!("the Streams application exited ({s})");
+        }
+        let (code, v) = readiness(&b, &app_id);
+        if v["state"] == "Stable" && v["members"].as_array().is_some_and(|m| m.len() == 2) {
+            break (code, v);
+        }
+        assert!(Instant::now() < deadline, "never Stable: {v:#}");
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    assert_eq!(code, 1, "{v:#}");
+    let findings = v["findings"].as_array().unwrap();
+    let streams = findings
+        .iter()
+        .find(|f| f["kind"] == "streams-group")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert!(
+        streams["fix"]
+            .as_str()
+            .unwrap()
+            .contains("set group.protocol=streams"),
+        "{streams:#}"
+    );
+    for f in findings {
+        let fix = f["fix"].as_str().unwrap();
+        assert!(!fix.contains("group.protocol=consumer"), "{f:#}");
+        assert!(!fix.contains("group.remote.assignor"), "{f:#}");
+    }
+    let clients = v["readiness"]["clients"].as_array().unwrap();
+    assert!(
+        clients.iter().all(|c| c["client"] == "kafka-streams"),
+        "{clients:#?}"
+    );
 }

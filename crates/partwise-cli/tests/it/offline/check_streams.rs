@@ -130,6 +130,11 @@ fn unusable_descriptions_and_unknown_counts_are_errors() {
         &["check", "--streams", &join, "-t", "market-updates:6"],
         "'notifications', whose partition count is not known",
     );
+    // The cluster's flags read a Streams application's sources.
+    fails(
+        &["check", &example("ticker.toml"), "-b", "127.0.0.1:9"],
+        "give --streams",
+    );
     // A topology that joins nothing checks nothing, and says so.
     let merge = described("merge-no-join");
     let out = output(&["check", "--streams", &merge, "-t", "eu-ticks:3"], 0);

@@ -61,3 +61,45 @@ fn the_readmes_example_is_kafka_streams_own_description() {
         std::fs::read_to_string(root.join("tests/vectors/streams/stream-stream.txt")).unwrap()
     );
 }
+
+#[test]
+fn what_the_cluster_says_replaces_the_count_and_adds_the_writer() {
+    use partwise::routing::Candidate;
+    use partwise::streams::{observe, Observed, OBSERVED_PRODUCER};
+    use partwise::topology::Topology;
+    use partwise::{PartitionCount, Partitioner};
+    let mut t = Topology {
+        topics: Vec::new(),
+        copartition_groups: Vec::new(),
+        consumer_groups: Vec::new(),
+        redis_families: Vec::new(),
+    };
+    let crc: Partitioner = "librdkafka:consistent_random".parse().unwrap();
+    let six = PartitionCount::new(6).unwrap();
+    let eight = PartitionCount::new(8).unwrap();
+    let seen = Observed {
+        topic: "notifications".into(),
+        partitions: six,
+        writer: Some(Candidate {
+            partitioner: crc,
+            format: None,
+        }),
+    };
+    assert_eq!(observe(&mut t, &seen), None);
+    let topic = t.topic("notifications").unwrap();
+    assert_eq!(topic.partitions, six);
+    assert_eq!(topic.producers.len(), 1);
+    assert_eq!(topic.producers[0].partitioner, Some(crc));
+    assert_eq!(topic.producers[0].name.as_deref(), Some(OBSERVED_PRODUCER));
+    // A declared topic keeps its producers, takes the live count, and the
+    // count it declared is handed back.
+    let again = Observed {
+        partitions: eight,
+        writer: None,
+        ..seen
+    };
+    assert_eq!(observe(&mut t, &again), Some(six));
+    let topic = t.topic("notifications").unwrap();
+    assert_eq!(topic.partitions, eight);
+    assert_eq!(topic.producers.len(), 1);
+}

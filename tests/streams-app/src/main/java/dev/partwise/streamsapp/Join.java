@@ -22,12 +22,28 @@ import org.apache.kafka.streams.kstream.KStream;
  * cluster are created with the counts given, so a test can make the two
  * sources co-partitioned or not.
  *
- * <p>Arguments: BOOTSTRAP APPLICATION_ID LEFT:N RIGHT:M [THREADS]
+ * <p>Arguments: BOOTSTRAP APPLICATION_ID LEFT:N RIGHT:M [THREADS [PROTOCOL]], where
+ * PROTOCOL is {@code streams} (the default) or {@code classic}; or {@code --describe LEFT
+ * RIGHT}, which prints what {@code Topology#describe()} says of the same join and exits.
  */
 public final class Join {
+  static StreamsBuilder topology(String left, String right) {
+    StreamsBuilder b = new StreamsBuilder();
+    KStream<String, String> l = b.stream(left);
+    KStream<String, String> r = b.stream(right);
+    l.join(r, (x, y) -> x + "|" + y, JoinWindows.ofTimeDifferenceWithNoGrace(Duration.ofMinutes(5)))
+        .foreach((k, v) -> {});
+    return b;
+  }
+
   public static void main(String[] args) throws Exception {
+    if (args.length == 3 && args[0].equals("--describe")) {
+      System.out.print(topology(args[1], args[2]).build().describe());
+      return;
+    }
     if (args.length < 4) {
-      System.err.println("usage: Join BOOTSTRAP APPLICATION_ID LEFT:N RIGHT:M [THREADS]");
+      System.err.println(
+          "usage: Join BOOTSTRAP APPLICATION_ID LEFT:N RIGHT:M [THREADS [PROTOCOL]] | Join --describe LEFT RIGHT");
       System.exit(2);
     }
     String bootstrap = args[0];
@@ -35,6 +51,7 @@ public final class Join {
     String[] left = args[2].split(":");
     String[] right = args[3].split(":");
     int threads = args.length > 4 ? Integer.parseInt(args[4]) : 2;
+    String protocol = args.length > 5 ? args[5] : "streams";
 
     Properties ap = new Properties();
     ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -51,16 +68,12 @@ public final class Join {
       }
     }
 
-    StreamsBuilder b = new StreamsBuilder();
-    KStream<String, String> l = b.stream(left[0]);
-    KStream<String, String> r = b.stream(right[0]);
-    l.join(r, (x, y) -> x + "|" + y, JoinWindows.ofTimeDifferenceWithNoGrace(Duration.ofMinutes(5)))
-        .foreach((k, v) -> {});
+    StreamsBuilder b = topology(left[0], right[0]);
 
     Properties p = new Properties();
     p.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+    p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
     p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
     p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
