@@ -32,6 +32,7 @@ mod offline {
 mod live {
     mod kafka;
     mod kafka_audit;
+    mod kafka_audit_window;
     mod kafka_clients;
     mod kafka_consume;
     mod kafka_consume_defaults;
