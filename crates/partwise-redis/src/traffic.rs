@@ -14,7 +14,6 @@
 use crate::error::Error;
 use crate::hot::HotReport;
 use crate::node::{NodeAddr, NodeConn};
-use crate::slots::SlotMap;
 use partwise::hot_tag::{judge_load, HotRule, Measure, Scope, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -95,14 +94,17 @@ impl NodeSlotStats {
     }
 }
 
-/// Reads `INFO server`, the setting and `CLUSTER SLOT-STATS` on every
-/// primary of `map`; a primary that does not answer is an error beside the
-/// others' stats.
-pub fn read_slot_stats(map: &SlotMap, timeout: Duration) -> (Vec<NodeSlotStats>, Vec<Error>) {
+/// Reads `INFO server`, the setting and `CLUSTER SLOT-STATS` on each of
+/// `primaries` (those of a [`SlotMap`], or those that answered a sample); a
+/// primary that does not answer is an error beside the others' stats.
+pub fn read_slot_stats(
+    primaries: &[NodeAddr],
+    timeout: Duration,
+) -> (Vec<NodeSlotStats>, Vec<Error>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for shard in &map.shards {
-        match node_stats(&shard.primary.addr, timeout) {
+    for addr in primaries {
+        match node_stats(addr, timeout) {
             Ok(s) => out.push(s),
             Err(e) => errors.push(e),
         }

@@ -41,6 +41,7 @@ mod live {
     mod kafka_group_readiness;
     mod kafka_group_streams;
     mod redis;
+    mod redis_traffic;
     mod report;
     mod salt;
     mod secure;
