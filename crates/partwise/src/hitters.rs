@@ -25,6 +25,9 @@ impl Load {
     }
 }
 
+/// A partition's whole load and each of its keys'.
+type PartLoads<'a> = (Load, Vec<(&'a [u8], Load)>);
+
 /// Counts records and bytes per key and partition.
 #[derive(Clone, Debug, Default)]
 pub struct KeyTally {
@@ -192,7 +195,7 @@ impl KeyTally {
     /// The `top` heaviest keys overall and per partition.
     pub fn finish(&self, top: usize) -> HeavyHitters {
         let mut by_key: HashMap<&[u8], Load> = HashMap::new();
-        let mut by_part: HashMap<u32, (Load, Vec<(&[u8], Load)>)> = HashMap::new();
+        let mut by_part: HashMap<u32, PartLoads<'_>> = HashMap::new();
         for ((p, k), l) in &self.loads {
             let e = by_key.entry(k.as_slice()).or_default();
             e.records += l.records;
