@@ -288,7 +288,7 @@ fn the_demo_touches_only_what_it_created() {
         "the demo's own cluster still runs on {own}"
     );
     assert_eq!(
-        redis_pid("7100"),
+        redis_pid(&shared),
         shared_pid,
         "the shared cluster was restarted"
     );
