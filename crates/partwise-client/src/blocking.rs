@@ -146,3 +146,20 @@ pub fn api_versions(t: &Target) -> Result<Vec<(i16, i16)>> {
             .collect())
     })
 }
+
+/// The first offset of each of `partitions` of `topic` whose record's
+/// timestamp is at or after `timestamp_ms` (ListOffsets by timestamp, one
+/// request per leader): where a window of the newest records starts. A
+/// partition with no record that recent answers `-1`.
+pub fn offsets_for_time(
+    t: &Target,
+    topic: &str,
+    partitions: &[i32],
+    timestamp_ms: i64,
+) -> Result<std::collections::HashMap<i32, i64>> {
+    let asked: Vec<(String, i32)> = partitions.iter().map(|&p| (topic.to_string(), p)).collect();
+    t.run("ListOffsets", async |c| {
+        let found = c.list_offsets(&asked, timestamp_ms).await?;
+        Ok(found.into_iter().map(|((_, p), o)| (p, o)).collect())
+    })
+}

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::fetch::{Event, PartitionReader};
 use partwise::encoding::Detected;
 use partwise::findings::{ObservedWriter, Reason};
+use partwise::hitters::{HeavyHitters, KeyTally};
 use partwise::routing::{Analyzer, Candidate, RecordRef, Routing};
 use partwise::skew::SkewStats;
 use partwise::PartitionCount;
@@ -36,6 +37,42 @@ pub struct AuditOptions {
     pub sample: u64,
     /// Hypotheses to test against the sample.
     pub candidates: Vec<Candidate>,
+    /// Which records of each partition to sample: its oldest, or its newest.
+    pub window: Window,
+}
+
+/// Which records of each partition the audit samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Window {
+    /// The oldest: from the low watermark.
+    #[default]
+    Oldest,
+    /// The records written in the last this long (found by ListOffsets by
+    /// timestamp), the newest `sample` of them per partition when there are more.
+    Since(Duration),
+    /// The newest this many records of each partition (and at most `sample`).
+    FromEnd(u64),
+}
+
+impl Window {
+    /// Whether the window is of the newest records.
+    pub fn is_recent(self) -> bool {
+        self != Window::Oldest
+    }
+}
+
+/// The keys that carry a window's records, with the window they are of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowTraffic {
+    /// The window asked.
+    pub window: Window,
+    /// When the window starts (ms since the epoch), for [`Window::Since`].
+    pub since_ms: Option<i64>,
+    /// The heaviest keys, per partition and overall.
+    pub hitters: HeavyHitters,
+    /// Every key of the window with its records, most first: the window's
+    /// `KEY,COUNT` weights.
+    pub counts: Vec<(Vec<u8>, u64)>,
 }
 
 /// Progress reports while sampling, for a progress bar.
@@ -72,6 +109,9 @@ pub struct PartitionAudit {
     pub records: u64,
     /// Records sampled from it.
     pub sampled: u64,
+    /// The offset sampling started at: the low watermark, or the start of
+    /// a window of the newest records.
+    pub start: i64,
     /// Why it could not be read, if it could not (`no leader`, `watermarks:
     /// ...`); such a partition is left out of the topic's skew.
     pub error: Option<String>,
@@ -92,6 +132,10 @@ pub struct TopicAudit {
     pub skew: Option<SkewStats>,
     /// What the sample says about routing.
     pub routing: Option<Routing>,
+    /// The keys that carry the sampled records (the oldest, or with a
+    /// window of the newest records that window, whose records per
+    /// partition the skew is then of).
+    pub traffic: Option<WindowTraffic>,
     /// Why the numbers are incomplete, when they are.
     pub partial: Option<String>,
 }
@@ -104,6 +148,7 @@ impl TopicAudit {
             partitions: Vec::new(),
             skew: None,
             routing: None,
+            traffic: None,
             partial: None,
         }
     }
@@ -238,14 +283,57 @@ fn audit_topic(
         partitions,
         skew: None,
         routing: None,
+        traffic: None,
         partial,
     };
     let down = t.partial.as_deref().is_some_and(|p| p.contains(STOPPED));
     if opts.sample > 0 && !down {
         sample(conn, c, &mut t, opts, progress);
     }
-    t.skew = topic_skew(&t.partitions);
+    t.skew = if opts.window.is_recent() && t.traffic.as_ref().is_some_and(|w| w.hitters.records > 0)
+    {
+        window_skew(&t.partitions)
+    } else {
+        topic_skew(&t.partitions)
+    };
     t
+}
+
+/// Skew of the window's records per partition (those sampled), over the
+/// partitions that could be read; `None` when none could or the window
+/// holds no record.
+fn window_skew(parts: &[PartitionAudit]) -> Option<SkewStats> {
+    let readable: Vec<&PartitionAudit> = parts.iter().filter(|p| p.error.is_none()).collect();
+    if readable.iter().all(|p| p.sampled == 0) {
+        return None;
+    }
+    let loads: Vec<u64> = readable.iter().map(|p| p.sampled).collect();
+    let mut s = SkewStats::of(&loads);
+    for i in s
+        .hot_partitions
+        .iter_mut()
+        .chain(s.idle_partitions.iter_mut())
+    {
+        *i = readable[*i as usize].partition;
+    }
+    Some(s)
+}
+
+/// Where each partition's window starts, from its watermarks and, for
+/// [`Window::Since`], the first offset at or after `since_ms` (`found`,
+/// `-1`: no record that recent): never before the low watermark, and never
+/// more than `sample` records before the high one.
+fn window_start(window: Window, sample: u64, low: i64, high: i64, found: Option<i64>) -> i64 {
+    let cap = high.saturating_sub(i64::try_from(sample).unwrap_or(i64::MAX));
+    let start = match window {
+        Window::Oldest => return low,
+        Window::FromEnd(n) => high.saturating_sub(i64::try_from(n).unwrap_or(i64::MAX)),
+        Window::Since(_) => match found {
+            Some(o) if o >= 0 => o,
+            _ => high,
+        },
+    };
+    start.max(cap).max(low).min(high.max(low))
 }
 
 /// The rows of a topic's partitions from its metadata and the watermarks
@@ -274,6 +362,7 @@ fn partition_audits(
                 high: 0,
                 records: 0,
                 sampled: 0,
+                start: 0,
                 error: None,
             };
             match mark {
@@ -371,12 +460,42 @@ fn sample(
     // otherwise hide their records.
     let mut open = vec![false; n];
     let mut n_open = 0usize;
+    let since_ms = match opts.window {
+        Window::Since(d) => {
+            Some(now_ms().saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)))
+        }
+        _ => None,
+    };
+    let found = match since_ms {
+        Some(ms) => match offsets_at(conn, t, ms) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                add_partial(t, format!("could not find where the window starts: {e}"));
+                return;
+            }
+        },
+        None => None,
+    };
+    let recent = opts.window.is_recent();
+    let mut ends = vec![i64::MAX; n];
     for (i, p) in t.partitions.iter_mut().enumerate() {
         if p.error.is_some() {
             continue;
         }
-        // From the low watermark, not Offset::Beginning: no ListOffsets round trip.
-        match reader.start(p.partition as i32, p.low) {
+        let at = found
+            .as_ref()
+            .and_then(|f| f.get(&(p.partition as i32)).copied());
+        p.start = window_start(opts.window, opts.sample, p.low, p.high, at);
+        if recent {
+            // The window ends where the audit found the log's end: records
+            // written while it reads are not in it.
+            ends[i] = p.high;
+            if p.start >= p.high {
+                continue;
+            }
+        }
+        // From an offset, not Offset::Beginning: no ListOffsets round trip.
+        match reader.start(p.partition as i32, p.start) {
             Ok(()) => {
                 open[i] = true;
                 n_open += 1;
@@ -414,6 +533,7 @@ fn sample(
     let mut analyzer = PartitionCount::new(n as u32)
         .ok()
         .map(|count| Analyzer::new(count, &opts.candidates));
+    let mut tally = Some(KeyTally::new());
     let mut read = vec![0u64; n];
     let mut max_offset = vec![-1i64; n];
     let mut total = 0u64;
@@ -450,11 +570,20 @@ fn sample(
                     partition,
                     offset,
                     key,
-                    ..
+                    value,
                 } => {
                     let Some(i) = slot(partition).filter(|&i| open[i]) else {
                         continue;
                     };
+                    if offset >= ends[i] {
+                        open[i] = false;
+                        n_open -= 1;
+                        to_stop.push(partition);
+                        continue;
+                    }
+                    if let Some(k) = tally.as_mut() {
+                        k.add(ids[i], key, value.map_or(0, <[u8]>::len));
+                    }
                     read[i] += 1;
                     max_offset[i] = max_offset[i].max(offset);
                     records.push(RecordRef {
@@ -462,7 +591,7 @@ fn sample(
                         offset,
                         key,
                     });
-                    if read[i] >= opts.sample {
+                    if read[i] >= opts.sample || offset + 1 >= ends[i] {
                         open[i] = false;
                         n_open -= 1;
                         to_stop.push(partition);
@@ -502,6 +631,39 @@ fn sample(
         }
     }
     t.routing = analyzer.map(Analyzer::finish);
+    t.traffic = tally.map(|k| WindowTraffic {
+        window: opts.window,
+        since_ms,
+        hitters: k.finish(HITTERS),
+        counts: k.counts(),
+    });
+}
+
+/// Keys each heavy-hitter ranking names.
+pub const HITTERS: usize = 10;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The first offset at or after `ms` of each readable partition of `t`, by
+/// ListOffsets through partwise's own client.
+fn offsets_at(
+    conn: &Connection,
+    t: &TopicAudit,
+    ms: i64,
+) -> Result<std::collections::HashMap<i32, i64>> {
+    let target = conn.client_target()?;
+    let parts: Vec<i32> = t
+        .partitions
+        .iter()
+        .filter(|p| p.error.is_none())
+        .map(|p| p.partition as i32)
+        .collect();
+    partwise_client::blocking::offsets_for_time(&target, &t.name, &parts, ms)
+        .map_err(|e| Error::Invalid(conn.scrub(&e.to_string())))
 }
 
 /// The co-partitioning verdict over audited topics: counts, partitioners,
@@ -733,6 +895,7 @@ mod tests {
                 high: 0,
                 records: 0,
                 sampled: 0,
+                start: 0,
                 error: None,
             })
             .collect();
@@ -899,6 +1062,54 @@ mod tests {
             "gone: cannot be checked (topic does not exist)"
         );
         assert!(v.findings[1].fix().contains("--sample N"));
+    }
+
+    #[test]
+    fn a_window_starts_at_the_newest_records_within_the_sample() {
+        let since = Window::Since(Duration::from_secs(600));
+        // The oldest records: from the low watermark, whatever the sample.
+        assert_eq!(window_start(Window::Oldest, 10, 5, 100, None), 5);
+        // The last 30 of each partition, or the last `sample` when fewer.
+        assert_eq!(window_start(Window::FromEnd(30), 1000, 5, 100, None), 70);
+        assert_eq!(window_start(Window::FromEnd(30), 10, 5, 100, None), 90);
+        assert_eq!(window_start(Window::FromEnd(500), 1000, 5, 100, None), 5);
+        // Since a time: where ListOffsets found it, bounded by the sample.
+        assert_eq!(window_start(since, 1000, 0, 100, Some(60)), 60);
+        assert_eq!(window_start(since, 10, 0, 100, Some(60)), 90);
+        // No record that recent (-1): the window is empty.
+        assert_eq!(window_start(since, 1000, 0, 100, Some(-1)), 100);
+        // Before the low watermark (deleted records): from the low one.
+        assert_eq!(window_start(since, 1000, 50, 100, Some(10)), 50);
+        // An empty partition.
+        assert_eq!(window_start(since, 1000, 7, 7, Some(-1)), 7);
+    }
+
+    #[test]
+    fn a_window_skew_is_of_the_sampled_records() {
+        let mut parts: Vec<PartitionAudit> = (0..3)
+            .map(|id| PartitionAudit {
+                partition: id,
+                leader: Some(1),
+                low: 0,
+                high: 1000,
+                records: 1000,
+                sampled: 10,
+                start: 990,
+                error: None,
+            })
+            .collect();
+        parts[1].sampled = 80;
+        let s = window_skew(&parts).unwrap();
+        assert_eq!(s.total, 100);
+        assert_eq!(s.hot_partitions, vec![1]);
+        assert_eq!(
+            topic_skew(&parts).unwrap().hot_partitions,
+            Vec::<u32>::new()
+        );
+        for p in &mut parts {
+            p.sampled = 0;
+        }
+        assert_eq!(window_skew(&parts), None);
     }
 
     #[test]

@@ -19,6 +19,10 @@ naming it, never a hang:
   with each owning node's own `CLUSTER KEYSLOT`.
 - [`sample`]: `SCAN` per primary (never `KEYS`) and the hash tags that
   concentrate keys on one node. Read-only.
+- [`read_slot_stats`], [`weigh`]: `CLUSTER SLOT-STATS` per primary (Valkey
+  8.0+, Redis 8.2+) and the sampled hash tags weighed by the CPU or bytes
+  their slots cost; [`choose_measure`] falls back to key counts, saying why.
+  Read-only: the server setting is read, and set only by [`enable_slot_stats`].
 - [`Writer`]: one MULTI/EXEC on the right node, and [`Error::CrossSlot`]
   before sending anything when the keys cannot share a slot.
 
@@ -43,6 +47,7 @@ mod error;
 mod hot;
 mod node;
 mod slots;
+mod traffic;
 mod write;
 
 pub use check::{check, CheckReport, KeyPlacement, Member};
@@ -52,7 +57,12 @@ pub use hot::{
 };
 pub use node::{NodeAddr, NodeConn};
 pub use partwise::family::{Family, FamilyReason, Pattern};
+pub use partwise::hot_tag::Measure;
 pub use slots::{Node, Role, Shard, SlotMap, Source};
+pub use traffic::{
+    choose_measure, enable_slot_stats, node_loads, read_slot_stats, server_version, weigh,
+    NodeLoad, NodeSlotStats, SlotStat, TagTraffic, TrafficReport, SETTING,
+};
 pub use write::{common_slot, Writer};
 
 /// The redis crate this one is built on, for [`Writer::transaction`]'s

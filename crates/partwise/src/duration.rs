@@ -83,9 +83,46 @@ pub fn positive_millis(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A window of recent time (`kafka audit --since 10m`): bare seconds, at
+/// least 1 ms, at most a year.
+pub fn window(s: &str) -> Result<Duration, String> {
+    let d = parse(s, Bare::Seconds)?;
+    if d < Duration::from_millis(1) || d > Duration::from_secs(366 * 24 * 3600) {
+        return Err("must be at least 1ms and at most a year (8784h)".into());
+    }
+    Ok(d)
+}
+
+/// `d` in the grammar's own words, in its largest whole unit (`10m`,
+/// `90s`, `1500ms`), so that what a flag was given reads back alike.
+pub fn label(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(3_600_000) && ms > 0 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms.is_multiple_of(60_000) && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_and_their_labels() {
+        assert_eq!(window("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(window("90"), Ok(Duration::from_secs(90)));
+        assert!(window("0").is_err());
+        assert!(window("9000h").is_err());
+        assert_eq!(label(window("10m").unwrap()), "10m");
+        assert_eq!(label(window("2h").unwrap()), "2h");
+        assert_eq!(label(window("90s").unwrap()), "90s");
+        assert_eq!(label(window("1500ms").unwrap()), "1500ms");
+    }
 
     #[test]
     fn units_and_bare_numbers() {

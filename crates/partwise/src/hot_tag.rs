@@ -138,9 +138,98 @@ pub fn judge(rule: HotRule, keys: f64, sampled: usize, node: Scope, cluster: Sco
     }
 }
 
+/// What a tag is weighed by: its keys (sampled by `SCAN`, as on every
+/// server), or the work the server spent on its slot (`CLUSTER SLOT-STATS`:
+/// CPU microseconds, or network bytes in and out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// Keys (sampled).
+    Keys,
+    /// CPU microseconds spent on the slot's commands.
+    Cpu,
+    /// Network bytes read and written for the slot's commands.
+    Net,
+}
+
+impl Measure {
+    /// The measure as the `--by` flag names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Keys => "keys",
+            Measure::Cpu => "cpu",
+            Measure::Net => "net",
+        }
+    }
+
+    /// Its unit, for tables.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Measure::Keys => "keys",
+            Measure::Cpu => "CPU us",
+            Measure::Net => "bytes",
+        }
+    }
+}
+
+/// Judges a slot (and every tag in it) by the work spent on it: `load` of
+/// the measure on the slot, in its node's and the cluster's scopes (whose
+/// `keys` are then the scope's total load and whose slots in use are those
+/// with any load). The same margin and share floors as keys; no key floor,
+/// since work is what a hot tag costs whatever its keys: a tag is hot when
+/// its slot carries at least `rule.margin` times what one busy slot carries
+/// on its node and in the cluster, and at least the shares of both.
+pub fn judge_load(rule: HotRule, load: f64, node: Scope, cluster: Scope) -> Verdict {
+    let (node_share, cluster_share) = (node.share(load), cluster.share(load));
+    let (node_ratio, cluster_ratio) = (node.ratio(load), cluster.ratio(load));
+    let hot = load > 0.0
+        && node_share >= rule.node_share
+        && cluster_share >= rule.cluster_share
+        && node_ratio >= rule.margin
+        && cluster_ratio >= rule.margin;
+    Verdict {
+        node_share,
+        cluster_share,
+        node_ratio,
+        cluster_ratio,
+        hot,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slot_with_most_of_the_work_is_hot_and_a_quiet_one_is_not() {
+        let rule = HotRule::default();
+        // 100 busy slots of 30 us each on 3 nodes, and one of 7000 us.
+        let node = Scope {
+            keys: 34.0 * 30.0 + 7000.0,
+            slots_in_use: 35,
+            slots_owned: NODE_SLOTS,
+        };
+        let cluster = Scope {
+            keys: 100.0 * 30.0 + 7000.0,
+            slots_in_use: 101,
+            slots_owned: ALL,
+        };
+        let v = judge_load(rule, 7000.0, node, cluster);
+        assert!(v.hot && v.cluster_share > 0.69, "{v:?}");
+        // A slot of 60 us (twice the others): uneven, not hot.
+        let node = Scope {
+            keys: 34.0 * 30.0 + 60.0,
+            ..node
+        };
+        let cluster = Scope {
+            keys: 100.0 * 30.0 + 60.0,
+            ..cluster
+        };
+        assert!(!judge_load(rule, 60.0, node, cluster).hot);
+        // No work at all is never hot.
+        assert!(!judge_load(rule, 0.0, node, cluster).hot);
+        assert_eq!(Measure::Cpu.name(), "cpu");
+    }
 
     const NODE_SLOTS: u32 = 5461;
     const ALL: u32 = 16384;

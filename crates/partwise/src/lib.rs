@@ -68,6 +68,7 @@ mod error;
 pub mod family;
 pub mod findings;
 pub mod hash;
+pub mod hitters;
 pub mod hot_tag;
 mod landing;
 pub mod partitioner;

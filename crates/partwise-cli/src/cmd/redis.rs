@@ -8,10 +8,11 @@
 use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
-use crate::render::redis::{check_json, check_row_json, check_summary_json};
+use crate::render::redis::{check_json, check_row_json, check_summary_json, TrafficJson};
 use partwise_redis::{
-    check, sample_matching, CheckReport, Error, Family, HotReport, HotRule, Node, NodeAddr, Shard,
-    SlotMap,
+    check, choose_measure, enable_slot_stats, read_slot_stats, sample_matching, weigh, CheckReport,
+    Error, Family, HotReport, HotRule, Measure, Node, NodeAddr, NodeSlotStats, Shard, SlotMap,
+    TrafficReport, SETTING,
 };
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -154,9 +155,75 @@ struct HotArgs {
     /// keyspace of each node is scanned to count them
     #[arg(long = "match", value_name = "GLOB", value_parser = parse::not_blank)]
     pattern: Option<String>,
+    /// Weigh tags by keys, or by the CPU or network bytes their slots cost
+    /// (CLUSTER SLOT-STATS, Valkey 8.0+ and Redis 8.2+; default cpu, and key
+    /// counts where a server cannot give it, saying why)
+    #[arg(long, value_enum, value_name = "MEASURE")]
+    by: Option<By>,
+    /// Set cluster-slot-stats-enabled yes on primaries where it is no (a
+    /// server setting; without this flag partwise only reads it)
+    #[arg(long = "enable-slot-stats")]
+    enable_slot_stats: bool,
     /// Output format: table or json (one document); ndjson gives one line per tag
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+}
+
+/// What `--by` weighs a tag by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// Its keys (sampled by SCAN)
+    Keys,
+    /// The CPU time spent on its slot
+    Cpu,
+    /// The network bytes in and out for its slot
+    Net,
+}
+
+impl By {
+    pub fn measure(self) -> Measure {
+        match self {
+            By::Keys => Measure::Keys,
+            By::Cpu => Measure::Cpu,
+            By::Net => Measure::Net,
+        }
+    }
+}
+
+/// The measure a command weighs by on this cluster, why, and the slot
+/// statistics when it is work: read on `primaries` (those that answered),
+/// the setting enabled first only when `enable` says so.
+pub fn measure_for(
+    primaries: &[NodeAddr],
+    by: Option<By>,
+    enable: bool,
+    timeout: Duration,
+) -> Result<(Measure, String, Vec<NodeSlotStats>)> {
+    if by == Some(By::Keys) {
+        let (m, why) = choose_measure(&[], Some(Measure::Keys));
+        return Ok((m, why, Vec::new()));
+    }
+    let (mut stats, errors) = read_slot_stats(primaries, timeout);
+    if let Some(e) = errors.first() {
+        return Err(redis_err(e.clone()));
+    }
+    if enable {
+        let changed = enable_slot_stats(&stats, timeout).map_err(redis_err)?;
+        if !changed.is_empty() {
+            let names: Vec<String> = changed.iter().map(ToString::to_string).collect();
+            say!(
+                "partwise: set {SETTING} yes on {} (--enable-slot-stats); their counters start now",
+                names.join(", ")
+            );
+            let (again, errors) = read_slot_stats(primaries, timeout);
+            if let Some(e) = errors.first() {
+                return Err(redis_err(e.clone()));
+            }
+            stats = again;
+        }
+    }
+    let (m, why) = choose_measure(&stats, by.map(By::measure));
+    Ok((m, why, stats))
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -505,8 +572,27 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
     let map = cluster.slot_map()?;
     let pattern = args.pattern.as_deref().map(str::as_bytes);
     let report = sample_matching(&map, per_node, pattern, cluster.timeout);
+    let answered: Vec<NodeAddr> = report.nodes.iter().map(|n| n.node.clone()).collect();
+    let (measure, why, stats) =
+        measure_for(&answered, args.by, args.enable_slot_stats, cluster.timeout)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    write_hot(&report, top, min_share, args.format, &mut out)?;
+    let any_hot = if measure == Measure::Keys {
+        write_hot(&report, top, min_share, &why, args.format, &mut out)?;
+        report.hot_tags(min_share).next().is_some()
+    } else {
+        let traffic = weigh(&report, &stats, measure, min_share, top);
+        write_traffic(
+            &traffic,
+            &report,
+            top,
+            min_share,
+            &why,
+            args.format,
+            &mut out,
+        )?;
+        let hot = traffic.hot_tags().next().is_some();
+        hot
+    };
     out.flush()?;
     drop(out);
     if !report.errors.is_empty() {
@@ -524,17 +610,122 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
         say!("  fix: partwise redis slots -c {} shows the unassigned slots and the nodes that do not answer", map.seed);
         return Ok(ExitCode::Findings);
     }
-    Ok(if report.hot_tags(min_share).next().is_some() {
+    Ok(if any_hot {
         ExitCode::Findings
     } else {
         ExitCode::Ok
     })
 }
 
+fn write_traffic(
+    t: &TrafficReport,
+    sample: &HotReport,
+    top: usize,
+    rule: HotRule,
+    why: &str,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<()> {
+    let doc = TrafficJson::of(t, sample, top, rule, why);
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => {
+            let mut s = JsonStream::new(&mut *out, Format::Ndjson)?;
+            for tag in &doc.tags {
+                s.write(&serde_json::to_value(tag)?)?;
+            }
+            s.finish()?;
+        }
+        Format::Table => {
+            let unit = t.measure.unit();
+            writeln!(out, "measure: {} ({})", t.measure.name(), visible(why))?;
+            let mut tab = Table::new(["NODE", "SERVER", unit, "SHARE", "BUSY SLOTS"]);
+            for n in &t.nodes {
+                tab.row([
+                    n.node.to_string(),
+                    visible(&n.server).into_owned(),
+                    n.load.to_string(),
+                    format!("{:.1}%", 100.0 * n.share),
+                    n.slots_in_use.to_string(),
+                ]);
+            }
+            tab.write(out)?;
+            writeln!(out)?;
+            let mut tab = Table::new([
+                "TAG",
+                "SLOT",
+                "NODE",
+                "EST. KEYS",
+                &format!("SLOT {unit}"),
+                "NODE SHARE",
+                "CLUSTER SHARE",
+                "SLOTS' WORTH (NODE/CLUSTER)",
+                "HOT",
+            ]);
+            for tag in t.tags.iter().take(top) {
+                let v = tag.verdict;
+                tab.row([
+                    key_cell(&tag.tag),
+                    tag.slot.to_string(),
+                    tag.node.to_string(),
+                    format!("{:.0}", tag.estimated_keys),
+                    if tag.slot_tags > 1 {
+                        format!("{} (shared by {} tags)", tag.load, tag.slot_tags)
+                    } else {
+                        tag.load.to_string()
+                    },
+                    format!("{:.1}%", v.node_share * 100.0),
+                    format!("{:.1}%", v.cluster_share * 100.0),
+                    format!("{:.1} / {:.1}", v.node_ratio, v.cluster_ratio),
+                    if v.hot { "hot" } else { "" }.to_string(),
+                ]);
+            }
+            tab.write(out)?;
+            let hot: Vec<String> = t
+                .hot_tags()
+                .map(|x| {
+                    format!(
+                        "{{{}}} on {}",
+                        key_cell(&x.tag),
+                        visible(&x.node.to_string())
+                    )
+                })
+                .collect();
+            let rule_text = format!(
+                "{:.1} times the {unit} of one busy slot on its node and in the cluster, {:.0}% of its node's and {:.0}% of the cluster's",
+                rule.margin,
+                rule.node_share * 100.0,
+                rule.cluster_share * 100.0
+            );
+            if hot.is_empty() {
+                writeln!(
+                    out,
+                    "no tag is hot by {unit} (a hot tag's slot costs {rule_text})"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "hot tags by {unit} (each one's slot costs {rule_text}): {}",
+                    hot.join(", ")
+                )?;
+                writeln!(
+                    out,
+                    "fix: spread each hot tag's keys over more tags (e.g. {{tag:0}} .. {{tag:N}}, as key salting does for Kafka) unless they must share a slot for MULTI/EXEC"
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn write_hot(
     report: &HotReport,
     top: usize,
     min_share: HotRule,
+    why: &str,
     format: Format,
     out: &mut impl Write,
 ) -> Result<()> {
@@ -558,6 +749,8 @@ fn write_hot(
     match format {
         Format::Json => {
             let doc = json!({
+                "measure": "keys",
+                "measure_reason": why,
                 "nodes": report.nodes.iter().map(|n| json!({
                     "node": n.node.to_string(),
                     "keys": n.keys,
@@ -593,6 +786,7 @@ fn write_hot(
             s.finish()?;
         }
         Format::Table => {
+            writeln!(out, "measure: keys ({})", visible(why))?;
             let mut t = Table::new(["NODE", "KEYS", "SAMPLED", "UNTAGGED"]);
             for n in &report.nodes {
                 t.row([

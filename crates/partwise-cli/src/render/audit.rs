@@ -4,7 +4,7 @@
 use crate::output::{hex, key_json};
 use crate::render::findings::reason_json;
 use partwise::routing::{Candidate, Forensics, Routing};
-use partwise_kafka::audit::{AuditReport, TopicAudit};
+use partwise_kafka::audit::{AuditReport, TopicAudit, Window, WindowTraffic};
 use serde_json::{json, Value};
 
 pub fn routing_json(r: &Routing) -> Value {
@@ -86,6 +86,53 @@ pub fn forensics_json(f: &Forensics) -> Value {
     })
 }
 
+/// The window of recent records an audit sampled, and the keys that carry it.
+#[derive(serde::Serialize)]
+pub struct WindowJson<'a> {
+    /// `since` or `from_end`.
+    pub kind: &'static str,
+    /// `--since`'s duration, in the flag's grammar (`10m`).
+    pub since: Option<String>,
+    /// Where it starts, in ms since the epoch (`--since`).
+    pub since_ms: Option<i64>,
+    /// `--from-end`'s records per partition.
+    pub from_end: Option<u64>,
+    /// The window in words, as the table says it.
+    pub description: String,
+    /// The heaviest keys, overall and per partition.
+    pub heavy_hitters: &'a partwise::hitters::HeavyHitters,
+}
+
+impl<'a> WindowJson<'a> {
+    pub fn of(w: &'a WindowTraffic) -> WindowJson<'a> {
+        let (kind, since, from_end) = match w.window {
+            Window::Since(d) => ("since", Some(partwise::duration::label(d)), None),
+            Window::FromEnd(n) => ("from_end", None, Some(n)),
+            Window::Oldest => ("oldest", None, None),
+        };
+        WindowJson {
+            kind,
+            since,
+            since_ms: w.since_ms,
+            from_end,
+            description: window_label(w.window),
+            heavy_hitters: &w.hitters,
+        }
+    }
+}
+
+/// The window the numbers are of, in words.
+pub fn window_label(w: Window) -> String {
+    match w {
+        Window::Oldest => "the oldest records of each partition".into(),
+        Window::Since(d) => format!(
+            "the records of the last {} (by timestamp)",
+            partwise::duration::label(d)
+        ),
+        Window::FromEnd(n) => format!("the newest {n} records of each partition"),
+    }
+}
+
 pub fn topic_json(t: &TopicAudit) -> Value {
     json!({
         "topic": t.name,
@@ -99,8 +146,10 @@ pub fn topic_json(t: &TopicAudit) -> Value {
             "high": p.high,
             "records": p.records,
             "sampled": p.sampled,
+            "start": p.start,
             "error": p.error,
         })).collect::<Vec<_>>(),
+        "window": t.traffic.as_ref().map(|w| serde_json::to_value(WindowJson::of(w)).unwrap_or(Value::Null)),
         "skew": t.skew.as_ref().map(|s| json!({
             "total": s.total,
             "mean": s.mean,

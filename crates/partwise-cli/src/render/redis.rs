@@ -51,3 +51,131 @@ pub fn check_json(report: &CheckReport, family: &Family) -> Value {
     doc["rows"] = report.keys.iter().map(check_row_json).collect();
     doc
 }
+
+/// A sampled tag weighed by the work on its slot (`redis hot --by cpu|net`).
+#[derive(serde::Serialize)]
+pub struct TagTrafficJson {
+    /// The tag as text (`null` when it is not UTF-8).
+    pub tag: Value,
+    /// The tag in hex.
+    pub tag_hex: String,
+    pub slot: u16,
+    pub node: String,
+    /// Its keys among the sampled ones.
+    pub sampled: usize,
+    /// Its estimated keys.
+    pub estimated_keys: f64,
+    /// The measure's load on its slot.
+    pub load: u64,
+    /// Sampled tags sharing the slot (itself included): the load is theirs together.
+    pub slot_tags: usize,
+    pub node_share: f64,
+    pub cluster_share: f64,
+    pub node_ratio: f64,
+    pub cluster_ratio: f64,
+    pub hot: bool,
+}
+
+/// One primary's load by the measure.
+#[derive(serde::Serialize)]
+pub struct NodeLoadJson {
+    pub node: String,
+    /// Its server and version (`valkey 8.1.8`).
+    pub server: String,
+    pub load: u64,
+    pub share: f64,
+    pub slots_in_use: usize,
+    pub slots_owned: u32,
+}
+
+/// A busy slot.
+#[derive(serde::Serialize)]
+pub struct SlotLoadJson {
+    pub slot: u16,
+    pub node: String,
+    pub load: u64,
+}
+
+/// The rule a tag is judged by.
+#[derive(serde::Serialize)]
+pub struct RuleJson {
+    pub margin: f64,
+    pub node_share: f64,
+    pub cluster_share: f64,
+}
+
+/// `redis hot --by cpu|net --format json`.
+#[derive(serde::Serialize)]
+pub struct TrafficJson {
+    /// `cpu` or `net`.
+    pub measure: partwise_redis::Measure,
+    /// Why this measure: where the numbers come from.
+    pub measure_reason: String,
+    pub nodes: Vec<NodeLoadJson>,
+    pub rule: RuleJson,
+    /// The sampled tags, heaviest slot first (the first `--top`).
+    pub tags: Vec<TagTrafficJson>,
+    pub hot_tags: Vec<TagTrafficJson>,
+    pub slots: Vec<SlotLoadJson>,
+    /// Keys sampled per node (the hash-tag map the loads are read through).
+    pub sampled_keys: usize,
+}
+
+impl TrafficJson {
+    pub fn of(
+        t: &partwise_redis::TrafficReport,
+        sample: &partwise_redis::HotReport,
+        top: usize,
+        rule: partwise_redis::HotRule,
+        why: &str,
+    ) -> TrafficJson {
+        let tag = |x: &partwise_redis::TagTraffic| TagTrafficJson {
+            tag: key_json(&x.tag),
+            tag_hex: hex(&x.tag),
+            slot: x.slot,
+            node: x.node.to_string(),
+            sampled: x.sampled,
+            estimated_keys: x.estimated_keys.round(),
+            load: x.load,
+            slot_tags: x.slot_tags,
+            node_share: x.verdict.node_share,
+            cluster_share: x.verdict.cluster_share,
+            node_ratio: x.verdict.node_ratio,
+            cluster_ratio: x.verdict.cluster_ratio,
+            hot: x.verdict.hot,
+        };
+        TrafficJson {
+            measure: t.measure,
+            measure_reason: why.to_string(),
+            nodes: t
+                .nodes
+                .iter()
+                .map(|n| NodeLoadJson {
+                    node: n.node.to_string(),
+                    server: n.server.clone(),
+                    load: n.load,
+                    share: n.share,
+                    slots_in_use: n.slots_in_use,
+                    slots_owned: n.slots_owned,
+                })
+                .collect(),
+            rule: RuleJson {
+                margin: rule.margin,
+                node_share: rule.node_share,
+                cluster_share: rule.cluster_share,
+            },
+            tags: t.tags.iter().take(top).map(tag).collect(),
+            hot_tags: t.hot_tags().map(tag).collect(),
+            slots: t
+                .slots
+                .iter()
+                .map(|(s, n, l)| SlotLoadJson {
+                    slot: *s,
+                    node: n.to_string(),
+                    load: *l,
+                })
+                .collect(),
+            sampled_keys: sample.nodes.iter().map(|n| n.sampled).sum(),
+        }
+    }
+}

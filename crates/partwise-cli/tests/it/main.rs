@@ -33,6 +33,7 @@ mod live {
     mod check_streams;
     mod kafka;
     mod kafka_audit;
+    mod kafka_audit_window;
     mod kafka_clients;
     mod kafka_consume;
     mod kafka_consume_defaults;
@@ -41,6 +42,7 @@ mod live {
     mod kafka_group_readiness;
     mod kafka_group_streams;
     mod redis;
+    mod redis_traffic;
     mod report;
     mod salt;
     mod secure;

@@ -6,13 +6,17 @@
 //! that are missing or not co-partitioned, a partial result).
 
 use super::{kerr, stderr_is_terminal, ConnArgs};
+use crate::cmd::duration;
 use crate::cmd::parse::{self, Partitioners};
-use crate::exit::{ExitCode, Result};
+use crate::exit::{CliError, ExitCode, Result};
+use crate::outfile::Output;
 use crate::output::{key_cell, visible, Format, Table};
-use crate::render::audit::{report_json, topic_finding, topic_json};
+use crate::render::audit::{report_json, topic_finding, topic_json, window_label};
 use partwise::routing::{candidates, Candidate, Forensics, Routing};
 use partwise::{KeyFormat, Partitioner};
-use partwise_kafka::audit::{audit, summarize, AuditOptions, AuditReport, Progress};
+use partwise_kafka::audit::{
+    audit, summarize, AuditOptions, AuditReport, Progress, Window, WindowTraffic,
+};
 use serde_json::json;
 use std::io::Write;
 
@@ -23,9 +27,21 @@ pub struct Args {
     /// Topic to audit (repeatable; two or more get a co-partitioning verdict)
     #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
-    /// Records to read from the start of each partition (0: counts only)
+    /// Records to read per partition (0: counts only): from its start, or
+    /// the newest ones with --since or --from-end
     #[arg(long, value_name = "N", default_value_t = 1000)]
     sample: u64,
+    /// Sample the records written in the last DURATION (10m, 1h) instead of
+    /// the oldest: skew, heavy hitters and the partitioner are of that window
+    #[arg(long, value_name = "DURATION", value_parser = duration::window, conflicts_with = "from_end")]
+    since: Option<std::time::Duration>,
+    /// Sample the newest N records of each partition instead of the oldest
+    #[arg(long = "from-end", value_name = "N", value_parser = parse::positive_u64)]
+    from_end: Option<u64>,
+    /// Write the sampled window's keys as KEY,COUNT lines to FILE, for any
+    /// --counts (the newest records with --since or --from-end)
+    #[arg(long = "counts-out", value_name = "FILE")]
+    counts_out: Option<std::path::PathBuf>,
     /// Candidate partitioner (repeatable; default: every client's)
     #[arg(short = 'P', long = "partitioner", value_name = "SPEC", value_parser = parse::partitioner_or_all)]
     partitioners: Vec<Partitioners>,
@@ -40,6 +56,7 @@ pub struct Args {
 struct Config {
     opts: AuditOptions,
     out: Format,
+    counts_out: Option<Output>,
 }
 
 impl Config {
@@ -56,13 +73,33 @@ impl Config {
         }
         parts.dedup();
         let formats = a.key_formats.clone();
+        let window = match (a.since, a.from_end) {
+            (Some(d), _) => Window::Since(d),
+            (None, Some(n)) => Window::FromEnd(n),
+            (None, None) => Window::Oldest,
+        };
+        let counts_out = match &a.counts_out {
+            None => None,
+            Some(path) => {
+                if a.sample == 0 {
+                    return Err(CliError::msg(
+                        "--counts-out needs records: --sample 0 reads none",
+                    ));
+                }
+                let mut o = Output::new("--counts-out", path);
+                o.inputs("-F", a.conn.files())?;
+                Some(o)
+            }
+        };
         Ok(Config {
             opts: AuditOptions {
                 topics: a.topics.clone(),
                 sample: a.sample,
                 candidates: candidates(&parts, &formats),
+                window,
             },
             out: a.format,
+            counts_out,
         })
     }
 }
@@ -94,9 +131,22 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(o) = &cfg.counts_out {
+        let (bytes, left_out) = counts_lines(&report);
+        o.write(&bytes)?;
+        if left_out > 0 {
+            eprintln!(
+                "warning: --counts-out: {left_out} keys with a line break or a carriage return left out (a KEY,COUNT line cannot hold them)"
+            );
+        }
+    }
     let mut out = std::io::stdout().lock();
     match cfg.out {
-        Format::Table => write_table(&report, &mut crate::output::Visible::new(&mut out))?,
+        Format::Table => write_table(
+            &report,
+            cfg.opts.sample,
+            &mut crate::output::Visible::new(&mut out),
+        )?,
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &report_json(&report))?;
             writeln!(out)?;
@@ -114,6 +164,90 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(exit_code(&report))
+}
+
+/// The window's `KEY,COUNT` lines over every audited topic (a key in two
+/// topics counted in both), most records first, and how many keys were
+/// left out because a line cannot hold them.
+fn counts_lines(r: &AuditReport) -> (Vec<u8>, usize) {
+    let mut sum: std::collections::HashMap<&[u8], u64> = std::collections::HashMap::new();
+    for t in &r.topics {
+        for (k, c) in t.traffic.iter().flat_map(|w| &w.counts) {
+            let e = sum.entry(k.as_slice()).or_default();
+            *e = e.saturating_add(*c);
+        }
+    }
+    let mut keys: Vec<(&[u8], u64)> = sum.into_iter().collect();
+    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut out = Vec::new();
+    let mut left_out = 0;
+    for (k, c) in keys {
+        if k.contains(&b'\n') || k.contains(&b'\r') {
+            left_out += 1;
+            continue;
+        }
+        out.extend_from_slice(k);
+        out.push(b',');
+        out.extend_from_slice(c.to_string().as_bytes());
+        out.push(b'\n');
+    }
+    (out, left_out)
+}
+
+/// Rows of each heavy-hitter ranking in the table.
+const HITTER_ROWS: usize = 5;
+
+fn write_traffic(t: &WindowTraffic, sample: u64, out: &mut impl Write) -> Result<()> {
+    let h = &t.hitters;
+    writeln!(
+        out,
+        "  window: {} (at most {sample} per partition): {} records, {} bytes, {} keys, {} keyless",
+        window_label(t.window),
+        h.records,
+        h.bytes,
+        h.distinct_keys,
+        h.keyless
+    )?;
+    if h.by_records.is_empty() {
+        return Ok(());
+    }
+    let mut tab = Table::new(["    KEY", "RECORDS", "SHARE", "BYTES", "BYTE SHARE"]);
+    for x in h.by_records.iter().take(HITTER_ROWS) {
+        tab.row([
+            format!("    {}", key_cell(&x.key)),
+            x.records.to_string(),
+            format!("{:.1}%", 100.0 * x.record_share),
+            x.bytes.to_string(),
+            format!("{:.1}%", 100.0 * x.byte_share),
+        ]);
+    }
+    writeln!(out, "  heavy hitters by records:")?;
+    tab.write(out)?;
+    if h.by_bytes.first().map(|x| &x.key) != h.by_records.first().map(|x| &x.key) {
+        if let Some(x) = h.by_bytes.first() {
+            writeln!(
+                out,
+                "  heaviest by bytes: {} ({} bytes, {:.1}%)",
+                key_cell(&x.key),
+                x.bytes,
+                100.0 * x.byte_share
+            )?;
+        }
+    }
+    let mut tab = Table::new(["    PARTITION", "RECORDS", "TOP KEY", "ITS SHARE"]);
+    for p in &h.partitions {
+        if let Some(x) = p.by_records.first() {
+            tab.row([
+                format!("    {}", p.partition),
+                p.records.to_string(),
+                key_cell(&x.key),
+                format!("{:.1}%", 100.0 * x.record_share),
+            ]);
+        }
+    }
+    writeln!(out, "  per partition:")?;
+    tab.write(out)?;
+    Ok(())
 }
 
 fn exit_code(r: &AuditReport) -> ExitCode {
@@ -317,7 +451,7 @@ fn summarize_names(names: &[String]) -> String {
     partwise::findings::summarize(names)
 }
 
-fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
+fn write_table(r: &AuditReport, sample: u64, out: &mut impl Write) -> Result<()> {
     for t in &r.topics {
         writeln!(out, "topic {}", visible(&t.name))?;
         if let Some(e) = &t.error {
@@ -348,11 +482,24 @@ fn write_table(r: &AuditReport, out: &mut impl Write) -> Result<()> {
             ]);
         }
         tab.write(out)?;
+        if let Some(w) = &t.traffic {
+            write_traffic(w, sample, out)?;
+        }
         if let Some(s) = &t.skew {
             writeln!(
                 out,
-                "  skew: total {}, max/mean {:.2}, cv {:.3}, gini {:.3}, hot {:?}, idle {:?}",
-                s.total, s.max_over_mean, s.cv, s.gini, s.hot_partitions, s.idle_partitions
+                "  skew{}: total {}, max/mean {:.2}, cv {:.3}, gini {:.3}, hot {:?}, idle {:?}",
+                if t.traffic.is_some() {
+                    " (of the window's records)"
+                } else {
+                    ""
+                },
+                s.total,
+                s.max_over_mean,
+                s.cv,
+                s.gini,
+                s.hot_partitions,
+                s.idle_partitions
             )?;
         }
         if let Some(ro) = &t.routing {
@@ -479,7 +626,7 @@ mod tests {
             }),
         };
         let mut out = Vec::new();
-        write_table(&r, &mut out).unwrap();
+        write_table(&r, 1000, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.matches("fix: ").count(), 1, "{text}");
         assert_eq!(

@@ -93,6 +93,7 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
                 topics: g.topics.clone(),
                 sample: SAMPLE,
                 candidates: candidates(&all, &[]),
+                window: Default::default(),
             };
             let r = audit(conn, &opts, &mut |_| {}).map_err(|e| kerr(e).report());
             (g.name.clone(), r)

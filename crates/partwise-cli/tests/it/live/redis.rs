@@ -324,7 +324,7 @@ fn hot_names_the_tag_that_crowds_one_node() {
     // Only this test's keys: what other tests write meanwhile is no slot of its.
     let glob = "partwise-cli-test:{cli-hot}:*";
     let o = partwise(&[
-        "redis", "hot", "-c", &seed, "--match", glob, "--format", "json",
+        "redis", "hot", "-c", &seed, "--match", glob, "--by", "keys", "--format", "json",
     ]);
     let _: i64 = conn.query(redis::cmd("DEL").arg(&keys), "DEL").unwrap();
 
@@ -346,7 +346,8 @@ fn hot_reports_nothing_for_even_tags_and_names_the_one_that_holds_many_slots_wor
     let seed = cluster();
     let glob = format!("{NS}:*");
     let hot_args = [
-        "redis", "hot", "-c", &seed, "--match", &glob, "--top", "20", "--format", "json",
+        "redis", "hot", "-c", &seed, "--match", &glob, "--top", "20", "--by", "keys", "--format",
+        "json",
     ];
     let mut written: Vec<(NodeConn, Vec<String>)> = Vec::new();
     for i in 0..10 {

@@ -26,6 +26,7 @@ fn opts(topics: &[&str], sample: u64) -> AuditOptions {
         topics: topics.iter().map(|t| t.to_string()).collect(),
         sample,
         candidates: candidates(&all, &[]),
+        window: Default::default(),
     }
 }
 

@@ -11,7 +11,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// A Redis Cluster of one test's own on free ports (scripts/redis-cluster-up
-/// in a directory of its own), stopped on drop.
+/// in a directory of its own), stopped on drop; a Valkey 8.1 one
+/// (`redis-cluster-up --valkey`) when `PARTWISE_TEST_VALKEY` is set, as
+/// `scripts/test` does in its Valkey pass, so that the demo runs on either.
 struct OwnCluster {
     base: u16,
     dir: tempfile::TempDir,
@@ -33,10 +35,31 @@ impl OwnCluster {
         c
     }
 
+    fn valkey() -> bool {
+        std::env::var_os("PARTWISE_TEST_VALKEY").is_some_and(|v| !v.is_empty())
+    }
+
+    /// redis-cli, or Valkey's own valkey-cli beside its server.
+    fn cli_bin() -> std::path::PathBuf {
+        if !Self::valkey() {
+            return "redis-cli".into();
+        }
+        let pin = std::fs::read_to_string(partwise_faults::live::repo().join("scripts/valkey/pin"))
+            .unwrap();
+        let version = pin
+            .lines()
+            .find_map(|l| l.strip_prefix("VALKEY_SERVER_VERSION="))
+            .expect("scripts/valkey/pin names the server version");
+        partwise_faults::live::repo().join(format!(".cache/valkey/{version}/bin/valkey-cli"))
+    }
+
     fn script(&self, name: &str) -> Output {
-        Command::new("bash")
-            .arg(partwise_faults::live::repo().join("scripts").join(name))
-            .arg(self.base.to_string())
+        let mut c = Command::new("bash");
+        c.arg(partwise_faults::live::repo().join("scripts").join(name));
+        if Self::valkey() {
+            c.arg("--valkey");
+        }
+        c.arg(self.base.to_string())
             .env("PARTWISE_REDIS_DIR", self.dir.path())
             .output()
             .unwrap()
@@ -48,7 +71,7 @@ impl OwnCluster {
 
     /// redis-cli in cluster mode (it follows MOVED to the key's node).
     fn cli(&self, args: &[&str]) -> String {
-        let o = Command::new("redis-cli")
+        let o = Command::new(Self::cli_bin())
             .args(["-c", "-p", &self.base.to_string()])
             .args(args)
             .output()
@@ -60,7 +83,7 @@ impl OwnCluster {
     fn all_keys(&self) -> BTreeSet<String> {
         (0..3)
             .flat_map(|k| {
-                let o = Command::new("redis-cli")
+                let o = Command::new(Self::cli_bin())
                     .args(["-p", &(self.base + k).to_string(), "--scan"])
                     .output()
                     .unwrap();
