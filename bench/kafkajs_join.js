@@ -93,7 +93,9 @@ function memberProcess() {
   }
 
   async function add(key) {
-    const kafka = new Kafka({ clientId: `pwbench-join-${cfg.side}-${key}`, brokers: [cfg.bootstrap], logLevel: logLevel.NOTHING })
+    // KAFKAJS_LOG=WARN (or INFO, DEBUG): the members' KafkaJS log on stderr, to see why a group does not settle.
+    const level = logLevel[(process.env.KAFKAJS_LOG || 'NOTHING').toUpperCase()]
+    const kafka = new Kafka({ clientId: `pwbench-join-${cfg.side}-${key}`, brokers: [cfg.bootstrap], logLevel: level === undefined ? logLevel.NOTHING : level })
     const state = { joinResponseAt: null, cpuAtJoin: null, metadata: [], sync: null, assignMs: null, assignCpuMs: null, assignMembers: null }
     const [base, factory] = assignerFor(state)
     const consumer = kafka.consumer({
@@ -102,7 +104,7 @@ function memberProcess() {
       sessionTimeout: 30000,
       rebalanceTimeout: 60000,
       heartbeatInterval: 1000,
-      maxWaitTimeInMs: 1000,
+      maxWaitTimeInMs: cfg.fetchWaitMs,
     })
     // What the member owns goes into its next JoinGroup (the sticky use the
     // binding's README shows); KafkaJS's own assigner has nothing of the kind.
@@ -242,12 +244,29 @@ async function createTopics(admin, topics, partitions) {
   for (;;) {
     try {
       const { topics: got } = await admin.fetchTopicMetadata({ topics })
-      if (got.every(t => t.partitions.length === partitions && t.partitions.every(p => p.leader >= 0))) return
+      if (got.every(t => t.partitions.length === partitions && t.partitions.every(p => p.leader >= 0))) break
     } catch (e) {
       // A broker answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creation.
       if (Date.now() > end) throw e
     }
     if (Date.now() > end) throw new Error(`topics ${topics.join(', ')} have no leaders after 120 s`)
+    await sleep(500)
+  }
+  // A leader in the metadata is not yet a partition the broker serves: until
+  // it has created the partition's log it answers ListOffsets with
+  // NOT_LEADER_OR_FOLLOWER, and a KafkaJS member getting that while it
+  // resolves its offsets refreshes metadata and re-joins the group, so every
+  // member (the leader too: "Leader re-joining group during Stable") restarts
+  // the rebalance for all. With 10,000 new partitions on a busy broker that
+  // lasts tens of seconds, and the group keeps re-joining for as long: wait
+  // until every partition answers.
+  for (;;) {
+    try {
+      for (const topic of topics) await admin.fetchTopicOffsets(topic)
+      return
+    } catch (e) {
+      if (Date.now() > end) throw new Error(`topics ${topics.join(', ')}: not every partition answers ListOffsets after 120 s (${e.message})`)
+    }
     await sleep(500)
   }
 }
@@ -261,6 +280,16 @@ async function driver() {
   const WARMUP = intEnv('WARMUP', 1, 0)
   const QUIET_MS = intEnv('QUIET_MS', 2000, 0)
   const SETTLE_S = intEnv('SETTLE_S', 300, 1)
+  // The consumers' maxWaitTimeInMs. Before every fetch a KafkaJS 2.2.4 member
+  // compares each subscribed topic's partition list with the one it saw at
+  // its last sync (ConsumerGroup.checkForStaleAssignment, arrayDiff: an
+  // indexOf per partition, so P^2 / 2 steps a topic, whatever the member is
+  // assigned): ~10 ms of CPU a topic at 5,000 partitions on this machine, so
+  // 200 idle members fetching every second need more than the two cores and
+  // stop answering in time (SyncGroup timeouts, members dropped, the group
+  // rebalancing over and over). A longer wait makes idle members fetch less
+  // often; the leader's JoinGroup-to-SyncGroup step does not depend on it.
+  const FETCH_WAIT_MS = intEnv('FETCH_WAIT_MS', 1000, 0)
   const out = process.env.RESULTS || path.join(__dirname, 'results', 'kafkajs_join.json')
   if (!fs.existsSync(kafkajsDir)) fail(`${kafkajsDir} is missing: bash bindings/kafkajs/build installs it`)
 
@@ -294,7 +323,7 @@ async function driver() {
     }
     const sides = {}
     for (const side of SIDES) {
-      const cfg = { bootstrap, group: groups[side], topics }
+      const cfg = { bootstrap, group: groups[side], topics, fetchWaitMs: FETCH_WAIT_MS }
       sides[side] = { leader: new Child(side, 'leader', cfg, onEvent), followers: new Child(side, 'followers', cfg, onEvent), live: [], nextKey: 0 }
       children.push(sides[side].leader, sides[side].followers)
     }
@@ -427,7 +456,7 @@ async function driver() {
       partitions_per_topic: PARTITIONS,
       rounds: ROUNDS,
       warmup_rounds: WARMUP,
-      consumer_config: { sessionTimeout: 30000, rebalanceTimeout: 60000, heartbeatInterval: 1000, maxWaitTimeInMs: 1000 },
+      consumer_config: { sessionTimeout: 30000, rebalanceTimeout: 60000, heartbeatInterval: 1000, maxWaitTimeInMs: FETCH_WAIT_MS },
       seconds: Math.round((Date.now() - t0) / 1000),
       summary: {},
       rss_mb: rss,

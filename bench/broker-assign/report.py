@@ -58,7 +58,7 @@ def get(size, sub, scen, asg, field):
 ratios = []
 for size in sizes:
     for sub in ["homogeneous", "heterogeneous"]:
-        for scen in ["scratch", "leave"]:
+        for scen in ["scratch", "leave", "steady"]:
             u, c = get(size, sub, scen, "uniform", "wall_ms_median"), get(size, sub, scen, "copartitioned", "wall_ms_median")
             uc, cc = get(size, sub, scen, "uniform", "cpu_ms_median"), get(size, sub, scen, "copartitioned", "cpu_ms_median")
             if u and c:
@@ -71,7 +71,9 @@ meta = {
     "what": "assign() per call through the broker's plug-in API (kafka-group-coordinator-api 4.4.0): "
             "Kafka 4.4.0's UniformAssignor and RangeAssignor beside partwise's BrokerCopartitionedAssignor; "
             "members x partitions over 10 topics; scratch = no current assignment, leave = the scratch result "
-            "minus the first member; heterogeneous = even members on the first 6 topics, odd on the last 6",
+            "minus the first member (new objects throughout, as after a computation that rewrote every member's target); "
+            "steady = the same leave given objects an earlier call was already handed (as the coordinator hands a member's "
+            "target object again until its target changes); heterogeneous = even members on the first 6 topics, odd on the last 6",
     "partwise_jar": a.jar, "java": java, "cores": subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip(),
     "machine": platform.machine(), "warmup_calls": a.warmup, "timed_calls_per_run": a.timed,
     "load_average_before": a.load_before, "load_average_after": a.load_after,
@@ -91,7 +93,7 @@ with open(a.out + ".md", "w") as f:
     f.write("|---|---|---|---|---|---|---|---|---|---|\n")
     for size in sizes:
         for sub in ["homogeneous", "heterogeneous"]:
-            for scen in ["scratch", "leave"]:
+            for scen in ["scratch", "leave", "steady"]:
                 cells = []
                 for asg in ["uniform", "range", "copartitioned"]:
                     cells.append(f"{get(size, sub, scen, asg, 'wall_ms_median'):.2f} ({get(size, sub, scen, asg, 'cpu_ms_median'):.2f})")

@@ -7,6 +7,9 @@
 // partitions are the members' current target assignment. The consumer protocol carries no
 // user data, so only partitions are compared. Each case runs again with the ids in a shuffled
 // order, where ties may break otherwise: units must still go whole, each partition once.
+// Every case is assigned twice by one assignor instance shared by all cases, the second call
+// given the same current assignment objects (read from what the assignor kept of the first):
+// the two answers must be equal.
 package dev.partwise;
 
 import java.util.ArrayList;
@@ -111,6 +114,9 @@ public final class BrokerVectorCheck {
         return out;
     }
 
+    /** One instance for every case, as a broker keeps one for every group. */
+    static final BrokerCopartitionedAssignor ASSIGNOR = new BrokerCopartitionedAssignor();
+
     static String check(VectorCheck.Case c, Random rng, boolean shuffled) {
         Map<String, Uuid> ids = topicIds(c, rng, shuffled);
         Map<Uuid, String> names = new HashMap<>();
@@ -140,7 +146,18 @@ public final class BrokerVectorCheck {
                 return Set.of();
             }
         };
-        GroupAssignment got = new BrokerCopartitionedAssignor().assign(spec, describer);
+        GroupAssignment got = ASSIGNOR.assign(spec, describer);
+        // The same spec again: every current assignment now comes from what the assignor kept
+        // of its earlier read (the coordinator hands an unchanged member's map again); the
+        // answer must not change.
+        GroupAssignment again = ASSIGNOR.assign(spec, describer);
+        for (Map.Entry<String, MemberAssignment> e : got.members().entrySet()) {
+            MemberAssignment b = again.members().get(e.getKey());
+            if (b == null || !e.getValue().partitions().equals(b.partitions())) {
+                return e.getKey() + ": the second call (current assignments read before) gives "
+                        + (b == null ? "nothing" : b.partitions()) + ", the first " + e.getValue().partitions();
+            }
+        }
         if (got.members().size() != c.expect().size()) {
             return "broker assigned " + got.members().size() + " members, rust " + c.expect().size();
         }

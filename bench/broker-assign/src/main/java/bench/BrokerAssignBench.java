@@ -15,6 +15,12 @@
 // subscribed partition assigned once, to a subscriber; for copartitioned, whole units) and
 // summarized by a checksum, so that two builds of an assignor can be compared for equal answers.
 //
+// "steady" is the same leave given current assignment objects an earlier call was already handed:
+// the group coordinator keeps a member's target assignment object from one computation to the
+// next until that member's target changes, so in a group where members come and go, the
+// computation after a leave is mostly given objects the previous one saw; "leave" is the first
+// computation after every member's target was rewritten (new objects throughout).
+//
 // Before each timed "leave" call, the harness also reads every partition of the current
 // assignment the call is given (the CPU time of iterating each member's map and sets, summing
 // the partition numbers): the floor of any assignor that reads each partition a member holds,
@@ -192,7 +198,9 @@ public final class BrokerAssignBench {
                 double[] scratchMs = new double[runs], leaveMs = new double[runs];
                 double[] scratchCpu = new double[runs], leaveCpu = new double[runs], readCpu = new double[runs];
                 long[] scratchBytes = new long[runs], leaveBytes = new long[runs];
-                GroupAssignment scratch = null, leave = null;
+                double[] steadyMs = new double[runs], steadyCpu = new double[runs];
+                long[] steadyBytes = new long[runs];
+                GroupAssignment scratch = null, leave = null, steady = null;
                 List<String> rest = members.subList(1, members.size());
                 for (int w = 0; w < warmup + runs; w++) {
                     Spec fresh = new Spec(members, subs, type, Map.of());
@@ -203,12 +211,7 @@ public final class BrokerAssignBench {
                     long s1 = System.nanoTime();
                     long c1 = mx.getCurrentThreadCpuTime();
                     long b1 = mx.getThreadAllocatedBytes(thread);
-                    Map<String, Map<Uuid, Set<Integer>>> cur = new HashMap<>();
-                    scratch.members().forEach((k, v) -> {
-                        Map<Uuid, Set<Integer>> im = new HashMap<>();
-                        v.partitions().forEach((tt, ps) -> im.put(tt, Collections.unmodifiableSet(new HashSet<>(ps))));
-                        cur.put(k, Collections.unmodifiableMap(im));
-                    });
+                    Map<String, Map<Uuid, Set<Integer>>> cur = copies(scratch);
                     cur.remove(members.get(0));
                     Spec left = new Spec(rest, subs, type, cur);
                     long r0 = mx.getCurrentThreadCpuTime();
@@ -225,7 +228,25 @@ public final class BrokerAssignBench {
                     long s3 = System.nanoTime();
                     long c3 = mx.getCurrentThreadCpuTime();
                     long b3 = mx.getThreadAllocatedBytes(thread);
+                    // steady: the same leave in a group whose current assignment objects an
+                    // earlier computation was already handed (as the coordinator hands a
+                    // member's target object again until its target changes): new copies,
+                    // one untimed call with every member, then the leave.
+                    Map<String, Map<Uuid, Set<Integer>>> kept = copies(scratch);
+                    as.assign(new Spec(members, subs, type, kept), d);
+                    kept.remove(members.get(0));
+                    Spec steadyLeft = new Spec(rest, subs, type, kept);
+                    long b4 = mx.getThreadAllocatedBytes(thread);
+                    long c4 = mx.getCurrentThreadCpuTime();
+                    long s4 = System.nanoTime();
+                    steady = as.assign(steadyLeft, d);
+                    long s5 = System.nanoTime();
+                    long c5 = mx.getCurrentThreadCpuTime();
+                    long b5 = mx.getThreadAllocatedBytes(thread);
                     if (w >= warmup) {
+                        steadyMs[w - warmup] = (s5 - s4) / 1e6;
+                        steadyCpu[w - warmup] = (c5 - c4) / 1e6;
+                        steadyBytes[w - warmup] = b5 - b4;
                         scratchMs[w - warmup] = (s1 - s0) / 1e6;
                         leaveMs[w - warmup] = (s3 - s2) / 1e6;
                         scratchCpu[w - warmup] = (c1 - c0) / 1e6;
@@ -238,11 +259,27 @@ public final class BrokerAssignBench {
                 boolean units = cls.endsWith("CopartitionedAssignor");
                 check(cls, "scratch", scratch, members, subs, counts, units);
                 check(cls, "leave", leave, rest, subs, counts, units);
+                check(cls, "steady", steady, rest, subs, counts, units);
                 String size = m + "x" + total;
                 print(size, t, type, as.name(), "scratch", scratchMs, scratchCpu, null, scratchBytes, checksum(scratch));
                 print(size, t, type, as.name(), "leave", leaveMs, leaveCpu, readCpu, leaveBytes, checksum(leave));
+                print(size, t, type, as.name(), "steady", steadyMs, steadyCpu, null, steadyBytes, checksum(steady));
             }
         }
+    }
+
+    /**
+     * A result as the coordinator holds it once it replayed the result's records: new,
+     * unmodifiable maps and sets (ConsumerGroupTargetAssignmentMemberValue read back).
+     */
+    static Map<String, Map<Uuid, Set<Integer>>> copies(GroupAssignment result) {
+        Map<String, Map<Uuid, Set<Integer>>> cur = new HashMap<>();
+        result.members().forEach((k, v) -> {
+            Map<Uuid, Set<Integer>> im = new HashMap<>();
+            v.partitions().forEach((tt, ps) -> im.put(tt, Collections.unmodifiableSet(new HashSet<>(ps))));
+            cur.put(k, Collections.unmodifiableMap(im));
+        });
+        return cur;
     }
 
     /** Every partition of the members' current assignments, summed. */

@@ -3,12 +3,16 @@
 // Copartitioned.assign, the placement every partwise implementation runs, and back.
 package dev.partwise;
 
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -55,6 +59,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 public final class BrokerCopartitionedAssignor implements ConsumerGroupPartitionAssignor {
     /** The name consumers select with {@code group.remote.assignor}. */
     public static final String NAME = CopartitionedAssignor.NAME;
+
+    /** Current assignments already read (see {@link ReadCache}); shared by every group this instance serves. */
+    private final ReadCache reads = new ReadCache();
 
     /** A member's target partitions, by topic id. */
     private record Target(Map<Uuid, Set<Integer>> partitions) implements MemberAssignment {}
@@ -130,15 +137,18 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         Copartitioned.Placement pl = new Copartitioned.Placement(partitions, subscribed, order);
         // What each member holds now, as units (one entry per partition), to tell afterwards
         // whether its target changed; a member whose current assignment names a partition
-        // outside every unit cannot keep it as it is. This reads every partition of the
-        // current assignment: a unit stays with the member holding most of its partitions.
+        // outside every unit cannot keep it as it is. A unit stays with the member holding most
+        // of its partitions, so every partition held counts; the boxed sets are read only for
+        // maps no earlier call read (ReadCache), the others come unboxed from there.
         MemberAssignment[] current = new MemberAssignment[n];
         int[] start = new int[n + 1];
         boolean[] changed = new boolean[n];
         int[] units = new int[64];
+        reads.expunge();
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
-            units = current(pl, index, m, current[m], start, changed, units);
+            Held held = current[m] == null ? null : reads.held(current[m].partitions());
+            units = current(pl, index, m, held, start, changed, units);
         }
         pl.place();
         // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
@@ -170,23 +180,23 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * {@code units[start[m] .. start[m + 1]]} (the unit of each partition it holds); marks it
      * changed when it holds anything outside every unit. Returns {@code units}, grown if needed.
      */
-    private static int[] current(Copartitioned.Placement pl, Map<Uuid, Integer> index, int m, MemberAssignment current,
+    private static int[] current(Copartitioned.Placement pl, Map<Uuid, Integer> index, int m, Held held,
             int[] start, boolean[] changed, int[] units) {
         int size = start[m];
-        if (current == null) {
+        if (held == null) {
             changed[m] = true;
             start[m + 1] = size;
             return units;
         }
-        for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
-            Integer t = index.get(e.getKey());
-            Set<Integer> ps = e.getValue();
-            if (t == null || ps.isEmpty()) {
+        for (int i = 0; i < held.topics.length; i++) {
+            Integer t = index.get(held.topics[i]);
+            int[] ps = held.partitions[i];
+            if (t == null || ps.length == 0) {
                 changed[m] = true;
                 continue;
             }
-            if (size + ps.size() > units.length) {
-                units = Arrays.copyOf(units, Math.max(2 * units.length, size + ps.size()));
+            if (size + ps.length > units.length) {
+                units = Arrays.copyOf(units, Math.max(2 * units.length, size + ps.length));
             }
             for (int p : ps) {
                 pl.own(m, t, p);
@@ -200,6 +210,86 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         }
         start[m + 1] = size;
         return units;
+    }
+
+    /** A current assignment unboxed: partitions[i] are the partitions of topics[i]. */
+    record Held(Uuid[] topics, int[][] partitions) {
+        static Held of(Map<Uuid, Set<Integer>> current) {
+            Uuid[] topics = new Uuid[current.size()];
+            int[][] partitions = new int[topics.length][];
+            int i = 0;
+            for (Map.Entry<Uuid, Set<Integer>> e : current.entrySet()) {
+                topics[i] = e.getKey();
+                int[] ps = new int[e.getValue().size()];
+                int c = 0;
+                for (int p : e.getValue()) {
+                    ps[c++] = p;
+                }
+                partitions[i++] = c == ps.length ? ps : Arrays.copyOf(ps, c);
+            }
+            return new Held(topics, partitions);
+        }
+    }
+
+    /**
+     * The current assignments this assignor has already read, by the identity of the map the
+     * coordinator hands it, held weakly. The group coordinator keeps a member's target
+     * assignment object from one computation to the next as long as the member's target does
+     * not change (it writes a record, and replays it into a new object, only for members whose
+     * target changed), and never modifies one. So after a leave or a join, most members'
+     * current assignments are the very maps an earlier call read: their partitions are taken
+     * from here, unboxed, and only the members the last computations changed are read anew.
+     * A map read once and dropped by the coordinator is dropped from here by the garbage
+     * collector. The placement is the same either way: an entry is what its map holds.
+     */
+    static final class ReadCache {
+        /** A weak key compared by the identity of its referent. */
+        private static final class Key extends WeakReference<Object> {
+            private final int hash;
+
+            Key(Object o, ReferenceQueue<Object> queue) {
+                super(o, queue);
+                hash = System.identityHashCode(o);
+            }
+
+            @Override
+            public int hashCode() {
+                return hash;
+            }
+
+            @Override
+            public boolean equals(Object x) {
+                if (this == x) {
+                    return true;
+                }
+                Object a = get();
+                return a != null && x instanceof Key k && a == k.get();
+            }
+        }
+
+        private final ConcurrentHashMap<Key, Held> map = new ConcurrentHashMap<>();
+        private final ReferenceQueue<Object> queue = new ReferenceQueue<>();
+
+        /** {@code current} unboxed, from an earlier read of the same map or read now. */
+        Held held(Map<Uuid, Set<Integer>> current) {
+            Held h = map.get(new Key(current, null));
+            if (h == null) {
+                h = Held.of(current);
+                map.put(new Key(current, queue), h);
+            }
+            return h;
+        }
+
+        /** Forgets the maps the garbage collector has cleared. */
+        void expunge() {
+            for (Reference<?> r; (r = queue.poll()) != null;) {
+                map.remove(r);
+            }
+        }
+
+        int size() {
+            return map.size();
+        }
     }
 
     /**
