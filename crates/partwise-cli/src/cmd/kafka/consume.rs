@@ -390,7 +390,7 @@ impl Printer {
             write!(
                 self.out,
                 "record    {}-{} @{} key ",
-                visible(&r.topic),
+                visible(r.topic),
                 r.partition,
                 r.offset
             )?;

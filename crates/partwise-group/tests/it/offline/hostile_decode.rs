@@ -152,12 +152,12 @@ fn valid_batches_decode() {
     }
 }
 
+/// Records as (offset, timestamp, key, value), or the error's text.
+type Read = Result<Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)>, String>;
+
 /// The records of `decode_runs` (slots into the fetched bytes) as
 /// (offset, timestamp, key, value), to hold them against kafka-protocol's.
-fn runs_of(
-    b: &[u8],
-    from: i64,
-) -> Result<Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)>, String> {
+fn runs_of(b: &[u8], from: i64) -> Read {
     let runs = decode_runs(Some(Bytes::copy_from_slice(b)), from).map_err(|e| e.to_string())?;
     Ok(runs
         .iter()
@@ -173,10 +173,7 @@ fn runs_of(
         .collect())
 }
 
-fn records_of(
-    b: &[u8],
-    from: i64,
-) -> Result<Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)>, String> {
+fn records_of(b: &[u8], from: i64) -> Read {
     let recs = decode_records(Some(Bytes::copy_from_slice(b)), from).map_err(|e| e.to_string())?;
     Ok(recs
         .into_iter()
