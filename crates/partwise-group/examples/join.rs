@@ -46,8 +46,8 @@ async fn main() -> Result<(), partwise_group::Error> {
             Event::Unstored(u) => eprintln!("{u}"),
             Event::Records { unit, records } => {
                 let counts = state.entry(unit.partition).or_default();
-                for r in records {
-                    *counts.entry(r.topic).or_default() += 1;
+                for r in &records {
+                    *counts.entry(r.topic.to_string()).or_default() += 1;
                 }
                 println!("unit {}: {:?}", unit.partition, counts);
             }

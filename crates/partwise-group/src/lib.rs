@@ -62,7 +62,7 @@ pub mod units;
 
 pub use consumer::{
     Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, LargeMember,
-    OffsetReset, UnitAssignment, Unstored,
+    OffsetReset, PartitionRecords, RecordRef, Records, UnitAssignment, Unstored,
 };
 pub use error::{code_name, Error, Result};
 pub use partwise_client::{Protocol, Security};

@@ -43,15 +43,16 @@ impl Consumer {
         };
         // Records fetched by a round that was dropped before queuing them
         // count as queued too.
+        // One entry per partition of a fetch, not per record.
         let queued: HashSet<(&str, i32)> = self
             .pending
             .iter()
             .flat_map(|e| match e {
-                Event::Records { records, .. } => records.as_slice(),
+                Event::Records { records, .. } => records.partitions(),
                 _ => &[],
             })
-            .chain(g.fetched.values().flatten())
-            .map(|r| (r.topic.as_str(), r.partition))
+            .chain(g.fetched.values().flat_map(|r| r.partitions()))
+            .map(|p| (p.topic(), p.partition()))
             .collect();
         let p = &mut g.positions;
         let mut keep = HashMap::new();

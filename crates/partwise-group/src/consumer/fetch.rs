@@ -3,7 +3,9 @@
 //! records of whole units queued as events.
 
 use super::commit::{Positions, Tp};
-use super::{Config, ConsumedRecord, Consumer, Event, Generation, State, UnitAssignment};
+use super::{
+    Config, Consumer, Event, Generation, PartitionRecords, Records, State, UnitAssignment,
+};
 use crate::error::{Error, Result};
 use crate::units::Unit;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
@@ -16,9 +18,11 @@ use kafka_protocol::ResponseError::{
     self, FencedLeaderEpoch, LeaderNotAvailable, NotLeaderOrFollower, OffsetOutOfRange,
     UnknownLeaderEpoch, UnknownTopicOrPartition,
 };
-use partwise_client::cluster::{decode_records, stable_offsets, Cluster};
+use partwise_client::cluster::{stable_offsets, Cluster};
 use partwise_client::wire::{Connection, Submitted};
+use partwise_wire::records::decode_runs;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// A leader's fetch connection and the fetch written to it, with the offsets
 /// it asked for.
@@ -158,7 +162,7 @@ struct Round<'a> {
     unit_of: HashMap<Tp, Unit>,
     /// Records read, by unit (the generation's `fetched`): queued as events
     /// even when the round fails or is dropped.
-    per_unit: &'a mut BTreeMap<Unit, Vec<ConsumedRecord>>,
+    per_unit: &'a mut BTreeMap<Unit, Records>,
 }
 
 impl Round<'_> {
@@ -250,9 +254,11 @@ impl Round<'_> {
     /// these offsets, by unit; positions move past them.
     async fn records(&mut self, leader: &str, resp: FetchResponse, asked: &Offsets) -> Result<()> {
         for t in resp.responses {
-            let topic = t.topic.0.to_string();
+            // One topic name per topic of the response, shared by its
+            // partitions' records.
+            let topic: Arc<str> = Arc::from(t.topic.0.as_str());
             for p in t.partitions {
-                let tp = (topic.clone(), p.partition_index);
+                let tp = (topic.to_string(), p.partition_index);
                 // A position that moved since this fetch was written
                 // (reset, or not owned any more) makes its data stale.
                 let Some(&from) = self.positions.next.get(&tp) else {
@@ -293,29 +299,23 @@ impl Round<'_> {
                         ));
                     }
                 }
-                let records = match decode_records(p.records, from) {
+                let runs = match decode_runs(p.records, from) {
                     Ok(r) => r,
                     Err(e) => {
                         self.fetchers.remove(leader);
                         return Err(e.into());
                     }
                 };
-                let Some(last) = records.last() else { continue };
-                let next = last.offset + 1;
+                let records = PartitionRecords::new(topic.clone(), tp.1, runs);
+                let Some(next) = records.next_offset() else {
+                    continue;
+                };
                 self.positions.next.insert(tp.clone(), next);
                 self.positions.delivered.insert(tp.clone(), next);
                 let Some(unit) = self.unit_of.get(&tp) else {
                     continue;
                 };
-                let out = self.per_unit.entry(unit.clone()).or_default();
-                out.extend(records.into_iter().map(|r| ConsumedRecord {
-                    topic: topic.clone(),
-                    partition: tp.1,
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                    key: r.key,
-                    value: r.value,
-                }));
+                self.per_unit.entry(unit.clone()).or_default().push(records);
             }
         }
         Ok(())

@@ -43,6 +43,7 @@ use heartbeat::{heartbeat_loop, Shared};
 use kafka_protocol::messages::GroupId;
 use kafka_protocol::protocol::StrBytes;
 use partwise_client::cluster::Cluster;
+use partwise_wire::records::RecordRun;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -74,7 +75,7 @@ pub struct UnitAssignment {
     pub unreadable: Vec<UnreadableMember>,
 }
 
-/// One record, as handed to the application.
+/// One record, owned (see [`RecordRef::to_owned`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConsumedRecord {
     /// Topic.
@@ -89,6 +90,186 @@ pub struct ConsumedRecord {
     pub key: Option<Bytes>,
     /// Value bytes.
     pub value: Option<Bytes>,
+}
+
+/// One record, as handed to the application: borrowed from the fetched
+/// bytes, nothing copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Topic.
+    pub topic: &'a str,
+    /// Partition.
+    pub partition: i32,
+    /// Offset.
+    pub offset: i64,
+    /// Timestamp, milliseconds since the epoch.
+    pub timestamp: i64,
+    /// Key bytes.
+    pub key: Option<&'a [u8]>,
+    /// Value bytes.
+    pub value: Option<&'a [u8]>,
+}
+
+impl RecordRef<'_> {
+    /// The record with its own copies of topic, key and value.
+    pub fn to_owned(&self) -> ConsumedRecord {
+        ConsumedRecord {
+            topic: self.topic.to_string(),
+            partition: self.partition,
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.map(Bytes::copy_from_slice),
+            value: self.value.map(Bytes::copy_from_slice),
+        }
+    }
+}
+
+/// The records of one partition from one fetch, in offset order: they stay
+/// in the bytes the broker sent (uncompressed batches) or the decompressed
+/// batch, and each record is a place in them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionRecords {
+    topic: Arc<str>,
+    partition: i32,
+    runs: Vec<RecordRun>,
+}
+
+impl PartitionRecords {
+    fn new(topic: Arc<str>, partition: i32, runs: Vec<RecordRun>) -> PartitionRecords {
+        PartitionRecords {
+            topic,
+            partition,
+            runs,
+        }
+    }
+
+    /// Topic.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// Partition.
+    pub fn partition(&self) -> i32 {
+        self.partition
+    }
+
+    /// How many records.
+    pub fn len(&self) -> usize {
+        self.runs.iter().map(|r| r.slots.len()).sum()
+    }
+
+    /// No records.
+    pub fn is_empty(&self) -> bool {
+        self.runs.iter().all(|r| r.slots.is_empty())
+    }
+
+    /// Each record as (offset, timestamp, key, value), without the topic and
+    /// partition every one of them shares.
+    pub fn slots(&self) -> impl Iterator<Item = (i64, i64, Option<&[u8]>, Option<&[u8]>)> + '_ {
+        self.runs
+            .iter()
+            .flat_map(|r| r.iter().map(|(s, k, v)| (s.offset, s.timestamp, k, v)))
+    }
+
+    /// Each record.
+    pub fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> + '_ {
+        self.slots()
+            .map(|(offset, timestamp, key, value)| RecordRef {
+                topic: &self.topic,
+                partition: self.partition,
+                offset,
+                timestamp,
+                key,
+                value,
+            })
+    }
+
+    /// The offset after the last record.
+    fn next_offset(&self) -> Option<i64> {
+        self.runs
+            .iter()
+            .rev()
+            .find_map(|r| r.slots.last())
+            .map(|s| s.offset + 1)
+    }
+}
+
+/// The records of one unit that one [`Event::Records`] hands out: by
+/// partition, in offset order within each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Records {
+    parts: Vec<PartitionRecords>,
+}
+
+impl Records {
+    /// How many records.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(PartitionRecords::len).sum()
+    }
+
+    /// No records.
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(PartitionRecords::is_empty)
+    }
+
+    /// The records by partition (a partition may come more than once when
+    /// several fetches were queued together).
+    pub fn partitions(&self) -> &[PartitionRecords] {
+        &self.parts
+    }
+
+    /// Every record, partition by partition.
+    pub fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> + '_ {
+        self.parts.iter().flat_map(PartitionRecords::iter)
+    }
+
+    /// Every record, owned.
+    pub fn to_vec(&self) -> Vec<ConsumedRecord> {
+        self.iter().map(|r| r.to_owned()).collect()
+    }
+
+    fn push(&mut self, p: PartitionRecords) {
+        self.parts.push(p);
+    }
+}
+
+impl<'a> IntoIterator for &'a Records {
+    type Item = RecordRef<'a>;
+    type IntoIter = Box<dyn Iterator<Item = RecordRef<'a>> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+/// Every record, owned (copies of its topic, key and value).
+impl IntoIterator for Records {
+    type Item = ConsumedRecord;
+    type IntoIter = std::vec::IntoIter<ConsumedRecord>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.to_vec().into_iter()
+    }
+}
+
+/// Records that were not fetched (tests, replays): grouped into one
+/// [`PartitionRecords`] per run of the same topic and partition, with
+/// copies of their keys and values.
+impl FromIterator<ConsumedRecord> for Records {
+    fn from_iter<I: IntoIterator<Item = ConsumedRecord>>(iter: I) -> Records {
+        let all: Vec<ConsumedRecord> = iter.into_iter().collect();
+        let mut out = Records::default();
+        for same in all.chunk_by(|a, b| a.topic == b.topic && a.partition == b.partition) {
+            out.push(PartitionRecords {
+                topic: Arc::from(same[0].topic.as_str()),
+                partition: same[0].partition,
+                runs: vec![RecordRun::from_records(same.iter().map(|r| {
+                    (r.offset, r.timestamp, r.key.as_deref(), r.value.as_deref())
+                }))],
+            });
+        }
+        out
+    }
 }
 
 /// What [`Consumer::poll`] hands the application.
@@ -108,7 +289,7 @@ pub enum Event {
         /// The unit.
         unit: Unit,
         /// The records.
-        records: Vec<ConsumedRecord>,
+        records: Records,
     },
     /// The coordinator could not store a generation (classic protocol: its
     /// record, every member's subscription and assignment, is larger than
@@ -145,7 +326,7 @@ struct Generation {
     /// (a signal, a `select!`) keeps them: their positions have moved on,
     /// so losing them would skip records, and committing them (close()
     /// after the drop) would skip them for the next owner too.
-    fetched: std::collections::BTreeMap<Unit, Vec<ConsumedRecord>>,
+    fetched: std::collections::BTreeMap<Unit, Records>,
 }
 
 /// What the next JoinGroup claims as owned, so the leader can be sticky:

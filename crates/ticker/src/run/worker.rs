@@ -90,7 +90,7 @@ pub fn worker(a: &WorkerArgs) -> Result<u8> {
                 partwise_group::Event::Unstored(u) => eprintln!("worker {}: {u}; rejoining", a.id),
                 partwise_group::Event::Records { records, .. } => {
                     for r in &records {
-                        sink.record(&r.topic, r.offset, r.value.as_deref());
+                        sink.record(r.topic, r.offset, r.value);
                     }
                     sink.flush()?;
                 }

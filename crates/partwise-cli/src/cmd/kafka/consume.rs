@@ -7,8 +7,7 @@ use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format};
 use partwise_group::{
-    Config, ConsumedRecord, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset,
-    UnitAssignment,
+    Config, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Records, UnitAssignment,
 };
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
@@ -249,12 +248,13 @@ struct Printer {
     heads: RecordLines,
 }
 
-/// Writes `record` events as JSON text into a byte buffer, keeping the
-/// start of the line for the last topic (`{"event":"record","topic":"t",
-/// "partition":`), so that the topic is escaped once per topic.
+/// Writes `record` events as JSON text into a byte buffer, straight from
+/// the fetched batches: the start of the line (`{"event":"record","topic":
+/// "t","partition":p,"offset":`) is built once per partition of a fetch, so
+/// the topic is escaped and the partition formatted once, and each record
+/// adds its offset and key.
 #[derive(Default)]
 struct RecordLines {
-    topic: String,
     head: Vec<u8>,
 }
 
@@ -265,38 +265,38 @@ impl RecordLines {
     fn push(
         &mut self,
         buf: &mut Vec<u8>,
-        records: &[ConsumedRecord],
+        records: &Records,
         array: bool,
         first: &mut bool,
     ) -> Result<()> {
         let mut num = itoa::Buffer::new();
-        for r in records {
-            if array {
-                buf.extend_from_slice(if *first { b"\n  " } else { b",\n  " });
-            }
-            *first = false;
-            if r.topic != self.topic {
-                self.topic.clone_from(&r.topic);
-                self.head.clear();
-                self.head
-                    .extend_from_slice(b"{\"event\":\"record\",\"topic\":");
-                serde_json::to_writer(&mut self.head, &r.topic)?;
-                self.head.extend_from_slice(b",\"partition\":");
-            }
-            buf.extend_from_slice(&self.head);
-            buf.extend_from_slice(num.format(r.partition).as_bytes());
-            buf.extend_from_slice(b",\"offset\":");
-            buf.extend_from_slice(num.format(r.offset).as_bytes());
-            match &r.key {
-                Some(k) => {
-                    buf.extend_from_slice(b",\"key_hex\":\"");
-                    push_hex(buf, k);
-                    buf.extend_from_slice(b"\"}");
+        for part in records.partitions() {
+            self.head.clear();
+            self.head
+                .extend_from_slice(b"{\"event\":\"record\",\"topic\":");
+            serde_json::to_writer(&mut self.head, part.topic())?;
+            self.head.extend_from_slice(b",\"partition\":");
+            self.head
+                .extend_from_slice(num.format(part.partition()).as_bytes());
+            self.head.extend_from_slice(b",\"offset\":");
+            for (offset, _, key, _) in part.slots() {
+                if array {
+                    buf.extend_from_slice(if *first { b"\n  " } else { b",\n  " });
                 }
-                None => buf.extend_from_slice(b",\"key_hex\":null}"),
-            }
-            if !array {
-                buf.push(b'\n');
+                *first = false;
+                buf.extend_from_slice(&self.head);
+                buf.extend_from_slice(num.format(offset).as_bytes());
+                match key {
+                    Some(k) => {
+                        buf.extend_from_slice(b",\"key_hex\":\"");
+                        push_hex(buf, k);
+                        buf.extend_from_slice(b"\"}");
+                    }
+                    None => buf.extend_from_slice(b",\"key_hex\":null}"),
+                }
+                if !array {
+                    buf.push(b'\n');
+                }
             }
         }
         Ok(())
@@ -361,7 +361,7 @@ impl Printer {
         Ok(())
     }
 
-    fn records(&mut self, records: &[ConsumedRecord]) -> Result<()> {
+    fn records(&mut self, records: &Records) -> Result<()> {
         if self.count_only {
             return self.count(records.len());
         }
@@ -379,18 +379,18 @@ impl Printer {
     }
 
     /// `--format table`'s record lines.
-    fn record_rows(&mut self, records: &[ConsumedRecord]) -> Result<()> {
+    fn record_rows(&mut self, records: &Records) -> Result<()> {
         let mut key = Vec::new();
         for r in records {
             key.clear();
-            match &r.key {
+            match r.key {
                 Some(k) => push_hex(&mut key, k),
                 None => key.push(b'-'),
             }
             write!(
                 self.out,
                 "record    {}-{} @{} key ",
-                visible(&r.topic),
+                visible(r.topic),
                 r.partition,
                 r.offset
             )?;
@@ -712,6 +712,11 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use partwise_group::ConsumedRecord;
+
+    fn batch(rs: &[ConsumedRecord]) -> Records {
+        rs.iter().cloned().collect()
+    }
 
     fn record(topic: &str, partition: i32, offset: i64, key: Option<&[u8]>) -> ConsumedRecord {
         ConsumedRecord {
@@ -744,6 +749,7 @@ mod tests {
         let all: Vec<u8> = (0..=255).collect();
         vec![
             record("orders", 0, 0, Some(b"user-1")),
+            record("orders", 0, 1, Some(b"user-2")),
             record("orders", 11, 9_223_372_036_854_775_807, None),
             record("pay\"ments\\", 2147483647, 42, Some(b"")),
             record("t\u{1}\u{7f}é\u{200b}", -1, -1, Some(&all)),
@@ -757,9 +763,13 @@ mod tests {
         let rs = records();
         let mut lines = RecordLines::default();
         let (mut buf, mut first) = (Vec::new(), true);
-        // Two polls: the cached topic carries over from one to the next.
-        lines.push(&mut buf, &rs[..3], false, &mut first).unwrap();
-        lines.push(&mut buf, &rs[3..], false, &mut first).unwrap();
+        // Two polls, the first with two records of one partition.
+        lines
+            .push(&mut buf, &batch(&rs[..3]), false, &mut first)
+            .unwrap();
+        lines
+            .push(&mut buf, &batch(&rs[3..]), false, &mut first)
+            .unwrap();
         let want: String = rs.iter().map(|r| tree(r) + "\n").collect();
         assert_eq!(String::from_utf8(buf).unwrap(), want);
         assert!(!first);
@@ -770,8 +780,12 @@ mod tests {
         let rs = records();
         let mut lines = RecordLines::default();
         let (mut buf, mut first) = (Vec::new(), true);
-        lines.push(&mut buf, &rs[..2], true, &mut first).unwrap();
-        lines.push(&mut buf, &rs[2..], true, &mut first).unwrap();
+        lines
+            .push(&mut buf, &batch(&rs[..2]), true, &mut first)
+            .unwrap();
+        lines
+            .push(&mut buf, &batch(&rs[2..]), true, &mut first)
+            .unwrap();
         let want = rs.iter().map(tree).collect::<Vec<_>>().join(",\n  ");
         assert_eq!(String::from_utf8(buf).unwrap(), format!("\n  {want}"));
     }
