@@ -100,6 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 topics,
                 sample: SAMPLE,
                 candidates: partwise::routing::candidates(&all, &[]),
+                window: Default::default(),
             };
             audited = partwise_kafka::audit::audit(conn, &opts, &mut |_| {})
                 .map_err(super::conn::kerr)?
