@@ -95,7 +95,7 @@ impl NodeSlotStats {
 }
 
 /// Reads `INFO server`, the setting and `CLUSTER SLOT-STATS` on each of
-/// `primaries` (those of a [`SlotMap`], or those that answered a sample); a
+/// `primaries` (those of a [`SlotMap`](crate::SlotMap), or those that answered a sample); a
 /// primary that does not answer is an error beside the others' stats.
 pub fn read_slot_stats(
     primaries: &[NodeAddr],
