@@ -4,6 +4,7 @@
 
 mod offline {
     mod assign;
+    mod client_vectors;
     mod go_groups;
     mod hostile_parsers;
     mod kip848_versions;

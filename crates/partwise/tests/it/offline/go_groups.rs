@@ -6,60 +6,9 @@
 //! gave: one where the library gave one, every one where it gave several,
 //! and no other.
 
-use partwise::assign::{group_file, Assignment, Assignor, Group};
-use serde_json::Value;
+use super::client_vectors::{by_id, by_member, cases, ById};
+use partwise::assign::{group_file, Assignor};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
-type ById = BTreeMap<String, Vec<(String, u32)>>;
-
-fn by_id(group: &Group, a: &Assignment) -> ById {
-    group
-        .members
-        .iter()
-        .zip(&a.partitions)
-        .map(|(m, list)| {
-            let mut v: Vec<(String, u32)> = list
-                .iter()
-                .map(|tp| (group.topics[tp.topic as usize].name.clone(), tp.partition))
-                .collect();
-            v.sort();
-            (m.id.clone(), v)
-        })
-        .collect()
-}
-
-fn by_member(v: &Value) -> ById {
-    v.as_object()
-        .unwrap()
-        .iter()
-        .map(|(id, list)| {
-            let mut v: Vec<(String, u32)> = list
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    (
-                        p[0].as_str().unwrap().to_string(),
-                        p[1].as_u64().unwrap() as u32,
-                    )
-                })
-                .collect();
-            v.sort();
-            (id.clone(), v)
-        })
-        .collect()
-}
-
-fn cases() -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/vectors/assignors/go_group_cases.jsonl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// Seeds enough to meet every Go map order of these groups' topics (at
 /// most four) and doubly claimed partitions.
@@ -67,7 +16,7 @@ const SEEDS: u64 = 400;
 
 #[test]
 fn go_balancers_match_their_libraries() {
-    let lines = cases();
+    let lines = cases("go_group_cases.jsonl");
     assert_eq!(lines.len(), 448);
     let mut bad = Vec::new();
     let mut checked: BTreeMap<String, usize> = BTreeMap::new();

@@ -8,64 +8,13 @@
 //! the withheld partitions of the cooperative one are exactly those the
 //! package gave no one although a member subscribed to them.
 
-use partwise::assign::{group_file, Assignment, Assignor, Group, Tp};
-use serde_json::Value;
+use super::client_vectors::{by_id, by_member, cases};
+use partwise::assign::{group_file, Assignor, Tp};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
-type ById = BTreeMap<String, Vec<(String, u32)>>;
-
-fn by_id(group: &Group, a: &Assignment) -> ById {
-    group
-        .members
-        .iter()
-        .zip(&a.partitions)
-        .map(|(m, list)| {
-            let mut v: Vec<(String, u32)> = list
-                .iter()
-                .map(|tp| (group.topics[tp.topic as usize].name.clone(), tp.partition))
-                .collect();
-            v.sort();
-            (m.id.clone(), v)
-        })
-        .collect()
-}
-
-fn by_member(v: &Value) -> ById {
-    v.as_object()
-        .unwrap()
-        .iter()
-        .map(|(id, list)| {
-            let mut v: Vec<(String, u32)> = list
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    (
-                        p[0].as_str().unwrap().to_string(),
-                        p[1].as_u64().unwrap() as u32,
-                    )
-                })
-                .collect();
-            v.sort();
-            (id.clone(), v)
-        })
-        .collect()
-}
-
-fn cases() -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/vectors/assignors/node_group_cases.jsonl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 #[test]
 fn platformatic_assigners_match_the_package() {
-    let lines = cases();
+    let lines = cases("node_group_cases.jsonl");
     assert_eq!(lines.len(), 104);
     let mut bad = Vec::new();
     let mut checked: BTreeMap<String, usize> = BTreeMap::new();

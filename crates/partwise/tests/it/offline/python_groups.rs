@@ -7,67 +7,16 @@
 //! every outcome the library gave where it does, and the library's own
 //! exception where it raised.
 
-use partwise::assign::{group_file, AssignError, Assignment, Assignor, Group};
-use serde_json::Value;
+use super::client_vectors::{by_id, by_member, cases, ById};
+use partwise::assign::{group_file, AssignError, Assignor};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
-type ById = BTreeMap<String, Vec<(String, u32)>>;
-
-fn by_id(group: &Group, a: &Assignment) -> ById {
-    group
-        .members
-        .iter()
-        .zip(&a.partitions)
-        .map(|(m, list)| {
-            let mut v: Vec<(String, u32)> = list
-                .iter()
-                .map(|tp| (group.topics[tp.topic as usize].name.clone(), tp.partition))
-                .collect();
-            v.sort();
-            (m.id.clone(), v)
-        })
-        .collect()
-}
-
-fn by_member(v: &Value) -> ById {
-    v.as_object()
-        .unwrap()
-        .iter()
-        .map(|(id, list)| {
-            let mut v: Vec<(String, u32)> = list
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    (
-                        p[0].as_str().unwrap().to_string(),
-                        p[1].as_u64().unwrap() as u32,
-                    )
-                })
-                .collect();
-            v.sort();
-            (id.clone(), v)
-        })
-        .collect()
-}
-
-fn cases() -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/vectors/assignors/python_group_cases.jsonl");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// Seeds for the simulated set orders.
 const SEEDS: u64 = 200;
 
 #[test]
 fn python_assignors_match_their_libraries() {
-    let lines = cases();
+    let lines = cases("python_group_cases.jsonl");
     assert_eq!(lines.len(), 59 * 7);
     let mut bad = Vec::new();
     let mut checked: BTreeMap<String, usize> = BTreeMap::new();
@@ -179,7 +128,7 @@ fn python_assignors_match_their_libraries() {
 #[test]
 fn a_claim_of_a_left_topic_is_handed_back_and_found() {
     use partwise::findings::{leader_findings, LeaderFinding};
-    let line = cases()
+    let line = cases("python_group_cases.jsonl")
         .into_iter()
         .find(|c| {
             c["case"] == "left-topic-claim-handed-back" && c["assignor"] == "kafka-python:sticky"
