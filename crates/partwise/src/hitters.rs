@@ -8,7 +8,7 @@
 //! The same tally gives the window's `KEY,COUNT` lines ([`KeyTally::counts`]),
 //! the weights every `--counts` analysis takes.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// What a key carried in the window (or in one partition of it).
@@ -46,10 +46,10 @@ pub const MAX_KEYS: usize = 1 << 20;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Hitter {
     /// The key's bytes as stored (UTF-8 text in JSON, `null` when it is not).
-    #[serde(serialize_with = "key_text")]
+    #[serde(serialize_with = "crate::ser::key_text")]
     pub key: Vec<u8>,
     /// The same bytes in hex, so that any key can be told apart.
-    #[serde(rename = "key_hex", serialize_with = "key_hex")]
+    #[serde(rename = "key_hex", serialize_with = "crate::ser::key_hex")]
     pub key_bytes: Vec<u8>,
     /// Its records in the scope (the partition, or the window).
     pub records: u64,
@@ -103,22 +103,6 @@ impl HeavyHitters {
     pub fn top(&self) -> Option<&Hitter> {
         self.by_records.first()
     }
-}
-
-fn key_text<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    match std::str::from_utf8(k) {
-        Ok(t) => s.serialize_str(t),
-        Err(_) => s.serialize_none(),
-    }
-}
-
-fn key_hex<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    use std::fmt::Write;
-    let mut h = String::with_capacity(k.len() * 2);
-    for b in k {
-        let _ = write!(h, "{b:02x}");
-    }
-    s.serialize_str(&h)
 }
 
 fn share(part: u64, whole: u64) -> f64 {

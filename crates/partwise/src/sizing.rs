@@ -15,6 +15,7 @@
 
 use crate::resize::divisors;
 use crate::{Error, PartitionCount, Partitioner};
+use serde::Serialize;
 
 /// The inputs of [`plan`].
 #[derive(Clone, Debug, PartialEq)]
@@ -50,7 +51,8 @@ impl Default for PlanInput {
 }
 
 /// Which side needs more partitions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Binding {
     /// Producing needs more partitions than consuming.
     Produce,
@@ -69,7 +71,7 @@ impl Binding {
 }
 
 /// A partition count near the plan, with the consumer counts that share it evenly.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Nearby {
     /// The partition count.
     pub partitions: u32,
@@ -77,19 +79,21 @@ pub struct Nearby {
     pub even_consumer_counts: Vec<u32>,
 }
 
-/// The result of [`plan`].
-#[derive(Clone, Debug, PartialEq)]
+/// The result of [`plan`] (its JSON: the fields in this order).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Plan {
-    /// `TP / tp`, unrounded.
-    pub produce_partitions: f64,
-    /// `TC / tc`, unrounded.
-    pub consume_partitions: f64,
     /// `ceil(max(TP / tp, TC / tc))`.
     pub required: u32,
     /// `ceil(required * (1 + headroom))`.
     pub with_headroom: u32,
     /// The side that sets the requirement.
     pub binding: Binding,
+    /// `TP / tp`, unrounded.
+    pub produce_partitions: f64,
+    /// `TC / tc`, unrounded.
+    pub consume_partitions: f64,
+    /// The headroom the plan was made with (0.2 = 20%).
+    pub headroom: f64,
     /// The most consumers one group can keep busy: one per partition.
     pub max_consumers: u32,
     /// Counts at or above `with_headroom` that divide evenly among more group sizes.
@@ -102,6 +106,30 @@ pub struct Plan {
     pub producer_batch_bytes: u64,
     /// Warnings about the cost of the count.
     pub warnings: Vec<String>,
+}
+
+/// A plan and, when keys with their weights were given, the plan held
+/// against them: what `partwise plan` reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanReport {
+    /// The plan from the throughput targets.
+    #[serde(flatten)]
+    pub plan: Plan,
+    /// The plan held against the keys' weights ([`weigh`]).
+    pub weights: Option<Weighed>,
+}
+
+/// [`plan`] of `input`, held against `keys` placed by `p` when given.
+pub fn plan_report(
+    input: &PlanInput,
+    keys: Option<(Partitioner, &[(&[u8], u64)])>,
+) -> Result<PlanReport, Error> {
+    let plan = plan(input)?;
+    let weights = match keys {
+        Some((p, keys)) => Some(weigh(input, &plan, p, keys)?),
+        None => None,
+    };
+    Ok(PlanReport { plan, weights })
 }
 
 /// Floating-point results such as `20.0 * 1.2 = 24.000000000000004` must not
@@ -316,11 +344,12 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
         }
     }
     Ok(Plan {
-        produce_partitions: produce,
-        consume_partitions: consume,
         required,
         with_headroom,
         binding,
+        produce_partitions: produce,
+        consume_partitions: consume,
+        headroom: input.headroom,
         max_consumers: with_headroom,
         nearby,
         open_files,
@@ -332,10 +361,23 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Error> {
 /// A plan held against measured keys with their weights ([`weigh`]): a
 /// partition takes the records of its keys, not `1 / P` of them, so the
 /// hottest partition must fit what one partition can produce and consume.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Weighed {
-    /// The heaviest key and its share of the records.
-    pub heaviest: (Vec<u8>, f64),
+    /// The partitioner that placed the keys.
+    pub partitioner: Partitioner,
+    /// How many keys were weighed.
+    pub keys: usize,
+    /// Their records, summed.
+    pub records: u64,
+    /// The heaviest key.
+    #[serde(serialize_with = "crate::ser::key_text")]
+    pub heaviest_key: Vec<u8>,
+    /// Its share of the records.
+    pub heaviest_key_share: f64,
+    /// What it puts on its one partition, produced and consumed (MB/s).
+    pub heaviest_key_produce_mbps: f64,
+    /// See `heaviest_key_produce_mbps`.
+    pub heaviest_key_consume_mbps: f64,
     /// Whether the heaviest key alone needs more than one partition can
     /// take (with the headroom): then no partition count fits.
     pub key_too_hot: bool,
@@ -343,10 +385,22 @@ pub struct Weighed {
     /// whose hottest partition fits; `None` when none does.
     pub required: Option<u32>,
     /// The largest count tried.
+    #[serde(rename = "searched_to")]
     pub searched: u32,
     /// The hottest partition's share of the records at the plan's count
     /// and at each of its nearby counts, with whether it fits.
-    pub nearby: Vec<(u32, f64, bool)>,
+    pub nearby: Vec<WeighedCount>,
+}
+
+/// One partition count held against the keys ([`Weighed::nearby`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WeighedCount {
+    /// The partition count.
+    pub partitions: u32,
+    /// Its hottest partition's share of the records.
+    pub hottest_partition_share: f64,
+    /// Whether that partition fits what one partition takes.
+    pub fits: bool,
 }
 
 /// Placements [`weigh`] computes at most (keys x counts tried).
@@ -383,12 +437,16 @@ pub fn weigh(
         .max_by_key(|(_, w)| *w)
         .map(|(k, w)| (k.to_vec(), *w))
         .unwrap_or_default();
-    let heaviest = (key, w as f64 / total as f64);
-    let key_too_hot = !fits(heaviest.1);
+    let share = w as f64 / total as f64;
+    let key_too_hot = !fits(share);
     let mut nearby = Vec::new();
     for n in plan.nearby.iter().map(|n| n.partitions) {
         let s = share_at(n)?;
-        nearby.push((n, s, fits(s)));
+        nearby.push(WeighedCount {
+            partitions: n,
+            hottest_partition_share: s,
+            fits: fits(s),
+        });
     }
     let from = plan.with_headroom;
     let budget = (MAX_WEIGH_PLACEMENTS / (keys.len() as u64).max(1)).max(1);
@@ -406,7 +464,13 @@ pub fn weigh(
         }
     }
     Ok(Weighed {
-        heaviest,
+        partitioner: p,
+        keys: keys.len(),
+        records: total,
+        heaviest_key: key,
+        heaviest_key_share: share,
+        heaviest_key_produce_mbps: share * input.produce_mbps,
+        heaviest_key_consume_mbps: share * input.consume_mbps,
         key_too_hot,
         required,
         searched,
@@ -603,7 +667,10 @@ mod tests {
         let w = weigh(&input, &p, java, &keys).unwrap();
         assert!(w.key_too_hot);
         assert_eq!(w.nearby.len(), p.nearby.len());
-        assert!(w.nearby.iter().all(|n| (n.1 - 0.001).abs() < 1e-12));
+        assert!(w
+            .nearby
+            .iter()
+            .all(|n| (n.hottest_partition_share - 0.001).abs() < 1e-12));
         let n = PartitionCount::new(6).unwrap();
         let (loads, _) = crate::traffic::weighted_loads(java, n, &keys);
         let dense = loads.into_iter().max().unwrap();
@@ -629,10 +696,13 @@ mod tests {
         let mut hot = even.clone();
         hot.push((b"BBCA", 16_364));
         let w = weigh(&input, &p, java, &hot).unwrap();
-        assert!((w.heaviest.1 - 16_364.0 / 36_364.0).abs() < 1e-12);
-        assert_eq!(w.heaviest.0, b"BBCA".to_vec());
+        assert!((w.heaviest_key_share - 16_364.0 / 36_364.0).abs() < 1e-12);
+        assert_eq!(w.heaviest_key, b"BBCA".to_vec());
         assert!(w.key_too_hot);
         assert_eq!(w.required, None);
-        assert!(w.nearby.iter().all(|n| n.1 >= w.heaviest.1 && !n.2));
+        assert!(w
+            .nearby
+            .iter()
+            .all(|n| n.hottest_partition_share >= w.heaviest_key_share && !n.fits));
     }
 }

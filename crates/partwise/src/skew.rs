@@ -20,10 +20,12 @@ use std::hash::{BuildHasher, Hasher};
 /// A partition counts as hot when its load exceeds this multiple of the mean.
 pub const HOT_FACTOR: f64 = 1.5;
 
-/// Statistics of a per-partition load vector.
-#[derive(Clone, Debug, PartialEq)]
+/// Statistics of a per-partition load vector (in JSON, beside the report
+/// that gives the total of its own).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SkewStats {
     /// Sum of the loads.
+    #[serde(skip)]
     pub total: u64,
     /// Mean load per partition.
     pub mean: f64,

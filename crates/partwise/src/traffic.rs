@@ -31,6 +31,7 @@
 use crate::assign::{member_names, Assignor, Group, Member, Topic};
 use crate::skew::{HeavyHitter, HeavyHitters, SkewStats};
 use crate::{Error, PartitionCount, Partitioner};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 /// The load of a key stream as counted so far.
 #[derive(Clone, Debug)]
@@ -119,6 +120,7 @@ impl Tally {
         n: PartitionCount,
         opts: &ReportOptions,
     ) -> Result<Report, Error> {
+        let total = self.total();
         let heavy = self
             .heavy
             .top()
@@ -126,27 +128,52 @@ impl Tally {
             .take(opts.top)
             .map(|hitter| HotKey {
                 partition: p.place(Some(&hitter.key), n).partition(),
+                share: hitter.estimate as f64 / total as f64,
                 hitter,
             })
             .collect();
         let consumers = match opts.consumers {
             None => None,
-            Some((assignor, m)) => Some(
-                consumer_partitions(assignor, n, m)?
+            Some((assignor, m)) => {
+                let members: Vec<ConsumerLoad> = consumer_partitions(assignor, n, m)?
                     .into_iter()
-                    .map(|(member, partitions)| ConsumerLoad {
-                        load: partitions.iter().map(|&q| self.loads[q as usize]).sum(),
-                        member,
-                        partitions,
+                    .map(|(member, partitions)| {
+                        let load = partitions.iter().map(|&q| self.loads[q as usize]).sum();
+                        ConsumerLoad {
+                            share: load as f64 / total as f64,
+                            load,
+                            member,
+                            partitions,
+                        }
                     })
-                    .collect::<Vec<_>>(),
-            ),
+                    .collect();
+                let idle = members
+                    .iter()
+                    .filter(|c| c.load == 0)
+                    .map(|c| c.member.clone())
+                    .collect();
+                Some(Consumers {
+                    assignor,
+                    members,
+                    idle,
+                })
+            }
         };
-        let lag = opts
-            .lag
-            .map(|(rate, per)| lag_forecast(&self.loads, rate, per, consumers.as_deref()));
+        let lag = opts.lag.map(|(rate, per)| {
+            lag_forecast(
+                &self.loads,
+                rate,
+                per,
+                consumers.as_ref().map(|c| c.members.as_slice()),
+            )
+        });
         Ok(Report {
-            total: self.total(),
+            partitioner: p,
+            partitions: n.get(),
+            keys: self.lines,
+            total,
+            not_fixed: self.not_fixed,
+            loads: self.loads.clone(),
             stats: SkewStats::of(&self.loads),
             heavy,
             error_bound: self.heavy.error_bound(),
@@ -176,16 +203,45 @@ pub struct ReportOptions {
 }
 
 /// One heavy hitter and the partition it lands on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HotKey {
     /// The key with its estimate.
     pub hitter: HeavyHitter,
     /// Where the partitioner puts it (`None`: no fixed partition).
     pub partition: Option<u32>,
+    /// Its estimate over all the load.
+    pub share: f64,
+}
+
+// The key twice (its text, `null` when not UTF-8, and its hex), which a
+// derive cannot write from one field.
+impl Serialize for HotKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Hex<'a>(&'a [u8]);
+        impl Serialize for Hex<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                crate::ser::key_hex(self.0, s)
+            }
+        }
+        struct Text<'a>(&'a [u8]);
+        impl Serialize for Text<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                crate::ser::key_text(self.0, s)
+            }
+        }
+        let mut st = s.serialize_struct("HotKey", 6)?;
+        st.serialize_field("key", &Text(&self.hitter.key))?;
+        st.serialize_field("key_hex", &Hex(&self.hitter.key))?;
+        st.serialize_field("estimate", &self.hitter.estimate)?;
+        st.serialize_field("max_error", &self.hitter.error)?;
+        st.serialize_field("share", &self.share)?;
+        st.serialize_field("partition", &self.partition)?;
+        st.end()
+    }
 }
 
 /// What one consumer of the group carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ConsumerLoad {
     /// Its name, as `partwise assign` names members.
     pub member: String,
@@ -193,35 +249,77 @@ pub struct ConsumerLoad {
     pub partitions: Vec<u32>,
     /// The load of those partitions.
     pub load: u64,
+    /// That load over all the load (of the report, or of the loads given
+    /// to [`consumer_loads`]).
+    pub share: f64,
+}
+
+/// The consumer group of a report: who carries what.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Consumers {
+    /// The group's assignor.
+    pub assignor: Assignor,
+    /// What each member carries, in member order.
+    pub members: Vec<ConsumerLoad>,
+    /// The members that carry nothing.
+    pub idle: Vec<String>,
 }
 
 /// How lag grows when partitions receive more than a consumer processes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct LagForecast {
     /// What one consumer processes from one partition, MB/s.
     pub consume_mbps_per_partition: f64,
     /// Inflow per partition, MB/s: the rate split as the keyed load is.
     pub inflow_mbps: Vec<f64>,
     /// Lag growth per partition, MB/s (0 where the consumer keeps up).
+    #[serde(rename = "lag_growth_mbps")]
     pub growth_mbps: Vec<f64>,
-    /// The busiest consumer and its partitions' lag growth, MB/s.
-    pub hot_consumer: Option<(String, f64)>,
+    /// The busiest consumer and its partitions' lag growth.
+    pub hot_consumer: Option<HotConsumer>,
 }
 
-/// The report of a tally.
-#[derive(Clone, Debug, PartialEq)]
+/// The busiest consumer of a [`LagForecast`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct HotConsumer {
+    /// Its name.
+    pub member: String,
+    /// Its partitions' lag growth, MB/s.
+    pub lag_growth_mbps: f64,
+    /// The same per hour, MB.
+    pub lag_growth_mb_per_hour: f64,
+}
+
+/// The report of a tally: what `partwise skew` prints (its JSON: the
+/// fields in this order).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Report {
+    /// The partitioner that placed the keys.
+    pub partitioner: Partitioner,
+    /// The topic's partition count.
+    pub partitions: u32,
+    /// Keys read (the tally's lines).
+    pub keys: u64,
     /// All the load, placed or not.
     pub total: u64,
+    /// The load placed on no fixed partition.
+    pub not_fixed: u64,
+    /// Load per partition.
+    pub loads: Vec<u64>,
     /// Skew statistics of the partition loads.
+    #[serde(flatten)]
     pub stats: SkewStats,
     /// The heaviest keys, heaviest first.
+    #[serde(rename = "heavy_hitters")]
     pub heavy: Vec<HotKey>,
     /// Every estimate is at most this far below the true count.
+    #[serde(rename = "heavy_hitter_error_bound")]
     pub error_bound: u64,
     /// What each consumer carries, when a group was given.
-    pub consumers: Option<Vec<ConsumerLoad>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumers: Option<Consumers>,
     /// The lag forecast, when rates were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lag: Option<LagForecast>,
 }
 
@@ -273,12 +371,17 @@ pub fn consumer_loads(
     m: u32,
 ) -> Result<Vec<ConsumerLoad>, Error> {
     let n = PartitionCount::new(loads.len() as u32)?;
+    let total: u64 = loads.iter().sum();
     Ok(consumer_partitions(assignor, n, m)?
         .into_iter()
-        .map(|(member, partitions)| ConsumerLoad {
-            load: partitions.iter().map(|&q| loads[q as usize]).sum(),
-            member,
-            partitions,
+        .map(|(member, partitions)| {
+            let load = partitions.iter().map(|&q| loads[q as usize]).sum();
+            ConsumerLoad {
+                share: load as f64 / total as f64,
+                load,
+                member,
+                partitions,
+            }
         })
         .collect())
 }
@@ -322,7 +425,11 @@ fn lag_forecast(
         // Among equally busy consumers, the last one (as max_by_key picks).
         let busiest = cs.iter().max_by_key(|c| c.load)?;
         let g: f64 = busiest.partitions.iter().map(|&q| growth[q as usize]).sum();
-        Some((busiest.member.clone(), g))
+        Some(HotConsumer {
+            member: busiest.member.clone(),
+            lag_growth_mbps: g,
+            lag_growth_mb_per_hour: g * 3600.0,
+        })
     });
     LagForecast {
         consume_mbps_per_partition: per_partition,
@@ -382,24 +489,29 @@ mod tests {
         let r = t.report(java, n(4), &opts).unwrap();
         let cs = r.consumers.unwrap();
         assert_eq!(
-            cs,
+            cs.members,
             vec![
                 ConsumerLoad {
                     member: "m00".into(),
                     partitions: vec![0, 1],
-                    load: 80
+                    load: 80,
+                    share: 0.8,
                 },
                 ConsumerLoad {
                     member: "m01".into(),
                     partitions: vec![2, 3],
-                    load: 20
+                    load: 20,
+                    share: 0.2,
                 },
             ]
         );
+        assert!(cs.idle.is_empty());
         let lag = r.lag.unwrap();
         assert_eq!(lag.inflow_mbps, vec![6.0, 2.0, 2.0, 0.0]);
         assert_eq!(lag.growth_mbps, vec![4.0, 0.0, 0.0, 0.0]);
-        assert_eq!(lag.hot_consumer, Some(("m00".to_string(), 4.0)));
+        let hot = lag.hot_consumer.unwrap();
+        assert_eq!((hot.member.as_str(), hot.lag_growth_mbps), ("m00", 4.0));
+        assert_eq!(hot.lag_growth_mb_per_hour, 14_400.0);
         let names: Vec<String> = consumer_partitions("java:range".parse().unwrap(), n(300), 150)
             .unwrap()
             .into_iter()

@@ -2,9 +2,8 @@
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
-use partwise::sizing::{plan, weigh, Plan, PlanInput, Weighed};
+use partwise::sizing::{plan_report, Plan, PlanInput, Weighed};
 use partwise::{KeyFormat, Partitioner};
-use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -61,7 +60,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
         replication_factor: a.replication_factor,
         batch_size: a.batch_size,
     };
-    let p: Plan = plan(&input).map_err(|e| {
+    // The counts are read here (the core reads no files); the plan and its
+    // weighing are one library call.
+    let read = match &a.counts {
+        None => None,
+        Some(path) => {
+            let partitioner = super::parse::keyed(a.partitioner).map_err(|e| {
+                CliError::msg(format!("-P/--partitioner '{}': {e}", a.partitioner.spec()))
+            })?;
+            let w = super::Weights::read(path)?;
+            let keys = w.encoded(a.key_format)?;
+            Some((partitioner, w, keys))
+        }
+    };
+    let refs = read.as_ref().map(|(_, _, keys)| super::weight_refs(keys));
+    let weights = read
+        .as_ref()
+        .zip(refs.as_deref())
+        .map(|((p, ..), refs)| (*p, refs));
+    let mut report = plan_report(&input, weights).map_err(|e| {
         // The core names the quantity; the command names its flags.
         let flags = match &e {
             partwise::Error::Invalid { what, .. } => match what.as_str() {
@@ -83,43 +100,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
             CliError::context(flags, e)
         }
     })?;
-    let weighed = match &a.counts {
-        None => None,
-        Some(path) => {
-            let partitioner = super::parse::keyed(a.partitioner).map_err(|e| {
-                CliError::msg(format!("-P/--partitioner '{}': {e}", a.partitioner.spec()))
-            })?;
-            let w = super::Weights::read(path)?;
-            let keys = w.encoded(a.key_format)?;
-            let refs = super::weight_refs(&keys);
-            let mut weighed = weigh(&input, &p, partitioner, &refs).map_err(CliError::lib)?;
-            // The heaviest key as the file writes it, not as its bytes.
-            if let Some(i) = keys.iter().position(|(k, _)| *k == weighed.heaviest.0) {
-                weighed.heaviest.0 = w.keys[i].0.clone();
-            }
-            Some((partitioner, w.keys.len(), w.total, weighed))
+    // The heaviest key as the file writes it, not as its bytes.
+    if let (Some(w), Some((_, file, keys))) = (report.weights.as_mut(), &read) {
+        if let Some(i) = keys.iter().position(|(k, _)| *k == w.heaviest_key) {
+            w.heaviest_key = file.keys[i].0.clone();
         }
-    };
+        w.records = file.total;
+    }
+    let p = &report.plan;
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json | Format::Ndjson => {
-            let v = json!({
-                "required": p.required,
-                "with_headroom": p.with_headroom,
-                "binding": p.binding.as_str(),
-                "produce_partitions": p.produce_partitions,
-                "consume_partitions": p.consume_partitions,
-                "headroom": a.headroom,
-                "max_consumers": p.max_consumers,
-                "nearby": p.nearby.iter().map(|n| json!({
-                    "partitions": n.partitions,
-                    "even_consumer_counts": n.even_consumer_counts,
-                })).collect::<Vec<_>>(),
-                "open_files": p.open_files,
-                "producer_batch_bytes": p.producer_batch_bytes,
-                "warnings": p.warnings,
-                "weights": weighed.as_ref().map(|(pt, keys, total, w)| weights_json(&a, *pt, *keys, *total, w)),
-            });
+            let v = serde_json::to_value(&report)?;
             crate::output::write_doc(&mut out, a.format, &v)?;
         }
         Format::Table => {
@@ -164,54 +156,22 @@ pub fn run(a: Args) -> Result<ExitCode> {
             for w in &p.warnings {
                 writeln!(out, "warning: {w}")?;
             }
-            if let Some((pt, keys, total, w)) = &weighed {
-                weights_table(&mut out, &a, &p, *pt, (*keys, *total), w)?;
+            if let Some(w) = &report.weights {
+                weights_table(&mut out, &a, p, w)?;
             }
         }
     }
     // With counts, a plan no count can meet is a finding.
-    Ok(match &weighed {
-        Some((.., w)) if w.required.is_none() => ExitCode::Findings,
+    Ok(match &report.weights {
+        Some(w) if w.required.is_none() => ExitCode::Findings,
         _ => ExitCode::Ok,
     })
 }
 
-/// What one partition takes of the heaviest key, MB/s: produced, consumed.
-fn key_rates(a: &Args, share: f64) -> (f64, f64) {
-    (share * a.produce_mbps, share * a.consume_mbps)
-}
-
-fn weights_json(a: &Args, p: Partitioner, keys: usize, total: u64, w: &Weighed) -> Value {
-    let (tp, tc) = key_rates(a, w.heaviest.1);
-    json!({
-        "partitioner": p.spec(),
-        "keys": keys,
-        "records": total,
-        "heaviest_key": crate::output::key_json(&w.heaviest.0),
-        "heaviest_key_share": w.heaviest.1,
-        "heaviest_key_produce_mbps": tp,
-        "heaviest_key_consume_mbps": tc,
-        "key_too_hot": w.key_too_hot,
-        "required": w.required,
-        "searched_to": w.searched,
-        "nearby": w.nearby.iter().map(|(n, s, fits)| json!({
-            "partitions": n,
-            "hottest_partition_share": s,
-            "fits": fits,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-fn weights_table(
-    out: &mut impl Write,
-    a: &Args,
-    p: &Plan,
-    pt: Partitioner,
-    (keys, total): (usize, u64),
-    w: &Weighed,
-) -> Result<()> {
-    let key = crate::output::key_cell(&w.heaviest.0);
-    let (tp, tc) = key_rates(a, w.heaviest.1);
+fn weights_table(out: &mut impl Write, a: &Args, p: &Plan, w: &Weighed) -> Result<()> {
+    let key = crate::output::key_cell(&w.heaviest_key);
+    let (tp, tc) = (w.heaviest_key_produce_mbps, w.heaviest_key_consume_mbps);
+    let (keys, total) = (w.keys, w.records);
     // The file as given, quoted for a shell when it needs it.
     let counts = a.counts.as_deref().map_or_else(String::new, |c| {
         let c = crate::output::visible(&c.to_string_lossy()).into_owned();
@@ -227,15 +187,15 @@ fn weights_table(
         out,
         "
 weighed by the counts of {keys} keys ({total} records, placed by {}): the heaviest, {key}, carries {:.1}% ({tp:.2} MB/s produced, {tc:.2} MB/s consumed, into one partition)",
-        pt.spec(),
-        w.heaviest.1 * 100.0
+        w.partitioner.spec(),
+        w.heaviest_key_share * 100.0
     )?;
     let mut t = Table::new(["PARTITIONS", "HOTTEST PARTITION", "FITS ONE PARTITION"]);
-    for (n, s, fits) in &w.nearby {
+    for n in &w.nearby {
         t.row([
-            n.to_string(),
-            format!("{:.1}%", s * 100.0),
-            if *fits { "yes" } else { "no" }.to_string(),
+            n.partitions.to_string(),
+            format!("{:.1}%", n.hottest_partition_share * 100.0),
+            if n.fits { "yes" } else { "no" }.to_string(),
         ]);
     }
     t.write(&mut *out)?;

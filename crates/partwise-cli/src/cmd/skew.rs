@@ -311,11 +311,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cfg.out {
         Format::Json | Format::Ndjson => {
-            crate::output::write_doc(
-                &mut out,
-                cfg.out,
-                &report_json(cfg.partitioner, cfg.n, cfg.assignor, &tally, &report),
-            )?;
+            crate::output::write_doc(&mut out, cfg.out, &report_json(&report))?;
         }
         Format::Table => write_table(&mut out, &cfg, &tally, &report)?,
     }
@@ -382,7 +378,7 @@ fn write_table(out: &mut impl Write, cfg: &Config, tally: &Tally, r: &Report) ->
     if let Some(cs) = &r.consumers {
         writeln!(out, "\nconsumers ({}):", cfg.assignor.spec())?;
         let mut t = Table::new(["MEMBER", "PARTITIONS", "SHARE", ""]);
-        for c in cs {
+        for c in &cs.members {
             let list: Vec<String> = c.partitions.iter().map(u32::to_string).collect();
             t.row([
                 c.member.clone(),

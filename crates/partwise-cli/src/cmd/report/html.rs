@@ -638,7 +638,7 @@ fn skew(s: &mut String, m: &Model) {
             close_table(s, rows);
         }
         if let (Some(cs), Some(g)) = (&t.report.consumers, &t.consumer_group) {
-            let rows = cs.len();
+            let rows = cs.members.len();
             open_table(
                 s,
                 rows,
@@ -656,7 +656,7 @@ fn skew(s: &mut String, m: &Model) {
                 ),
             );
             s.push_str("<thead><tr><th scope=\"col\">Member</th><th scope=\"col\">Partitions</th><th scope=\"col\">Share</th><th scope=\"col\">State</th></tr></thead>\n<tbody>\n");
-            for c in cs {
+            for c in &cs.members {
                 let list: Vec<String> = c.partitions.iter().map(u32::to_string).collect();
                 let _ = writeln!(
                     s,

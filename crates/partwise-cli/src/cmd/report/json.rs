@@ -124,8 +124,7 @@ pub fn model(m: &Model) -> Value {
         .skew
         .iter()
         .map(|s| {
-            let mut v =
-                skew::report_json(s.partitioner, s.partitions, s.assignor, &s.tally, &s.report);
+            let mut v = skew::report_json(&s.report);
             v["topic"] = s.topic.clone().into();
             v["consumer_group"] = json!(s.consumer_group);
             v["weighted"] = s.weighted.into();

@@ -1,0 +1,43 @@
+//! How the core's reports write the values that have no serde form of
+//! their own: keys (raw bytes) and anything whose JSON is its text. The
+//! reports derive `Serialize` with these, so every command's JSON comes
+//! from the report's own type, in the same words whichever command wrote it.
+
+use serde::{Serialize, Serializer};
+
+/// A key as JSON text: its UTF-8, or `null` for bytes that are not UTF-8
+/// (the report's `key_hex`, or a table's hex cell, shows those).
+pub(crate) fn key_text<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    match std::str::from_utf8(k) {
+        Ok(t) => s.serialize_str(t),
+        Err(_) => s.serialize_none(),
+    }
+}
+
+/// A key as lowercase hex, every byte two digits.
+pub(crate) fn key_hex<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    use std::fmt::Write;
+    let mut h = String::with_capacity(k.len() * 2);
+    for b in k {
+        let _ = write!(h, "{b:02x}");
+    }
+    s.serialize_str(&h)
+}
+
+impl Serialize for crate::Partitioner {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.spec())
+    }
+}
+
+impl Serialize for crate::assign::Assignor {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.spec())
+    }
+}
+
+impl Serialize for crate::KeyFormat {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
