@@ -18,7 +18,11 @@ pub enum Format {
 
 /// A report as one JSON document: indented for `json`, on one line for
 /// `ndjson` (whose every line must be one whole object).
-pub fn write_doc(out: &mut impl Write, format: Format, v: &Value) -> Result<()> {
+pub fn write_doc<T: serde::Serialize + ?Sized>(
+    out: &mut impl Write,
+    format: Format,
+    v: &T,
+) -> Result<()> {
     if format == Format::Ndjson {
         serde_json::to_writer(&mut *out, v)?;
     } else {
@@ -48,7 +52,7 @@ impl<W: Write> JsonStream<W> {
         Ok(s)
     }
 
-    pub fn write(&mut self, v: &Value) -> Result<()> {
+    pub fn write<T: serde::Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
         if self.array {
             self.out
                 .write_all(if self.first { b"\n  " } else { b",\n  " })?;

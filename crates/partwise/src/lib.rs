@@ -78,7 +78,7 @@ pub mod readiness;
 pub mod resize;
 pub mod routing;
 pub mod salt;
-mod ser;
+pub mod ser;
 pub mod sizing;
 pub mod skew;
 pub mod slot;

@@ -1,13 +1,14 @@
 //! How the core's reports write the values that have no serde form of
 //! their own: keys (raw bytes) and anything whose JSON is its text. The
 //! reports derive `Serialize` with these, so every command's JSON comes
-//! from the report's own type, in the same words whichever command wrote it.
+//! from the report's own type, in the same words whichever command wrote it;
+//! the CLI's streamed rows use the same two for their keys.
 
 use serde::{Serialize, Serializer};
 
 /// A key as JSON text: its UTF-8, or `null` for bytes that are not UTF-8
 /// (the report's `key_hex`, or a table's hex cell, shows those).
-pub(crate) fn key_text<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
+pub fn key_text<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
     match std::str::from_utf8(k) {
         Ok(t) => s.serialize_str(t),
         Err(_) => s.serialize_none(),
@@ -15,7 +16,7 @@ pub(crate) fn key_text<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error>
 }
 
 /// A key as lowercase hex, every byte two digits.
-pub(crate) fn key_hex<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
+pub fn key_hex<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
     use std::fmt::Write;
     let mut h = String::with_capacity(k.len() * 2);
     for b in k {

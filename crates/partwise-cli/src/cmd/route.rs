@@ -5,10 +5,10 @@ use super::key_source;
 use super::parse::{self, Partitioners};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{Batch, Held, KeySource, BATCH};
-use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use crate::output::{hex, key_cell, Format, JsonStream, Table};
 use partwise::compare::{agree, Agreement, Migration};
 use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -185,19 +185,123 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// The placement's partition as JSON, `null` when it is not fixed.
-fn partition_json(p: Placement) -> Value {
-    p.partition().map_or(Value::Null, Value::from)
-}
-
 fn placement_cell(p: Placement) -> String {
     p.partition()
         .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
 }
 
 /// The `key` field: the logical key as given for serializer formats, else the
-/// key bytes as text (null when they are not UTF-8).
-fn display_key(format: KeyFormat, input: &[u8], key: &[u8]) -> Value {
-    key_json(if format.is_serializer() { input } else { key })
+/// key bytes (as text in JSON, null when they are not UTF-8).
+fn display_key<'a>(format: KeyFormat, input: &'a [u8], key: &'a [u8]) -> &'a [u8] {
+    if format.is_serializer() {
+        input
+    } else {
+        key
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A key as JSON text, `null` for the null key and for bytes that are not
+/// UTF-8.
+fn opt_key_text<S: serde::Serializer>(
+    k: &Option<&[u8]>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => partwise::ser::key_text(k, s),
+        None => s.serialize_none(),
+    }
+}
+
+fn opt_key_hex<S: serde::Serializer>(
+    k: &Option<&[u8]>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => partwise::ser::key_hex(k, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// One row of `route`'s JSON: a key placed by one partitioner at one count.
+#[derive(Serialize)]
+struct KeyRow<'a> {
+    #[serde(serialize_with = "opt_key_text")]
+    key: Option<&'a [u8]>,
+    #[serde(serialize_with = "opt_key_hex")]
+    key_hex: Option<&'a [u8]>,
+    #[serde(skip_serializing_if = "is_false")]
+    null_key: bool,
+    partitioner: Partitioner,
+    partitions: u32,
+    partition: Option<u32>,
+    #[serde(skip_serializing_if = "is_false")]
+    random: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    behaviour: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clients_agree: Option<bool>,
+}
+
+/// One pair of partitioners in an [`AgreementRow`].
+#[derive(Serialize)]
+struct PairRow {
+    a: Partitioner,
+    b: Partitioner,
+    differ: u64,
+    differ_fraction: Option<f64>,
+}
+
+/// The closing row of `route -P A -P B`: how often the clients disagree.
+#[derive(Serialize)]
+struct AgreementRow {
+    r#type: &'static str,
+    partitions: u32,
+    keys: u64,
+    differ: u64,
+    differ_fraction: Option<f64>,
+    pairs: Vec<PairRow>,
+    groups: Vec<Vec<Partitioner>>,
+}
+
+/// One key of `route --from A --to B` at one count.
+#[derive(Serialize)]
+struct MoveRow<'a> {
+    #[serde(serialize_with = "partwise::ser::key_text")]
+    key: &'a [u8],
+    #[serde(serialize_with = "partwise::ser::key_hex")]
+    key_hex: &'a [u8],
+    partitions: u32,
+    from: Option<u32>,
+    to: Option<u32>,
+    moved: bool,
+}
+
+/// The closing row of `route --from A --to B` at one count.
+#[derive(Serialize)]
+struct MigrationRow<'a> {
+    r#type: &'static str,
+    from: Partitioner,
+    to: Partitioner,
+    partitions: u32,
+    keys: u64,
+    moved: u64,
+    moved_fraction: Option<f64>,
+    move_nothing: &'a [Partitioner],
+    fix: Option<String>,
+}
+
+/// One row of `route --summary`'s JSON.
+#[derive(Serialize)]
+struct SummaryRow<'a> {
+    partitioner: Partitioner,
+    partitions: u32,
+    keys: u64,
+    counts: &'a [u64],
+    not_fixed: u64,
 }
 
 /// Whether every placement is the same fixed partition.
@@ -241,44 +345,38 @@ fn thousands(n: u64) -> String {
 /// The totals a person asks for after the rows ("do our Java and Sarama
 /// producers agree?"), rendered.
 trait Totals {
-    fn json(&self, cfg: &Config) -> Vec<Value>;
+    fn json(&self, cfg: &Config) -> Vec<AgreementRow>;
     fn table(&self, cfg: &Config, out: &mut impl Write) -> Result<()>;
 }
 
 impl Totals for Agreement {
-    fn json(&self, cfg: &Config) -> Vec<Value> {
-        let spec = |i: usize| cfg.partitioners[i].spec();
+    fn json(&self, cfg: &Config) -> Vec<AgreementRow> {
+        let p = |i: usize| cfg.partitioners[i];
         cfg.counts
             .iter()
             .enumerate()
-            .map(|(c, n)| {
-                let pairs: Vec<Value> = self
+            .map(|(c, n)| AgreementRow {
+                r#type: "agreement",
+                partitions: n.get(),
+                keys: self.keys,
+                differ: self.any[c],
+                differ_fraction: fraction(self.any[c], self.keys),
+                pairs: self
                     .pairs
                     .iter()
                     .zip(&self.differ[c])
-                    .map(|(&(a, b), &d)| {
-                        json!({
-                            "a": spec(a),
-                            "b": spec(b),
-                            "differ": d,
-                            "differ_fraction": fraction(d, self.keys),
-                        })
+                    .map(|(&(a, b), &d)| PairRow {
+                        a: p(a),
+                        b: p(b),
+                        differ: d,
+                        differ_fraction: fraction(d, self.keys),
                     })
-                    .collect();
-                let groups: Vec<Vec<&str>> = self
+                    .collect(),
+                groups: self
                     .groups(c)
                     .into_iter()
-                    .map(|g| g.into_iter().map(spec).collect())
-                    .collect();
-                json!({
-                    "type": "agreement",
-                    "partitions": n.get(),
-                    "keys": self.keys,
-                    "differ": self.any[c],
-                    "differ_fraction": fraction(self.any[c], self.keys),
-                    "pairs": pairs,
-                    "groups": groups,
-                })
+                    .map(|g| g.into_iter().map(p).collect())
+                    .collect(),
             })
             .collect()
     }
@@ -316,12 +414,8 @@ impl Totals for Agreement {
     }
 }
 
-fn fraction(part: u64, whole: u64) -> Value {
-    if whole == 0 {
-        Value::Null
-    } else {
-        (part as f64 / whole as f64).into()
-    }
+fn fraction(part: u64, whole: u64) -> Option<f64> {
+    (whole != 0).then(|| part as f64 / whole as f64)
 }
 
 fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
@@ -346,29 +440,20 @@ fn rows(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
                     }
                     let agreed = agree(ps);
                     for (p, pl) in cfg.partitioners.iter().zip(ps) {
-                        let mut m = Map::new();
-                        match r.key {
-                            Some((input, key)) => {
-                                m.insert("key".into(), display_key(cfg.source.format, input, key));
-                                m.insert("key_hex".into(), hex(key).into());
-                            }
-                            None => {
-                                m.insert("key".into(), Value::Null);
-                                m.insert("key_hex".into(), Value::Null);
-                                m.insert("null_key".into(), true.into());
-                            }
-                        }
-                        m.insert("partitioner".into(), p.spec().into());
-                        m.insert("partitions".into(), c.get().into());
-                        m.insert("partition".into(), partition_json(*pl));
-                        if pl.partition().is_none() {
-                            m.insert("random".into(), true.into());
-                            m.insert("behaviour".into(), pl.behaviour().into());
-                        }
-                        if multi {
-                            m.insert("clients_agree".into(), agreed.into());
-                        }
-                        s.write(&Value::Object(m))?;
+                        let random = pl.partition().is_none();
+                        s.write(&KeyRow {
+                            key: r
+                                .key
+                                .map(|(input, key)| display_key(cfg.source.format, input, key)),
+                            key_hex: r.key.map(|(_, key)| key),
+                            null_key: r.key.is_none(),
+                            partitioner: *p,
+                            partitions: c.get(),
+                            partition: pl.partition(),
+                            random,
+                            behaviour: random.then(|| pl.behaviour()),
+                            clients_agree: multi.then_some(agreed),
+                        })?;
                     }
                 }
                 Ok(())
@@ -519,14 +604,14 @@ fn migrate(
                     continue;
                 }
                 match &mut s {
-                    Some(s) => s.write(&json!({
-                        "key": display_key(cfg.source.format, input, key),
-                        "key_hex": hex(key),
-                        "partitions": n.get(),
-                        "from": partition_json(a),
-                        "to": partition_json(z),
-                        "moved": moves,
-                    }))?,
+                    Some(s) => s.write(&MoveRow {
+                        key: display_key(cfg.source.format, input, key),
+                        key_hex: key,
+                        partitions: n.get(),
+                        from: a.partition(),
+                        to: z.partition(),
+                        moved: moves,
+                    })?,
                     None => table.row([
                         key_cell(key),
                         n.to_string(),
@@ -552,20 +637,21 @@ fn migrate(
     let (keys, moved) = (r.keys, &r.moved);
     let keep: Vec<&str> = r.move_nothing.iter().map(|p| p.spec()).collect();
     let fix = r.fix.map(|f| f.to_string());
+    let keepers = &r.move_nothing;
     match s {
         Some(mut s) => {
             for (c, n) in cfg.counts.iter().enumerate() {
-                s.write(&json!({
-                    "type": "migration",
-                    "from": from.spec(),
-                    "to": to.spec(),
-                    "partitions": n.get(),
-                    "keys": keys,
-                    "moved": moved[c],
-                    "moved_fraction": fraction(moved[c], keys),
-                    "move_nothing": keep,
-                    "fix": fix,
-                }))?;
+                s.write(&MigrationRow {
+                    r#type: "migration",
+                    from,
+                    to,
+                    partitions: n.get(),
+                    keys,
+                    moved: moved[c],
+                    moved_fraction: fraction(moved[c], keys),
+                    move_nothing: keepers,
+                    fix: fix.clone(),
+                })?;
             }
             s.finish()?;
         }
@@ -685,13 +771,13 @@ fn summary(cfg: &Config, mut out: impl Write) -> Result<ExitCode> {
             let mut s = JsonStream::new(&mut out, cfg.format)?;
             for (ci, n) in cfg.counts.iter().enumerate() {
                 for (pi, p) in cfg.partitioners.iter().enumerate() {
-                    s.write(&json!({
-                        "partitioner": p.spec(),
-                        "partitions": n.get(),
-                        "keys": total,
-                        "counts": counts[ci][pi],
-                        "not_fixed": not_fixed[ci][pi],
-                    }))?;
+                    s.write(&SummaryRow {
+                        partitioner: *p,
+                        partitions: n.get(),
+                        keys: total,
+                        counts: &counts[ci][pi],
+                        not_fixed: not_fixed[ci][pi],
+                    })?;
                 }
             }
             s.finish()?;
