@@ -102,17 +102,34 @@ impl StickyPartitioner {
     }
 }
 
-/// Which key-less strategy to simulate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which key-less strategy to simulate (in JSON, its [`Strategy::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Strategy {
     /// One record per partition in turn (Java's `RoundRobinPartitioner`, pre-2.4 null keys).
+    #[serde(rename = "round-robin")]
     RoundRobin,
     /// KIP-480 sticky batching.
+    #[serde(rename = "sticky (KIP-480)")]
     Sticky,
     /// KIP-794 sticky batching (switch after `batch.size` bytes).
+    #[serde(rename = "sticky (KIP-794)")]
     StickyBytes,
     /// librdkafka sticky batching (switch every `sticky.partitioning.linger.ms`).
+    #[serde(rename = "sticky (librdkafka)")]
     StickyLinger,
+}
+
+impl Strategy {
+    /// How reports name it: the partitioner, and the KIP or client whose
+    /// batching it is.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::RoundRobin => "round-robin",
+            Strategy::Sticky => "sticky (KIP-480)",
+            Strategy::StickyBytes => "sticky (KIP-794)",
+            Strategy::StickyLinger => "sticky (librdkafka)",
+        }
+    }
 }
 
 /// Inputs of [`simulate`].
@@ -139,7 +156,7 @@ pub struct BatchingInput {
 }
 
 /// What one strategy did.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BatchingReport {
     /// The strategy.
     pub strategy: Strategy,

@@ -25,6 +25,22 @@ pub fn key_hex<S: Serializer>(k: &[u8], s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&h)
 }
 
+/// [`key_text`] of a key that may be absent (`null`).
+pub fn opt_key_text<K: AsRef<[u8]>, S: Serializer>(k: &Option<K>, s: S) -> Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => key_text(k.as_ref(), s),
+        None => s.serialize_none(),
+    }
+}
+
+/// [`key_hex`] of a key that may be absent (`null`).
+pub fn opt_key_hex<K: AsRef<[u8]>, S: Serializer>(k: &Option<K>, s: S) -> Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => key_hex(k.as_ref(), s),
+        None => s.serialize_none(),
+    }
+}
+
 impl Serialize for crate::Partitioner {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.spec())

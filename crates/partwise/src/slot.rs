@@ -33,6 +33,39 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc16_xmodem(hash_tag(key).unwrap_or(key)) & (SLOTS - 1)
 }
 
+/// A key with its hash tag and slot: one row of `partwise slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KeySlot<'a> {
+    /// The key (text in JSON, `null` when not UTF-8).
+    #[serde(serialize_with = "crate::ser::key_text")]
+    pub key: &'a [u8],
+    /// The same bytes in hex.
+    #[serde(serialize_with = "crate::ser::key_hex")]
+    pub key_hex: &'a [u8],
+    /// Its hash tag, when it has one.
+    #[serde(serialize_with = "crate::ser::opt_key_text")]
+    pub hashtag: Option<&'a [u8]>,
+    /// The same in hex.
+    #[serde(serialize_with = "crate::ser::opt_key_hex")]
+    pub hashtag_hex: Option<&'a [u8]>,
+    /// Its slot, 0..16384.
+    pub slot: u16,
+}
+
+impl<'a> KeySlot<'a> {
+    /// Where `key` lands.
+    pub fn of(key: &'a [u8]) -> KeySlot<'a> {
+        let tag = hash_tag(key);
+        KeySlot {
+            key,
+            key_hex: key,
+            hashtag: tag,
+            hashtag_hex: tag,
+            slot: key_slot(key),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

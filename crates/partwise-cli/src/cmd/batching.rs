@@ -5,7 +5,6 @@ use super::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream, Table};
 use partwise::batching::{simulate, BatchingInput, Strategy};
-use serde_json::json;
 use std::time::Duration;
 
 #[derive(clap::Args)]
@@ -57,15 +56,6 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-}
-
-fn name(s: Strategy) -> &'static str {
-    match s {
-        Strategy::RoundRobin => "round-robin",
-        Strategy::Sticky => "sticky (KIP-480)",
-        Strategy::StickyBytes => "sticky (KIP-794)",
-        Strategy::StickyLinger => "sticky (librdkafka)",
-    }
 }
 
 /// Records simulated at most (per strategy).
@@ -144,14 +134,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Format::Json | Format::Ndjson => {
             let mut s = JsonStream::new(out, a.format)?;
             for r in &reports {
-                s.write(&json!({
-                    "strategy": name(r.strategy),
-                    "batches": r.batches,
-                    "requests": r.requests,
-                    "mean_records_per_batch": r.mean_records_per_batch,
-                    "mean_fill": r.mean_fill,
-                    "compression_ratio": r.compression_ratio,
-                }))?;
+                s.write(r)?;
             }
             drop(s.finish()?);
         }
@@ -167,7 +150,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             ]);
             for r in &reports {
                 t.row([
-                    name(r.strategy).to_string(),
+                    r.strategy.name().to_string(),
                     r.batches.to_string(),
                     r.requests.to_string(),
                     format!("{:.1}", r.mean_records_per_batch),

@@ -204,34 +204,12 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// A key as JSON text, `null` for the null key and for bytes that are not
-/// UTF-8.
-fn opt_key_text<S: serde::Serializer>(
-    k: &Option<&[u8]>,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    match k {
-        Some(k) => partwise::ser::key_text(k, s),
-        None => s.serialize_none(),
-    }
-}
-
-fn opt_key_hex<S: serde::Serializer>(
-    k: &Option<&[u8]>,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    match k {
-        Some(k) => partwise::ser::key_hex(k, s),
-        None => s.serialize_none(),
-    }
-}
-
 /// One row of `route`'s JSON: a key placed by one partitioner at one count.
 #[derive(Serialize)]
 struct KeyRow<'a> {
-    #[serde(serialize_with = "opt_key_text")]
+    #[serde(serialize_with = "partwise::ser::opt_key_text")]
     key: Option<&'a [u8]>,
-    #[serde(serialize_with = "opt_key_hex")]
+    #[serde(serialize_with = "partwise::ser::opt_key_hex")]
     key_hex: Option<&'a [u8]>,
     #[serde(skip_serializing_if = "is_false")]
     null_key: bool,

@@ -3,9 +3,8 @@
 use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::Held;
-use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
-use partwise::slot::{hash_tag, key_slot};
-use serde_json::{json, Value};
+use crate::output::{key_cell, Format, JsonStream, Table};
+use partwise::slot::{hash_tag, key_slot, KeySlot};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -39,14 +38,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let mut s = JsonStream::new(&mut out, args.format)?;
             source.for_each_batch(|b| {
                 for key in b.keys {
-                    let tag = hash_tag(key);
-                    s.write(&json!({
-                        "key": key_json(key),
-                        "key_hex": hex(key),
-                        "hashtag": tag.map_or(Value::Null, key_json),
-                        "hashtag_hex": tag.map_or(Value::Null, |t| Value::from(hex(t))),
-                        "slot": key_slot(key),
-                    }))?;
+                    s.write(&KeySlot::of(key))?;
                 }
                 s.flush()
             })?;
