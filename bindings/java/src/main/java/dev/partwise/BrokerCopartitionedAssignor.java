@@ -3,16 +3,13 @@
 // Copartitioned.assign, the placement every partwise implementation runs, and back.
 package dev.partwise;
 
-import java.lang.ref.Reference;
-import java.lang.ref.ReferenceQueue;
-import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.WeakHashMap;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -21,6 +18,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * Keeps partition p of every co-partitioned topic in one consumer of a consumer-protocol group
@@ -53,15 +51,18 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  *   <li>Racks ({@link MemberSubscription#rackId}) are ignored, as by every partwise assignor.
  * </ul>
  *
- * <p>{@link org.apache.kafka.coordinator.group.api.assignor.SubscriptionType} is not read: the
- * placement handles unequal subscriptions itself, and with equal ones it is one case of them.
+ * <p>{@link SubscriptionType} spares reading every member's subscription in a homogeneous group;
+ * the placement itself handles unequal subscriptions, and equal ones are one case of them.
  */
 public final class BrokerCopartitionedAssignor implements ConsumerGroupPartitionAssignor {
     /** The name consumers select with {@code group.remote.assignor}. */
     public static final String NAME = CopartitionedAssignor.NAME;
 
-    /** Current assignments already read (see {@link ReadCache}); shared by every group this instance serves. */
-    private final ReadCache reads = new ReadCache();
+    /**
+     * What this instance knows of each member's current target (see {@link LastTargets});
+     * shared by every group it serves.
+     */
+    private final LastTargets last = new LastTargets();
 
     /** A member's target partitions, by topic id. */
     private record Target(Map<Uuid, Set<Integer>> partitions) implements MemberAssignment {}
@@ -84,9 +85,22 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         List<Integer> seenCounts = new ArrayList<>();
         int[][] subscribed = new int[n][];
         String[] instances = new String[n];
+        // In a homogeneous group every member subscribes to the same topics (the coordinator
+        // counts each subscribed name's members), so one subscription is read for all, as
+        // Kafka's own assignors do; a member whose subscription differs even in size is read.
+        boolean homogeneous = group.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        int firstSize = -1;
         for (int m = 0; m < n; m++) {
             MemberSubscription sub = group.memberSubscription(ids[m]);
+            instances[m] = sub.instanceId().orElse(null);
             Set<Uuid> mine = sub.subscribedTopicIds();
+            if (homogeneous && m > 0 && mine.size() == firstSize) {
+                subscribed[m] = subscribed[0];
+                continue;
+            }
+            if (m == 0) {
+                firstSize = mine.size();
+            }
             int[] ts = new int[mine.size()];
             int c = 0;
             for (Uuid t : mine) {
@@ -100,7 +114,6 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 ts[c++] = i;
             }
             subscribed[m] = c == ts.length ? ts : Arrays.copyOf(ts, c);
-            instances[m] = sub.instanceId().orElse(null);
         }
         List<Uuid> known = new ArrayList<>();
         for (int i = 0; i < seenIds.size(); i++) {
@@ -120,8 +133,14 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             partitions[t] = seenCounts.get(i);
             index.put(byId[t], t);
         }
+        int[] firstRead = n > 0 ? subscribed[0] : null;
         for (int m = 0; m < n; m++) {
             int[] ts = subscribed[m];
+            if (m > 0 && ts == firstRead) {
+                // The first member's, remapped once.
+                subscribed[m] = subscribed[0];
+                continue;
+            }
             int c = 0;
             for (int i : ts) {
                 if (topicOf[i] >= 0) {
@@ -138,17 +157,19 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         // What each member holds now, as units (one entry per partition), to tell afterwards
         // whether its target changed; a member whose current assignment names a partition
         // outside every unit cannot keep it as it is. A unit stays with the member holding most
-        // of its partitions, so every partition held counts; the boxed sets are read only for
-        // maps no earlier call read (ReadCache), the others come unboxed from there.
+        // of its partitions, so every partition held counts; the boxed sets are decoded only
+        // for maps that hold neither what an earlier call read nor what it computed
+        // (LastTargets), the others come unboxed from there.
         MemberAssignment[] current = new MemberAssignment[n];
         int[] start = new int[n + 1];
         boolean[] changed = new boolean[n];
         int[] units = new int[64];
-        reads.expunge();
+        Held[] now = new Held[n];
+        Kept[] kept = last.get(ids);
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
-            Held held = current[m] == null ? null : reads.held(current[m].partitions());
-            units = current(pl, index, m, held, start, changed, units);
+            now[m] = current[m] == null ? null : held(current[m].partitions(), kept[m]);
+            units = current(pl, index, m, now[m], start, changed, units);
         }
         pl.place();
         // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
@@ -172,7 +193,21 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 }
             }
         }
-        return new GroupAssignment(targets(pl, ids, byId, current, changed));
+        GroupAssignment out = new GroupAssignment(targets(pl, ids, byId, current, changed, now));
+        last.put(ids, kept, current, changed, now);
+        return out;
+    }
+
+    /**
+     * A member's current assignment unboxed: what this instance kept of it when the coordinator
+     * hands the very map it read before (the coordinator never modifies one) or a map holding
+     * exactly the target it computed ({@link Held#matches}), else read now.
+     */
+    private static Held held(Map<Uuid, Set<Integer>> current, Kept kept) {
+        if (kept != null && (kept.seen == current || kept.held.matches(current))) {
+            return kept.held;
+        }
+        return Held.of(current);
     }
 
     /**
@@ -229,65 +264,84 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             }
             return new Held(topics, partitions);
         }
+
+        /**
+         * Whether {@code current} holds exactly these partitions: as many topics, each of them
+         * with as many partitions, every one of them present. A set's size and its contains are
+         * all this asks of the coordinator's sets (no iteration), and equal sizes with every
+         * partition of this one present make two sets equal (these hold no repeats).
+         */
+        boolean matches(Map<Uuid, Set<Integer>> current) {
+            if (current.size() != topics.length) {
+                return false;
+            }
+            for (int i = 0; i < topics.length; i++) {
+                Set<Integer> ps = current.get(topics[i]);
+                int[] mine = partitions[i];
+                if (ps == null || ps.size() != mine.length) {
+                    return false;
+                }
+                for (int p : mine) {
+                    if (!ps.contains(p)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
     }
 
+    /** A member's target as this instance knows it: its partitions, and the map it read them from (null for none). */
+    record Kept(Map<Uuid, Set<Integer>> seen, Held held) {}
+
     /**
-     * The current assignments this assignor has already read, by the identity of the map the
-     * coordinator hands it, held weakly. The group coordinator keeps a member's target
-     * assignment object from one computation to the next as long as the member's target does
-     * not change (it writes a record, and replays it into a new object, only for members whose
-     * target changed), and never modifies one. So after a leave or a join, most members'
-     * current assignments are the very maps an earlier call read: their partitions are taken
-     * from here, unboxed, and only the members the last computations changed are read anew.
-     * A map read once and dropped by the coordinator is dropped from here by the garbage
-     * collector. The placement is the same either way: an entry is what its map holds.
+     * Each member's target as this instance left it, by member id (the coordinator's own id
+     * strings, held weakly: a member the coordinator forgot is forgotten here by the garbage
+     * collector): what it computed for the member, or, for a member whose target it left as
+     * it was, that target and the coordinator's map of it.
+     *
+     * <p>The group coordinator hands an assignor a member's target object again, computation
+     * after computation, as long as that member's target does not change (it writes a record,
+     * replayed into a new object, only for a member whose target changed), and never modifies
+     * one: such a map is known by its identity and not read again. After a computation that
+     * changed many targets, the next one is handed new maps, replayed from the records of
+     * what this instance computed: such a map is checked against the target kept
+     * ({@link Held#matches}: a size a topic and one lookup a partition, no iteration of the
+     * coordinator's sets) and, equal, not decoded. Any other map (another assignor's, another
+     * broker's, a member this instance never assigned) is read whole. The placement is the
+     * same either way: a kept target stands for a map only when the map holds exactly it.
      */
-    static final class ReadCache {
-        /** A weak key compared by the identity of its referent. */
-        private static final class Key extends WeakReference<Object> {
-            private final int hash;
+    static final class LastTargets {
+        private final Map<String, Kept> map = new WeakHashMap<>();
 
-            Key(Object o, ReferenceQueue<Object> queue) {
-                super(o, queue);
-                hash = System.identityHashCode(o);
+        /** What is kept of each of {@code ids}, null where nothing is. */
+        synchronized Kept[] get(String[] ids) {
+            Kept[] out = new Kept[ids.length];
+            for (int m = 0; m < ids.length; m++) {
+                out[m] = map.get(ids[m]);
             }
+            return out;
+        }
 
-            @Override
-            public int hashCode() {
-                return hash;
-            }
-
-            @Override
-            public boolean equals(Object x) {
-                if (this == x) {
-                    return true;
+        /**
+         * After a computation: member m's target is {@code now[m]}, read from
+         * {@code current[m]} when it did not change, computed otherwise.
+         */
+        synchronized void put(String[] ids, Kept[] before, MemberAssignment[] current, boolean[] changed, Held[] now) {
+            for (int m = 0; m < ids.length; m++) {
+                if (now[m] == null) {
+                    map.remove(ids[m]);
+                    continue;
                 }
-                Object a = get();
-                return a != null && x instanceof Key k && a == k.get();
+                Map<Uuid, Set<Integer>> seen = changed[m] ? null : current[m].partitions();
+                Kept k = before[m];
+                if (k == null || k.seen != seen || k.held != now[m]) {
+                    map.put(ids[m], new Kept(seen, now[m]));
+                }
             }
         }
 
-        private final ConcurrentHashMap<Key, Held> map = new ConcurrentHashMap<>();
-        private final ReferenceQueue<Object> queue = new ReferenceQueue<>();
-
-        /** {@code current} unboxed, from an earlier read of the same map or read now. */
-        Held held(Map<Uuid, Set<Integer>> current) {
-            Held h = map.get(new Key(current, null));
-            if (h == null) {
-                h = Held.of(current);
-                map.put(new Key(current, queue), h);
-            }
-            return h;
-        }
-
-        /** Forgets the maps the garbage collector has cleared. */
-        void expunge() {
-            for (Reference<?> r; (r = queue.poll()) != null;) {
-                map.remove(r);
-            }
-        }
-
-        int size() {
+        synchronized int size() {
             return map.size();
         }
     }
@@ -300,7 +354,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * boxed once per call.
      */
     private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
-            MemberAssignment[] current, boolean[] changed) {
+            MemberAssignment[] current, boolean[] changed, Held[] now) {
         int n = ids.length;
         // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
         int[][] held = new int[n][];
@@ -321,14 +375,18 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             boxed[i] = i;
         }
         // partitions[m][j]: member m's partitions of its j-th group, filled in unit order.
+        // ints[m][j]: the same, unboxed (the target kept in LastTargets).
         Integer[][][] parts = new Integer[n][][];
+        int[][][] ints = new int[n][][];
         int[][] filled = new int[n][];
         for (int m = 0; m < n; m++) {
             if (held[m] != null) {
                 parts[m] = new Integer[held[m].length][];
+                ints[m] = new int[held[m].length][];
                 filled[m] = new int[held[m].length];
                 for (int j = 0; j < held[m].length; j++) {
                     parts[m][j] = new Integer[held[m][j]];
+                    ints[m][j] = new int[held[m][j]];
                 }
             }
         }
@@ -337,7 +395,9 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             if (parts[m] != null) {
                 int g = pl.unitGroup[u];
                 int j = Arrays.binarySearch(pl.memberGroups[m], g);
-                parts[m][j][filled[m][j]++] = boxed[u - pl.unitBase[g]];
+                int p = u - pl.unitBase[g];
+                ints[m][j][filled[m][j]] = p;
+                parts[m][j][filled[m][j]++] = boxed[p];
             }
         }
         Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
@@ -354,15 +414,21 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 }
             }
             Map<Uuid, Set<Integer>> byTopic = new HashMap<>(capacity(topicsHeld));
+            Uuid[] keptTopics = new Uuid[topicsHeld];
+            int[][] keptPartitions = new int[topicsHeld][];
+            int k = 0;
             for (int j = 0; j < gs.length; j++) {
                 if (held[m][j] > 0) {
                     Set<Integer> set = Set.of(parts[m][j]);
                     for (int t : pl.groups[gs[j]]) {
                         byTopic.put(byId[t], set);
+                        keptTopics[k] = byId[t];
+                        keptPartitions[k++] = ints[m][j];
                     }
                 }
             }
             out.put(ids[m], new Target(byTopic));
+            now[m] = new Held(keptTopics, keptPartitions);
         }
         return out;
     }
