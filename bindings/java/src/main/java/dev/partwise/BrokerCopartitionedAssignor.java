@@ -3,11 +3,15 @@
 // Copartitioned.assign, the placement every partwise implementation runs, and back.
 package dev.partwise;
 
+import java.util.AbstractMap;
+import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.WeakHashMap;
 import org.apache.kafka.common.Uuid;
@@ -165,10 +169,12 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         boolean[] changed = new boolean[n];
         int[] units = new int[64];
         Held[] now = new Held[n];
-        Kept[] kept = last.get(ids);
+        Kept[] entries = new Kept[n];
+        Object[] maps = new Object[n];
+        Held[] kept = last.get(ids, entries, maps);
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
-            now[m] = current[m] == null ? null : held(current[m].partitions(), kept[m]);
+            now[m] = current[m] == null ? null : held(current[m].partitions(), maps[m], kept[m]);
             units = current(pl, index, m, now[m], start, changed, units);
         }
         pl.place();
@@ -194,7 +200,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             }
         }
         GroupAssignment out = new GroupAssignment(targets(pl, ids, byId, current, changed, now));
-        last.put(ids, kept, current, changed, now);
+        last.put(ids, entries, current, changed, now);
         return out;
     }
 
@@ -203,9 +209,12 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * hands the very map it read before (the coordinator never modifies one) or a map holding
      * exactly the target it computed ({@link Held#matches}), else read now.
      */
-    private static Held held(Map<Uuid, Set<Integer>> current, Kept kept) {
-        if (kept != null && (kept.seen == current || kept.held.matches(current))) {
-            return kept.held;
+    private static Held held(Map<Uuid, Set<Integer>> current, Object seen, Held kept) {
+        if (current.isEmpty()) {
+            return Held.EMPTY;
+        }
+        if (kept != null && (seen == current || kept.matches(current))) {
+            return kept;
         }
         return Held.of(current);
     }
@@ -249,6 +258,8 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
 
     /** A current assignment unboxed: partitions[i] are the partitions of topics[i]. */
     record Held(Uuid[] topics, int[][] partitions) {
+        static final Held EMPTY = new Held(new Uuid[0], new int[0][]);
+
         static Held of(Map<Uuid, Set<Integer>> current) {
             Uuid[] topics = new Uuid[current.size()];
             int[][] partitions = new int[topics.length][];
@@ -291,8 +302,19 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         }
     }
 
-    /** A member's target as this instance knows it: its partitions, and the map it read them from (null for none). */
-    record Kept(Map<Uuid, Set<Integer>> seen, Held held) {}
+    /**
+     * A member's target as this instance knows it: its partitions, and the map it read them
+     * from (null for none). Changed only under the lock of {@link LastTargets}.
+     */
+    static final class Kept {
+        Map<Uuid, Set<Integer>> seen;
+        Held held;
+
+        Kept(Map<Uuid, Set<Integer>> seen, Held held) {
+            this.seen = seen;
+            this.held = held;
+        }
+    }
 
     /**
      * Each member's target as this instance left it, by member id (the coordinator's own id
@@ -314,29 +336,44 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     static final class LastTargets {
         private final Map<String, Kept> map = new WeakHashMap<>();
 
-        /** What is kept of each of {@code ids}, null where nothing is. */
-        synchronized Kept[] get(String[] ids) {
-            Kept[] out = new Kept[ids.length];
+        /**
+         * What is kept of each of {@code ids}: its entry in {@code entries[m]}, the entry's map
+         * in {@code seen[m]} and its target in the returned array (nulls where nothing is),
+         * the last two copied out under the lock.
+         */
+        synchronized Held[] get(String[] ids, Kept[] entries, Object[] seen) {
+            Held[] out = new Held[ids.length];
             for (int m = 0; m < ids.length; m++) {
-                out[m] = map.get(ids[m]);
+                Kept k = map.get(ids[m]);
+                if (k != null) {
+                    entries[m] = k;
+                    seen[m] = k.seen;
+                    out[m] = k.held;
+                }
             }
             return out;
         }
 
         /**
          * After a computation: member m's target is {@code now[m]}, read from
-         * {@code current[m]} when it did not change, computed otherwise.
+         * {@code current[m]} when it did not change, computed otherwise; {@code entries} are
+         * what {@link #get} gave.
          */
-        synchronized void put(String[] ids, Kept[] before, MemberAssignment[] current, boolean[] changed, Held[] now) {
+        synchronized void put(String[] ids, Kept[] entries, MemberAssignment[] current, boolean[] changed, Held[] now) {
             for (int m = 0; m < ids.length; m++) {
                 if (now[m] == null) {
                     map.remove(ids[m]);
                     continue;
                 }
                 Map<Uuid, Set<Integer>> seen = changed[m] ? null : current[m].partitions();
-                Kept k = before[m];
-                if (k == null || k.seen != seen || k.held != now[m]) {
+                // An entry another computation dropped meanwhile is set to no effect: whatever
+                // an entry holds, its map (if any) holds its target.
+                Kept k = entries[m];
+                if (k == null) {
                     map.put(ids[m], new Kept(seen, now[m]));
+                } else {
+                    k.seen = seen;
+                    k.held = now[m];
                 }
             }
         }
@@ -349,9 +386,9 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     /**
      * Each member's target: unit u of group g is partition u - unitBase[g] of every topic of g.
      * A member whose target is what it has keeps the coordinator's own map (as Kafka's
-     * assignors do); for the others, a member's partitions of one group are one immutable set,
-     * shared by the group's topics (they hold the same partitions of each), of partition numbers
-     * boxed once per call.
+     * assignors do); for the others, a {@link TopicSets} where a member's partitions of one
+     * group are one immutable set, shared by the group's topics (they hold the same partitions
+     * of each).
      */
     private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
             MemberAssignment[] current, boolean[] changed, Held[] now) {
@@ -361,45 +398,41 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         for (int m = 0; m < n; m++) {
             held[m] = changed[m] ? new int[pl.memberGroups[m].length] : null;
         }
-        int most = 0;
         for (int u = 0; u < pl.owner.length; u++) {
             int m = pl.owner[u];
             if (held[m] != null) {
                 held[m][Arrays.binarySearch(pl.memberGroups[m], pl.unitGroup[u])]++;
-                int g = pl.unitGroup[u];
-                most = Math.max(most, u - pl.unitBase[g] + 1);
             }
         }
-        Integer[] boxed = new Integer[most];
-        for (int i = 0; i < most; i++) {
-            boxed[i] = i;
-        }
-        // partitions[m][j]: member m's partitions of its j-th group, filled in unit order.
-        // ints[m][j]: the same, unboxed (the target kept in LastTargets).
-        Integer[][][] parts = new Integer[n][][];
+        // ints[m][j]: member m's partitions of its j-th group, in unit order (the target kept
+        // in LastTargets, boxed below).
         int[][][] ints = new int[n][][];
         int[][] filled = new int[n][];
         for (int m = 0; m < n; m++) {
             if (held[m] != null) {
-                parts[m] = new Integer[held[m].length][];
                 ints[m] = new int[held[m].length][];
                 filled[m] = new int[held[m].length];
                 for (int j = 0; j < held[m].length; j++) {
-                    parts[m][j] = new Integer[held[m][j]];
                     ints[m][j] = new int[held[m][j]];
                 }
             }
         }
         for (int u = 0; u < pl.owner.length; u++) {
             int m = pl.owner[u];
-            if (parts[m] != null) {
+            if (ints[m] != null) {
                 int g = pl.unitGroup[u];
                 int j = Arrays.binarySearch(pl.memberGroups[m], g);
-                int p = u - pl.unitBase[g];
-                ints[m][j][filled[m][j]] = p;
-                parts[m][j][filled[m][j]++] = boxed[p];
+                ints[m][j][filled[m][j]++] = u - pl.unitBase[g];
             }
         }
+        int[] groupOfTopic = new int[byId.length];
+        for (int g = 0; g < pl.groups.length; g++) {
+            for (int t : pl.groups[g]) {
+                groupOfTopic[t] = g;
+            }
+        }
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Set<Integer>[] groupSets = new Set[pl.groups.length];
         Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
         for (int m = 0; m < n; m++) {
             if (!changed[m]) {
@@ -413,22 +446,116 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                     topicsHeld += pl.groups[gs[j]].length;
                 }
             }
-            Map<Uuid, Set<Integer>> byTopic = new HashMap<>(capacity(topicsHeld));
-            Uuid[] keptTopics = new Uuid[topicsHeld];
-            int[][] keptPartitions = new int[topicsHeld][];
+            // The member's topics in id order (topic indices ascend with the ids), each with
+            // its group's partitions.
+            int[] ts = new int[topicsHeld];
             int k = 0;
             for (int j = 0; j < gs.length; j++) {
                 if (held[m][j] > 0) {
-                    Set<Integer> set = Set.of(parts[m][j]);
                     for (int t : pl.groups[gs[j]]) {
-                        byTopic.put(byId[t], set);
-                        keptTopics[k] = byId[t];
-                        keptPartitions[k++] = ints[m][j];
+                        ts[k++] = t;
                     }
                 }
             }
-            out.put(ids[m], new Target(byTopic));
-            now[m] = new Held(keptTopics, keptPartitions);
+            Arrays.sort(ts);
+            Uuid[] keys = new Uuid[topicsHeld];
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            Set<Integer>[] sets = new Set[topicsHeld];
+            int[][] keptPartitions = new int[topicsHeld][];
+            Set<Integer>[] ofGroup = groupSets;
+            for (int j = 0; j < gs.length; j++) {
+                ofGroup[gs[j]] = held[m][j] > 0 ? Set.of(boxed(ints[m][j])) : null;
+            }
+            for (int i = 0; i < topicsHeld; i++) {
+                int t = ts[i];
+                int g = groupOfTopic[t];
+                keys[i] = byId[t];
+                sets[i] = ofGroup[g];
+                keptPartitions[i] = ints[m][Arrays.binarySearch(gs, g)];
+            }
+            out.put(ids[m], new Target(new TopicSets(keys, sets)));
+            now[m] = new Held(keys, keptPartitions);
+        }
+        return out;
+    }
+
+    /**
+     * A member's target partitions by topic: its topics in id order, each with its
+     * partitions (the topics of one co-partition group share one set). Immutable; a lookup is
+     * a binary search. Built in one allocation beside the sets, where a HashMap would take a
+     * node a topic: a co-partitioned target names every topic of a member's groups.
+     */
+    static final class TopicSets extends AbstractMap<Uuid, Set<Integer>> {
+        private final Uuid[] keys;
+        private final Set<Integer>[] sets;
+
+        TopicSets(Uuid[] keys, Set<Integer>[] sets) {
+            this.keys = keys;
+            this.sets = sets;
+        }
+
+        @Override
+        public int size() {
+            return keys.length;
+        }
+
+        @Override
+        public boolean containsKey(Object k) {
+            return k instanceof Uuid u && Arrays.binarySearch(keys, u) >= 0;
+        }
+
+        @Override
+        public Set<Integer> get(Object k) {
+            if (!(k instanceof Uuid u)) {
+                return null;
+            }
+            int i = Arrays.binarySearch(keys, u);
+            return i >= 0 ? sets[i] : null;
+        }
+
+        @Override
+        public Set<Map.Entry<Uuid, Set<Integer>>> entrySet() {
+            return new AbstractSet<>() {
+                @Override
+                public int size() {
+                    return keys.length;
+                }
+
+                @Override
+                public Iterator<Map.Entry<Uuid, Set<Integer>>> iterator() {
+                    return new Iterator<>() {
+                        private int i;
+
+                        @Override
+                        public boolean hasNext() {
+                            return i < keys.length;
+                        }
+
+                        @Override
+                        public Map.Entry<Uuid, Set<Integer>> next() {
+                            if (i >= keys.length) {
+                                throw new NoSuchElementException();
+                            }
+                            Map.Entry<Uuid, Set<Integer>> e = new SimpleImmutableEntry<>(keys[i], sets[i]);
+                            i++;
+                            return e;
+                        }
+                    };
+                }
+            };
+        }
+    }
+
+    /**
+     * {@code ps} boxed, one member's partitions at a time: the coordinator's copies of a
+     * target's sets point at these objects, and whoever reads a set next (the coordinator's
+     * equality check, the next computation's {@link Held#matches}) finds a member's partition
+     * numbers side by side rather than scattered over a table shared by the whole group.
+     */
+    private static Integer[] boxed(int[] ps) {
+        Integer[] out = new Integer[ps.length];
+        for (int i = 0; i < ps.length; i++) {
+            out[i] = ps[i];
         }
         return out;
     }

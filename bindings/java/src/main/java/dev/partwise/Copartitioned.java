@@ -406,8 +406,15 @@ public final class Copartitioned {
                 int m = order[(int) h.peek()];
                 owner[u] = m;
                 load[m]++;
+                long k = key(load[m], rank[m]);
+                int taken = unitGroup[u];
                 for (int g : memberGroups[m]) {
-                    heaps[g].add(key(load[m], rank[m]));
+                    if (g == taken) {
+                        // m's entry is this heap's top: replaced, not left stale below a new one.
+                        heaps[g].replaceTop(k);
+                    } else {
+                        heaps[g].add(k);
+                    }
                 }
             }
 
@@ -496,6 +503,12 @@ public final class Copartitioned {
 
         void poll() {
             a[0] = a[--size];
+            down(0);
+        }
+
+        /** Replaces the smallest key by {@code k}: a poll and an add in one sift. */
+        void replaceTop(long k) {
+            a[0] = k;
             down(0);
         }
 
