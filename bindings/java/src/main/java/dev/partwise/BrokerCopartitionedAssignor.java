@@ -169,13 +169,14 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         boolean[] changed = new boolean[n];
         int[] units = new int[64];
         Held[] now = new Held[n];
+        TopicIndex topicsOf = new TopicIndex(index);
         Kept[] entries = new Kept[n];
         Object[] maps = new Object[n];
         Held[] kept = last.get(ids, entries, maps);
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
             now[m] = current[m] == null ? null : held(current[m].partitions(), maps[m], kept[m]);
-            units = current(pl, index, m, now[m], start, changed, units);
+            units = current(pl, topicsOf, m, now[m], start, changed, units);
         }
         pl.place();
         // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
@@ -224,7 +225,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * {@code units[start[m] .. start[m + 1]]} (the unit of each partition it holds); marks it
      * changed when it holds anything outside every unit. Returns {@code units}, grown if needed.
      */
-    private static int[] current(Copartitioned.Placement pl, Map<Uuid, Integer> index, int m, Held held,
+    private static int[] current(Copartitioned.Placement pl, TopicIndex index, int m, Held held,
             int[] start, boolean[] changed, int[] units) {
         int size = start[m];
         if (held == null) {
@@ -232,10 +233,11 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             start[m + 1] = size;
             return units;
         }
+        int[] ts = index.of(held.topics);
         for (int i = 0; i < held.topics.length; i++) {
-            Integer t = index.get(held.topics[i]);
+            int t = ts[i];
             int[] ps = held.partitions[i];
-            if (t == null || ps.length == 0) {
+            if (t < 0 || ps.length == 0) {
                 changed[m] = true;
                 continue;
             }
@@ -254,6 +256,35 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         }
         start[m + 1] = size;
         return units;
+    }
+
+    /**
+     * Topic ids to the placement's topic numbers, an array of ids at a time; the targets this
+     * instance computes share one array of ids among the members holding the same topics, so
+     * in a group where most members hold every topic it is looked up once.
+     */
+    private static final class TopicIndex {
+        private final Map<Uuid, Integer> index;
+        private Uuid[] lastTopics;
+        private int[] lastNumbers;
+
+        TopicIndex(Map<Uuid, Integer> index) {
+            this.index = index;
+        }
+
+        /** Each of {@code topics}' number, -1 for a topic the placement does not have. */
+        int[] of(Uuid[] topics) {
+            if (topics != lastTopics) {
+                int[] out = new int[topics.length];
+                for (int i = 0; i < topics.length; i++) {
+                    Integer t = index.get(topics[i]);
+                    out[i] = t == null ? -1 : t;
+                }
+                lastTopics = topics;
+                lastNumbers = out;
+            }
+            return lastNumbers;
+        }
     }
 
     /** A current assignment unboxed: partitions[i] are the partitions of topics[i]. */
@@ -433,6 +464,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         }
         @SuppressWarnings({"unchecked", "rawtypes"})
         Set<Integer>[] groupSets = new Set[pl.groups.length];
+        Map<TopicList, Uuid[]> sharedKeys = new HashMap<>();
         Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
         for (int m = 0; m < n; m++) {
             if (!changed[m]) {
@@ -458,7 +490,13 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 }
             }
             Arrays.sort(ts);
-            Uuid[] keys = new Uuid[topicsHeld];
+            // Members holding the same topics share one array of them.
+            Uuid[] keys = sharedKeys.get(new TopicList(ts));
+            boolean fresh = keys == null;
+            if (fresh) {
+                keys = new Uuid[topicsHeld];
+                sharedKeys.put(new TopicList(ts), keys);
+            }
             @SuppressWarnings({"unchecked", "rawtypes"})
             Set<Integer>[] sets = new Set[topicsHeld];
             int[][] keptPartitions = new int[topicsHeld][];
@@ -469,7 +507,9 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             for (int i = 0; i < topicsHeld; i++) {
                 int t = ts[i];
                 int g = groupOfTopic[t];
-                keys[i] = byId[t];
+                if (fresh) {
+                    keys[i] = byId[t];
+                }
                 sets[i] = ofGroup[g];
                 keptPartitions[i] = ints[m][Arrays.binarySearch(gs, g)];
             }
@@ -477,6 +517,24 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             now[m] = new Held(keys, keptPartitions);
         }
         return out;
+    }
+
+    /** Topic numbers, ascending, as a key. */
+    private record TopicList(int[] topics) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TopicList k && Arrays.equals(k.topics, topics);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(topics);
+        }
+
+        @Override
+        public String toString() {
+            return Arrays.toString(topics);
+        }
     }
 
     /**
