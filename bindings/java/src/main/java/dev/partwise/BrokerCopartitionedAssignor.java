@@ -170,13 +170,15 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         int[] units = new int[64];
         Held[] now = new Held[n];
         TopicIndex topicsOf = new TopicIndex(index);
+        Groups wholeGroups = new Groups(pl.groups.length);
+        long[] count = new long[n];
         Kept[] entries = new Kept[n];
         Object[] maps = new Object[n];
         Held[] kept = last.get(ids, entries, maps);
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
             now[m] = current[m] == null ? null : held(current[m].partitions(), maps[m], kept[m]);
-            units = current(pl, topicsOf, m, now[m], start, changed, units);
+            units = current(pl, topicsOf, wholeGroups, m, now[m], start, count, changed, units);
         }
         pl.place();
         // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
@@ -189,7 +191,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             if (changed[m]) {
                 continue;
             }
-            if (start[m + 1] - start[m] != target[m]) {
+            if (count[m] != target[m]) {
                 changed[m] = true;
                 continue;
             }
@@ -221,12 +223,14 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     }
 
     /**
-     * Reads member m's current assignment into the placement (its claims) and into
-     * {@code units[start[m] .. start[m + 1]]} (the unit of each partition it holds); marks it
-     * changed when it holds anything outside every unit. Returns {@code units}, grown if needed.
+     * Reads member m's current assignment into the placement (its claims), into
+     * {@code units[start[m] .. start[m + 1]]} (the units it holds partitions of, a unit once
+     * per partition, or once when it holds the whole unit) and into {@code count[m]} (the
+     * partitions it holds in units); marks it changed when it holds anything outside every
+     * unit. Returns {@code units}, grown if needed.
      */
-    private static int[] current(Copartitioned.Placement pl, TopicIndex index, int m, Held held,
-            int[] start, boolean[] changed, int[] units) {
+    private static int[] current(Copartitioned.Placement pl, TopicIndex index, Groups seen, int m, Held held,
+            int[] start, long[] count, boolean[] changed, int[] units) {
         int size = start[m];
         if (held == null) {
             changed[m] = true;
@@ -234,6 +238,31 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             return units;
         }
         int[] ts = index.of(held.topics);
+        if (seen.whole(pl, m, ts, held)) {
+            // Every topic of each of its groups, with one array of partitions: whole units
+            // (a target this instance computed), told once a unit.
+            for (int k = 0; k < seen.count; k++) {
+                int g = seen.groups[k];
+                int[] ps = held.partitions[seen.first[g]];
+                int t = ts[seen.first[g]];
+                int topics = pl.groups[g].length;
+                if (size + ps.length > units.length) {
+                    units = Arrays.copyOf(units, Math.max(2 * units.length, size + ps.length));
+                }
+                for (int p : ps) {
+                    int u = pl.unitOf(t, p);
+                    if (u < 0) {
+                        changed[m] = true;
+                    } else {
+                        pl.ownUnit(m, u);
+                        units[size++] = u;
+                        count[m] += topics;
+                    }
+                }
+            }
+            start[m + 1] = size;
+            return units;
+        }
         for (int i = 0; i < held.topics.length; i++) {
             int t = ts[i];
             int[] ps = held.partitions[i];
@@ -251,11 +280,62 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                     changed[m] = true;
                 } else {
                     units[size++] = u;
+                    count[m]++;
                 }
             }
         }
         start[m + 1] = size;
         return units;
+    }
+
+    /** Which of the placement's groups a current assignment covers whole (see {@link #whole}). */
+    private static final class Groups {
+        private final int[] stamp;
+        private final int[] topics;
+        /** first[g]: the index in the assignment of group g's first topic. */
+        final int[] first;
+        /** groups[0 .. count]: the groups the assignment names, as first met. */
+        final int[] groups;
+        int count;
+
+        Groups(int ng) {
+            stamp = new int[ng];
+            topics = new int[ng];
+            first = new int[ng];
+            groups = new int[ng];
+        }
+
+        /**
+         * Whether member m's assignment names, for each group it names, every topic of the
+         * group and one array of partitions for all of them (nonempty): then it holds those
+         * partitions' units whole. Fills {@link #groups} and {@link #first}.
+         */
+        boolean whole(Copartitioned.Placement pl, int m, int[] ts, Held held) {
+            count = 0;
+            for (int i = 0; i < ts.length; i++) {
+                int t = ts[i];
+                int g = t < 0 ? -1 : pl.groupOfTopic(t);
+                if (g < 0 || held.partitions[i].length == 0) {
+                    return false;
+                }
+                if (stamp[g] != m + 1) {
+                    stamp[g] = m + 1;
+                    topics[g] = 1;
+                    first[g] = i;
+                    groups[count++] = g;
+                } else if (held.partitions[i] != held.partitions[first[g]]) {
+                    return false;
+                } else {
+                    topics[g]++;
+                }
+            }
+            for (int k = 0; k < count; k++) {
+                if (topics[groups[k]] != pl.groups[groups[k]].length) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 
     /**
