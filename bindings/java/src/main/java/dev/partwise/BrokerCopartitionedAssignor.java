@@ -213,10 +213,14 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * exactly the target it computed ({@link Held#matches}), else read now.
      */
     private static Held held(Map<Uuid, Set<Integer>> current, Object seen, Held kept) {
+        // The identity first: it touches nothing of the coordinator's map.
+        if (kept != null && seen == current) {
+            return kept;
+        }
         if (current.isEmpty()) {
             return Held.EMPTY;
         }
-        if (kept != null && (seen == current || kept.matches(current))) {
+        if (kept != null && kept.matches(current)) {
             return kept;
         }
         return Held.of(current);
