@@ -9,7 +9,10 @@
 // order, where ties may break otherwise: units must still go whole, each partition once.
 // Every case is assigned twice by one assignor instance shared by all cases, the second call
 // given the same current assignment objects (read from what the assignor kept of the first):
-// the two answers must be equal.
+// the two answers must be equal. Then the first answer, copied into new maps as the coordinator
+// replays the targets it wrote, and the same copies with two members' partitions of one topic
+// swapped: the shared instance (which kept the targets it computed) must answer each as a fresh
+// instance does.
 package dev.partwise;
 
 import java.util.ArrayList;
@@ -158,6 +161,10 @@ public final class BrokerVectorCheck {
                         + (b == null ? "nothing" : b.partitions()) + ", the first " + e.getValue().partitions();
             }
         }
+        String replay = replayed(spec, got, describer);
+        if (replay != null) {
+            return replay;
+        }
         if (got.members().size() != c.expect().size()) {
             return "broker assigned " + got.members().size() + " members, rust " + c.expect().size();
         }
@@ -188,6 +195,68 @@ public final class BrokerVectorCheck {
             assigned.put(e.getKey(), mine);
         }
         return shuffled ? wholeUnitsOnce(c, assigned) : null;
+    }
+
+    /**
+     * The coordinator replays the targets it wrote into new maps: given such copies of
+     * {@code got}, the shared instance (which kept what it computed) must answer as a fresh
+     * one; so must it given copies in which two members swapped a partition of one topic
+     * (maps of the kept sizes that no longer hold the kept targets).
+     */
+    static String replayed(Spec spec, GroupAssignment got, SubscribedTopicDescriber describer) {
+        Spec copy = new Spec();
+        copy.subs.putAll(spec.subs);
+        got.members().forEach((m, a) -> {
+            Map<Uuid, Set<Integer>> cur = new HashMap<>();
+            a.partitions().forEach((t, ps) -> cur.put(t, java.util.Collections.unmodifiableSet(new HashSet<>(ps))));
+            copy.current.put(m, new Current(java.util.Collections.unmodifiableMap(cur)));
+        });
+        String why = sameAsFresh(copy, describer, "replayed");
+        if (why != null) {
+            return why;
+        }
+        // Two members holding one topic swap one partition of it.
+        List<String> members = new ArrayList<>(copy.current.keySet());
+        for (int i = 0; i < members.size(); i++) {
+            for (int j = i + 1; j < members.size(); j++) {
+                Map<Uuid, Set<Integer>> a = copy.current.get(members.get(i)).partitions();
+                Map<Uuid, Set<Integer>> b = copy.current.get(members.get(j)).partitions();
+                for (Uuid t : a.keySet()) {
+                    if (b.containsKey(t) && !a.get(t).isEmpty() && !b.get(t).isEmpty()) {
+                        int pa = a.get(t).iterator().next(), pb = b.get(t).iterator().next();
+                        Spec swapped = new Spec();
+                        swapped.subs.putAll(spec.subs);
+                        swapped.current.putAll(copy.current);
+                        swapped.current.put(members.get(i), new Current(swap(a, t, pa, pb)));
+                        swapped.current.put(members.get(j), new Current(swap(b, t, pb, pa)));
+                        return sameAsFresh(swapped, describer, "replayed with a swap");
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    static Map<Uuid, Set<Integer>> swap(Map<Uuid, Set<Integer>> m, Uuid t, int out, int in) {
+        Map<Uuid, Set<Integer>> c = new HashMap<>(m);
+        Set<Integer> ps = new HashSet<>(m.get(t));
+        ps.remove(out);
+        ps.add(in);
+        c.put(t, ps);
+        return c;
+    }
+
+    static String sameAsFresh(Spec spec, SubscribedTopicDescriber describer, String what) {
+        GroupAssignment kept = ASSIGNOR.assign(spec, describer);
+        GroupAssignment fresh = new BrokerCopartitionedAssignor().assign(spec, describer);
+        for (Map.Entry<String, MemberAssignment> e : fresh.members().entrySet()) {
+            MemberAssignment k = kept.members().get(e.getKey());
+            if (k == null || !e.getValue().partitions().equals(k.partitions())) {
+                return e.getKey() + " (" + what + "): the instance that kept its targets gives "
+                        + (k == null ? "nothing" : k.partitions()) + ", a fresh one " + e.getValue().partitions();
+            }
+        }
+        return kept.members().size() == fresh.members().size() ? null : what + ": member counts differ";
     }
 
     /**

@@ -3,16 +3,17 @@
 // Copartitioned.assign, the placement every partwise implementation runs, and back.
 package dev.partwise;
 
-import java.lang.ref.Reference;
-import java.lang.ref.ReferenceQueue;
-import java.lang.ref.WeakReference;
+import java.util.AbstractMap;
+import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.WeakHashMap;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -21,6 +22,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * Keeps partition p of every co-partitioned topic in one consumer of a consumer-protocol group
@@ -53,15 +55,18 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  *   <li>Racks ({@link MemberSubscription#rackId}) are ignored, as by every partwise assignor.
  * </ul>
  *
- * <p>{@link org.apache.kafka.coordinator.group.api.assignor.SubscriptionType} is not read: the
- * placement handles unequal subscriptions itself, and with equal ones it is one case of them.
+ * <p>{@link SubscriptionType} spares reading every member's subscription in a homogeneous group;
+ * the placement itself handles unequal subscriptions, and equal ones are one case of them.
  */
 public final class BrokerCopartitionedAssignor implements ConsumerGroupPartitionAssignor {
     /** The name consumers select with {@code group.remote.assignor}. */
     public static final String NAME = CopartitionedAssignor.NAME;
 
-    /** Current assignments already read (see {@link ReadCache}); shared by every group this instance serves. */
-    private final ReadCache reads = new ReadCache();
+    /**
+     * What this instance knows of each member's current target (see {@link LastTargets});
+     * shared by every group it serves.
+     */
+    private final LastTargets last = new LastTargets();
 
     /** A member's target partitions, by topic id. */
     private record Target(Map<Uuid, Set<Integer>> partitions) implements MemberAssignment {}
@@ -84,9 +89,22 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         List<Integer> seenCounts = new ArrayList<>();
         int[][] subscribed = new int[n][];
         String[] instances = new String[n];
+        // In a homogeneous group every member subscribes to the same topics (the coordinator
+        // counts each subscribed name's members), so one subscription is read for all, as
+        // Kafka's own assignors do; a member whose subscription differs even in size is read.
+        boolean homogeneous = group.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        int firstSize = -1;
         for (int m = 0; m < n; m++) {
             MemberSubscription sub = group.memberSubscription(ids[m]);
+            instances[m] = sub.instanceId().orElse(null);
             Set<Uuid> mine = sub.subscribedTopicIds();
+            if (homogeneous && m > 0 && mine.size() == firstSize) {
+                subscribed[m] = subscribed[0];
+                continue;
+            }
+            if (m == 0) {
+                firstSize = mine.size();
+            }
             int[] ts = new int[mine.size()];
             int c = 0;
             for (Uuid t : mine) {
@@ -100,7 +118,6 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 ts[c++] = i;
             }
             subscribed[m] = c == ts.length ? ts : Arrays.copyOf(ts, c);
-            instances[m] = sub.instanceId().orElse(null);
         }
         List<Uuid> known = new ArrayList<>();
         for (int i = 0; i < seenIds.size(); i++) {
@@ -120,8 +137,14 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             partitions[t] = seenCounts.get(i);
             index.put(byId[t], t);
         }
+        int[] firstRead = n > 0 ? subscribed[0] : null;
         for (int m = 0; m < n; m++) {
             int[] ts = subscribed[m];
+            if (m > 0 && ts == firstRead) {
+                // The first member's, remapped once.
+                subscribed[m] = subscribed[0];
+                continue;
+            }
             int c = 0;
             for (int i : ts) {
                 if (topicOf[i] >= 0) {
@@ -138,17 +161,24 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         // What each member holds now, as units (one entry per partition), to tell afterwards
         // whether its target changed; a member whose current assignment names a partition
         // outside every unit cannot keep it as it is. A unit stays with the member holding most
-        // of its partitions, so every partition held counts; the boxed sets are read only for
-        // maps no earlier call read (ReadCache), the others come unboxed from there.
+        // of its partitions, so every partition held counts; the boxed sets are decoded only
+        // for maps that hold neither what an earlier call read nor what it computed
+        // (LastTargets), the others come unboxed from there.
         MemberAssignment[] current = new MemberAssignment[n];
         int[] start = new int[n + 1];
         boolean[] changed = new boolean[n];
         int[] units = new int[64];
-        reads.expunge();
+        Held[] now = new Held[n];
+        TopicIndex topicsOf = new TopicIndex(index);
+        Groups wholeGroups = new Groups(pl.groups.length);
+        long[] count = new long[n];
+        Kept[] entries = new Kept[n];
+        Object[] maps = new Object[n];
+        Held[] kept = last.get(ids, entries, maps);
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
-            Held held = current[m] == null ? null : reads.held(current[m].partitions());
-            units = current(pl, index, m, held, start, changed, units);
+            now[m] = current[m] == null ? null : held(current[m].partitions(), maps[m], kept[m]);
+            units = current(pl, topicsOf, wholeGroups, m, now[m], start, count, changed, units);
         }
         pl.place();
         // Unchanged: every partition it holds is in a unit it keeps, and it holds as many
@@ -161,7 +191,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             if (changed[m]) {
                 continue;
             }
-            if (start[m + 1] - start[m] != target[m]) {
+            if (count[m] != target[m]) {
                 changed[m] = true;
                 continue;
             }
@@ -172,26 +202,75 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 }
             }
         }
-        return new GroupAssignment(targets(pl, ids, byId, current, changed));
+        GroupAssignment out = new GroupAssignment(targets(pl, ids, byId, current, changed, now));
+        last.put(ids, entries, current, changed, now);
+        return out;
     }
 
     /**
-     * Reads member m's current assignment into the placement (its claims) and into
-     * {@code units[start[m] .. start[m + 1]]} (the unit of each partition it holds); marks it
-     * changed when it holds anything outside every unit. Returns {@code units}, grown if needed.
+     * A member's current assignment unboxed: what this instance kept of it when the coordinator
+     * hands the very map it read before (the coordinator never modifies one) or a map holding
+     * exactly the target it computed ({@link Held#matches}), else read now.
      */
-    private static int[] current(Copartitioned.Placement pl, Map<Uuid, Integer> index, int m, Held held,
-            int[] start, boolean[] changed, int[] units) {
+    private static Held held(Map<Uuid, Set<Integer>> current, Object seen, Held kept) {
+        // The identity first: it touches nothing of the coordinator's map.
+        if (kept != null && seen == current) {
+            return kept;
+        }
+        if (current.isEmpty()) {
+            return Held.EMPTY;
+        }
+        if (kept != null && kept.matches(current)) {
+            return kept;
+        }
+        return Held.of(current);
+    }
+
+    /**
+     * Reads member m's current assignment into the placement (its claims), into
+     * {@code units[start[m] .. start[m + 1]]} (the units it holds partitions of, a unit once
+     * per partition, or once when it holds the whole unit) and into {@code count[m]} (the
+     * partitions it holds in units); marks it changed when it holds anything outside every
+     * unit. Returns {@code units}, grown if needed.
+     */
+    private static int[] current(Copartitioned.Placement pl, TopicIndex index, Groups seen, int m, Held held,
+            int[] start, long[] count, boolean[] changed, int[] units) {
         int size = start[m];
         if (held == null) {
             changed[m] = true;
             start[m + 1] = size;
             return units;
         }
+        int[] ts = index.of(held.topics);
+        if (seen.whole(pl, m, ts, held)) {
+            // Every topic of each of its groups, with one array of partitions: whole units
+            // (a target this instance computed), told once a unit.
+            for (int k = 0; k < seen.count; k++) {
+                int g = seen.groups[k];
+                int[] ps = held.partitions[seen.first[g]];
+                int t = ts[seen.first[g]];
+                int topics = pl.groups[g].length;
+                if (size + ps.length > units.length) {
+                    units = Arrays.copyOf(units, Math.max(2 * units.length, size + ps.length));
+                }
+                for (int p : ps) {
+                    int u = pl.unitOf(t, p);
+                    if (u < 0) {
+                        changed[m] = true;
+                    } else {
+                        pl.ownUnit(m, u);
+                        units[size++] = u;
+                        count[m] += topics;
+                    }
+                }
+            }
+            start[m + 1] = size;
+            return units;
+        }
         for (int i = 0; i < held.topics.length; i++) {
-            Integer t = index.get(held.topics[i]);
+            int t = ts[i];
             int[] ps = held.partitions[i];
-            if (t == null || ps.length == 0) {
+            if (t < 0 || ps.length == 0) {
                 changed[m] = true;
                 continue;
             }
@@ -205,6 +284,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                     changed[m] = true;
                 } else {
                     units[size++] = u;
+                    count[m]++;
                 }
             }
         }
@@ -212,8 +292,89 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         return units;
     }
 
+    /** Which of the placement's groups a current assignment covers whole (see {@link #whole}). */
+    private static final class Groups {
+        private final int[] stamp;
+        private final int[] topics;
+        /** first[g]: the index in the assignment of group g's first topic. */
+        final int[] first;
+        /** groups[0 .. count]: the groups the assignment names, as first met. */
+        final int[] groups;
+        int count;
+
+        Groups(int ng) {
+            stamp = new int[ng];
+            topics = new int[ng];
+            first = new int[ng];
+            groups = new int[ng];
+        }
+
+        /**
+         * Whether member m's assignment names, for each group it names, every topic of the
+         * group and one array of partitions for all of them (nonempty): then it holds those
+         * partitions' units whole. Fills {@link #groups} and {@link #first}.
+         */
+        boolean whole(Copartitioned.Placement pl, int m, int[] ts, Held held) {
+            count = 0;
+            for (int i = 0; i < ts.length; i++) {
+                int t = ts[i];
+                int g = t < 0 ? -1 : pl.groupOfTopic(t);
+                if (g < 0 || held.partitions[i].length == 0) {
+                    return false;
+                }
+                if (stamp[g] != m + 1) {
+                    stamp[g] = m + 1;
+                    topics[g] = 1;
+                    first[g] = i;
+                    groups[count++] = g;
+                } else if (held.partitions[i] != held.partitions[first[g]]) {
+                    return false;
+                } else {
+                    topics[g]++;
+                }
+            }
+            for (int k = 0; k < count; k++) {
+                if (topics[groups[k]] != pl.groups[groups[k]].length) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Topic ids to the placement's topic numbers, an array of ids at a time; the targets this
+     * instance computes share one array of ids among the members holding the same topics, so
+     * in a group where most members hold every topic it is looked up once.
+     */
+    private static final class TopicIndex {
+        private final Map<Uuid, Integer> index;
+        private Uuid[] lastTopics;
+        private int[] lastNumbers;
+
+        TopicIndex(Map<Uuid, Integer> index) {
+            this.index = index;
+        }
+
+        /** Each of {@code topics}' number, -1 for a topic the placement does not have. */
+        int[] of(Uuid[] topics) {
+            if (topics != lastTopics) {
+                int[] out = new int[topics.length];
+                for (int i = 0; i < topics.length; i++) {
+                    Integer t = index.get(topics[i]);
+                    out[i] = t == null ? -1 : t;
+                }
+                lastTopics = topics;
+                lastNumbers = out;
+            }
+            return lastNumbers;
+        }
+    }
+
     /** A current assignment unboxed: partitions[i] are the partitions of topics[i]. */
     record Held(Uuid[] topics, int[][] partitions) {
+        static final Held EMPTY = new Held(new Uuid[0], new int[0][]);
+
         static Held of(Map<Uuid, Set<Integer>> current) {
             Uuid[] topics = new Uuid[current.size()];
             int[][] partitions = new int[topics.length][];
@@ -229,65 +390,110 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             }
             return new Held(topics, partitions);
         }
+
+        /**
+         * Whether {@code current} holds exactly these partitions: as many topics, each of them
+         * with as many partitions, every one of them present. A set's size and its contains are
+         * all this asks of the coordinator's sets (no iteration), and equal sizes with every
+         * partition of this one present make two sets equal (these hold no repeats).
+         */
+        boolean matches(Map<Uuid, Set<Integer>> current) {
+            if (current.size() != topics.length) {
+                return false;
+            }
+            for (int i = 0; i < topics.length; i++) {
+                Set<Integer> ps = current.get(topics[i]);
+                int[] mine = partitions[i];
+                if (ps == null || ps.size() != mine.length) {
+                    return false;
+                }
+                for (int p : mine) {
+                    if (!ps.contains(p)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
     }
 
     /**
-     * The current assignments this assignor has already read, by the identity of the map the
-     * coordinator hands it, held weakly. The group coordinator keeps a member's target
-     * assignment object from one computation to the next as long as the member's target does
-     * not change (it writes a record, and replays it into a new object, only for members whose
-     * target changed), and never modifies one. So after a leave or a join, most members'
-     * current assignments are the very maps an earlier call read: their partitions are taken
-     * from here, unboxed, and only the members the last computations changed are read anew.
-     * A map read once and dropped by the coordinator is dropped from here by the garbage
-     * collector. The placement is the same either way: an entry is what its map holds.
+     * A member's target as this instance knows it: its partitions, and the map it read them
+     * from (null for none). Changed only under the lock of {@link LastTargets}.
      */
-    static final class ReadCache {
-        /** A weak key compared by the identity of its referent. */
-        private static final class Key extends WeakReference<Object> {
-            private final int hash;
+    static final class Kept {
+        Map<Uuid, Set<Integer>> seen;
+        Held held;
 
-            Key(Object o, ReferenceQueue<Object> queue) {
-                super(o, queue);
-                hash = System.identityHashCode(o);
-            }
+        Kept(Map<Uuid, Set<Integer>> seen, Held held) {
+            this.seen = seen;
+            this.held = held;
+        }
+    }
 
-            @Override
-            public int hashCode() {
-                return hash;
-            }
+    /**
+     * Each member's target as this instance left it, by member id (the coordinator's own id
+     * strings, held weakly: a member the coordinator forgot is forgotten here by the garbage
+     * collector): what it computed for the member, or, for a member whose target it left as
+     * it was, that target and the coordinator's map of it.
+     *
+     * <p>The group coordinator hands an assignor a member's target object again, computation
+     * after computation, as long as that member's target does not change (it writes a record,
+     * replayed into a new object, only for a member whose target changed), and never modifies
+     * one: such a map is known by its identity and not read again. After a computation that
+     * changed many targets, the next one is handed new maps, replayed from the records of
+     * what this instance computed: such a map is checked against the target kept
+     * ({@link Held#matches}: a size a topic and one lookup a partition, no iteration of the
+     * coordinator's sets) and, equal, not decoded. Any other map (another assignor's, another
+     * broker's, a member this instance never assigned) is read whole. The placement is the
+     * same either way: a kept target stands for a map only when the map holds exactly it.
+     */
+    static final class LastTargets {
+        private final Map<String, Kept> map = new WeakHashMap<>();
 
-            @Override
-            public boolean equals(Object x) {
-                if (this == x) {
-                    return true;
+        /**
+         * What is kept of each of {@code ids}: its entry in {@code entries[m]}, the entry's map
+         * in {@code seen[m]} and its target in the returned array (nulls where nothing is),
+         * the last two copied out under the lock.
+         */
+        synchronized Held[] get(String[] ids, Kept[] entries, Object[] seen) {
+            Held[] out = new Held[ids.length];
+            for (int m = 0; m < ids.length; m++) {
+                Kept k = map.get(ids[m]);
+                if (k != null) {
+                    entries[m] = k;
+                    seen[m] = k.seen;
+                    out[m] = k.held;
                 }
-                Object a = get();
-                return a != null && x instanceof Key k && a == k.get();
+            }
+            return out;
+        }
+
+        /**
+         * After a computation: member m's target is {@code now[m]}, read from
+         * {@code current[m]} when it did not change, computed otherwise; {@code entries} are
+         * what {@link #get} gave.
+         */
+        synchronized void put(String[] ids, Kept[] entries, MemberAssignment[] current, boolean[] changed, Held[] now) {
+            for (int m = 0; m < ids.length; m++) {
+                if (now[m] == null) {
+                    map.remove(ids[m]);
+                    continue;
+                }
+                Map<Uuid, Set<Integer>> seen = changed[m] ? null : current[m].partitions();
+                // An entry another computation dropped meanwhile is set to no effect: whatever
+                // an entry holds, its map (if any) holds its target.
+                Kept k = entries[m];
+                if (k == null) {
+                    map.put(ids[m], new Kept(seen, now[m]));
+                } else {
+                    k.seen = seen;
+                    k.held = now[m];
+                }
             }
         }
 
-        private final ConcurrentHashMap<Key, Held> map = new ConcurrentHashMap<>();
-        private final ReferenceQueue<Object> queue = new ReferenceQueue<>();
-
-        /** {@code current} unboxed, from an earlier read of the same map or read now. */
-        Held held(Map<Uuid, Set<Integer>> current) {
-            Held h = map.get(new Key(current, null));
-            if (h == null) {
-                h = Held.of(current);
-                map.put(new Key(current, queue), h);
-            }
-            return h;
-        }
-
-        /** Forgets the maps the garbage collector has cleared. */
-        void expunge() {
-            for (Reference<?> r; (r = queue.poll()) != null;) {
-                map.remove(r);
-            }
-        }
-
-        int size() {
+        synchronized int size() {
             return map.size();
         }
     }
@@ -295,51 +501,54 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     /**
      * Each member's target: unit u of group g is partition u - unitBase[g] of every topic of g.
      * A member whose target is what it has keeps the coordinator's own map (as Kafka's
-     * assignors do); for the others, a member's partitions of one group are one immutable set,
-     * shared by the group's topics (they hold the same partitions of each), of partition numbers
-     * boxed once per call.
+     * assignors do); for the others, a {@link TopicSets} where a member's partitions of one
+     * group are one immutable set, shared by the group's topics (they hold the same partitions
+     * of each).
      */
     private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
-            MemberAssignment[] current, boolean[] changed) {
+            MemberAssignment[] current, boolean[] changed, Held[] now) {
         int n = ids.length;
         // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
         int[][] held = new int[n][];
         for (int m = 0; m < n; m++) {
             held[m] = changed[m] ? new int[pl.memberGroups[m].length] : null;
         }
-        int most = 0;
         for (int u = 0; u < pl.owner.length; u++) {
             int m = pl.owner[u];
             if (held[m] != null) {
                 held[m][Arrays.binarySearch(pl.memberGroups[m], pl.unitGroup[u])]++;
-                int g = pl.unitGroup[u];
-                most = Math.max(most, u - pl.unitBase[g] + 1);
             }
         }
-        Integer[] boxed = new Integer[most];
-        for (int i = 0; i < most; i++) {
-            boxed[i] = i;
-        }
-        // partitions[m][j]: member m's partitions of its j-th group, filled in unit order.
-        Integer[][][] parts = new Integer[n][][];
+        // ints[m][j]: member m's partitions of its j-th group, in unit order (the target kept
+        // in LastTargets, boxed below).
+        int[][][] ints = new int[n][][];
         int[][] filled = new int[n][];
         for (int m = 0; m < n; m++) {
             if (held[m] != null) {
-                parts[m] = new Integer[held[m].length][];
+                ints[m] = new int[held[m].length][];
                 filled[m] = new int[held[m].length];
                 for (int j = 0; j < held[m].length; j++) {
-                    parts[m][j] = new Integer[held[m][j]];
+                    ints[m][j] = new int[held[m][j]];
                 }
             }
         }
         for (int u = 0; u < pl.owner.length; u++) {
             int m = pl.owner[u];
-            if (parts[m] != null) {
+            if (ints[m] != null) {
                 int g = pl.unitGroup[u];
                 int j = Arrays.binarySearch(pl.memberGroups[m], g);
-                parts[m][j][filled[m][j]++] = boxed[u - pl.unitBase[g]];
+                ints[m][j][filled[m][j]++] = u - pl.unitBase[g];
             }
         }
+        int[] groupOfTopic = new int[byId.length];
+        for (int g = 0; g < pl.groups.length; g++) {
+            for (int t : pl.groups[g]) {
+                groupOfTopic[t] = g;
+            }
+        }
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Set<Integer>[] groupSets = new Set[pl.groups.length];
+        Map<TopicList, Uuid[]> sharedKeys = new HashMap<>();
         Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
         for (int m = 0; m < n; m++) {
             if (!changed[m]) {
@@ -353,16 +562,142 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                     topicsHeld += pl.groups[gs[j]].length;
                 }
             }
-            Map<Uuid, Set<Integer>> byTopic = new HashMap<>(capacity(topicsHeld));
+            // The member's topics in id order (topic indices ascend with the ids), each with
+            // its group's partitions.
+            int[] ts = new int[topicsHeld];
+            int k = 0;
             for (int j = 0; j < gs.length; j++) {
                 if (held[m][j] > 0) {
-                    Set<Integer> set = Set.of(parts[m][j]);
                     for (int t : pl.groups[gs[j]]) {
-                        byTopic.put(byId[t], set);
+                        ts[k++] = t;
                     }
                 }
             }
-            out.put(ids[m], new Target(byTopic));
+            Arrays.sort(ts);
+            // Members holding the same topics share one array of them.
+            Uuid[] keys = sharedKeys.get(new TopicList(ts));
+            boolean fresh = keys == null;
+            if (fresh) {
+                keys = new Uuid[topicsHeld];
+                sharedKeys.put(new TopicList(ts), keys);
+            }
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            Set<Integer>[] sets = new Set[topicsHeld];
+            int[][] keptPartitions = new int[topicsHeld][];
+            Set<Integer>[] ofGroup = groupSets;
+            for (int j = 0; j < gs.length; j++) {
+                ofGroup[gs[j]] = held[m][j] > 0 ? Set.of(boxed(ints[m][j])) : null;
+            }
+            for (int i = 0; i < topicsHeld; i++) {
+                int t = ts[i];
+                int g = groupOfTopic[t];
+                if (fresh) {
+                    keys[i] = byId[t];
+                }
+                sets[i] = ofGroup[g];
+                keptPartitions[i] = ints[m][Arrays.binarySearch(gs, g)];
+            }
+            out.put(ids[m], new Target(new TopicSets(keys, sets)));
+            now[m] = new Held(keys, keptPartitions);
+        }
+        return out;
+    }
+
+    /** Topic numbers, ascending, as a key. */
+    private record TopicList(int[] topics) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TopicList k && Arrays.equals(k.topics, topics);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(topics);
+        }
+
+        @Override
+        public String toString() {
+            return Arrays.toString(topics);
+        }
+    }
+
+    /**
+     * A member's target partitions by topic: its topics in id order, each with its
+     * partitions (the topics of one co-partition group share one set). Immutable; a lookup is
+     * a binary search. Built in one allocation beside the sets, where a HashMap would take a
+     * node a topic: a co-partitioned target names every topic of a member's groups.
+     */
+    static final class TopicSets extends AbstractMap<Uuid, Set<Integer>> {
+        private final Uuid[] keys;
+        private final Set<Integer>[] sets;
+
+        TopicSets(Uuid[] keys, Set<Integer>[] sets) {
+            this.keys = keys;
+            this.sets = sets;
+        }
+
+        @Override
+        public int size() {
+            return keys.length;
+        }
+
+        @Override
+        public boolean containsKey(Object k) {
+            return k instanceof Uuid u && Arrays.binarySearch(keys, u) >= 0;
+        }
+
+        @Override
+        public Set<Integer> get(Object k) {
+            if (!(k instanceof Uuid u)) {
+                return null;
+            }
+            int i = Arrays.binarySearch(keys, u);
+            return i >= 0 ? sets[i] : null;
+        }
+
+        @Override
+        public Set<Map.Entry<Uuid, Set<Integer>>> entrySet() {
+            return new AbstractSet<>() {
+                @Override
+                public int size() {
+                    return keys.length;
+                }
+
+                @Override
+                public Iterator<Map.Entry<Uuid, Set<Integer>>> iterator() {
+                    return new Iterator<>() {
+                        private int i;
+
+                        @Override
+                        public boolean hasNext() {
+                            return i < keys.length;
+                        }
+
+                        @Override
+                        public Map.Entry<Uuid, Set<Integer>> next() {
+                            if (i >= keys.length) {
+                                throw new NoSuchElementException();
+                            }
+                            Map.Entry<Uuid, Set<Integer>> e = new SimpleImmutableEntry<>(keys[i], sets[i]);
+                            i++;
+                            return e;
+                        }
+                    };
+                }
+            };
+        }
+    }
+
+    /**
+     * {@code ps} boxed, one member's partitions at a time: the coordinator's copies of a
+     * target's sets point at these objects, and whoever reads a set next (the coordinator's
+     * equality check, the next computation's {@link Held#matches}) finds a member's partition
+     * numbers side by side rather than scattered over a table shared by the whole group.
+     */
+    private static Integer[] boxed(int[] ps) {
+        Integer[] out = new Integer[ps.length];
+        for (int i = 0; i < ps.length; i++) {
+            out[i] = ps[i];
         }
         return out;
     }

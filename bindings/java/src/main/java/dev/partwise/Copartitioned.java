@@ -225,6 +225,13 @@ public final class Copartitioned {
         private final int[] prev;
         /** groupOf[t]: topic t's group, -1 for a topic nobody subscribes to. */
         private int[] groupOf;
+        /**
+         * wholeClaim[u]: the lowest rank of a member owning every partition of unit u (told by
+         * {@link #ownUnit}); partial[u]: some partition of u was told one at a time ({@link #own}).
+         * A unit told only whole needs none of its partitions read.
+         */
+        private int[] wholeClaim;
+        private boolean[] partial;
 
         /** {@code subscribed[m]}: member m's topics (repeats allowed); {@code order}: members by rank. */
         Placement(int[] partitions, int[][] subscribed, int[] order) {
@@ -245,6 +252,9 @@ public final class Copartitioned {
             prev = new int[total];
             Arrays.fill(prev, NONE);
             group(subscribed);
+            wholeClaim = new int[unitGroup.length];
+            Arrays.fill(wholeClaim, NONE);
+            partial = new boolean[unitGroup.length];
         }
 
         /** Co-partition groups: topics by (partition count, subscriber set), in topic order. */
@@ -339,7 +349,21 @@ public final class Copartitioned {
             if (p >= 0 && p < partitions[t]) {
                 int slot = topicBase[t] + p;
                 prev[slot] = Math.min(prev[slot], rank[m]);
+                int u = unitOf(t, p);
+                if (u >= 0) {
+                    partial[u] = true;
+                }
             }
+        }
+
+        /** Member m owned every partition of unit u: as {@link #own} of each, in one step. */
+        void ownUnit(int m, int u) {
+            wholeClaim[u] = Math.min(wholeClaim[u], rank[m]);
+        }
+
+        /** Topic t's co-partition group, -1 for none. */
+        int groupOfTopic(int t) {
+            return groupOf[t];
         }
 
         /** The unit holding partition p of topic t, -1 for none (no such partition, or nobody subscribes). */
@@ -370,7 +394,15 @@ public final class Copartitioned {
                 }
                 for (int u = unitBase[g]; u < unitBase[g + 1]; u++) {
                     int i = u - unitBase[g];
-                    int best = ts.length == 1 ? prev[topicBase[first] + i] : mostClaims(ts, i, ranks);
+                    int whole = wholeClaim[u];
+                    int best;
+                    if (!partial[u]) {
+                        best = whole;
+                    } else if (ts.length == 1) {
+                        best = Math.min(prev[topicBase[first] + i], whole);
+                    } else {
+                        best = mostClaims(ts, i, ranks, whole);
+                    }
                     if (best != NONE) {
                         int m = order[best];
                         if (inGroup[m]) {
@@ -406,8 +438,15 @@ public final class Copartitioned {
                 int m = order[(int) h.peek()];
                 owner[u] = m;
                 load[m]++;
+                long k = key(load[m], rank[m]);
+                int taken = unitGroup[u];
                 for (int g : memberGroups[m]) {
-                    heaps[g].add(key(load[m], rank[m]));
+                    if (g == taken) {
+                        // m's entry is this heap's top: replaced, not left stale below a new one.
+                        heaps[g].replaceTop(k);
+                    } else {
+                        heaps[g].add(k);
+                    }
                 }
             }
 
@@ -422,11 +461,14 @@ public final class Copartitioned {
             }
         }
 
-        /** The rank owning most of partition i of topics ts, ties to the lower rank; NONE for none. */
-        private int mostClaims(int[] ts, int i, int[] ranks) {
+        /**
+         * The rank owning most of partition i of topics ts, ties to the lower rank; NONE for
+         * none. {@code whole}: the lowest rank owning all of them (NONE for none).
+         */
+        private int mostClaims(int[] ts, int i, int[] ranks, int whole) {
             int k = 0;
             for (int t : ts) {
-                int r = prev[topicBase[t] + i];
+                int r = Math.min(prev[topicBase[t] + i], whole);
                 if (r != NONE) {
                     ranks[k++] = r;
                 }
@@ -496,6 +538,12 @@ public final class Copartitioned {
 
         void poll() {
             a[0] = a[--size];
+            down(0);
+        }
+
+        /** Replaces the smallest key by {@code k}: a poll and an add in one sift. */
+        void replaceTop(long k) {
+            a[0] = k;
             down(0);
         }
 
