@@ -119,11 +119,11 @@ pub struct PlanReport {
     pub weights: Option<Weighed>,
 }
 
+/// Keys with their weights, and the partitioner that places them.
+pub type PlacedKeys<'a> = (Partitioner, &'a [(&'a [u8], u64)]);
+
 /// [`plan`] of `input`, held against `keys` placed by `p` when given.
-pub fn plan_report(
-    input: &PlanInput,
-    keys: Option<(Partitioner, &[(&[u8], u64)])>,
-) -> Result<PlanReport, Error> {
+pub fn plan_report(input: &PlanInput, keys: Option<PlacedKeys<'_>>) -> Result<PlanReport, Error> {
     let plan = plan(input)?;
     let weights = match keys {
         Some((p, keys)) => Some(weigh(input, &plan, p, keys)?),

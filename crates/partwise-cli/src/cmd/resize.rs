@@ -8,7 +8,10 @@ use crate::load::load_topology;
 use crate::output::{hex, key_cell, key_json, Format, Table, MAX_KEY_ROWS};
 use partwise::assign::Assignor;
 use partwise::placement;
-use partwise::resize::{self, expected_moved_fraction, key_move, Fraction, KeyMove};
+use partwise::resize::ranked::{
+    suggest_report, RankedBy, SuggestInput, SuggestReport, SuggestWeights,
+};
+use partwise::resize::{self, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};
@@ -145,18 +148,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, None) => KeyFormat::Utf8,
     };
     if a.suggest {
-        let weighed = match &a.counts {
+        if a.target.is_none() {
+            return Err(CliError::msg("--target: required with --suggest"));
+        }
+        let measured = match &a.counts {
             Some(path) => Some(weigh_suggestions(
                 &a,
                 path,
                 partitioner,
                 key_format,
-                from,
                 ctx.as_ref(),
             )?),
             None => None,
         };
-        return suggest(&a, partitioner, from, weighed);
+        return suggest(&a, partitioner, from, measured);
     }
     if let Some(x) = a.assignor {
         return Err(CliError::msg(format!(
@@ -444,31 +449,26 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
     Ok(())
 }
 
-/// The suggestions judged on `--counts`: the assignor and group sizes
-/// whose busiest member is weighed, the records, and every count judged,
-/// in the order of what the busiest member carries.
-struct Weighed {
-    assignor: Assignor,
-    groups: Vec<u32>,
-    keys: usize,
-    records: u64,
-    counts: Vec<resize::Weighed>,
-}
-
 /// Group sizes weighed at most (a declared range `1..N` gives N).
 const MAX_WEIGHED_GROUPS: usize = 64;
+
+/// The measured keys of `--counts` for `--suggest`: the file's keys as
+/// bytes with their records, and the group that reads the topic.
+struct Measured {
+    file: String,
+    records: u64,
+    keys: Vec<(Vec<u8>, u64)>,
+    assignor: Assignor,
+    groups: Vec<u32>,
+}
 
 fn weigh_suggestions(
     a: &Args,
     path: &std::path::Path,
     partitioner: Partitioner,
     key_format: KeyFormat,
-    from: Option<PartitionCount>,
     ctx: Option<&Context>,
-) -> Result<Weighed> {
-    let target = a
-        .target
-        .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
+) -> Result<Measured> {
     super::parse::keyed(partitioner)
         .map_err(|e| CliError::msg(format!("-P/--partitioner '{}': {e}", partitioner.spec())))?;
     let w = super::Weights::read(path)?;
@@ -499,35 +499,12 @@ fn weigh_suggestions(
     for &m in &groups {
         crate::limits::members("--consumers", u64::from(m))?;
     }
-    let list = resize::suggest(target, &a.consumers, a.limit.max(1))
-        .map_err(|e| CliError::context("--target", e))?;
-    let mut counts: Vec<(u32, bool)> = list.iter().map(|s| (s.partitions, true)).collect();
-    // The target and the current count are judged too: even partition
-    // shares are not even loads, so the weights may favour either.
-    for c in [Some(target), from].into_iter().flatten() {
-        if !counts.iter().any(|x| x.0 == c.get()) {
-            counts.push((c.get(), resize::not_dividing(c, &a.consumers).is_empty()));
-        }
-    }
-    let refs = super::weight_refs(&keys);
-    // Each count places every key for its loads, and before and after for its moves.
-    let place = (keys.len() as u64).saturating_mul(counts.len() as u64 * 3);
-    if place > 100_000_000 {
-        return Err(CliError::msg(format!(
-            "{}: {} keys over {} counts: the ranking places each key three times per count, at most 100000000 placements (lower --limit)",
-            w.name,
-            keys.len(),
-            counts.len()
-        )));
-    }
-    let counts = resize::weigh(partitioner, &refs, from, &counts, assignor, &groups)
-        .map_err(|e| CliError::context(format!("--assignor {}", assignor.spec()), e))?;
-    Ok(Weighed {
+    Ok(Measured {
+        file: w.name.clone(),
+        records: w.total,
+        keys,
         assignor,
         groups,
-        keys: keys.len(),
-        records: w.total,
-        counts,
     })
 }
 
@@ -535,184 +512,138 @@ fn suggest(
     a: &Args,
     partitioner: Partitioner,
     from: Option<PartitionCount>,
-    weighed: Option<Weighed>,
+    measured: Option<Measured>,
 ) -> Result<ExitCode> {
     let target = a
         .target
         .ok_or_else(|| CliError::msg("--target: required with --suggest"))?;
-    let consumers = a.consumers.clone();
-    let mut list = resize::suggest(target, &consumers, a.limit.max(1))
-        .map_err(|e| CliError::context("--target", e))?;
-    if let Some(w) = &weighed {
-        // The weighed order, with the target and current count among them.
-        list = w
-            .counts
-            .iter()
-            .map(|c| resize::Suggestion {
-                partitions: c.partitions,
-                divisors: resize::divisors(c.partitions),
-                highly_composite: resize::highly_composite(c.partitions),
-            })
-            .collect();
-    }
-    let judged = |n: u32| {
-        weighed
-            .as_ref()
-            .and_then(|w| w.counts.iter().find(|c| c.partitions == n))
+    let refs = measured.as_ref().map(|m| super::weight_refs(&m.keys));
+    let weights = measured
+        .as_ref()
+        .zip(refs.as_deref())
+        .map(|(m, keys)| SuggestWeights {
+            keys,
+            records: m.records,
+            assignor: m.assignor,
+            groups: m.groups.clone(),
+        });
+    let input = SuggestInput {
+        partitioner,
+        target,
+        consumers: &a.consumers,
+        from,
+        limit: a.limit,
+        weights,
     };
-    let share = |x: u64| {
-        weighed
-            .as_ref()
-            .map_or(0.0, |w| x as f64 / w.records.max(1) as f64)
-    };
-    let expected = |n: u32| -> Option<Fraction> {
-        let from = from?;
-        expected_moved_fraction(partitioner, from, PartitionCount::new(n).ok()?)
-    };
-    // The target itself is only offered when every consumer count divides
-    // it; say so rather than drop it silently.
-    let not_dividing = resize::not_dividing(target, &consumers);
-    let left_out = !list.iter().any(|x| x.partitions == target.get()) && !not_dividing.is_empty();
-    let current = |n: u32| from.is_some_and(|f| f.get() == n);
+    // The core names the quantity; the command names the flag or file.
+    let r = suggest_report(&input).map_err(|e| match (&e, &measured) {
+        (_, None) | (partwise::Error::PartitionCount { .. }, _) => CliError::context("--target", e),
+        (partwise::Error::Invalid { what, .. }, Some(m)) if what == "counts" => {
+            CliError::context(&m.file, e)
+        }
+        (_, Some(m)) => CliError::context(format!("--assignor {}", m.assignor.spec()), e),
+    })?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     match a.format {
-        Format::Json | Format::Ndjson => {
-            let rows: Vec<Value> = list
-                .iter()
-                .map(|s| {
-                    json!({
-                        "partitions": s.partitions,
-                        "current": current(s.partitions),
-                        "divisors": s.divisors,
-                        "highly_composite": s.highly_composite,
-                        "expected_moved_fraction": expected(s.partitions).map(Fraction::value),
-                        "divides_evenly": judged(s.partitions).is_none_or(|j| j.divides),
-                        "keys_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.keys_moved),
-                        "records_moved": judged(s.partitions).and_then(|j| j.moved).map(|m| m.records_moved),
-                        "records_moved_share": judged(s.partitions).and_then(|j| j.moved).and_then(|m| m.records_share()),
-                        "hottest_partition_share": judged(s.partitions).map(|j| share(j.hottest_partition)),
-                        "busiest_consumer": judged(s.partitions).map(|j| j.busiest_consumer.iter().map(|(m, l)| json!({
-                            "consumers": m,
-                            "share": share(*l),
-                        })).collect::<Vec<_>>()),
-                    })
-                })
-                .collect();
-            let v = json!({
-                "target": target.get(),
-                "consumers": consumers.iter().map(|c| c.get()).collect::<Vec<_>>(),
-                "from": from.map(PartitionCount::get),
-                "ranked_by": match &weighed {
-                    None => "divisors",
-                    Some(w) if w.groups.is_empty() => "hottest_partition",
-                    Some(_) => "busiest_consumer",
-                },
-                "assignor": weighed.as_ref().map(|w| w.assignor.spec()),
-                "weighted_keys": weighed.as_ref().map(|w| w.keys),
-                "records": weighed.as_ref().map(|w| w.records),
-                "suggestions": rows,
-                "target_left_out": (left_out && weighed.is_none()).then(|| json!({
-                    "partitions": target.get(),
-                    "not_divided_by": not_dividing,
-                })),
-            });
-            crate::output::write_doc(&mut out, a.format, &v)?;
-        }
-        Format::Table => {
-            let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];
-            if from.is_some() {
-                header.push("MOVED FROM CURRENT");
-            }
-            let busiest: Vec<String> = weighed.as_ref().map_or_else(Vec::new, |w| {
-                w.groups.iter().map(|m| format!("BUSIEST OF {m}")).collect()
-            });
-            if weighed.is_some() {
-                if from.is_some() {
-                    header.extend(["KEYS MOVED", "RECORDS MOVED"]);
-                }
-                header.push("HOTTEST PARTITION");
-                header.extend(busiest.iter().map(String::as_str));
-            }
-            header.push("CONSUMER COUNTS THAT DIVIDE EVENLY");
-            let mut t = Table::new(header);
-            for s in &list {
-                let mut row = vec![
-                    if current(s.partitions) {
-                        format!("{} (current)", s.partitions)
-                    } else {
-                        s.partitions.to_string()
-                    },
-                    if s.highly_composite { "yes" } else { "" }.to_string(),
-                ];
-                if from.is_some() {
-                    row.push(
-                        expected(s.partitions)
-                            .map_or_else(|| "-".into(), |f| format!("{:.4}", f.value())),
-                    );
-                }
-                if let Some(j) = judged(s.partitions) {
-                    if let Some(m) = j.moved {
-                        row.push(format!("{} of {}", m.keys_moved, m.keys));
-                        row.push(format!("{:.1}%", m.records_share().unwrap_or(0.0) * 100.0));
-                    }
-                    row.push(format!("{:.1}%", share(j.hottest_partition) * 100.0));
-                    for (_, l) in &j.busiest_consumer {
-                        row.push(format!("{:.1}%", share(*l) * 100.0));
-                    }
-                }
-                row.push(
-                    s.divisors
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                );
-                t.row(row);
-            }
-            t.write(&mut out)?;
-            if let Some(w) = &weighed {
-                let uneven: Vec<String> = w
-                    .counts
-                    .iter()
-                    .filter(|c| !c.divides)
-                    .map(|c| c.partitions.to_string())
-                    .collect();
-                let by = if w.groups.is_empty() {
-                    "the hottest partition's share of the records".to_string()
-                } else {
-                    let sizes: Vec<String> = w.groups.iter().map(u32::to_string).collect();
-                    format!(
-                        "what the busiest consumer carries against an even share ({} members, {}{})",
-                        sizes.join(" or "),
-                        w.assignor.spec(),
-                        if w.groups.len() > 1 { "; the worst of the group sizes" } else { "" }
-                    )
-                };
-                writeln!(
-                    out,
-                    "ranked by {by}, from the counts of {} keys ({} records), then by the records moved",
-                    w.keys, w.records
-                )?;
-                if !uneven.is_empty() {
-                    writeln!(
-                        out,
-                        "shown though the consumer counts do not divide them: {} (equal partition shares are not equal loads when the keys weigh differently)",
-                        uneven.join(", ")
-                    )?;
-                }
-            }
-            if left_out && weighed.is_none() {
-                let by: Vec<String> = not_dividing.iter().map(u32::to_string).collect();
-                writeln!(
-                    out,
-                    "not suggested: {}, the target, because {} consumers would not get equal shares of it ({} does not divide it)",
-                    target.get(),
-                    by.join(" or "),
-                    by.join(", ")
-                )?;
-            }
-        }
+        Format::Json | Format::Ndjson => crate::output::write_doc(&mut out, a.format, &r)?,
+        Format::Table => suggest_table(&mut out, &r)?,
     }
     out.flush()?;
     Ok(ExitCode::Ok)
+}
+
+fn suggest_table(out: &mut impl Write, r: &SuggestReport) -> Result<()> {
+    let weighed = r.ranked_by != RankedBy::Divisors;
+    let mut header = vec!["PARTITIONS", "HIGHLY COMPOSITE"];
+    if r.from.is_some() {
+        header.push("MOVED FROM CURRENT");
+    }
+    let busiest: Vec<String> = r.groups.iter().map(|m| format!("BUSIEST OF {m}")).collect();
+    if weighed {
+        if r.from.is_some() {
+            header.extend(["KEYS MOVED", "RECORDS MOVED"]);
+        }
+        header.push("HOTTEST PARTITION");
+        header.extend(busiest.iter().map(String::as_str));
+    }
+    header.push("CONSUMER COUNTS THAT DIVIDE EVENLY");
+    let mut t = Table::new(header);
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    for s in &r.suggestions {
+        let mut row = vec![
+            if s.current {
+                format!("{} (current)", s.partitions)
+            } else {
+                s.partitions.to_string()
+            },
+            if s.highly_composite { "yes" } else { "" }.to_string(),
+        ];
+        if r.from.is_some() {
+            row.push(
+                s.expected_moved_fraction
+                    .map_or_else(|| "-".into(), |f| format!("{f:.4}")),
+            );
+        }
+        if let (Some(moved), Some(keys)) = (s.keys_moved, s.keys) {
+            row.push(format!("{moved} of {keys}"));
+            row.push(pct(s.records_moved_share.unwrap_or(0.0)));
+        }
+        if let Some(h) = s.hottest_partition_share {
+            row.push(pct(h));
+        }
+        for b in s.busiest_consumer.iter().flatten() {
+            row.push(pct(b.share));
+        }
+        row.push(
+            s.divisors
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        t.row(row);
+    }
+    t.write(&mut *out)?;
+    if weighed {
+        let by = if r.groups.is_empty() {
+            "the hottest partition's share of the records".to_string()
+        } else {
+            let sizes: Vec<String> = r.groups.iter().map(u32::to_string).collect();
+            format!(
+                "what the busiest consumer carries against an even share ({} members, {}{})",
+                sizes.join(" or "),
+                r.assignor.map_or("", |a| a.spec()),
+                if r.groups.len() > 1 {
+                    "; the worst of the group sizes"
+                } else {
+                    ""
+                }
+            )
+        };
+        writeln!(
+            out,
+            "ranked by {by}, from the counts of {} keys ({} records), then by the records moved",
+            r.weighted_keys.unwrap_or(0),
+            r.records.unwrap_or(0)
+        )?;
+        if !r.uneven.is_empty() {
+            let uneven: Vec<String> = r.uneven.iter().map(u32::to_string).collect();
+            writeln!(
+                out,
+                "shown though the consumer counts do not divide them: {} (equal partition shares are not equal loads when the keys weigh differently)",
+                uneven.join(", ")
+            )?;
+        }
+    }
+    if let Some(l) = &r.target_left_out {
+        let by: Vec<String> = l.not_divided_by.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "not suggested: {}, the target, because {} consumers would not get equal shares of it ({} does not divide it)",
+            l.partitions,
+            by.join(" or "),
+            by.join(", ")
+        )?;
+    }
+    Ok(())
 }
