@@ -189,6 +189,26 @@ impl std::error::Error for TopologyError {
     }
 }
 
+/// Why a spec partwise knows is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalKind {
+    /// The client ships no such assignor.
+    NotInClient,
+    /// The client ships it; partwise does not simulate it.
+    NotSimulated,
+}
+
+impl RefusalKind {
+    /// A few words for messages: `not in its client`, `not simulated`.
+    pub fn words(self) -> &'static str {
+        match self {
+            RefusalKind::NotInClient => "not in its client",
+            RefusalKind::NotSimulated => "not simulated",
+        }
+    }
+}
+
 /// What an assignor cannot do with its input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -206,12 +226,15 @@ pub enum AssignError {
         /// Why it is refused and which versions are accepted.
         reason: String,
     },
-    /// A spec that names a client's assignor partwise does not simulate, or
-    /// one the client does not ship (`reason` says which).
-    NotSimulated {
+    /// A spec partwise knows and refuses: an assignor its client does not
+    /// ship (`aiokafka:cooperative-sticky`), or one partwise does not
+    /// simulate; `kind` says which, `reason` why and what to use.
+    Refused {
         /// What was given.
         spec: String,
-        /// Why it is refused, and what to use.
+        /// Why the spec is refused.
+        kind: RefusalKind,
+        /// Why it is refused, and what to use, in words.
         reason: String,
     },
     /// The group has no members.
@@ -220,14 +243,6 @@ pub enum AssignError {
     DuplicateMember {
         /// The repeated id.
         id: String,
-    },
-    /// A spec naming an assignor its client does not have
-    /// (`aiokafka:cooperative-sticky`).
-    NotInClient {
-        /// What was given.
-        spec: String,
-        /// Which assignors the client has.
-        reason: String,
     },
     /// Input the simulated algorithm does not cover (named in `reason`).
     Unsupported {
@@ -266,11 +281,12 @@ impl fmt::Display for AssignError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            AssignError::UnknownVersion { spec, reason }
-            | AssignError::NotInClient { spec, reason } => {
+            AssignError::UnknownVersion { spec, reason } => {
                 write!(f, "assignor '{spec}': {reason}")
             }
-            AssignError::NotSimulated { spec, reason } => write!(f, "assignor '{spec}': {reason}"),
+            AssignError::Refused { spec, kind, reason } => {
+                write!(f, "assignor '{spec}': {}: {reason}", kind.words())
+            }
             AssignError::NoMembers => f.write_str("the group has no members"),
             AssignError::DuplicateMember { id } => write!(f, "member id '{id}' given twice"),
             AssignError::Unsupported { assignor, reason } => {

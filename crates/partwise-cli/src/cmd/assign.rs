@@ -17,21 +17,10 @@ use super::parse::{self, TopicCount};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Assignor spec: java:range, java:roundrobin, java:sticky, java:cooperative-sticky,
-    /// kip848:uniform, kip848:range, kafkajs:roundrobin, librdkafka:range,
-    /// librdkafka:roundrobin, librdkafka:cooperative-sticky, copartitioned,
-    /// franz-go:cooperative-sticky (franz-go's default, its own sticky balancer; not
-    /// deterministic: simulated over several runs), franz-go:sticky, franz-go:range,
-    /// franz-go:roundrobin, sarama:range (Sarama's default), sarama:roundrobin,
-    /// kafka-go:range (kafka-go's default), kafka-go:roundrobin, kafka-python:range
-    /// (kafka-python's default), kafka-python:roundrobin, kafka-python:sticky,
-    /// kafka-python:cooperative-sticky, aiokafka:roundrobin (aiokafka's default),
-    /// aiokafka:range, aiokafka:sticky (the Python sticky ones follow Python's set
-    /// order: not deterministic, simulated over several runs), platformatic:roundrobin
-    /// (@platformatic/kafka's default; deals the leader's topics), platformatic:cooperative-sticky.
-    /// A client's name alone is its default. The KIP-848 ones take the broker's Kafka version,
-    /// kip848:uniform@4.0.0 ... @4.4.0 (default: the newest)
-    #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor)]
+    /// Assignor spec, CLIENT[:NAME]: java:range, kip848:uniform, franz-go, sarama:sticky, ...
+    /// (--help lists every one)
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor,
+          long_help = super::partitioners::assignor_help())]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
     #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep", "group"], value_parser = parse::members)]
@@ -427,16 +416,17 @@ fn simulation_text(group: &Group, sim: &Simulation, assignor: Assignor) -> Strin
     let cfg_varies = assignor.varies_by().unwrap_or_default();
     let all: Vec<u32> = (0..group.topics.len() as u32).collect();
     let split = sim.split_runs(group, &all);
-    let counts: Vec<String> = sim
-        .outcomes
+    // Runs by the number of indices they split: a sticky balancer can give
+    // as many outcomes as runs, which one line each would drown.
+    let mut by_split: std::collections::BTreeMap<usize, usize> = Default::default();
+    for o in &sim.outcomes {
+        *by_split
+            .entry(colocation(group, &o.assignment).split_count())
+            .or_default() += o.runs;
+    }
+    let counts: Vec<String> = by_split
         .iter()
-        .map(|o| {
-            format!(
-                "{} split in {} runs",
-                colocation(group, &o.assignment).split_count(),
-                o.runs
-            )
-        })
+        .map(|(split, runs)| format!("{split} split in {runs} runs"))
         .collect();
     format!(
         "not deterministic (the real assignor follows {}): {} distinct \

@@ -1,7 +1,9 @@
-//! `partwise partitioners`: the specs partwise knows, one line on each.
+//! `partwise partitioners`: the specs partwise knows, one line on each:
+//! every partitioner, then every consumer-group assignor (`Assignor::catalog`).
 
 use crate::exit::{ExitCode, Result};
 use crate::output::{Format, JsonStream, Table};
+use partwise::assign::{Assignor, CatalogEntry};
 use partwise::partitioner::{KeyRule, Reduce};
 use partwise::{PartitionCount, Partitioner, Placement};
 use serde_json::json;
@@ -53,6 +55,56 @@ fn rule(p: Partitioner) -> (String, Option<String>) {
     }
 }
 
+/// An assignor's line in the JSON stream, told from a partitioner's by `kind`.
+#[derive(serde::Serialize)]
+struct AssignorRow<'a> {
+    kind: &'static str,
+    #[serde(flatten)]
+    entry: &'a CatalogEntry,
+}
+
+/// An assignor's ABOUT cell: its release, how its answer varies, or why it
+/// is refused.
+fn assignor_about(e: &CatalogEntry) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if e.default {
+        parts.push(format!("{}'s default", e.client));
+    }
+    if let Some(r) = &e.release {
+        parts.push(r.clone());
+    }
+    if let Some(v) = e.varies_by {
+        parts.push(format!("varies by {v}: simulated over several runs"));
+    }
+    if let Some(r) = e.reason {
+        parts.push(r.to_string());
+    }
+    parts.join("; ")
+}
+
+/// Every assignor spec, one line each, for `assign --help`.
+pub fn assignor_help() -> String {
+    let mut s = String::from(
+        "Assignor spec, CLIENT[:NAME] (CLIENT alone is its default). The KIP-848 ones take the \
+         broker's Kafka version, kip848:uniform@4.0.0 ... @4.4.0 (default: the newest). \
+         Every spec (`partwise partitioners` lists them too):\n",
+    );
+    for e in Assignor::catalog() {
+        let how = match (e.simulated, e.deterministic) {
+            (false, _) => "refused",
+            (true, Some(false)) => "not deterministic",
+            _ => "deterministic",
+        };
+        s.push_str(&format!("  {} [{}, {how}]", e.spec, e.client));
+        let about = assignor_about(&e);
+        if !about.is_empty() {
+            s.push_str(&format!(": {about}"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -62,13 +114,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 t.row([p.spec(), null_key_word(p), empty_key_word(p), p.about()]);
             }
             t.write(&mut out)?;
-            writeln!(out, "\nA spec is CLIENT[:NAME]; CLIENT alone is its default. '-P all' routes through every one.")?;
+            writeln!(out, "\nA spec is CLIENT[:NAME]; CLIENT alone is its default. '-P all' routes through every one.\n")?;
+            let mut t = Table::new(["ASSIGNOR", "CLIENT", "DETERMINISTIC", "SIMULATED", "ABOUT"]);
+            for e in Assignor::catalog() {
+                let det = match e.deterministic {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                };
+                let sim = if e.simulated { "yes" } else { "no" };
+                t.row([e.spec, e.client, det, sim, &assignor_about(&e)]);
+            }
+            t.write(&mut out)?;
+            writeln!(out, "\nAn assignor spec goes to assign -a, check --assignor and kafka group --assignor.")?;
         }
         f => {
             let mut s = JsonStream::new(out, f)?;
             for p in Partitioner::all() {
                 let (hash, reduce) = rule(p);
                 s.write(&json!({
+                    "kind": "partitioner",
                     "spec": p.spec(),
                     "client": p.client(),
                     "aliases": p.aliases(),
@@ -80,6 +145,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "setting": p.setting(),
                     "since": p.since(),
                 }))?;
+            }
+            for e in &Assignor::catalog() {
+                s.write(&serde_json::to_value(AssignorRow {
+                    kind: "assignor",
+                    entry: e,
+                })?)?;
             }
             drop(s.finish()?);
         }

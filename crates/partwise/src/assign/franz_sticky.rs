@@ -27,7 +27,7 @@ const GO_SMALL_MAP: usize = 8;
 
 /// `list` in the order one walk of a Go map filled in `list`'s order
 /// yields, for the walk `rng` draws.
-fn go_map_walk<T>(list: &mut [T], rng: &mut Rng) {
+pub(super) fn go_map_walk<T>(list: &mut [T], rng: &mut Rng) {
     if list.len() <= 1 {
         return;
     }

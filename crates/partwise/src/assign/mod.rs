@@ -39,6 +39,7 @@ mod range;
 mod rdkafka_sticky;
 mod rng;
 mod roundrobin;
+mod sarama_sticky;
 mod sticky;
 mod sticky_general;
 mod uniform;
@@ -364,7 +365,65 @@ fn topic_name_rank(group: &Group) -> Vec<usize> {
     rank
 }
 
-pub use crate::error::AssignError;
+pub use crate::error::{AssignError, RefusalKind};
+
+/// A spec partwise knows and refuses, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefusedSpec {
+    /// The canonical spec.
+    pub spec: &'static str,
+    /// Its client, as specs name it.
+    pub client: &'static str,
+    /// Why it is refused.
+    pub kind: RefusalKind,
+    /// Why, and what to use, in words.
+    pub reason: &'static str,
+}
+
+impl RefusedSpec {
+    fn error(&self, given: &str) -> crate::Error {
+        crate::Error::Assign(AssignError::Refused {
+            spec: given.to_string(),
+            kind: self.kind,
+            reason: self.reason.to_string(),
+        })
+    }
+}
+
+/// The specs partwise knows and refuses, which [`Assignor::catalog`] lists
+/// beside the simulated ones.
+pub const REFUSED: [RefusedSpec; 1] = [RefusedSpec {
+    spec: "aiokafka:cooperative-sticky",
+    client: "aiokafka",
+    kind: RefusalKind::NotInClient,
+    reason: "aiokafka 0.14.0 has no cooperative-sticky assignor (its assignors: roundrobin, the \
+             default, range and sticky; kafka-python 3.0 has one: kafka-python:cooperative-sticky)",
+}];
+
+/// One line of [`Assignor::catalog`]: a spec, its client, and what partwise
+/// does with it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CatalogEntry {
+    /// The canonical spec.
+    pub spec: &'static str,
+    /// Its client, as specs name it (`java`, `sarama`, ...).
+    pub client: &'static str,
+    /// Whether the client's name alone means it (the client's default).
+    pub default: bool,
+    /// Whether the real assignor gives one answer per input (`None`: refused).
+    pub deterministic: Option<bool>,
+    /// Whether partwise simulates it.
+    pub simulated: bool,
+    /// The library release the simulation reproduces, for the clients that
+    /// have one (`Sarama 1.61.1`), or the Kafka releases of a KIP-848 one.
+    pub release: Option<String>,
+    /// Why its answer varies between runs, when it does.
+    pub varies_by: Option<&'static str>,
+    /// Why it is refused, when it is.
+    pub refused: Option<RefusalKind>,
+    /// The refusal in words, when it is refused.
+    pub reason: Option<&'static str>,
+}
 
 /// An assignor, addressed by spec (`java:range`, `copartitioned`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -414,6 +473,13 @@ pub enum Assignor {
     SaramaRange,
     /// Sarama `NewBalanceStrategyRoundRobin` (partitions sorted as strings).
     SaramaRoundRobin,
+    /// Sarama `NewBalanceStrategySticky` (eager): its Go port of Java's old
+    /// sticky algorithm, claims read from the assignment user data; its
+    /// answer follows Go's randomised map order.
+    SaramaSticky,
+    /// Sarama `NewBalanceStrategyCooperativeSticky`: the same algorithm on
+    /// the subscription's owned partitions, minus partitions changing owner.
+    SaramaCooperativeSticky,
     /// kafka-go `RangeGroupBalancer` (kafka-go's default).
     KafkagoRange,
     /// kafka-go `RoundRobinGroupBalancer`.
@@ -462,13 +528,15 @@ impl Assignor {
     /// The Go clients' balancers, in the order `partwise assign` lists them:
     /// simulated for groups of those clients, never offered to a team of
     /// another client (a fix names assignors of the group's own client).
-    pub const GO: [Assignor; 8] = [
+    pub const GO: [Assignor; 10] = [
         Assignor::FranzgoCooperativeSticky,
         Assignor::FranzgoSticky,
         Assignor::FranzgoRange,
         Assignor::FranzgoRoundRobin,
         Assignor::SaramaRange,
         Assignor::SaramaRoundRobin,
+        Assignor::SaramaSticky,
+        Assignor::SaramaCooperativeSticky,
         Assignor::KafkagoRange,
         Assignor::KafkagoRoundRobin,
     ];
@@ -501,6 +569,40 @@ impl Assignor {
             .chain(Assignor::GO)
             .chain(Assignor::PYTHON)
             .chain(Assignor::PLATFORMATIC)
+    }
+
+    /// Every spec partwise knows, one registry for `partwise assign --help`
+    /// and `partwise partitioners`: [`Assignor::every`], each with its client
+    /// and whether it is deterministic, then [`REFUSED`] (not simulated).
+    pub fn catalog() -> Vec<CatalogEntry> {
+        let mut out: Vec<CatalogEntry> = Assignor::every()
+            .map(|a| CatalogEntry {
+                spec: a.spec(),
+                client: a.client(),
+                default: a.client().parse::<Assignor>().ok() == Some(a),
+                deterministic: Some(a.deterministic()),
+                simulated: true,
+                release: a
+                    .kafka_versions()
+                    .map(|v| format!("Kafka {v}"))
+                    .or_else(|| a.library_version().map(str::to_string)),
+                varies_by: a.varies_by(),
+                refused: None,
+                reason: None,
+            })
+            .collect();
+        out.extend(REFUSED.iter().map(|r| CatalogEntry {
+            spec: r.spec,
+            client: r.client,
+            default: false,
+            deterministic: None,
+            simulated: false,
+            release: None,
+            varies_by: None,
+            refused: Some(r.kind),
+            reason: Some(r.reason),
+        }));
+        out
     }
 
     /// The assignors a team running this one can switch to, itself among
@@ -600,7 +702,8 @@ impl Assignor {
     /// other on the same group. franz-go's sticky balancers number
     /// partitions in the order of a Go map, which Go randomises, so two runs
     /// over the same members can differ: partwise runs them several times
-    /// ([`Assignor::simulate`]). The Python clients' sticky assignors take
+    /// ([`Assignor::simulate`]); Sarama's sticky strategies walk Go maps at
+    /// every step. The Python clients' sticky assignors take
     /// elements of sets of partitions, whose order follows Python's string
     /// hash, seeded anew in every process (`PYTHONHASHSEED`).
     pub fn deterministic(self) -> bool {
@@ -608,6 +711,8 @@ impl Assignor {
             self,
             Assignor::FranzgoCooperativeSticky
                 | Assignor::FranzgoSticky
+                | Assignor::SaramaSticky
+                | Assignor::SaramaCooperativeSticky
                 | Assignor::KafkaPythonSticky
                 | Assignor::KafkaPythonCooperativeSticky
                 | Assignor::AiokafkaSticky
@@ -635,6 +740,8 @@ impl Assignor {
             Assignor::FranzgoRoundRobin => "franz-go:roundrobin",
             Assignor::SaramaRange => "sarama:range",
             Assignor::SaramaRoundRobin => "sarama:roundrobin",
+            Assignor::SaramaSticky => "sarama:sticky",
+            Assignor::SaramaCooperativeSticky => "sarama:cooperative-sticky",
             Assignor::KafkagoRange => "kafka-go:range",
             Assignor::KafkagoRoundRobin => "kafka-go:roundrobin",
             Assignor::KafkaPythonRange => "kafka-python:range",
@@ -718,6 +825,8 @@ impl Assignor {
                 | Assignor::Copartitioned
                 | Assignor::FranzgoCooperativeSticky
                 | Assignor::FranzgoSticky
+                | Assignor::SaramaSticky
+                | Assignor::SaramaCooperativeSticky
                 | Assignor::KafkaPythonSticky
                 | Assignor::KafkaPythonCooperativeSticky
                 | Assignor::AiokafkaSticky
@@ -784,12 +893,14 @@ impl Assignor {
         // code keeps them (Java's sticky ones); for every other the claim of
         // a partition that does not exist is dropped, as each of them (and
         // partwise's own leader) does.
-        // The Python sticky assignors keep them too: a claim decides whether
-        // their assignment is a fresh one.
+        // The Python sticky assignors and Sarama's keep them too: a claim
+        // decides whether their assignment is a fresh one.
         let java_sticky = matches!(
             self,
             Assignor::JavaSticky
                 | Assignor::JavaCooperativeSticky
+                | Assignor::SaramaSticky
+                | Assignor::SaramaCooperativeSticky
                 | Assignor::KafkaPythonSticky
                 | Assignor::KafkaPythonCooperativeSticky
                 | Assignor::AiokafkaSticky
@@ -842,6 +953,9 @@ impl Assignor {
             Assignor::FranzgoRoundRobin => go::franzgo_roundrobin(group),
             Assignor::SaramaRange => go::sarama_range(group),
             Assignor::SaramaRoundRobin => go::sarama_roundrobin(group),
+            Assignor::SaramaSticky | Assignor::SaramaCooperativeSticky => {
+                sarama_sticky::plan(group, self == Assignor::SaramaCooperativeSticky, seed)?
+            }
             Assignor::KafkagoRange => go::kafkago_range(group),
             Assignor::KafkagoRoundRobin => go::kafkago_roundrobin(group),
             Assignor::KafkaPythonRange => python::kafka_python_range(group),
@@ -988,17 +1102,7 @@ impl Assignor {
             }
             ("aiokafka", "range" | "rangepartition") => Assignor::AiokafkaRange,
             ("aiokafka", "sticky" | "stickypartition") => Assignor::AiokafkaSticky,
-            ("aiokafka", "cooperativesticky") => {
-                return Err(crate::Error::Assign(AssignError::NotInClient {
-                    spec: s.to_string(),
-                    reason: format!(
-                        "{} has no cooperative-sticky assignor (its assignors: roundrobin, the \
-                         default, range and sticky; kafka-python 3.0 has one: \
-                         kafka-python:cooperative-sticky)",
-                        python::AIOKAFKA
-                    ),
-                }))
-            }
+            ("aiokafka", "cooperativesticky") => return Err(REFUSED[0].error(s)),
             // @platformatic/kafka names its assigners `...Assigner`.
             ("platformatic", "" | "roundrobin" | "rr" | "roundrobinassigner") => {
                 Assignor::PlatformaticRoundRobin
@@ -1006,26 +1110,14 @@ impl Assignor {
             ("platformatic", "cooperativesticky" | "cooperativestickyassigner") => {
                 Assignor::PlatformaticCooperativeSticky
             }
-            (
-                "sarama",
-                "sticky"
-                | "balancestrategysticky"
-                | "cooperativesticky"
-                | "balancestrategycooperativesticky",
-            ) => {
-                return Err(crate::Error::Assign(AssignError::NotSimulated {
-                    spec: s.to_string(),
-                    reason: "Sarama 1.61.1 has this strategy (NewBalanceStrategySticky, \
-                             NewBalanceStrategyCooperativeSticky), but partwise does not simulate \
-                             it yet: its answer follows Go's map order at every step, and no \
-                             known answers back a model of it; sarama:range and \
-                             sarama:roundrobin are simulated"
-                        .into(),
-                }))
+            ("sarama", "sticky" | "balancestrategysticky") => Assignor::SaramaSticky,
+            ("sarama", "cooperativesticky" | "balancestrategycooperativesticky") => {
+                Assignor::SaramaCooperativeSticky
             }
             ("platformatic", _) => {
-                return Err(crate::Error::Assign(AssignError::NotSimulated {
+                return Err(crate::Error::Assign(AssignError::Refused {
                     spec: s.to_string(),
+                    kind: RefusalKind::NotInClient,
                     reason: "@platformatic/kafka 2.12.1 ships two assigners, roundRobinAssigner \
                              (platformatic:roundrobin, the default) and cooperativeStickyAssigner \
                              (platformatic:cooperative-sticky); it has no other"

@@ -11,6 +11,7 @@ mod offline {
     mod mixture;
     mod node_groups;
     mod python_groups;
+    mod sarama_sticky;
     mod streams;
     mod vectors;
 }

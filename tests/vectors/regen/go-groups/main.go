@@ -7,6 +7,7 @@
 // called directly, with the inputs its group leader hands it.
 //
 //	go run . -runs 200 -out ../../assignors/go_group_cases.jsonl
+//	go run . -sticky -runs 100 -out ../../assignors/sarama_sticky_cases.jsonl
 //
 // The maps a leader passes are filled as that leader fills them (franz-go:
 // a walk of the balancer's own topic map; Sarama: members in the
@@ -150,6 +151,7 @@ func subscribedTopics(g *Group, rng *rand.Rand) []Topic {
 func main() {
 	runs := flag.Int("runs", 200, "calls per (group, balancer)")
 	out := flag.String("out", "", "output file (JSON lines)")
+	sticky := flag.Bool("sticky", false, "Sarama's sticky strategies, each outcome as owners (sarama_sticky_cases.jsonl)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "go-groups: -out FILE is needed")
@@ -166,7 +168,11 @@ func main() {
 	rng := rand.New(rand.NewSource(20261203))
 	n := 0
 	for _, c := range cases {
-		for _, b := range balancers() {
+		bals := balancers()
+		if *sticky {
+			bals = stickyBalancers()
+		}
+		for _, b := range bals {
 			if c.only != "" && !strings.HasPrefix(b.spec, c.only) {
 				continue
 			}
@@ -199,7 +205,20 @@ func main() {
 					line.Outcomes = append(line.Outcomes, Outcome{plans[k], seen[k]})
 				}
 			}
-			buf, err := json.Marshal(line)
+			var buf []byte
+			if *sticky {
+				sl := StickyLine{
+					Client: line.Client, Version: line.Version, Assignor: line.Assignor,
+					Case: line.Case, Kind: line.Kind, Group: line.Group, Runs: line.Runs,
+					Error: line.Error, Outcomes: []StickyOutcome{},
+				}
+				for _, o := range line.Outcomes {
+					sl.Outcomes = append(sl.Outcomes, StickyOutcome{owners(c.group, o.Assignment), o.Runs})
+				}
+				buf, err = json.Marshal(sl)
+			} else {
+				buf, err = json.Marshal(line)
+			}
 			if err != nil {
 				panic(err)
 			}

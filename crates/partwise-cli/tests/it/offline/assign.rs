@@ -572,6 +572,51 @@ fn topics_of_different_counts_get_the_procedures_not_an_assignor() {
     assert_eq!(fix["realign"]["raise"][0]["topic"], "notifications");
 }
 
+/// Sarama's sticky strategies are simulated over several runs: `assign`
+/// says they are not deterministic, names the release, and at 3 members on
+/// two 6-partition topics some run splits a unit (every one of the
+/// library's 100 calls did, `sarama_sticky_cases.jsonl`).
+#[test]
+fn sarama_sticky_strategies_are_simulated_over_runs() {
+    for spec in ["sarama:sticky", "sarama:cooperative-sticky"] {
+        let (code, v) = json(&[
+            "assign",
+            "-a",
+            spec,
+            "-m",
+            "3",
+            "-t",
+            "market-updates:6",
+            "-t",
+            "notifications:6",
+        ]);
+        assert_eq!(code, Some(1), "{spec}");
+        assert_eq!(v["assignor"], spec);
+        assert_eq!(v["library"], "Sarama 1.61.1");
+        assert_eq!(v["deterministic"], false);
+        assert!(v["split_runs"].as_u64().unwrap() > 0, "{v}");
+        assert!(v["outcomes"].as_array().unwrap().len() > 1, "{v}");
+    }
+    // assign --help lists every spec, with its client and whether it is
+    // deterministic.
+    let out = partwise().args(["assign", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for a in partwise::assign::Assignor::every() {
+        assert!(
+            help.contains(&format!("{} [{}", a.spec(), a.client())),
+            "{a}: {help}"
+        );
+    }
+    assert!(
+        help.contains("sarama:sticky [sarama, not deterministic]"),
+        "{help}"
+    );
+    assert!(
+        help.contains("aiokafka:cooperative-sticky [aiokafka, refused]"),
+        "{help}"
+    );
+}
+
 /// The real franz-go 1.22.3 `CooperativeStickyBalancer` (franz-go's default)
 /// splits every index of two 6-partition topics at 3 members and 3 of 6 at
 /// 4, in one of two outcomes that follow Go's map order
@@ -867,17 +912,19 @@ fn platformatic_deals_the_named_leaders_topics() {
         .contains("invalid leader: 'zz' is not the id of a member"));
 }
 
-/// Specs of assignors a client ships that partwise does not simulate, or
-/// that the client does not ship, are refused with the reason (exit 2).
+/// Specs of assignors a client does not ship are refused with the reason
+/// (exit 2).
 #[test]
-fn unsimulated_and_unshipped_assignors_are_refused_with_the_reason() {
+fn unshipped_assignors_are_refused_with_the_reason() {
     for (spec, says) in [
-        ("sarama:sticky", "partwise does not simulate it yet"),
         (
-            "sarama:cooperative-sticky",
-            "NewBalanceStrategyCooperativeSticky",
+            "aiokafka:cooperative-sticky",
+            "not in its client: aiokafka 0.14.0 has no cooperative-sticky assignor",
         ),
-        ("platformatic:range", "ships two assigners"),
+        (
+            "platformatic:range",
+            "not in its client: @platformatic/kafka 2.12.1 ships two assigners",
+        ),
     ] {
         let out = partwise()
             .args(["assign", "-a", spec, "-m", "3", "-t", "a:6"])

@@ -70,6 +70,42 @@ fn partitioners_lists_every_spec() {
     );
 }
 
+/// The assignors follow the partitioners, one row per spec of the core's
+/// registry, each with its client, whether deterministic and simulated.
+#[test]
+fn partitioners_lists_every_assignor_spec() {
+    let rows = ndjson(&["partitioners"]);
+    let assignors: Vec<&serde_json::Value> =
+        rows.iter().filter(|r| r["kind"] == "assignor").collect();
+    let catalog = partwise::assign::Assignor::catalog();
+    assert_eq!(assignors.len(), catalog.len());
+    for a in partwise::assign::Assignor::every() {
+        let row = assignors
+            .iter()
+            .find(|r| r["spec"] == a.spec())
+            .unwrap_or_else(|| panic!("{a} missing"));
+        assert_eq!(row["client"], a.client());
+        assert_eq!(row["deterministic"], a.deterministic());
+        assert_eq!(row["simulated"], true);
+    }
+    let sticky = assignors
+        .iter()
+        .find(|r| r["spec"] == "sarama:sticky")
+        .unwrap();
+    assert_eq!(sticky["deterministic"], false);
+    assert_eq!(sticky["release"], "Sarama 1.61.1");
+    let refused = assignors
+        .iter()
+        .find(|r| r["spec"] == "aiokafka:cooperative-sticky")
+        .unwrap();
+    assert_eq!(refused["simulated"], false);
+    assert_eq!(refused["refused"], "not-in-client");
+    assert!(rows
+        .iter()
+        .filter(|r| r["kind"] != "assignor")
+        .all(|r| r["kind"] == "partitioner"));
+}
+
 /// A null key's placement in the client's words: @platformatic/kafka's
 /// compatibilityPartitioner sends it to partition 0, which is not the hash
 /// of an empty key.

@@ -87,7 +87,10 @@ fn go_balancers_match_their_libraries() {
         lines.len(),
         bad.join("\n")
     );
-    for a in Assignor::GO {
+    // Sarama's sticky strategies have their own file and replay
+    // (`sarama_sticky`): their outcomes are too many to list.
+    let sticky = [Assignor::SaramaSticky, Assignor::SaramaCooperativeSticky];
+    for a in Assignor::GO.into_iter().filter(|a| !sticky.contains(a)) {
         let n = checked.get(a.spec()).copied().unwrap_or(0);
         assert!(n >= 40, "{a}: {n} groups checked");
     }
