@@ -524,6 +524,9 @@ fn skew(s: &mut String, m: &Model) {
             "Sample keys per partition (the load is unknown without --counts)"
         },
     );
+    if let Some(w) = &m.live_weights {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&w.to_string()));
+    }
     for (i, t) in m.skew.iter().enumerate() {
         let stats = &t.report.stats;
         let title = format!(

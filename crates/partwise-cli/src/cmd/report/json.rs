@@ -178,6 +178,7 @@ pub fn model(m: &Model) -> Value {
         "ok": m.ok(),
         "verdict": m.verdict().iter().map(verdict_json).collect::<Vec<_>>(),
         "sample_keys": m.samples.len(),
+        "weights": m.live_weights,
         "check": weighted_check_json(m),
         "partition_maps": maps,
         "placements": placements,
