@@ -555,3 +555,92 @@ mod tests {
         );
     }
 }
+
+/// One primary's share of the cluster's load, as `redis check` and the
+/// report's slot view show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrimaryLoad {
+    /// The primary.
+    pub node: NodeAddr,
+    /// Its server and version (empty when it did not answer `INFO`).
+    pub server: String,
+    /// The load on all its slots by the measure.
+    pub load: u64,
+    /// Its share of the load of the primaries that answered.
+    pub share: f64,
+    /// The slots it serves (the slot map's ranges).
+    pub slots_owned: u32,
+}
+
+/// Every primary's load by the measure `redis hot` takes by default: the
+/// CPU per slot from `CLUSTER SLOT-STATS` where every primary counts it,
+/// otherwise key counts (`DBSIZE`), with the reason. Only reads: the
+/// setting is never changed here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterLoad {
+    /// The measure.
+    pub measure: Measure,
+    /// Why this measure: where the numbers come from, or why it fell back.
+    pub reason: String,
+    /// Per primary that answered, in slot-map order.
+    pub nodes: Vec<PrimaryLoad>,
+    /// The primaries that did not answer (their load is not counted).
+    pub errors: Vec<Error>,
+}
+
+/// Reads the load of every primary of `map` (see [`ClusterLoad`]).
+pub fn cluster_load(map: &crate::SlotMap, timeout: Duration) -> ClusterLoad {
+    let primaries: Vec<(&NodeAddr, u32)> = map
+        .shards
+        .iter()
+        .map(|s| (&s.primary.addr, s.slot_count()))
+        .collect();
+    let addrs: Vec<NodeAddr> = primaries.iter().map(|(a, _)| (*a).clone()).collect();
+    let (stats, mut errors) = read_slot_stats(&addrs, timeout);
+    let (measure, mut reason) = choose_measure(&stats, None);
+    let owned = |a: &NodeAddr| primaries.iter().find(|(p, _)| *p == a).map_or(0, |p| p.1);
+    let mut loads: Vec<(NodeAddr, String, u64, u32)> = Vec::new();
+    if measure == Measure::Keys {
+        for s in &stats {
+            let keys = NodeConn::open(&s.node, timeout)
+                .and_then(|mut c| c.query::<u64>(&redis::cmd("DBSIZE"), "DBSIZE"));
+            match keys {
+                Ok(k) => loads.push((s.node.clone(), s.server.clone(), k, owned(&s.node))),
+                Err(e) => errors.push(e),
+            }
+        }
+        reason.push_str("; keys per primary by DBSIZE");
+    } else {
+        for n in node_loads(&stats, measure) {
+            let o = owned(&n.node);
+            loads.push((n.node, n.server, n.load, o));
+        }
+    }
+    if !errors.is_empty() {
+        reason.push_str(&format!(
+            "; {} primaries did not answer, their load is not counted",
+            errors.len()
+        ));
+    }
+    let total = loads.iter().fold(0u64, |t, l| t.saturating_add(l.2));
+    let nodes = loads
+        .into_iter()
+        .map(|(node, server, load, slots_owned)| PrimaryLoad {
+            node,
+            server,
+            load,
+            share: if total == 0 {
+                0.0
+            } else {
+                load as f64 / total as f64
+            },
+            slots_owned,
+        })
+        .collect();
+    ClusterLoad {
+        measure,
+        reason,
+        nodes,
+        errors,
+    }
+}

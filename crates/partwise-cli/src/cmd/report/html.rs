@@ -968,6 +968,7 @@ fn live(s: &mut String, m: &Model) {
         }
     }
     if let Some(r) = &m.live_redis {
+        redis_load(s, r);
         for (i, (f, c)) in m
             .declared
             .redis_families
@@ -1031,6 +1032,44 @@ fn live(s: &mut String, m: &Model) {
             );
             s.push_str("</section>\n");
         }
+    }
+    s.push_str("</section>\n");
+}
+
+/// Each primary's share of the cluster's load, with the measure and why.
+fn redis_load(s: &mut String, r: &super::live::LiveRedis) {
+    let l = &r.load;
+    sub_section(
+        s,
+        "live-redis-load",
+        &format!("Load per primary of the cluster at {}", esc(&r.seed)),
+    );
+    let _ = writeln!(
+        s,
+        "<p>By {}: {}.</p>",
+        esc(l.measure.unit()),
+        esc(&l.reason)
+    );
+    let rows = l.nodes.len();
+    if rows > 0 {
+        open_table(s, rows, "Load per primary");
+        let _ = writeln!(
+            s,
+            "<thead><tr><th scope=\"col\">Node</th><th scope=\"col\">Server</th><th scope=\"col\">{}</th><th scope=\"col\">Share</th><th scope=\"col\">Slots</th></tr></thead>\n<tbody>",
+            esc(l.measure.unit())
+        );
+        for n in &l.nodes {
+            let _ = writeln!(
+                s,
+                "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>",
+                esc(&n.node.to_string()),
+                esc(&n.server),
+                n.load,
+                100.0 * n.share,
+                n.slots_owned
+            );
+        }
+        close_table(s, rows);
     }
     s.push_str("</section>\n");
 }

@@ -256,7 +256,11 @@ fn live(m: &Model) -> Value {
                 v
             })
             .collect();
-        json!({"seed": r.seed, "families": families})
+        json!({
+            "seed": r.seed,
+            "families": families,
+            "node_load": crate::render::redis::ClusterLoadJson::of(&r.load),
+        })
     });
     json!({"kafka": kafka, "redis": redis})
 }

@@ -2,7 +2,8 @@
 //! live commands' own library calls: with `-b`, `kafka audit` of each
 //! co-partition group's topics and `kafka group`'s analysis of each declared
 //! consumer group (with the declared assignor's prediction for the live
-//! members); with `-c`, `redis check` of each family over the sample keys.
+//! members); with `-c`, `redis check` of each family over the sample keys
+//! and each primary's load as `redis check` shows it.
 //! Everything here only reads.
 
 use crate::cmd::conn::kerr;
@@ -97,6 +98,9 @@ pub struct LiveRedis {
     pub seed: String,
     /// One check per family, in file order.
     pub families: Vec<CheckReport>,
+    /// Each primary's load, by the measure `redis hot` takes (CPU from
+    /// the slot statistics, key counts where a server lacks them).
+    pub load: partwise_redis::ClusterLoad,
 }
 
 /// The cluster's view of `t`. A cluster that cannot be reached at all is an
@@ -182,5 +186,6 @@ pub fn redis(
     Ok(LiveRedis {
         seed: map.seed.to_string(),
         families,
+        load: partwise_redis::cluster_load(&map, timeout),
     })
 }

@@ -163,6 +163,33 @@ fn redis_live_nodes_beside_the_slots() {
         .collect();
     assert_eq!(live.len(), 1);
     assert_eq!(live[0]["ok"], true, "{}", live[0]);
+    // Each primary's load, by the measure `redis check` takes on this cluster.
+    let load = &v["live"]["redis"]["node_load"];
+    let o = partwise()
+        .args([
+            "redis", "check", "-c", &seed, "--family", "a:{%s}", "--family", "b:{%s}",
+        ])
+        .args(["k1", "--format", "json"])
+        .output()
+        .unwrap();
+    let check: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(load["measure"], check["node_load"]["measure"], "{load}");
+    let map =
+        partwise_redis::SlotMap::fetch(&[seed.parse().unwrap()], std::time::Duration::from_secs(5))
+            .unwrap();
+    assert_eq!(load["nodes"].as_array().unwrap().len(), map.shards.len());
+    let page = partwise()
+        .args([
+            "report",
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+            "-c",
+            &seed,
+        ])
+        .output()
+        .unwrap();
+    assert!(text(&page.stdout).contains("Load per primary of the cluster at"));
 }
 
 #[test]
