@@ -461,6 +461,13 @@ mod tests {
     use super::*;
     use redis::Value as V;
 
+    #[test]
+    fn a_patterns_glob_escapes_its_own_glob_characters() {
+        assert_eq!(pattern_glob("market:{%s}"), b"market:{*}");
+        assert_eq!(pattern_glob("a*b?[c]\\:%s"), b"a\\*b\\?\\[c\\]\\\\:*");
+        assert_eq!(pattern_glob("%s"), b"*");
+    }
+
     fn bulk(s: &str) -> V {
         V::BulkString(s.as_bytes().to_vec())
     }
@@ -586,6 +593,9 @@ pub struct ClusterLoad {
     pub nodes: Vec<PrimaryLoad>,
     /// The primaries that did not answer (their load is not counted).
     pub errors: Vec<Error>,
+    /// The slot statistics read (empty where a server has none), for
+    /// weighing hot tags by the same measure ([`family_hot_tags`]).
+    pub stats: Vec<NodeSlotStats>,
 }
 
 /// Reads the load of every primary of `map` (see [`ClusterLoad`]).
@@ -642,5 +652,89 @@ pub fn cluster_load(map: &crate::SlotMap, timeout: Duration) -> ClusterLoad {
         reason,
         nodes,
         errors,
+        stats,
     }
+}
+
+/// A hot tag of a family's keys, by the measure of a [`ClusterLoad`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotTag {
+    /// The tag.
+    pub tag: Vec<u8>,
+    /// Its slot.
+    pub slot: u16,
+    /// The primary serving it.
+    pub node: NodeAddr,
+    /// Its estimated keys.
+    pub estimated_keys: f64,
+    /// Its share of its node's load.
+    pub node_share: f64,
+    /// Its share of the cluster's load.
+    pub cluster_share: f64,
+}
+
+/// `SCAN MATCH`'s glob of the keys of `pattern` (`market:{%s}` gives
+/// `market:{*}`), the pattern's own glob characters escaped.
+pub fn pattern_glob(pattern: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pattern.len());
+    let (before, after) = pattern.split_once("%s").unwrap_or((pattern, ""));
+    let lit = |out: &mut Vec<u8>, s: &str| {
+        for &b in s.as_bytes() {
+            if matches!(b, b'*' | b'?' | b'[' | b']' | b'\\') {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+    };
+    lit(&mut out, before);
+    out.push(b'*');
+    lit(&mut out, after);
+    out
+}
+
+/// The hot tags among the keys matching `pattern` (up to `per_node`
+/// sampled per primary), judged by `rule` on `load`'s measure: the work of
+/// their slots where the slot statistics give it, their keys otherwise (as
+/// `redis hot`). Only reads. The errors are of the primaries whose keys
+/// could not be sampled.
+pub fn family_hot_tags(
+    map: &crate::SlotMap,
+    pattern: &str,
+    load: &ClusterLoad,
+    per_node: usize,
+    rule: HotRule,
+    timeout: Duration,
+) -> (Vec<HotTag>, Vec<Error>) {
+    let glob = pattern_glob(pattern);
+    let sample = crate::hot::sample_matching(map, per_node, Some(&glob), timeout);
+    let tags = if load.measure == Measure::Keys {
+        sample
+            .tags
+            .iter()
+            .filter_map(|t| {
+                let v = sample.verdict(t, rule);
+                v.hot.then(|| HotTag {
+                    tag: t.tag.clone(),
+                    slot: t.slot,
+                    node: t.node.clone(),
+                    estimated_keys: t.estimated_keys,
+                    node_share: v.node_share,
+                    cluster_share: v.cluster_share,
+                })
+            })
+            .collect()
+    } else {
+        weigh(&sample, &load.stats, load.measure, rule, 0)
+            .hot_tags()
+            .map(|t| HotTag {
+                tag: t.tag.clone(),
+                slot: t.slot,
+                node: t.node.clone(),
+                estimated_keys: t.estimated_keys,
+                node_share: t.verdict.node_share,
+                cluster_share: t.verdict.cluster_share,
+            })
+            .collect()
+    };
+    (tags, sample.errors)
 }

@@ -248,3 +248,30 @@ pub fn write_load(
     }
     tab.write(out)
 }
+
+/// A hot tag of a family's keys (`report -c`).
+#[derive(serde::Serialize)]
+pub struct HotTagJson {
+    /// The tag as text (`null` when it is not UTF-8).
+    pub tag: Value,
+    pub tag_hex: String,
+    pub slot: u16,
+    pub node: String,
+    pub estimated_keys: f64,
+    pub node_share: f64,
+    pub cluster_share: f64,
+}
+
+impl HotTagJson {
+    pub fn of(t: &partwise_redis::HotTag) -> HotTagJson {
+        HotTagJson {
+            tag: key_json(&t.tag),
+            tag_hex: hex(&t.tag),
+            slot: t.slot,
+            node: t.node.to_string(),
+            estimated_keys: t.estimated_keys.round(),
+            node_share: t.node_share,
+            cluster_share: t.cluster_share,
+        }
+    }
+}

@@ -1021,6 +1021,9 @@ fn live(s: &mut String, m: &Model) {
                 }
                 close_table(s, rows);
             }
+            if let Some((hot, unsampled)) = r.hot.get(i) {
+                redis_hot(s, r, f, hot, unsampled);
+            }
             findings(
                 s,
                 c.errors.iter().map(|e| {
@@ -1072,4 +1075,45 @@ fn redis_load(s: &mut String, r: &super::live::LiveRedis) {
         close_table(s, rows);
     }
     s.push_str("</section>\n");
+}
+
+/// The hot tags among a family's keys, by the cluster's measure.
+fn redis_hot(
+    s: &mut String,
+    r: &super::live::LiveRedis,
+    f: &partwise::topology::RedisFamily,
+    hot: &[partwise_redis::HotTag],
+    unsampled: &[String],
+) {
+    let unit = esc(r.load.measure.unit());
+    let of = f.patterns.first().map_or(String::new(), |p| esc(p));
+    if hot.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p>No hot tag by {unit} among the keys of <code>{of}</code> (as <code>redis hot</code> judges: {}).</p>",
+            esc(&r.load.reason)
+        );
+    } else {
+        let list: Vec<String> = hot
+            .iter()
+            .map(|t| {
+                format!(
+                    "<strong>{{{}}}</strong> on {} ({:.1}% of its node, {:.1}% of the cluster)",
+                    key(&t.tag),
+                    esc(&t.node.to_string()),
+                    100.0 * t.node_share,
+                    100.0 * t.cluster_share
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "<p>Hot tags by {unit} among the keys of <code>{of}</code>: {}. Spread each one's keys over more tags unless they must share a slot ({}).</p>",
+            list.join(", "),
+            esc(&r.load.reason)
+        );
+    }
+    for u in unsampled {
+        let _ = writeln!(s, "<p class=\"note\">Not sampled: {}</p>", esc(u));
+    }
 }

@@ -249,10 +249,18 @@ fn live(m: &Model) -> Value {
             .redis_families
             .iter()
             .zip(&r.families)
-            .map(|(f, c)| {
+            .zip(&r.hot)
+            .map(|((f, c), (hot, unsampled))| {
                 let mut v = partwise_redis::Family::new(&f.patterns)
                     .map_or(Value::Null, |family| check_json(c, &family));
                 v["name"] = f.name.clone().into();
+                let hot: Vec<crate::render::redis::HotTagJson> = hot
+                    .iter()
+                    .map(crate::render::redis::HotTagJson::of)
+                    .collect();
+                v["hot_tags"] = serde_json::to_value(hot).unwrap_or(Value::Null);
+                v["hot_tags_measure"] = serde_json::to_value(r.load.measure).unwrap_or(Value::Null);
+                v["hot_tags_unsampled"] = serde_json::to_value(unsampled).unwrap_or(Value::Null);
                 v
             })
             .collect();

@@ -101,7 +101,13 @@ pub struct LiveRedis {
     /// Each primary's load, by the measure `redis hot` takes (CPU from
     /// the slot statistics, key counts where a server lacks them).
     pub load: partwise_redis::ClusterLoad,
+    /// One per family: the hot tags among the keys of its first pattern,
+    /// by that measure, and the primaries whose keys could not be sampled.
+    pub hot: Vec<(Vec<partwise_redis::HotTag>, Vec<String>)>,
 }
+
+/// Keys sampled per primary for a family's hot tags: `redis hot`'s default.
+const HOT_SAMPLE: usize = 10_000;
 
 /// The cluster's view of `t`. A cluster that cannot be reached at all is an
 /// error (exit 2, as `kafka audit` has it); a topic or group that fails
@@ -177,15 +183,30 @@ pub fn redis(
     samples: &[Vec<u8>],
 ) -> Result<LiveRedis> {
     let map = SlotMap::fetch(seeds, timeout).map_err(CliError::lib)?;
+    let load = partwise_redis::cluster_load(&map, timeout);
     let mut families = Vec::new();
+    let mut hot = Vec::new();
     for f in &t.redis_families {
         let family = Family::new(&f.patterns)
             .map_err(|e| CliError::context(format!("redis_family '{}'", f.name), e))?;
         families.push(partwise_redis::check(&map, &family, samples, timeout));
+        let (tags, errors) = match family.patterns().first() {
+            Some(p) => partwise_redis::family_hot_tags(
+                &map,
+                p.as_str(),
+                &load,
+                HOT_SAMPLE,
+                partwise_redis::HotRule::default(),
+                timeout,
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        hot.push((tags, errors.iter().map(ToString::to_string).collect()));
     }
     Ok(LiveRedis {
         seed: map.seed.to_string(),
         families,
-        load: partwise_redis::cluster_load(&map, timeout),
+        load,
+        hot,
     })
 }
