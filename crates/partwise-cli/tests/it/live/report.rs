@@ -354,7 +354,7 @@ fn hot_workload(seed: &str, reads: usize) {
 #[test]
 fn redis_hot_tags_of_a_family_by_the_clusters_measure() {
     let seed = redis_node();
-    hot_workload(&seed, 200_000);
+    hot_workload(&seed, 20_000);
     let f = temp_file(
         "[[redis_family]]\nname = \"rep\"\npatterns = [\"pwrep:{%s}\", \"pwrep2:{%s}\"]\n",
     );
