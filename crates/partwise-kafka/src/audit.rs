@@ -639,6 +639,23 @@ fn sample(
     });
 }
 
+/// The window's keys over every topic of `topics` with the records each
+/// carries (a key in two topics counted in both), most records first, ties
+/// by key: the `KEY,COUNT` weights of `kafka audit --counts-out` and of
+/// `--counts live:...`. Topics without a window add nothing.
+pub fn window_counts<'a>(topics: impl IntoIterator<Item = &'a TopicAudit>) -> Vec<(Vec<u8>, u64)> {
+    let mut sum: std::collections::HashMap<&[u8], u64> = std::collections::HashMap::new();
+    for t in topics {
+        for (k, c) in t.traffic.iter().flat_map(|w| &w.counts) {
+            let e = sum.entry(k.as_slice()).or_default();
+            *e = e.saturating_add(*c);
+        }
+    }
+    let mut keys: Vec<(Vec<u8>, u64)> = sum.into_iter().map(|(k, c)| (k.to_vec(), c)).collect();
+    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    keys
+}
+
 /// Keys each heavy-hitter ranking names.
 pub const HITTERS: usize = 10;
 

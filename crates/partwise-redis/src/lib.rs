@@ -60,8 +60,9 @@ pub use partwise::family::{Family, FamilyReason, Pattern};
 pub use partwise::hot_tag::Measure;
 pub use slots::{Node, Role, Shard, SlotMap, Source};
 pub use traffic::{
-    choose_measure, enable_slot_stats, node_loads, read_slot_stats, server_version, weigh,
-    NodeLoad, NodeSlotStats, SlotStat, TagTraffic, TrafficReport, SETTING,
+    choose_measure, cluster_load, enable_slot_stats, family_hot_tags, node_loads, pattern_glob,
+    read_slot_stats, server_version, weigh, ClusterLoad, HotTag, NodeLoad, NodeSlotStats,
+    PrimaryLoad, SlotStat, TagTraffic, TrafficReport, SETTING,
 };
 pub use write::{common_slot, Writer};
 

@@ -461,6 +461,13 @@ mod tests {
     use super::*;
     use redis::Value as V;
 
+    #[test]
+    fn a_patterns_glob_escapes_its_own_glob_characters() {
+        assert_eq!(pattern_glob("market:{%s}"), b"market:{*}");
+        assert_eq!(pattern_glob("a*b?[c]\\:%s"), b"a\\*b\\?\\[c\\]\\\\:*");
+        assert_eq!(pattern_glob("%s"), b"*");
+    }
+
     fn bulk(s: &str) -> V {
         V::BulkString(s.as_bytes().to_vec())
     }
@@ -554,4 +561,180 @@ mod tests {
             "{why}"
         );
     }
+}
+
+/// One primary's share of the cluster's load, as `redis check` and the
+/// report's slot view show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrimaryLoad {
+    /// The primary.
+    pub node: NodeAddr,
+    /// Its server and version (empty when it did not answer `INFO`).
+    pub server: String,
+    /// The load on all its slots by the measure.
+    pub load: u64,
+    /// Its share of the load of the primaries that answered.
+    pub share: f64,
+    /// The slots it serves (the slot map's ranges).
+    pub slots_owned: u32,
+}
+
+/// Every primary's load by the measure `redis hot` takes by default: the
+/// CPU per slot from `CLUSTER SLOT-STATS` where every primary counts it,
+/// otherwise key counts (`DBSIZE`), with the reason. Only reads: the
+/// setting is never changed here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterLoad {
+    /// The measure.
+    pub measure: Measure,
+    /// Why this measure: where the numbers come from, or why it fell back.
+    pub reason: String,
+    /// Per primary that answered, in slot-map order.
+    pub nodes: Vec<PrimaryLoad>,
+    /// The primaries that did not answer (their load is not counted).
+    pub errors: Vec<Error>,
+    /// The slot statistics read (empty where a server has none), for
+    /// weighing hot tags by the same measure ([`family_hot_tags`]).
+    pub stats: Vec<NodeSlotStats>,
+}
+
+/// Reads the load of every primary of `map` (see [`ClusterLoad`]).
+pub fn cluster_load(map: &crate::SlotMap, timeout: Duration) -> ClusterLoad {
+    let primaries: Vec<(&NodeAddr, u32)> = map
+        .shards
+        .iter()
+        .map(|s| (&s.primary.addr, s.slot_count()))
+        .collect();
+    let addrs: Vec<NodeAddr> = primaries.iter().map(|(a, _)| (*a).clone()).collect();
+    let (stats, mut errors) = read_slot_stats(&addrs, timeout);
+    let (measure, mut reason) = choose_measure(&stats, None);
+    let owned = |a: &NodeAddr| primaries.iter().find(|(p, _)| *p == a).map_or(0, |p| p.1);
+    let mut loads: Vec<(NodeAddr, String, u64, u32)> = Vec::new();
+    if measure == Measure::Keys {
+        for s in &stats {
+            let keys = NodeConn::open(&s.node, timeout)
+                .and_then(|mut c| c.query::<u64>(&redis::cmd("DBSIZE"), "DBSIZE"));
+            match keys {
+                Ok(k) => loads.push((s.node.clone(), s.server.clone(), k, owned(&s.node))),
+                Err(e) => errors.push(e),
+            }
+        }
+        reason.push_str("; keys per primary by DBSIZE");
+    } else {
+        for n in node_loads(&stats, measure) {
+            let o = owned(&n.node);
+            loads.push((n.node, n.server, n.load, o));
+        }
+    }
+    if !errors.is_empty() {
+        reason.push_str(&format!(
+            "; {} primaries did not answer, their load is not counted",
+            errors.len()
+        ));
+    }
+    let total = loads.iter().fold(0u64, |t, l| t.saturating_add(l.2));
+    let nodes = loads
+        .into_iter()
+        .map(|(node, server, load, slots_owned)| PrimaryLoad {
+            node,
+            server,
+            load,
+            share: if total == 0 {
+                0.0
+            } else {
+                load as f64 / total as f64
+            },
+            slots_owned,
+        })
+        .collect();
+    ClusterLoad {
+        measure,
+        reason,
+        nodes,
+        errors,
+        stats,
+    }
+}
+
+/// A hot tag of a family's keys, by the measure of a [`ClusterLoad`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotTag {
+    /// The tag.
+    pub tag: Vec<u8>,
+    /// Its slot.
+    pub slot: u16,
+    /// The primary serving it.
+    pub node: NodeAddr,
+    /// Its estimated keys.
+    pub estimated_keys: f64,
+    /// Its share of its node's load.
+    pub node_share: f64,
+    /// Its share of the cluster's load.
+    pub cluster_share: f64,
+}
+
+/// `SCAN MATCH`'s glob of the keys of `pattern` (`market:{%s}` gives
+/// `market:{*}`), the pattern's own glob characters escaped.
+pub fn pattern_glob(pattern: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pattern.len());
+    let (before, after) = pattern.split_once("%s").unwrap_or((pattern, ""));
+    let lit = |out: &mut Vec<u8>, s: &str| {
+        for &b in s.as_bytes() {
+            if matches!(b, b'*' | b'?' | b'[' | b']' | b'\\') {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+    };
+    lit(&mut out, before);
+    out.push(b'*');
+    lit(&mut out, after);
+    out
+}
+
+/// The hot tags among the keys matching `pattern` (up to `per_node`
+/// sampled per primary), judged by `rule` on `load`'s measure: the work of
+/// their slots where the slot statistics give it, their keys otherwise (as
+/// `redis hot`). Only reads. The errors are of the primaries whose keys
+/// could not be sampled.
+pub fn family_hot_tags(
+    map: &crate::SlotMap,
+    pattern: &str,
+    load: &ClusterLoad,
+    per_node: usize,
+    rule: HotRule,
+    timeout: Duration,
+) -> (Vec<HotTag>, Vec<Error>) {
+    let glob = pattern_glob(pattern);
+    let sample = crate::hot::sample_matching(map, per_node, Some(&glob), timeout);
+    let tags = if load.measure == Measure::Keys {
+        sample
+            .tags
+            .iter()
+            .filter_map(|t| {
+                let v = sample.verdict(t, rule);
+                v.hot.then(|| HotTag {
+                    tag: t.tag.clone(),
+                    slot: t.slot,
+                    node: t.node.clone(),
+                    estimated_keys: t.estimated_keys,
+                    node_share: v.node_share,
+                    cluster_share: v.cluster_share,
+                })
+            })
+            .collect()
+    } else {
+        weigh(&sample, &load.stats, load.measure, rule, 0)
+            .hot_tags()
+            .map(|t| HotTag {
+                tag: t.tag.clone(),
+                slot: t.slot,
+                node: t.node.clone(),
+                estimated_keys: t.estimated_keys,
+                node_share: t.verdict.node_share,
+                cluster_share: t.verdict.cluster_share,
+            })
+            .collect()
+    };
+    (tags, sample.errors)
 }

@@ -35,9 +35,11 @@ pub struct Args {
     input: Option<PathBuf>,
     /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
     /// each co-partition group also says what share of the records lands on
-    /// one partition number everywhere
-    #[arg(long, value_name = "FILE", conflicts_with = "input")]
-    counts: Option<PathBuf>,
+    /// one partition number everywhere. With --streams and -b, live:DURATION
+    /// (live:1h) or live:last=N takes them from the source topics' newest
+    /// records, sampled as kafka audit --since/--from-end does
+    #[arg(long, value_name = "FILE|live:DURATION|live:last=N", conflicts_with = "input", value_parser = super::parse::counts_from)]
+    counts: Option<super::CountsFrom>,
     /// Output format: table, json (one document) or ndjson (one line per group or family)
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -76,6 +78,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .given()
         .then(|| args.kafka.connection())
         .transpose()?;
+    let live = args.counts.as_ref().and_then(super::CountsFrom::live);
+    if let (Some(w), None) = (live, &conn) {
+        return Err(CliError::msg(format!(
+            "--counts {}: live weights are read from the cluster: give --streams with -b (or a KEY,COUNT file)",
+            crate::render::audit::window_flag(w)
+        )));
+    }
     if conn.is_some() && args.streams.is_empty() {
         return Err(CliError::msg(
             "-b/-X/-F read a Kafka Streams application's source topics: give --streams (report -b checks a topology file's topics)",
@@ -98,9 +107,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let all: Vec<partwise::Partitioner> = partwise::Partitioner::all().collect();
             let opts = partwise_kafka::audit::AuditOptions {
                 topics,
-                sample: SAMPLE,
+                sample: live.map_or(SAMPLE, super::live_sample),
                 candidates: partwise::routing::candidates(&all, &[]),
-                window: Default::default(),
+                window: live.unwrap_or_default(),
             };
             audited = partwise_kafka::audit::audit(conn, &opts, &mut |_| {})
                 .map_err(super::conn::kerr)?
@@ -164,11 +173,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.file.is_some() || !topology.topics.is_empty() {
         bounded(&file, &topology)?;
     }
-    let weights = args
-        .counts
-        .as_deref()
-        .map(super::Weights::read)
-        .transpose()?;
+    let mut live_weights = None;
+    let weights = match &args.counts {
+        None => None,
+        Some(super::CountsFrom::File(f)) => Some(super::Weights::read(f)?),
+        Some(super::CountsFrom::Live(w)) => {
+            let refs: Vec<&partwise_kafka::audit::TopicAudit> = audited.iter().collect();
+            let (weights, info) = super::Weights::live(*w, &refs)?;
+            live_weights = Some(info);
+            Some(weights)
+        }
+    };
     let (samples, counts) = match weights {
         Some(w) => {
             let (samples, counts) = w.into_samples();
@@ -190,6 +205,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Format::Json => {
             let mut doc = report_json(&file, &report);
             with_records(&mut doc, &records);
+            if let Some(w) = &live_weights {
+                doc["weights"] = serde_json::to_value(w)?;
+            }
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
@@ -213,7 +231,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
             s.finish()?;
         }
-        Format::Table => table(&report, &records, &mut out)?,
+        Format::Table => {
+            if let Some(w) = &live_weights {
+                writeln!(out, "{w}")?;
+            }
+            table(&report, &records, &mut out)?
+        }
     }
     out.flush()?;
     Ok(if report.ok() {

@@ -118,6 +118,28 @@ where
     T::try_from(n).map_err(|_| "too large".to_string())
 }
 
+/// `--counts` of `check` and `report`: a `KEY,COUNT` file, or the live
+/// topics' newest records, `live:DURATION` (`live:1h`: the records of the
+/// last hour) or `live:last=N` (the newest N of each partition). A file whose
+/// name starts with `live:` is given as `./live:...`.
+pub fn counts_from(s: &str) -> Result<super::CountsFrom, String> {
+    use partwise_kafka::audit::Window;
+    let Some(rest) = s.strip_prefix("live:") else {
+        if s.is_empty() {
+            return Err("expected a KEY,COUNT file, live:DURATION or live:last=N".into());
+        }
+        return Ok(super::CountsFrom::File(std::path::PathBuf::from(s)));
+    };
+    let window = match rest.strip_prefix("last=") {
+        Some(n) => Window::FromEnd(positive_u64(n).map_err(|e| format!("live:last=N: {e}"))?),
+        None => Window::Since(
+            super::duration::window(rest)
+                .map_err(|e| format!("live:DURATION (live:10m, live:1h) or live:last=N: {e}"))?,
+        ),
+    };
+    Ok(super::CountsFrom::Live(window))
+}
+
 pub fn positive_u32(s: &str) -> Result<u32, String> {
     positive(s)
 }

@@ -8,7 +8,9 @@
 use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
-use crate::render::redis::{check_json, check_row_json, check_summary_json, TrafficJson};
+use crate::render::redis::{
+    check_json, check_row_json, check_summary_json, ClusterLoadJson, TrafficJson,
+};
 use partwise_redis::{
     check, choose_measure, enable_slot_stats, read_slot_stats, sample_matching, weigh, CheckReport,
     Error, Family, HotReport, HotRule, Measure, Node, NodeAddr, NodeSlotStats, Shard, SlotMap,
@@ -460,8 +462,9 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     })?;
     let map = cluster.slot_map()?;
     let report = check(&map, &family, &keys, cluster.timeout);
+    let load = partwise_redis::cluster_load(&map, cluster.timeout);
     let mut out = BufWriter::new(std::io::stdout().lock());
-    write_check(&report, &family, args.format, &mut out)?;
+    write_check(&report, &family, &load, args.format, &mut out)?;
     out.flush()?;
     drop(out);
     if !report.errors.is_empty() {
@@ -482,6 +485,7 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
 fn write_check(
     report: &CheckReport,
     family: &Family,
+    load: &partwise_redis::ClusterLoad,
     format: Format,
     out: &mut impl Write,
 ) -> Result<()> {
@@ -489,7 +493,9 @@ fn write_check(
     let summary = || check_summary_json(report, family);
     match format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &check_json(report, family))?;
+            let mut doc = check_json(report, family);
+            doc["node_load"] = serde_json::to_value(ClusterLoadJson::of(load))?;
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
             writeln!(out)?;
         }
         Format::Ndjson => {
@@ -499,6 +505,7 @@ fn write_check(
             }
             let mut sum = summary();
             sum["summary"] = json!(true);
+            sum["node_load"] = serde_json::to_value(ClusterLoadJson::of(load))?;
             s.write(&sum)?;
             s.finish()?;
         }
@@ -553,6 +560,8 @@ fn write_check(
                     String::new()
                 }
             )?;
+            writeln!(out)?;
+            crate::render::redis::write_load(load, out)?;
         }
     }
     Ok(())

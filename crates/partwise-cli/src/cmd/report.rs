@@ -35,9 +35,11 @@ pub struct Args {
     input: Option<PathBuf>,
     /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
     /// loads, hot partitions and consumer shares are then of records; without
-    /// it no partition is called hot, the load being unknown
-    #[arg(long, value_name = "FILE", conflicts_with = "input")]
-    counts: Option<PathBuf>,
+    /// it no partition is called hot, the load being unknown. With -b,
+    /// live:DURATION (live:1h) or live:last=N takes them from the topics'
+    /// newest records, sampled as kafka audit --since/--from-end does
+    #[arg(long, value_name = "FILE|live:DURATION|live:last=N", conflicts_with = "input", value_parser = super::parse::counts_from)]
+    counts: Option<super::CountsFrom>,
     /// Write the report to FILE (default: stdout)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -60,7 +62,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let mut o = crate::outfile::Output::new("-o/--output", path);
             o.input("the topology file", &args.file)?;
             o.inputs("-i/--input", args.input.as_deref())?;
-            o.inputs("--counts", args.counts.as_deref())?;
+            o.inputs(
+                "--counts",
+                args.counts.as_ref().and_then(super::CountsFrom::file),
+            )?;
             o.inputs("-F", args.kafka.files())?;
             Some(o)
         }
@@ -68,17 +73,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let topology = load_topology(&args.file)?;
     bounded(&args.file, &topology)?;
-    let weights = args
-        .counts
-        .as_deref()
-        .map(super::Weights::read)
-        .transpose()?;
-    let (samples, weights) = match weights {
-        Some(w) => {
-            let (samples, counts) = w.into_samples();
-            (samples, Some(counts))
-        }
-        None => (load_samples(args.input)?, None),
+    let file_weights = match &args.counts {
+        Some(super::CountsFrom::File(f)) => Some(super::Weights::read(f)?),
+        _ => None,
     };
     // Connection flags are checked before anything is asked of a server.
     let conn = args
@@ -86,17 +83,44 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .given()
         .then(|| args.kafka.connection())
         .transpose()?;
+    let window = args.counts.as_ref().and_then(super::CountsFrom::live);
+    if let (Some(w), None) = (window, &conn) {
+        return Err(crate::exit::CliError::msg(format!(
+            "--counts {}: live weights are read from the cluster: give -b (or a KEY,COUNT file)",
+            crate::render::audit::window_flag(w)
+        )));
+    }
     if let (Some(o), Some(c)) = (&mut output, &conn) {
         // The files the connection's properties name (a CA, a key).
         for (key, path) in c.properties().filter(|(k, _)| names_a_file(k)) {
             o.input(format!("the property {key}"), std::path::Path::new(path))?;
         }
     }
-    let live_kafka = conn.map(|c| live::kafka(&c, &topology)).transpose()?;
+    let live_kafka = conn
+        .as_ref()
+        .map(|c| live::kafka(c, &topology, window))
+        .transpose()?;
+    let mut live_weights = None;
+    let weights = match (window, &conn, &live_kafka) {
+        (Some(w), Some(c), Some(lk)) => {
+            let rest = live::other_topics(c, &topology, lk, w)?;
+            let (weights, info) = super::Weights::live(w, &live::window_audits(lk, &rest))?;
+            live_weights = Some(info);
+            Some(weights)
+        }
+        _ => file_weights,
+    };
+    let (samples, weights) = match weights {
+        Some(w) => {
+            let (samples, counts) = w.into_samples();
+            (samples, Some(counts))
+        }
+        None => (load_samples(args.input)?, None),
+    };
     let live_redis = (!args.cluster.is_empty())
         .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
         .transpose()?;
-    let m = model::Model::build(
+    let mut m = model::Model::build(
         args.file.display().to_string(),
         &topology,
         samples,
@@ -104,6 +128,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         live_kafka,
         live_redis,
     );
+    m.live_weights = live_weights;
     let text = match args.format {
         ReportFormat::Html => html::page(&m).into_bytes(),
         ReportFormat::Json | ReportFormat::Ndjson => {

@@ -121,6 +121,15 @@ impl<'a> WindowJson<'a> {
     }
 }
 
+/// `--counts`'s value that asks for `w` (`live:10m`, `live:last=500`).
+pub fn window_flag(w: Window) -> String {
+    match w {
+        Window::FromEnd(n) => format!("live:last={n}"),
+        Window::Since(d) => format!("live:{}", partwise::duration::label(d)),
+        Window::Oldest => "live".into(),
+    }
+}
+
 /// The window the numbers are of, in words.
 pub fn window_label(w: Window) -> String {
     match w {

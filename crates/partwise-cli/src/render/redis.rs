@@ -179,3 +179,99 @@ impl TrafficJson {
         }
     }
 }
+
+/// One primary's share of the load (`redis check`, the report's slot view).
+#[derive(serde::Serialize)]
+pub struct PrimaryLoadJson {
+    pub node: String,
+    /// Its server and version (`valkey 8.1.8`).
+    pub server: String,
+    pub load: u64,
+    pub share: f64,
+    pub slots_owned: u32,
+}
+
+/// Per-primary load by the measure `redis hot` takes by default.
+#[derive(serde::Serialize)]
+pub struct ClusterLoadJson {
+    /// `cpu` where every primary counts it, else `keys`.
+    pub measure: partwise_redis::Measure,
+    /// Where the numbers come from, or why it fell back to key counts.
+    pub measure_reason: String,
+    pub nodes: Vec<PrimaryLoadJson>,
+    /// Primaries that did not answer, with why.
+    pub unanswered: Vec<String>,
+}
+
+impl ClusterLoadJson {
+    pub fn of(l: &partwise_redis::ClusterLoad) -> ClusterLoadJson {
+        ClusterLoadJson {
+            measure: l.measure,
+            measure_reason: l.reason.clone(),
+            nodes: l
+                .nodes
+                .iter()
+                .map(|n| PrimaryLoadJson {
+                    node: n.node.to_string(),
+                    server: n.server.clone(),
+                    load: n.load,
+                    share: n.share,
+                    slots_owned: n.slots_owned,
+                })
+                .collect(),
+            unanswered: l.errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+/// The per-primary load as a table, its measure and reason first.
+pub fn write_load(
+    l: &partwise_redis::ClusterLoad,
+    out: &mut impl std::io::Write,
+) -> crate::exit::Result<()> {
+    use crate::output::{visible, Table};
+    writeln!(
+        out,
+        "load per primary by {} ({})",
+        l.measure.unit(),
+        visible(&l.reason)
+    )?;
+    let mut tab = Table::new(["NODE", "SERVER", l.measure.unit(), "SHARE", "SLOTS"]);
+    for n in &l.nodes {
+        tab.row([
+            n.node.to_string(),
+            visible(&n.server).into_owned(),
+            n.load.to_string(),
+            format!("{:.1}%", 100.0 * n.share),
+            n.slots_owned.to_string(),
+        ]);
+    }
+    tab.write(out)
+}
+
+/// A hot tag of a family's keys (`report -c`).
+#[derive(serde::Serialize)]
+pub struct HotTagJson {
+    /// The tag as text (`null` when it is not UTF-8).
+    pub tag: Value,
+    pub tag_hex: String,
+    pub slot: u16,
+    pub node: String,
+    pub estimated_keys: f64,
+    pub node_share: f64,
+    pub cluster_share: f64,
+}
+
+impl HotTagJson {
+    pub fn of(t: &partwise_redis::HotTag) -> HotTagJson {
+        HotTagJson {
+            tag: key_json(&t.tag),
+            tag_hex: hex(&t.tag),
+            slot: t.slot,
+            node: t.node.to_string(),
+            estimated_keys: t.estimated_keys.round(),
+            node_share: t.node_share,
+            cluster_share: t.cluster_share,
+        }
+    }
+}

@@ -41,6 +41,7 @@ mod live {
     mod kafka_group;
     mod kafka_group_readiness;
     mod kafka_group_streams;
+    mod live_weights;
     mod redis;
     mod redis_traffic;
     mod report;

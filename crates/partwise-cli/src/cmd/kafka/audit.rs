@@ -170,15 +170,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
 /// topics counted in both), most records first, and how many keys were
 /// left out because a line cannot hold them.
 fn counts_lines(r: &AuditReport) -> (Vec<u8>, usize) {
-    let mut sum: std::collections::HashMap<&[u8], u64> = std::collections::HashMap::new();
-    for t in &r.topics {
-        for (k, c) in t.traffic.iter().flat_map(|w| &w.counts) {
-            let e = sum.entry(k.as_slice()).or_default();
-            *e = e.saturating_add(*c);
-        }
-    }
-    let mut keys: Vec<(&[u8], u64)> = sum.into_iter().collect();
-    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let keys = partwise_kafka::audit::window_counts(&r.topics);
     let mut out = Vec::new();
     let mut left_out = 0;
     for (k, c) in keys {
@@ -186,7 +178,7 @@ fn counts_lines(r: &AuditReport) -> (Vec<u8>, usize) {
             left_out += 1;
             continue;
         }
-        out.extend_from_slice(k);
+        out.extend_from_slice(&k);
         out.push(b',');
         out.extend_from_slice(c.to_string().as_bytes());
         out.push(b'\n');

@@ -524,6 +524,9 @@ fn skew(s: &mut String, m: &Model) {
             "Sample keys per partition (the load is unknown without --counts)"
         },
     );
+    if let Some(w) = &m.live_weights {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&w.to_string()));
+    }
     for (i, t) in m.skew.iter().enumerate() {
         let stats = &t.report.stats;
         let title = format!(
@@ -965,6 +968,7 @@ fn live(s: &mut String, m: &Model) {
         }
     }
     if let Some(r) = &m.live_redis {
+        redis_load(s, r);
         for (i, (f, c)) in m
             .declared
             .redis_families
@@ -1017,6 +1021,9 @@ fn live(s: &mut String, m: &Model) {
                 }
                 close_table(s, rows);
             }
+            if let Some((hot, unsampled)) = r.hot.get(i) {
+                redis_hot(s, r, f, hot, unsampled);
+            }
             findings(
                 s,
                 c.errors.iter().map(|e| {
@@ -1030,4 +1037,83 @@ fn live(s: &mut String, m: &Model) {
         }
     }
     s.push_str("</section>\n");
+}
+
+/// Each primary's share of the cluster's load, with the measure and why.
+fn redis_load(s: &mut String, r: &super::live::LiveRedis) {
+    let l = &r.load;
+    sub_section(
+        s,
+        "live-redis-load",
+        &format!("Load per primary of the cluster at {}", esc(&r.seed)),
+    );
+    let _ = writeln!(
+        s,
+        "<p>By {}: {}.</p>",
+        esc(l.measure.unit()),
+        esc(&l.reason)
+    );
+    let rows = l.nodes.len();
+    if rows > 0 {
+        open_table(s, rows, "Load per primary");
+        let _ = writeln!(
+            s,
+            "<thead><tr><th scope=\"col\">Node</th><th scope=\"col\">Server</th><th scope=\"col\">{}</th><th scope=\"col\">Share</th><th scope=\"col\">Slots</th></tr></thead>\n<tbody>",
+            esc(l.measure.unit())
+        );
+        for n in &l.nodes {
+            let _ = writeln!(
+                s,
+                "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>",
+                esc(&n.node.to_string()),
+                esc(&n.server),
+                n.load,
+                100.0 * n.share,
+                n.slots_owned
+            );
+        }
+        close_table(s, rows);
+    }
+    s.push_str("</section>\n");
+}
+
+/// The hot tags among a family's keys, by the cluster's measure.
+fn redis_hot(
+    s: &mut String,
+    r: &super::live::LiveRedis,
+    f: &partwise::topology::RedisFamily,
+    hot: &[partwise_redis::HotTag],
+    unsampled: &[String],
+) {
+    let unit = esc(r.load.measure.unit());
+    let of = f.patterns.first().map_or(String::new(), |p| esc(p));
+    if hot.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p>No hot tag by {unit} among the keys of <code>{of}</code> (as <code>redis hot</code> judges: {}).</p>",
+            esc(&r.load.reason)
+        );
+    } else {
+        let list: Vec<String> = hot
+            .iter()
+            .map(|t| {
+                format!(
+                    "<strong>{{{}}}</strong> on {} ({:.1}% of its node, {:.1}% of the cluster)",
+                    key(&t.tag),
+                    esc(&t.node.to_string()),
+                    100.0 * t.node_share,
+                    100.0 * t.cluster_share
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "<p>Hot tags by {unit} among the keys of <code>{of}</code>: {}. Spread each one's keys over more tags unless they must share a slot ({}).</p>",
+            list.join(", "),
+            esc(&r.load.reason)
+        );
+    }
+    for u in unsampled {
+        let _ = writeln!(s, "<p class=\"note\">Not sampled: {}</p>", esc(u));
+    }
 }

@@ -177,6 +177,7 @@ pub fn model(m: &Model) -> Value {
         "ok": m.ok(),
         "verdict": m.verdict().iter().map(verdict_json).collect::<Vec<_>>(),
         "sample_keys": m.samples.len(),
+        "weights": m.live_weights,
         "check": weighted_check_json(m),
         "partition_maps": maps,
         "placements": placements,
@@ -247,14 +248,26 @@ fn live(m: &Model) -> Value {
             .redis_families
             .iter()
             .zip(&r.families)
-            .map(|(f, c)| {
+            .zip(&r.hot)
+            .map(|((f, c), (hot, unsampled))| {
                 let mut v = partwise_redis::Family::new(&f.patterns)
                     .map_or(Value::Null, |family| check_json(c, &family));
                 v["name"] = f.name.clone().into();
+                let hot: Vec<crate::render::redis::HotTagJson> = hot
+                    .iter()
+                    .map(crate::render::redis::HotTagJson::of)
+                    .collect();
+                v["hot_tags"] = serde_json::to_value(hot).unwrap_or(Value::Null);
+                v["hot_tags_measure"] = serde_json::to_value(r.load.measure).unwrap_or(Value::Null);
+                v["hot_tags_unsampled"] = serde_json::to_value(unsampled).unwrap_or(Value::Null);
                 v
             })
             .collect();
-        json!({"seed": r.seed, "families": families})
+        json!({
+            "seed": r.seed,
+            "families": families,
+            "node_load": crate::render::redis::ClusterLoadJson::of(&r.load),
+        })
     });
     json!({"kafka": kafka, "redis": redis})
 }

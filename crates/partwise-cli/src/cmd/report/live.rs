@@ -2,7 +2,8 @@
 //! live commands' own library calls: with `-b`, `kafka audit` of each
 //! co-partition group's topics and `kafka group`'s analysis of each declared
 //! consumer group (with the declared assignor's prediction for the live
-//! members); with `-c`, `redis check` of each family over the sample keys.
+//! members); with `-c`, `redis check` of each family over the sample keys
+//! and each primary's load as `redis check` shows it.
 //! Everything here only reads.
 
 use crate::cmd::conn::kerr;
@@ -12,7 +13,7 @@ use partwise::described::Analysis;
 use partwise::routing::candidates;
 use partwise::topology::Topology;
 use partwise::Partitioner;
-use partwise_kafka::audit::{audit, AuditOptions, AuditReport};
+use partwise_kafka::audit::{audit, AuditOptions, AuditReport, TopicAudit, Window};
 use partwise_kafka::group::{analyses, GroupDescription};
 use partwise_kafka::Connection;
 use partwise_redis::{CheckReport, Family, NodeAddr, SlotMap};
@@ -21,6 +22,49 @@ use std::time::Duration;
 /// Records `report -b` samples from the start of each partition: the
 /// default of `kafka audit`.
 pub const SAMPLE: u64 = 1000;
+
+/// The topics of `t` no co-partition group's audit in `lk` read (a topic
+/// in no group, or of a group whose audit failed), audited over `window`
+/// for `--counts live:...`.
+pub fn other_topics(
+    conn: &Connection,
+    t: &Topology,
+    lk: &LiveKafka,
+    window: Window,
+) -> Result<Vec<TopicAudit>> {
+    let read = window_audits(lk, &[]);
+    let mut topics: Vec<String> = t
+        .topics
+        .iter()
+        .map(|x| x.name.clone())
+        .filter(|n| !read.iter().any(|a| &a.name == n))
+        .collect();
+    topics.dedup();
+    if topics.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all: Vec<Partitioner> = Partitioner::all().collect();
+    let opts = AuditOptions {
+        topics,
+        sample: crate::cmd::live_sample(window),
+        candidates: candidates(&all, &[]),
+        window,
+    };
+    Ok(audit(conn, &opts, &mut |_| {}).map_err(kerr)?.topics)
+}
+
+/// Every topic audit of `lk` and `rest`, each topic once (a topic in two
+/// groups is read twice but weighed once).
+pub fn window_audits<'a>(lk: &'a LiveKafka, rest: &'a [TopicAudit]) -> Vec<&'a TopicAudit> {
+    let mut out: Vec<&TopicAudit> = Vec::new();
+    let groups = lk.audits.iter().filter_map(|(_, r)| r.as_ref().ok());
+    for a in groups.flat_map(|r| &r.topics).chain(rest) {
+        if !out.iter().any(|b| b.name == a.name) {
+            out.push(a);
+        }
+    }
+    out
+}
 
 /// A live consumer group: its description and analysis, or why it could not be had.
 pub type LiveGroup = std::result::Result<(GroupDescription, Analysis), String>;
@@ -54,12 +98,23 @@ pub struct LiveRedis {
     pub seed: String,
     /// One check per family, in file order.
     pub families: Vec<CheckReport>,
+    /// Each primary's load, by the measure `redis hot` takes (CPU from
+    /// the slot statistics, key counts where a server lacks them).
+    pub load: partwise_redis::ClusterLoad,
+    /// One per family: the hot tags among the keys of its first pattern,
+    /// by that measure, and the primaries whose keys could not be sampled.
+    pub hot: Vec<(Vec<partwise_redis::HotTag>, Vec<String>)>,
 }
+
+/// Keys sampled per primary for a family's hot tags: `redis hot`'s default.
+const HOT_SAMPLE: usize = 10_000;
 
 /// The cluster's view of `t`. A cluster that cannot be reached at all is an
 /// error (exit 2, as `kafka audit` has it); a topic or group that fails
 /// alone is shown as such.
-pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
+/// With `window` (`--counts live:...`) every audit samples that window of
+/// the newest records instead of the oldest.
+pub fn kafka(conn: &Connection, t: &Topology, window: Option<Window>) -> Result<LiveKafka> {
     let mut server_models = Vec::new();
     let declared: Vec<_> = t
         .consumer_groups
@@ -91,9 +146,9 @@ pub fn kafka(conn: &Connection, t: &Topology) -> Result<LiveKafka> {
         .map(|g| {
             let opts = AuditOptions {
                 topics: g.topics.clone(),
-                sample: SAMPLE,
+                sample: window.map_or(SAMPLE, crate::cmd::live_sample),
                 candidates: candidates(&all, &[]),
-                window: Default::default(),
+                window: window.unwrap_or_default(),
             };
             let r = audit(conn, &opts, &mut |_| {}).map_err(|e| kerr(e).report());
             (g.name.clone(), r)
@@ -128,14 +183,30 @@ pub fn redis(
     samples: &[Vec<u8>],
 ) -> Result<LiveRedis> {
     let map = SlotMap::fetch(seeds, timeout).map_err(CliError::lib)?;
+    let load = partwise_redis::cluster_load(&map, timeout);
     let mut families = Vec::new();
+    let mut hot = Vec::new();
     for f in &t.redis_families {
         let family = Family::new(&f.patterns)
             .map_err(|e| CliError::context(format!("redis_family '{}'", f.name), e))?;
         families.push(partwise_redis::check(&map, &family, samples, timeout));
+        let (tags, errors) = match family.patterns().first() {
+            Some(p) => partwise_redis::family_hot_tags(
+                &map,
+                p.as_str(),
+                &load,
+                HOT_SAMPLE,
+                partwise_redis::HotRule::default(),
+                timeout,
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        hot.push((tags, errors.iter().map(ToString::to_string).collect()));
     }
     Ok(LiveRedis {
         seed: map.seed.to_string(),
         families,
+        load,
+        hot,
     })
 }

@@ -57,6 +57,8 @@ pub struct Model {
     pub live_kafka: Option<LiveKafka>,
     /// The Redis Cluster's placement of the families, with `-c`.
     pub live_redis: Option<LiveRedis>,
+    /// The live window the weights are of, with `--counts live:...`.
+    pub live_weights: Option<crate::cmd::LiveWeights>,
 }
 
 /// A consumer group on a co-partition group: its verdict, the co-location
@@ -217,6 +219,7 @@ impl Model {
             declared: topology.clone(),
             live_kafka,
             live_redis,
+            live_weights: None,
         }
     }
 

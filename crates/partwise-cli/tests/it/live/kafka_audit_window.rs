@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Sends `(key, count)` records of each key, interleaved, stamped `at_ms`,
 /// with librdkafka's Java-compatible partitioner.
-fn produce(b: &str, topic: &str, counts: &[(&str, u64)], at_ms: i64) {
+pub(crate) fn produce(b: &str, topic: &str, counts: &[(&str, u64)], at_ms: i64) {
     use rdkafka::config::ClientConfig;
     use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
     let p: BaseProducer = ClientConfig::new()
@@ -35,7 +35,7 @@ fn produce(b: &str, topic: &str, counts: &[(&str, u64)], at_ms: i64) {
     p.flush(Duration::from_secs(60)).unwrap();
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -53,7 +53,7 @@ fn audit_json(args: &[&str]) -> Value {
 }
 
 /// The recent window: BBCA 135 of 225 records (60%), each other symbol 10.
-fn recent() -> Vec<(&'static str, u64)> {
+pub(crate) fn recent() -> Vec<(&'static str, u64)> {
     SYMBOLS
         .iter()
         .map(|&s| (s, if s == "BBCA" { 135 } else { 10 }))

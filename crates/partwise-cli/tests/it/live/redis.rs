@@ -669,3 +669,126 @@ fn a_frozen_node_and_a_failed_cluster_are_findings() {
         std::thread::sleep(Duration::from_millis(300));
     }
 }
+
+/// Whether the server at `seed` counts CPU per slot, in its own words:
+/// `CLUSTER SLOT-STATS` answers and `cluster-slot-stats-enabled` is yes.
+fn counts_cpu(seed: &str) -> bool {
+    let mut c = NodeConn::open(&seed.parse().unwrap(), TIMEOUT).unwrap();
+    let stats: Result<redis::Value, _> = c.query(
+        redis::cmd("CLUSTER")
+            .arg("SLOT-STATS")
+            .arg("SLOTSRANGE")
+            .arg(0)
+            .arg(0),
+        "CLUSTER SLOT-STATS",
+    );
+    let setting: Vec<String> = c
+        .query(
+            redis::cmd("CONFIG")
+                .arg("GET")
+                .arg("cluster-slot-stats-enabled"),
+            "CONFIG GET",
+        )
+        .unwrap_or_default();
+    stats.is_ok() && setting.get(1).is_some_and(|v| v == "yes")
+}
+
+fn slot_stats_setting(seed: &str) -> Vec<String> {
+    let mut c = NodeConn::open(&seed.parse().unwrap(), TIMEOUT).unwrap();
+    c.query(
+        redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("cluster-slot-stats-enabled"),
+        "CONFIG GET",
+    )
+    .unwrap_or_default()
+}
+
+/// `redis check --format json`'s per-primary load.
+fn node_load(seed: &str) -> Value {
+    let o = partwise(&[
+        "redis", "check", "-c", seed, "--family", "a:{%s}", "--family", "b:{%s}", "k1", "--format",
+        "json",
+    ]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["node_load"].clone()
+}
+
+#[test]
+fn check_shows_each_primarys_load_by_cpu_where_the_server_counts_it_else_by_keys() {
+    let seed = cluster();
+    let before_setting = slot_stats_setting(&seed);
+    let map = SlotMap::fetch(&[seed.parse().unwrap()], TIMEOUT).unwrap();
+    let keys: Vec<String> = (0..50)
+        .map(|i| format!("partwise-cli-test-load:{{busy}}:{i}"))
+        .collect();
+    let busy = map
+        .owner(key_slot(keys[0].as_bytes()))
+        .unwrap()
+        .primary
+        .addr
+        .to_string();
+    let before = node_load(&seed);
+    // The test's own work: 50 keys on one primary, read 5,000 times.
+    let mut c = NodeConn::open(&busy.parse().unwrap(), TIMEOUT).unwrap();
+    let mut pipe = redis::pipe();
+    for k in &keys {
+        pipe.cmd("SET").arg(k).arg("v").ignore();
+    }
+    let () = c.query_pipe(&pipe, "SET").unwrap();
+    for _ in 0..5 {
+        let mut pipe = redis::pipe();
+        for i in 0..1000 {
+            pipe.cmd("GET").arg(&keys[i % keys.len()]).ignore();
+        }
+        let () = c.query_pipe(&pipe, "GET").unwrap();
+    }
+    let after = node_load(&seed);
+    let mut pipe = redis::pipe();
+    for k in &keys {
+        pipe.cmd("DEL").arg(k).ignore();
+    }
+    let () = c.query_pipe(&pipe, "DEL").unwrap();
+
+    let nodes = after["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), map.shards.len(), "{after}");
+    let load = |v: &Value, n: &str| {
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["node"] == n)
+            .unwrap_or_else(|| panic!("no {n}: {v}"))["load"]
+            .as_u64()
+            .unwrap()
+    };
+    let why = after["measure_reason"].as_str().unwrap();
+    if counts_cpu(&seed) {
+        assert_eq!(after["measure"], "cpu", "{after}");
+        assert!(why.contains("CLUSTER SLOT-STATS"), "{why}");
+        // The busy primary's CPU grew the most.
+        let grew = |n: &str| load(&after, n).saturating_sub(load(&before, n));
+        for s in &map.shards {
+            let n = s.primary.addr.to_string();
+            if n != busy {
+                assert!(grew(&busy) > grew(&n), "{before}\n{after}");
+            }
+        }
+    } else {
+        assert_eq!(after["measure"], "keys", "{after}");
+        assert!(why.starts_with("fell back to key counts"), "{why}");
+        assert!(why.contains("DBSIZE"), "{why}");
+        assert!(load(&after, &busy) >= 50, "{after}");
+    }
+    let shares: f64 = nodes.iter().map(|n| n["share"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-6, "{after}");
+    // Reading changed no server setting.
+    assert_eq!(slot_stats_setting(&seed), before_setting);
+    // The table says the measure and why.
+    let o = partwise(&[
+        "redis", "check", "-c", &seed, "--family", "a:{%s}", "--family", "b:{%s}", "k1",
+    ]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("load per primary by "), "{t}");
+}

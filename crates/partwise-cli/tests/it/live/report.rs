@@ -163,6 +163,33 @@ fn redis_live_nodes_beside_the_slots() {
         .collect();
     assert_eq!(live.len(), 1);
     assert_eq!(live[0]["ok"], true, "{}", live[0]);
+    // Each primary's load, by the measure `redis check` takes on this cluster.
+    let load = &v["live"]["redis"]["node_load"];
+    let o = partwise()
+        .args([
+            "redis", "check", "-c", &seed, "--family", "a:{%s}", "--family", "b:{%s}",
+        ])
+        .args(["k1", "--format", "json"])
+        .output()
+        .unwrap();
+    let check: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(load["measure"], check["node_load"]["measure"], "{load}");
+    let map =
+        partwise_redis::SlotMap::fetch(&[seed.parse().unwrap()], std::time::Duration::from_secs(5))
+            .unwrap();
+    assert_eq!(load["nodes"].as_array().unwrap().len(), map.shards.len());
+    let page = partwise()
+        .args([
+            "report",
+            &example("ticker.toml"),
+            "-i",
+            &example("symbols.txt"),
+            "-c",
+            &seed,
+        ])
+        .output()
+        .unwrap();
+    assert!(text(&page.stdout).contains("Load per primary of the cluster at"));
 }
 
 #[test]
@@ -287,4 +314,102 @@ fn kip848_report_names_the_brokers_server_assignor_model() {
             .is_none(),
         "{v}"
     );
+}
+
+/// Keys of this test's own: `pwrep:{t0}` .. `pwrep:{t99}` (one key each)
+/// and `pwrep:{busy}`, which takes most of the reads; with no reads, the
+/// keys are deleted.
+fn hot_workload(seed: &str, reads: usize) {
+    use partwise_redis::{redis, NodeConn, SlotMap};
+    let t = std::time::Duration::from_secs(5);
+    let map = SlotMap::fetch(&[seed.parse().unwrap()], t).unwrap();
+    let keys: Vec<String> = (0..100)
+        .map(|i| format!("pwrep:{{t{i}}}"))
+        .chain(std::iter::once("pwrep:{busy}".to_string()))
+        .collect();
+    for k in &keys {
+        let node = &map
+            .owner(partwise::slot::key_slot(k.as_bytes()))
+            .unwrap()
+            .primary
+            .addr;
+        let mut c = NodeConn::open(node, t).unwrap();
+        if reads == 0 {
+            let () = c.query(redis::cmd("DEL").arg(k), "DEL").unwrap();
+            continue;
+        }
+        let () = c.query(redis::cmd("SET").arg(k).arg("v"), "SET").unwrap();
+        if k.ends_with("{busy}") {
+            for _ in 0..reads / 1000 {
+                let mut pipe = redis::pipe();
+                for _ in 0..1000 {
+                    pipe.cmd("GET").arg(k).ignore();
+                }
+                let () = c.query_pipe(&pipe, "GET").unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn redis_hot_tags_of_a_family_by_the_clusters_measure() {
+    let seed = redis_node();
+    hot_workload(&seed, 20_000);
+    let f = temp_file(
+        "[[redis_family]]\nname = \"rep\"\npatterns = [\"pwrep:{%s}\", \"pwrep2:{%s}\"]\n",
+    );
+    let keys = temp_file("t1\n");
+    let v = report(
+        &[
+            f.path().to_str().unwrap(),
+            "-c",
+            &seed,
+            "-i",
+            keys.path().to_str().unwrap(),
+        ],
+        0,
+    );
+    let fam = &v["live"]["redis"]["families"][0];
+    let measure = v["live"]["redis"]["node_load"]["measure"].clone();
+    assert_eq!(fam["hot_tags_measure"], measure);
+    // The same tags `redis hot` names over the same keys.
+    let o = partwise()
+        .args([
+            "redis",
+            "hot",
+            "-c",
+            &seed,
+            "--match",
+            "pwrep:{*}",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let hot: Value = serde_json::from_slice(&o.stdout).unwrap();
+    hot_workload(&seed, 0);
+    let names = |a: &Value| -> Vec<String> {
+        let mut n: Vec<String> = a
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tag"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    if measure == "cpu" {
+        assert_eq!(hot["measure"], "cpu", "{hot}");
+        // A slot's work is every command on it: a tag whose slot other
+        // keys of a shared cluster keep busy can be named beside it.
+        assert!(
+            names(&fam["hot_tags"]).contains(&"busy".to_string()),
+            "{fam}"
+        );
+    } else {
+        // One key a tag: nothing is hot by keys.
+        assert_eq!(measure, "keys");
+        assert_eq!(names(&fam["hot_tags"]), Vec::<String>::new(), "{fam}");
+    }
+    assert_eq!(names(&fam["hot_tags"]), names(&hot["hot_tags"]), "{hot}");
 }

@@ -544,3 +544,39 @@ fn a_counts_file_given_as_sample_keys_is_warned_about() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn live_counts_are_refused_without_a_cluster_and_a_bad_window_is_named() {
+    let ticker = example("ticker.toml");
+    // live:... needs the cluster it is read from.
+    for args in [
+        vec!["check", ticker.as_str(), "--counts", "live:10m"],
+        vec!["report", ticker.as_str(), "--counts", "live:last=50"],
+    ] {
+        let out = output(&args, 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--counts live:"), "{args:?}: {err}");
+        assert!(err.contains("-b"), "{args:?}: {err}");
+    }
+    for bad in [
+        "live:",
+        "live:soon",
+        "live:last=0",
+        "live:last=x",
+        "live:0s",
+    ] {
+        let out = output(&["check", ticker.as_str(), "--counts", bad], 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--counts"), "{bad}: {err}");
+        assert!(err.contains("live:"), "{bad}: {err}");
+    }
+    // A file whose name starts with live: is given by its path.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("live:1h"), "BBCA,3\n").unwrap();
+    let f = dir.path().join("live:1h");
+    let out = output(
+        &["check", ticker.as_str(), "--counts", f.to_str().unwrap()],
+        0,
+    );
+    assert!(!out.stdout.is_empty());
+}
