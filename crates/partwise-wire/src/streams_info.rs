@@ -735,6 +735,94 @@ pub(crate) mod tests {
         }
     }
 
+    /// `{task}={topic}:{p},...;...` as the capture's `tasks` lines print
+    /// what Kafka Streams says a thread holds (`-`: nothing).
+    fn parse_tasks(s: &str) -> Vec<(String, Vec<(String, i32)>)> {
+        if s == "-" {
+            return Vec::new();
+        }
+        s.split(';')
+            .map(|t| {
+                let (task, tps) = t.split_once('=').unwrap();
+                let mut tps: Vec<(String, i32)> = tps
+                    .split(',')
+                    .map(|tp| {
+                        let (topic, p) = tp.rsplit_once(':').unwrap();
+                        (topic.to_string(), p.parse().unwrap())
+                    })
+                    .collect();
+                tps.sort();
+                (task.to_string(), tps)
+            })
+            .collect()
+    }
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// The bytes a real Kafka Streams application's two instances (one
+    /// thread each, one standby replica) put in their classic group, read
+    /// to what Kafka Streams itself says each thread holds and to the
+    /// process id its default client id carries
+    /// (`tests/vectors/regen/streams-classic/run`).
+    #[test]
+    fn a_real_applications_user_data_reads_as_kafka_streams_says() {
+        use crate::consumer::{Assignment, Subscription};
+        let text = include_str!("../../../tests/vectors/streams-classic/group.txt");
+        let mut members = Vec::new();
+        let mut said = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f[0] {
+                "member" => members.push((f[2].to_string(), unhex(f[3]), unhex(f[4]))),
+                "tasks" => {
+                    assert_eq!((f[2], f[4]), ("active", "standby"));
+                    said.insert(f[1].to_string(), (parse_tasks(f[3]), parse_tasks(f[5])));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(members.len(), 2);
+        let mut standbys = 0;
+        for (client, meta, asg) in members {
+            let sub = Subscription::decode_lenient(meta.into())
+                .unwrap()
+                .subscription;
+            let info = SubscriptionInfo::decode(&sub.user_data.unwrap()).unwrap();
+            assert_eq!(info.version, LATEST_VERSION);
+            // The default client id: <application.id>-<process id>-StreamThread-N-consumer.
+            assert!(
+                client.contains(&format!("-{}-StreamThread-", info.process())),
+                "{client} {}",
+                info.process()
+            );
+            let a = Assignment::decode(asg.into()).unwrap();
+            let a_info = AssignmentInfo::decode(&a.user_data.unwrap()).unwrap();
+            assert_eq!(a_info.error_code, Some(0));
+            let active: Vec<(String, Vec<(String, i32)>)> = a_info
+                .active_tasks(&a.partitions)
+                .unwrap()
+                .into_iter()
+                .map(|(t, tps)| (t.to_string(), tps))
+                .collect();
+            let standby: Vec<(String, Vec<(String, i32)>)> = a_info
+                .standby
+                .iter()
+                .map(|(t, tps)| (t.to_string(), tps.clone()))
+                .collect();
+            let (want_active, want_standby) = &said[&client];
+            assert_eq!(&active, want_active, "{client}");
+            assert_eq!(&standby, want_standby, "{client}");
+            assert!(!active.is_empty());
+            standbys += standby.len();
+        }
+        assert!(standbys > 0);
+    }
+
     proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
