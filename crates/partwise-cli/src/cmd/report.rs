@@ -120,7 +120,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.file.is_some() || !topology.topics.is_empty() {
         bounded(&file, &topology)?;
     }
-    let live_kafka = conn.map(|c| live::kafka(&c, &topology)).transpose()?;
+    // The source topics the --streams applications join: a streams group's
+    // split tasks are judged against them.
+    let mut joins: Vec<Vec<String>> = Vec::new();
+    for path in &args.streams {
+        let app = crate::load::load_streams(path)?;
+        joins.extend(app.copartition_groups().into_iter().map(|g| g.external));
+    }
+    let live_kafka = conn
+        .map(|c| live::kafka(&c, &topology, &joins))
+        .transpose()?;
     let live_redis = (!args.cluster.is_empty())
         .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
         .transpose()?;

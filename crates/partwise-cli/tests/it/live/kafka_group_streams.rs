@@ -399,3 +399,67 @@ fn a_classic_streams_group_shows_each_threads_process_and_tasks() {
         "{text}"
     );
 }
+
+/// `report -b` of a topology file that declares the application's group:
+/// the streams group is listed with its state and tasks (JSON
+/// `live.streams_groups`, a section of the page), not as a missing
+/// consumer group.
+#[test]
+fn report_lists_a_declared_streams_group_with_its_tasks() {
+    let b = bootstrap();
+    let (left, right) = (unique("market-updates"), unique("notifications"));
+    let app_id = unique("ticker-join-report");
+    let mut app = start(&b, &app_id, &format!("{left}:6"), &format!("{right}:6"), 1);
+    until(&b, &app_id, &mut app, |v| {
+        v["state"] == "Stable" && v["tasks"].as_array().is_some_and(|t| t.len() == 6)
+    });
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        format!(
+            "[[topic]]\nname = \"{left}\"\npartitions = 6\n\n[[topic]]\nname = \"{right}\"\npartitions = 6\n\n\
+             [[consumer_group]]\nname = \"{app_id}\"\nassignor = \"java:range\"\nmembers = 1\nsubscriptions = [\"{left}\", \"{right}\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = Cmd::cargo_bin("partwise")
+        .unwrap()
+        .args([
+            "report",
+            file.path().to_str().unwrap(),
+            "-b",
+            &b,
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let streams = v["live"]["kafka"]["streams_groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(streams.len(), 1, "{v:#}");
+    assert_eq!(streams[0]["group"], app_id.as_str());
+    assert_eq!(streams[0]["state"], "Stable");
+    assert_eq!(streams[0]["tasks"].as_array().unwrap().len(), 6);
+    assert_eq!(streams[0]["findings"], Value::Array(vec![]));
+    let line = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["text"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("live streams group {app_id}"))
+        })
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(line["ok"], true, "{line:#}");
+    assert!(
+        !v["verdict"]
+            .to_string()
+            .contains(&format!("live consumer group {app_id}")),
+        "{v:#}"
+    );
+}
