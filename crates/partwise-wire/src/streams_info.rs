@@ -60,6 +60,9 @@ impl std::fmt::Display for TaskId {
     }
 }
 
+/// A task with the partitions it holds, (topic, partition), sorted.
+pub type TaskPartitions = (TaskId, Vec<(String, i32)>);
+
 /// A stream thread's subscription user data.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SubscriptionInfo {
@@ -113,7 +116,7 @@ pub struct AssignmentInfo {
     /// ([`AssignmentInfo::active_tasks`] pairs them).
     pub active: Vec<TaskId>,
     /// The standby tasks, each with the partitions whose state it keeps.
-    pub standby: Vec<(TaskId, Vec<(String, i32)>)>,
+    pub standby: Vec<TaskPartitions>,
     /// The error code (v4+): 0, or why the leader could not assign.
     pub error_code: Option<i32>,
 }
@@ -124,10 +127,7 @@ impl AssignmentInfo {
     /// i-th partition (sorted by topic, then partition) with the i-th active
     /// task. A count that differs from the partitions' is an error, never a
     /// guess.
-    pub fn active_tasks(
-        &self,
-        partitions: &[(String, i32)],
-    ) -> Result<Vec<(TaskId, Vec<(String, i32)>)>> {
+    pub fn active_tasks(&self, partitions: &[(String, i32)]) -> Result<Vec<TaskPartitions>> {
         if partitions.len() != self.active.len() {
             return Err(Error::invalid(
                 WHAT_ASSIGNMENT,
