@@ -50,6 +50,9 @@ pub struct MemberDescription {
     pub generation: Option<i32>,
     /// The assignment.
     pub assignment: AssignmentData,
+    /// The user data of the subscription (classic groups), when it has any:
+    /// a Kafka Streams member's `SubscriptionInfo`.
+    pub subscription_user_data: Option<Vec<u8>>,
     /// The user data of the assignment (classic groups), when it has any:
     /// Apache Kafka refuses to upgrade a group online whose members have it.
     pub assignment_user_data: Option<Vec<u8>>,
@@ -317,6 +320,7 @@ fn describe_kip848(
                 owned_partitions: None,
                 generation: None,
                 assignment: AssignmentData::Assigned(a),
+                subscription_user_data: None,
                 assignment_user_data: None,
                 target: Some(parts(m.target_assignment)),
                 undecodable: None,
@@ -403,6 +407,11 @@ fn member(
     };
     let subscription_body_version = full.as_ref().and_then(|s| s.body_version);
     let full = full.map(|s| s.subscription);
+    let subscription_user_data = full
+        .as_ref()
+        .and_then(|s| s.user_data.as_ref())
+        .filter(|d| !d.is_empty())
+        .map(|d| d.to_vec());
     let owned_partitions = full.as_ref().map(|s| by_topic(s.owned.iter().cloned()));
     let generation = full.as_ref().map(|s| s.generation).filter(|&g| g >= 0);
     let subscription = full.map(|s| s.topics);
@@ -430,6 +439,7 @@ fn member(
         owned_partitions,
         generation,
         assignment,
+        subscription_user_data,
         assignment_user_data,
         target: None,
         undecodable: (!undecodable.is_empty()).then(|| undecodable.join("; ")),

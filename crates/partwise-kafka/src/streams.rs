@@ -1,15 +1,21 @@
 //! Kafka Streams groups under the streams rebalance protocol
 //! (`group.protocol=streams`): StreamsGroupDescribe through partwise-client,
 //! put in the core's terms and judged against the cluster's partition counts
-//! ([`partwise::streams_group::analyze`]).
+//! ([`partwise::streams_group::analyze`]); and Kafka Streams groups under
+//! the classic protocol (assignor `stream`), whose members' Streams user
+//! data is decoded ([`partwise_wire::streams_info`]) and judged
+//! ([`partwise::streams_group::analyze_classic`]).
 
 use crate::cluster::cluster_topics;
 use crate::connect::Connection;
 use crate::error::{Error, Result};
+use crate::group::{AssignmentData, GroupDescription, MemberDescription};
 use partwise::streams_group::{
-    analyze, StreamsGroup, StreamsMember, StreamsReport, SubTopology, Task, Tasks,
+    analyze, analyze_classic, ClassicStreamsMember, ClassicStreamsReport, StreamsGroup,
+    StreamsMember, StreamsReport, SubTopology, Task, TaskHolding, Tasks,
 };
 use partwise_wire::streams as wire;
+use partwise_wire::streams_info::{AssignmentInfo, SubscriptionInfo, TaskId};
 use std::collections::BTreeMap;
 
 /// GROUP_ID_NOT_FOUND: the coordinator has no streams group of that id
@@ -147,4 +153,93 @@ fn described(g: wire::DescribedGroup) -> StreamsGroup {
             })
             .collect(),
     }
+}
+
+/// The protocol (assignor) name of Kafka Streams' `StreamsPartitionAssignor`,
+/// which a classic-protocol Streams group's members join with.
+pub const CLASSIC_STREAMS_PROTOCOL: &str = "stream";
+
+/// A classic-protocol group whose protocol is Kafka Streams'
+/// ([`CLASSIC_STREAMS_PROTOCOL`]), its members' Streams user data decoded and
+/// judged with `joins` ([`analyze_classic`]); `None` for any other group.
+pub fn classic_streams_analysis(
+    d: &GroupDescription,
+    joins: &[Vec<String>],
+) -> Option<ClassicStreamsReport> {
+    if d.group_protocol != "classic" || d.protocol != CLASSIC_STREAMS_PROTOCOL {
+        return None;
+    }
+    let members = d.members.iter().map(classic_member).collect();
+    Some(analyze_classic(&d.name, members, joins))
+}
+
+fn task(t: &TaskId) -> Task {
+    Task {
+        subtopology: match &t.topology {
+            Some(name) => format!("{name}_{}", t.subtopology),
+            None => t.subtopology.to_string(),
+        },
+        partition: t.partition,
+    }
+}
+
+/// One member as its Streams user data says; unknown (with why) as soon
+/// as any part of it does not decode.
+fn classic_member(m: &MemberDescription) -> ClassicStreamsMember {
+    let mut out = ClassicStreamsMember {
+        member_id: m.id.clone(),
+        client_id: m.client_id.clone(),
+        ..Default::default()
+    };
+    let known = (|| -> std::result::Result<(), String> {
+        if let Some(why) = &m.undecodable {
+            return Err(why.clone());
+        }
+        let sub = m
+            .subscription_user_data
+            .as_deref()
+            .ok_or("the broker returned no Kafka Streams subscription info for it")?;
+        let sub = SubscriptionInfo::decode(sub).map_err(|e| e.to_string())?;
+        out.process_id = Some(sub.process());
+        let AssignmentData::Assigned(parts) = &m.assignment else {
+            return Err(
+                "the broker returned no assignment for it (the group is rebalancing)".into(),
+            );
+        };
+        let parts: Vec<(String, i32)> = parts
+            .iter()
+            .flat_map(|(t, ps)| ps.iter().map(move |&p| (t.clone(), p as i32)))
+            .collect();
+        let info = match m.assignment_user_data.as_deref() {
+            Some(b) => AssignmentInfo::decode(b).map_err(|e| e.to_string())?,
+            // Nothing assigned yet: no partitions and no user data.
+            None if parts.is_empty() => return Ok(()),
+            None => return Err("its assignment carries no Kafka Streams assignment info".into()),
+        };
+        out.assignment_error = info.error_code;
+        out.active = info
+            .active_tasks(&parts)
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|(t, tps)| TaskHolding {
+                task: task(t),
+                partitions: tps.clone(),
+            })
+            .collect();
+        out.standby = info
+            .standby
+            .iter()
+            .map(|(t, tps)| TaskHolding {
+                task: task(t),
+                partitions: tps.clone(),
+            })
+            .collect();
+        Ok(())
+    })();
+    if let Err(why) = known {
+        out.unknown = Some(why);
+        out.active.clear();
+        out.standby.clear();
+    }
+    out
 }

@@ -13,6 +13,8 @@
 //!   and partition counts in, each member's assignment bytes out (the
 //!   core's assignor), shared by the Rust runtime and the KafkaJS binding;
 //! - [`records`]: a Fetch response's record batches;
+//! - [`streams_info`]: the user data of a classic-protocol Kafka Streams
+//!   group (its members' `SubscriptionInfo` and `AssignmentInfo`);
 //! - [`streams`]: StreamsGroupDescribe (a Kafka Streams group under the
 //!   streams protocol), which kafka-protocol does not type;
 //! - `alloc` (Unix): the global allocator that keeps an absurd array count in a
@@ -31,6 +33,7 @@ pub mod frame;
 pub mod leader;
 pub mod records;
 pub mod streams;
+pub mod streams_info;
 
 pub use error::{Error, Result};
 

@@ -21,6 +21,9 @@ pub const TASK_SPLIT: &str = "streams-task-split";
 /// The finding of an active task of a sub-topology the coordinator does not
 /// describe.
 pub const UNKNOWN_SUBTOPOLOGY: &str = "streams-unknown-subtopology";
+/// The finding of a classic-protocol Streams member whose Streams user data
+/// could not be read: its process and tasks are unknown.
+pub const MEMBER_UNKNOWN: &str = "streams-member-unknown";
 
 /// A streams group as described.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -315,6 +318,142 @@ pub fn analyze(
     }
 }
 
+/// A task and the partitions it holds, as a classic-protocol member's
+/// assignment says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskHolding {
+    /// The task.
+    pub task: Task,
+    /// The partitions it holds, (topic, partition), sorted.
+    pub partitions: Vec<(String, i32)>,
+}
+
+/// One member of a classic-protocol Kafka Streams group (assignor
+/// `stream`), as its Streams user data (`SubscriptionInfo`,
+/// `AssignmentInfo`) says.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClassicStreamsMember {
+    /// The member id.
+    pub member_id: String,
+    /// The client id.
+    pub client_id: String,
+    /// The Streams instance (process) it belongs to; `None` when unknown.
+    pub process_id: Option<String>,
+    /// Its active tasks, each with the partitions it holds.
+    pub active: Vec<TaskHolding>,
+    /// Its standby tasks, each with the partitions whose state it keeps.
+    pub standby: Vec<TaskHolding>,
+    /// The error code the leader's assignment carries (0: none; Kafka
+    /// Streams' `AssignorError`), when its version has one.
+    pub assignment_error: Option<i32>,
+    /// Why the member's Streams user data could not be read, when it could
+    /// not: its process and tasks are then unknown, never guessed.
+    pub unknown: Option<String>,
+}
+
+/// A classic-protocol Streams group's members and tasks, judged; its JSON
+/// is the `streams` field of `kafka group --format json` for such a group.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClassicStreamsReport {
+    /// The members, as their user data says.
+    pub members: Vec<ClassicStreamsMember>,
+    /// Each active task with what it holds: `holds` its partitions,
+    /// `missing` the sources of its sub-topology (the topics any task of
+    /// that sub-topology holds) of which it holds no partition p.
+    pub tasks: Vec<TaskPartitions>,
+    /// What is wrong.
+    #[serde(serialize_with = "findings_json")]
+    pub findings: Vec<Finding>,
+}
+
+/// Judges a classic-protocol Streams group from its members' decoded user
+/// data, with `joins` as [`analyze`] takes them: an active task `x_p` that
+/// holds partition p of one source of a join and not of another is a
+/// [`TASK_SPLIT`]; a member whose user data did not decode is a
+/// [`MEMBER_UNKNOWN`]. A sub-topology's sources are the topics its tasks
+/// hold (active or standby): the classic description carries no topology.
+pub fn analyze_classic(
+    group: &str,
+    members: Vec<ClassicStreamsMember>,
+    joins: &[Vec<String>],
+) -> ClassicStreamsReport {
+    let mut findings = Vec::new();
+    let mut sources: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for m in &members {
+        for h in m.active.iter().chain(&m.standby) {
+            let s = sources.entry(h.task.subtopology.as_str()).or_default();
+            s.extend(h.partitions.iter().map(|(t, _)| t.as_str()));
+        }
+    }
+    let mut tasks = Vec::new();
+    for m in &members {
+        if let Some(why) = &m.unknown {
+            findings.push(Finding {
+                kind: MEMBER_UNKNOWN,
+                message: format!(
+                    "member {} ({}) of Kafka Streams group {group}: its Streams user data \
+                     could not be read ({why}), so its process and tasks are unknown",
+                    m.member_id, m.client_id
+                ),
+                fix: "run every instance of the application on one Kafka Streams release \
+                      (they write the subscription and assignment versions 1 to 11 that are \
+                      read here), or move it to group.protocol=streams, which the broker \
+                      describes (Kafka Streams and brokers 4.2 or later)"
+                    .to_string(),
+            });
+            continue;
+        }
+        for h in &m.active {
+            let t = &h.task;
+            let holds: Vec<(String, i32)> = h.partitions.clone();
+            let missing: Vec<String> = sources
+                .get(t.subtopology.as_str())
+                .into_iter()
+                .flatten()
+                .filter(|s| !holds.iter().any(|(x, p)| x == *s && *p == t.partition))
+                .map(|s| s.to_string())
+                .collect();
+            let joined = joins.iter().any(|j| {
+                holds.iter().any(|(x, _)| j.contains(x)) && missing.iter().any(|x| j.contains(x))
+            });
+            if joined {
+                findings.push(Finding {
+                    kind: TASK_SPLIT,
+                    message: format!(
+                        "task {t} on member {} holds {} but no partition {} of {}: the \
+                         sources it joins are not co-partitioned in its assignment, so its \
+                         join sees only part of a key's records",
+                        m.member_id,
+                        holds
+                            .iter()
+                            .map(|(x, p)| format!("{x}[{p}]"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        t.partition,
+                        missing.join(", "),
+                    ),
+                    fix: "give every source topic a join reads the same partition count (add \
+                          partitions to the smaller one, or repartition through a topic of \
+                          the larger count), then restart the application"
+                        .to_string(),
+                });
+            }
+            tasks.push(TaskPartitions {
+                task: t.clone(),
+                member_id: m.member_id.clone(),
+                holds,
+                missing,
+            });
+        }
+    }
+    tasks.sort_by(|a, b| a.task.cmp(&b.task));
+    ClassicStreamsReport {
+        members,
+        tasks,
+        findings,
+    }
+}
+
 /// Why the coordinator keeps the group NOT_READY, from the cluster's counts:
 /// source topics missing from the cluster, and sub-topologies whose sources
 /// (a join's, Streams requires them co-partitioned) have different counts.
@@ -427,6 +566,52 @@ mod tests {
             assert_eq!(r.tasks[0].holds, vec![("b".to_string(), 2)]);
             assert_eq!(r.tasks[0].missing, vec!["a".to_string()]);
         }
+    }
+
+    fn holding(x: &str, p: i32, tps: &[(&str, i32)]) -> TaskHolding {
+        TaskHolding {
+            task: Task {
+                subtopology: x.into(),
+                partition: p,
+            },
+            partitions: tps.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_classic_task_without_its_joined_partner_is_a_finding() {
+        let m = |id: &str, active: Vec<TaskHolding>| ClassicStreamsMember {
+            member_id: id.into(),
+            process_id: Some("p".into()),
+            active,
+            ..Default::default()
+        };
+        let members = vec![
+            m("m1", vec![holding("0", 0, &[("a", 0), ("b", 0)])]),
+            m("m2", vec![holding("0", 1, &[("a", 1)])]),
+            ClassicStreamsMember {
+                member_id: "m3".into(),
+                unknown: Some("version 12".into()),
+                ..Default::default()
+            },
+        ];
+        // Not known to be joined: shown, no split finding.
+        let r = analyze_classic("app", members.clone(), &[]);
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].kind, MEMBER_UNKNOWN);
+        assert!(r.findings[0].message.contains("version 12"));
+        assert_eq!(r.tasks[1].missing, vec!["b".to_string()]);
+        assert!(r.tasks[0].missing.is_empty());
+        let r = analyze_classic("app", members, &ab());
+        assert_eq!(r.findings.len(), 2);
+        assert_eq!(r.findings[0].kind, TASK_SPLIT);
+        assert!(
+            r.findings[0]
+                .message
+                .contains("task 0_1 on member m2 holds a[1] but no partition 1 of b"),
+            "{}",
+            r.findings[0].message
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod json;
 mod live;
 mod model;
 
-use crate::exit::{ExitCode, Result};
+use crate::exit::{CliError, ExitCode, Result};
 use crate::load::{bounded, load_samples, load_topology};
 use crate::output::Format;
 use std::io::Write;
@@ -27,8 +27,19 @@ pub enum ReportFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, consumer groups, Redis families
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "streams")]
+    file: Option<PathBuf>,
+    /// A Kafka Streams application's topology, the text Topology#describe()
+    /// prints (repeatable, one application a file): every join's source
+    /// topics are in the report as a co-partition group, as check --streams
+    /// checks them
+    #[arg(long = "streams", value_name = "DESCRIBE")]
+    streams: Vec<PathBuf>,
+    /// A topic the --streams topologies read and the topology file does not
+    /// declare, with its partition count (repeatable; with -b the cluster's
+    /// count is used for the others)
+    #[arg(short = 't', long = "topic", value_name = "NAME:N", requires = "streams", value_parser = super::parse::topic_count)]
+    topics: Vec<super::parse::TopicCount>,
     /// Sample keys, one per line ('-' reads stdin): logical keys, each producer
     /// encodes them with its key_format (the partition map, skew and resize use them)
     #[arg(short = 'i', long = "input", value_name = "KEYS")]
@@ -60,7 +71,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut output = match &args.output {
         Some(path) => {
             let mut o = crate::outfile::Output::new("-o/--output", path);
-            o.input("the topology file", &args.file)?;
+            if let Some(file) = &args.file {
+                o.input("the topology file", file)?;
+            }
+            o.inputs("--streams", args.streams.iter().map(PathBuf::as_path))?;
             o.inputs("-i/--input", args.input.as_deref())?;
             o.inputs(
                 "--counts",
@@ -71,8 +85,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => None,
     };
-    let topology = load_topology(&args.file)?;
-    bounded(&args.file, &topology)?;
+    let mut topology = match &args.file {
+        Some(f) => load_topology(f)?,
+        None => partwise::topology::Topology {
+            topics: Vec::new(),
+            copartition_groups: Vec::new(),
+            consumer_groups: Vec::new(),
+            redis_families: Vec::new(),
+        },
+    };
+    let file = args.file.clone().unwrap_or_else(|| args.streams[0].clone());
     let file_weights = match &args.counts {
         Some(super::CountsFrom::File(f)) => Some(super::Weights::read(f)?),
         _ => None,
@@ -96,9 +118,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
             o.input(format!("the property {key}"), std::path::Path::new(path))?;
         }
     }
+    if !args.streams.is_empty() {
+        declare_streams(&args, conn.as_ref(), &mut topology)?;
+    }
+    if args.file.is_some() || !topology.topics.is_empty() {
+        bounded(&file, &topology)?;
+    }
+    // The source topics the --streams applications join: a streams group's
+    // split tasks are judged against them.
+    let mut joins: Vec<Vec<String>> = Vec::new();
+    for path in &args.streams {
+        let app = crate::load::load_streams(path)?;
+        joins.extend(app.copartition_groups().into_iter().map(|g| g.external));
+    }
     let live_kafka = conn
         .as_ref()
-        .map(|c| live::kafka(c, &topology, window))
+        .map(|c| live::kafka(c, &topology, window, &joins))
         .transpose()?;
     let mut live_weights = None;
     let weights = match (window, &conn, &live_kafka) {
@@ -115,13 +150,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let (samples, counts) = w.into_samples();
             (samples, Some(counts))
         }
-        None => (load_samples(args.input)?, None),
+        None => (load_samples(args.input.clone())?, None),
     };
     let live_redis = (!args.cluster.is_empty())
         .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
         .transpose()?;
     let mut m = model::Model::build(
-        args.file.display().to_string(),
+        file.display().to_string(),
         &topology,
         samples,
         weights,
@@ -158,6 +193,54 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
+}
+
+/// Adds each `--streams` application's co-partition groups to `topology`
+/// as `check --streams` does ([`partwise::streams::declare`]): the counts of
+/// topics the file does not declare from `-t`, then, with `-b`, from the
+/// cluster.
+fn declare_streams(
+    args: &Args,
+    conn: Option<&partwise_kafka::Connection>,
+    topology: &mut partwise::topology::Topology,
+) -> Result<()> {
+    let mut counts: Vec<(String, partwise::PartitionCount)> = args
+        .topics
+        .iter()
+        .map(|t| (t.name.clone(), t.partitions))
+        .collect();
+    if let Some(conn) = conn {
+        let live = partwise_kafka::cluster::cluster_topics(conn).map_err(super::conn::kerr)?;
+        for t in live {
+            if let Ok(n) = partwise::PartitionCount::new(t.partitions) {
+                if !counts.iter().any(|(c, _)| *c == t.name) {
+                    counts.push((t.name, n));
+                }
+            }
+        }
+    }
+    for path in &args.streams {
+        let app = crate::load::load_streams(path)?;
+        let name = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        for p in app.patterns() {
+            say!(
+                "partwise: warning: {} reads topics by the pattern {p}: which topics those are is not in the description, so their joins are not in the report",
+                path.display()
+            );
+        }
+        let added = partwise::streams::declare(topology, &name, &app, &counts)
+            .map_err(|e| CliError::context(format!("--streams {}", path.display()), e))?;
+        if added.is_empty() {
+            say!(
+                "partwise: note: {} joins no topics Streams must co-partition",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Whether librdkafka property `key` names a file the client reads

@@ -768,6 +768,39 @@ fn streams_group_findings() -> Vec<crate::readiness::Finding> {
         };
         out.extend(analyze(g, &counts, &[vec!["a".into(), "b".into(), "x".into()]]).findings);
     }
+    // A classic-protocol Streams group: a task holding one or two joined
+    // sources without the third, and a member whose user data is unknown.
+    use crate::streams_group::{analyze_classic, ClassicStreamsMember, TaskHolding};
+    let holding = |tps: &[(&str, i32)]| TaskHolding {
+        task: Task {
+            subtopology: "0".into(),
+            partition: 1,
+        },
+        partitions: tps.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
+    };
+    let classic = vec![
+        ClassicStreamsMember {
+            member_id: "m-1".into(),
+            client_id: "app-StreamThread-1-consumer".into(),
+            active: vec![holding(&[("a", 1)])],
+            standby: vec![holding(&[("a", 1), ("b", 1), ("x", 1)])],
+            ..Default::default()
+        },
+        ClassicStreamsMember {
+            member_id: "m-2".into(),
+            active: vec![holding(&[("a", 1), ("b", 1)])],
+            ..Default::default()
+        },
+        ClassicStreamsMember {
+            member_id: "m-3".into(),
+            client_id: "app-StreamThread-2-consumer".into(),
+            unknown: Some("version 12 (versions 1 to 11 are read)".into()),
+            ..Default::default()
+        },
+    ];
+    out.extend(
+        analyze_classic("app", classic, &[vec!["a".into(), "b".into(), "x".into()]]).findings,
+    );
     out
 }
 

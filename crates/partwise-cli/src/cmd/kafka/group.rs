@@ -47,10 +47,11 @@ pub struct Args {
     /// of the broker's target and of the current assignment. Read-only
     #[arg(long, conflicts_with = "assignor")]
     pub(super) readiness: bool,
-    /// For a streams-protocol group: the application's Topology#describe()
-    /// text, which says which source topics are joined (a task that holds
-    /// partition p of one joined source and not of the other is a finding;
-    /// merged sources of different counts are not)
+    /// For a Kafka Streams group (streams protocol, or classic with assignor
+    /// `stream`): the application's Topology#describe() text, which says
+    /// which source topics are joined (a task that holds partition p of one
+    /// joined source and not of the other is a finding; merged sources of
+    /// different counts are not)
     #[arg(long = "streams", value_name = "DESCRIBE", conflicts_with = "assignor")]
     streams: Option<std::path::PathBuf>,
     /// Output format
@@ -76,13 +77,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let predict = a.assignor.map(|asg| (asg, a.topics.as_slice()));
     let g = partwise_kafka::group::analysis(&conn, &a.group, predict).map_err(kerr)?;
     let d = &g.description;
+    let joins = match &a.streams {
+        Some(path) => joins(path, &a.group)?,
+        None => Vec::new(),
+    };
     if d.not_found() {
         // Not a classic or consumer group: a Kafka Streams group of the
         // streams protocol is described by its own API.
-        let joins = match &a.streams {
-            Some(path) => joins(path, &a.group)?,
-            None => Vec::new(),
-        };
         match partwise_kafka::streams::streams_analysis(&conn, &a.group, &joins) {
             Ok(Some(r)) => return super::streams_group(&r, a.format, None),
             Ok(None) => {}
@@ -101,11 +102,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     super::not_found_here(&conn, d, &a.group)?;
     let r = g.analysis.map_err(predict_error)?;
+    // A classic group of Kafka Streams (assignor `stream`): each member's
+    // process and tasks, from its Streams user data.
+    let streams = partwise_kafka::streams::classic_streams_analysis(d, &joins);
     let model = a.assignor.zip(g.server_model);
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Table => {
             write_table(&mut crate::output::Visible::new(&mut out), d, &r)?;
+            if let Some(s) = &streams {
+                crate::render::streams_group::write_classic(
+                    &mut crate::output::Visible::new(&mut out),
+                    s,
+                )?;
+            }
             if let Some((asg, m)) = &model {
                 writeln!(
                     out,
@@ -117,6 +127,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         format => {
             let mut doc = to_json(d, &r);
+            if let Some(s) = &streams {
+                doc["streams"] =
+                    serde_json::to_value(s).map_err(|e| CliError::msg(e.to_string()))?;
+            }
             if let (Some((_, m)), Some(p)) = (&model, doc.get_mut("prediction")) {
                 p["server_assignor_model"] = json!(m.assignor.map(|x| x.spec()));
                 p["server_assignor_kafka_versions"] =
@@ -129,7 +143,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(
-        if r.not_returned > 0 || r.split_count > 0 || !r.findings.is_empty() {
+        if r.not_returned > 0
+            || r.split_count > 0
+            || !r.findings.is_empty()
+            || streams.is_some_and(|s| !s.findings.is_empty())
+        {
             ExitCode::Findings
         } else {
             ExitCode::Ok

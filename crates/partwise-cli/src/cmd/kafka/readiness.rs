@@ -593,6 +593,7 @@ mod tests {
                 owned_partitions: None,
                 generation: None,
                 assignment: AssignmentData::Assigned(half(lo)),
+                subscription_user_data: None,
                 assignment_user_data: None,
                 target: None,
                 undecodable: None,

@@ -967,6 +967,55 @@ fn live(s: &mut String, m: &Model) {
             s.push_str("</section>\n");
         }
     }
+    if let Some(k) = &m.live_kafka {
+        for (i, r) in k.streams.iter().enumerate() {
+            let g = &r.group;
+            sub_section(
+                s,
+                &format!("live-streams-{i}"),
+                &format!("Streams group {} on the cluster", esc(&g.group)),
+            );
+            let _ = writeln!(
+                s,
+                "<p>State {}, streams protocol, group epoch {}, {} members.</p>",
+                esc(&g.state),
+                g.group_epoch,
+                g.members.len()
+            );
+            if !r.tasks.is_empty() {
+                open_table(
+                    s,
+                    r.tasks.len(),
+                    &format!("Active tasks of {}", esc(&g.group)),
+                );
+                s.push_str("<thead><tr><th scope=\"col\">Task</th><th scope=\"col\">Member</th><th scope=\"col\">Partitions held</th><th scope=\"col\">Missing</th></tr></thead>\n<tbody>\n");
+                for t in &r.tasks {
+                    let held: Vec<String> =
+                        t.holds.iter().map(|(x, p)| format!("{x}[{p}]")).collect();
+                    let _ = writeln!(
+                        s,
+                        "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        esc(&t.task.to_string()),
+                        esc(&t.member_id),
+                        esc(&held.join(", ")),
+                        esc(&if t.missing.is_empty() {
+                            "-".to_string()
+                        } else {
+                            t.missing.join(", ")
+                        })
+                    );
+                }
+                close_table(s, r.tasks.len());
+            }
+            findings(
+                s,
+                r.findings
+                    .iter()
+                    .map(|f| (f.message.clone(), f.fix.clone())),
+            );
+            s.push_str("</section>\n");
+        }
+    }
     if let Some(r) = &m.live_redis {
         redis_load(s, r);
         for (i, (f, c)) in m

@@ -240,7 +240,10 @@ fn live(m: &Model) -> Value {
                 v
             })
             .collect();
-        json!({"audits": audits, "groups": groups})
+        let mut v = json!({"audits": audits, "groups": groups});
+        // The streams groups, as `kafka group --format json` prints them.
+        v["streams_groups"] = serde_json::to_value(&k.streams).unwrap_or_default();
+        v
     });
     let redis = m.live_redis.as_ref().map(|r| {
         let families: Vec<Value> = m

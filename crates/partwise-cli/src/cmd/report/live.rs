@@ -80,6 +80,10 @@ pub struct LiveKafka {
     /// the broker's release runs (from its API versions, as `kafka group`
     /// reads it), which the prediction then used when it is decided.
     pub server_models: Vec<Option<BrokerModel>>,
+    /// The declared consumer groups that are Kafka Streams groups of the
+    /// streams protocol (no classic or consumer group of that id, and the
+    /// coordinator describes a streams group), as `kafka group` judges them.
+    pub streams: Vec<partwise::streams_group::StreamsReport>,
 }
 
 /// The KIP-848 server assignor a declared `assignor` names without a
@@ -113,8 +117,15 @@ const HOT_SAMPLE: usize = 10_000;
 /// error (exit 2, as `kafka audit` has it); a topic or group that fails
 /// alone is shown as such.
 /// With `window` (`--counts live:...`) every audit samples that window of
-/// the newest records instead of the oldest.
-pub fn kafka(conn: &Connection, t: &Topology, window: Option<Window>) -> Result<LiveKafka> {
+/// the newest records instead of the oldest. `joins` are the source topics
+/// the `--streams` applications join, which a streams group's split tasks
+/// are judged against.
+pub fn kafka(
+    conn: &Connection,
+    t: &Topology,
+    window: Option<Window>,
+    joins: &[Vec<String>],
+) -> Result<LiveKafka> {
     let mut server_models = Vec::new();
     let declared: Vec<_> = t
         .consumer_groups
@@ -154,9 +165,29 @@ pub fn kafka(conn: &Connection, t: &Topology, window: Option<Window>) -> Result<
             (g.name.clone(), r)
         })
         .collect();
+    // A declared group no classic or consumer group answers for may be a
+    // streams group (the application id of a Kafka Streams application).
+    let mut streams = Vec::new();
+    for (&(name, _), r) in declared.iter().zip(&reports) {
+        if let Ok(g) = r {
+            if g.description.not_found() {
+                if let Ok(Some(s)) = partwise_kafka::streams::streams_analysis(conn, name, joins) {
+                    streams.push(s);
+                }
+            }
+        }
+    }
+    let consumer = |name: &str| !streams.iter().any(|s| s.group.group == name);
+    let server_models = server_models
+        .into_iter()
+        .zip(&declared)
+        .filter(|(_, &(name, _))| consumer(name))
+        .map(|(m, _)| m)
+        .collect();
     let groups = declared
         .iter()
         .zip(reports)
+        .filter(|(&(name, _), _)| consumer(name))
         .map(|(&(name, _), r)| {
             let r = r.map_err(|e| kerr(e).report()).and_then(|g| {
                 g.analysis
@@ -170,6 +201,7 @@ pub fn kafka(conn: &Connection, t: &Topology, window: Option<Window>) -> Result<
         audits,
         groups,
         server_models,
+        streams,
     })
 }
 

@@ -650,6 +650,37 @@ impl Model {
                 });
             }
         }
+        if let Some(k) = &self.live_kafka {
+            for (i, r) in k.streams.iter().enumerate() {
+                let g = &r.group;
+                let head = format!(
+                    "live streams group {} (state {}, {} members, {} active tasks)",
+                    g.group,
+                    g.state,
+                    g.members.len(),
+                    r.tasks.len()
+                );
+                let ok = r.findings.is_empty();
+                out.push(Verdict {
+                    area: verdict::Area::Live.name(),
+                    ok,
+                    text: if ok {
+                        format!("{head}: each task holds partition p of its sources")
+                    } else {
+                        format!(
+                            "{head}: {}",
+                            r.findings
+                                .iter()
+                                .map(|f| f.message.as_str())
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )
+                    },
+                    fixes: r.findings.iter().map(|f| f.fix.clone()).collect(),
+                    anchor: format!("live-streams-{i}"),
+                });
+            }
+        }
         if let Some(r) = &self.live_redis {
             for (i, (f, c)) in self
                 .declared

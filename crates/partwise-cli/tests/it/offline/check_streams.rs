@@ -143,3 +143,41 @@ fn unusable_descriptions_and_unknown_counts_are_errors() {
         "{out:?}"
     );
 }
+
+/// `report --streams`: the application's co-partition groups are the
+/// report's, in JSON and on the page, judged as check judges them.
+#[test]
+fn report_streams_shows_the_joins_groups() {
+    let topology = example("ticker.toml");
+    let join = described("stream-stream");
+    let v = json(&["report", &topology, "--streams", &join], 0);
+    let names: Vec<&str> = v["check"]["copartition_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"stream-stream:0"), "{names:?}");
+    let page = output(&["report", &topology, "--streams", &join], 0);
+    let page = String::from_utf8_lossy(&page.stdout);
+    assert!(page.contains("stream-stream:0"), "page lacks the group");
+    // Without a topology file, with counts that differ: exit 1, both named.
+    let out = output(
+        &[
+            "report",
+            "--streams",
+            &join,
+            "-t",
+            "market-updates:6",
+            "-t",
+            "notifications:8",
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("market-updates 6, notifications 8"), "{text}");
+    // A count not given: exit 2, the topic named.
+    fails(&["report", "--streams", &join], "'market-updates'");
+}

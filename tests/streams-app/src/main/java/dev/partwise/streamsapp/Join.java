@@ -2,17 +2,22 @@ package dev.partwise.streamsapp;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
 
@@ -22,9 +27,15 @@ import org.apache.kafka.streams.kstream.KStream;
  * cluster are created with the counts given, so a test can make the two
  * sources co-partitioned or not.
  *
- * <p>Arguments: BOOTSTRAP APPLICATION_ID LEFT:N RIGHT:M [THREADS [PROTOCOL]], where
- * PROTOCOL is {@code streams} (the default) or {@code classic}; or {@code --describe LEFT
- * RIGHT}, which prints what {@code Topology#describe()} says of the same join and exits.
+ * <p>Arguments: BOOTSTRAP APPLICATION_ID LEFT:N RIGHT:M [THREADS [PROTOCOL [STANDBYS]]], where
+ * PROTOCOL is {@code streams} (the default) or {@code classic} and STANDBYS is
+ * {@code num.standby.replicas} (0 by default); or {@code --describe LEFT RIGHT}, which prints
+ * what {@code Topology#describe()} says of the same join and exits.
+ *
+ * <p>While running, each time its threads' tasks change it prints what Kafka Streams itself says
+ * they hold ({@code KafkaStreams#metadataForLocalThreads}), one line per thread:
+ * {@code tasks CONSUMER_CLIENT_ID active T=TOPIC:P,...;... standby T=TOPIC:P,...;...}, the
+ * answers the classic group's decoded user data is held to.
  */
 public final class Join {
   static StreamsBuilder topology(String left, String right) {
@@ -52,6 +63,7 @@ public final class Join {
     String[] right = args[3].split(":");
     int threads = args.length > 4 ? Integer.parseInt(args[4]) : 2;
     String protocol = args.length > 5 ? args[5] : "streams";
+    int standbys = args.length > 6 ? Integer.parseInt(args[6]) : 0;
 
     Properties ap = new Properties();
     ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -75,6 +87,7 @@ public final class Join {
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
     p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+    p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, standbys);
     p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
     p.put(StreamsConfig.STATE_DIR_CONFIG,
@@ -88,6 +101,39 @@ public final class Join {
     }));
     streams.setStateListener((now, before) -> System.out.println("state " + now));
     streams.start();
-    done.await();
+    String last = "";
+    while (!done.await(1, TimeUnit.SECONDS)) {
+      if (streams.state() != KafkaStreams.State.RUNNING) {
+        continue;
+      }
+      StringBuilder now = new StringBuilder();
+      List<ThreadMetadata> threadList = new ArrayList<>(streams.metadataForLocalThreads());
+      threadList.sort(Comparator.comparing(ThreadMetadata::consumerClientId));
+      for (ThreadMetadata t : threadList) {
+        now.append("tasks ").append(t.consumerClientId())
+            .append(" active ").append(tasks(t.activeTasks()))
+            .append(" standby ").append(tasks(t.standbyTasks())).append('\n');
+      }
+      if (!now.toString().equals(last)) {
+        last = now.toString();
+        System.out.print(last);
+        System.out.flush();
+      }
+    }
+  }
+
+  /** {@code T=TOPIC:P,...;...} sorted, {@code -} for none. */
+  static String tasks(Set<TaskMetadata> tasks) {
+    List<String> out = new ArrayList<>();
+    for (TaskMetadata t : tasks) {
+      List<String> tps = new ArrayList<>();
+      for (TopicPartition tp : t.topicPartitions()) {
+        tps.add(tp.topic() + ":" + tp.partition());
+      }
+      tps.sort(null);
+      out.add(t.taskId() + "=" + String.join(",", tps));
+    }
+    out.sort(null);
+    return out.isEmpty() ? "-" : String.join(";", out);
   }
 }
