@@ -50,13 +50,14 @@ def produce():
 
 
 def reap(proc, timeout=20):
-    """Waits for proc (killing it after `timeout` s); its max RSS in KB."""
+    """Waits for proc (killing it after `timeout` s); its max RSS in KB and
+    its CPU time (user + system, the whole process) in seconds."""
     deadline = time.monotonic() + timeout
     while True:
         pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
-            return ru.ru_maxrss
+            return ru.ru_maxrss, ru.ru_utime + ru.ru_stime
         if time.monotonic() > deadline:
             proc.kill()
             deadline = time.monotonic() + 5
@@ -112,12 +113,12 @@ def partwise(i, fmt):
                 t_end = now
     if not stopped:
         os.kill(proc.pid, signal.SIGTERM)
-    rss = reap(proc)
+    rss, cpu = reap(proc)
     if t_end is None or t_assigned is None:
         sys.exit(f"partwise ({fmt}): {lines} of {args.records} records, assigned={t_assigned}, "
                  f"end={t_end}; stderr: {errtail.decode(errors='replace')}")
     return {"assigned_s": t_assigned, "end_s": t_end, "consume_s": t_end - t_assigned,
-            "records_per_second": args.records / (t_end - t_assigned), "max_rss_kb": rss}
+            "records_per_second": args.records / (t_end - t_assigned), "max_rss_kb": rss, "cpu_s": cpu}
 
 
 def records_in(tail):
@@ -139,7 +140,7 @@ def java(i):
     with tempfile.TemporaryFile() as errf:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf)
         out = proc.stdout.read()
-        rss = reap(proc, 60)
+        rss, cpu = reap(proc, 60)
         errf.seek(0)
         err = errf.read()
     wall = time.monotonic() - t0
@@ -153,7 +154,7 @@ def java(i):
     if n < args.records:
         sys.exit(f"ConsumerPerformance read {n} of {args.records} records")
     return {"assigned_s": rebalance_ms / 1000, "consume_s": fetch_ms / 1000, "records": n,
-            "records_per_second": rate, "wall_s": wall, "max_rss_kb": rss}
+            "records_per_second": rate, "wall_s": wall, "max_rss_kb": rss, "cpu_s": cpu}
 
 
 print(f"producing {args.records} records ({args.value}-byte values) to {topics} "
@@ -170,11 +171,13 @@ for i in range(args.runs):
         r = java(i) if name == "consumer-perf" else partwise(i, name.split("-", 1)[1])
         rows[name].append(r)
         print(f"run {i + 1} {name:<16} assigned {r['assigned_s']:6.3f} s, "
-              f"{r['records_per_second']:>12,.0f} records/s, peak RSS {r['max_rss_kb'] / 1024:.0f} MB",
+              f"{r['records_per_second']:>12,.0f} records/s, peak RSS {r['max_rss_kb'] / 1024:.0f} MB, "
+              f"CPU {r['cpu_s']:.2f} s",
               flush=True)
 
 median = {n: {"records_per_second": statistics.median(r["records_per_second"] for r in rs),
-              "max_rss_kb": statistics.median(r["max_rss_kb"] for r in rs)} for n, rs in rows.items()}
+              "max_rss_kb": statistics.median(r["max_rss_kb"] for r in rs),
+              "cpu_s": statistics.median(r["cpu_s"] for r in rs)} for n, rs in rows.items()}
 spread = {n: [min(r["records_per_second"] for r in rs), max(r["records_per_second"] for r in rs)]
           for n, rs in rows.items()}
 ref = median["consumer-perf"]["records_per_second"]
@@ -185,7 +188,7 @@ TARGET = 1.5
 print(f"\nmedians of {args.runs} runs (records/s after the first assignment; min-max; peak RSS):")
 for n in names:
     print(f"  {n:<16} {median[n]['records_per_second']:>12,.0f}  ({spread[n][0]:,.0f}-{spread[n][1]:,.0f})"
-          f"  {median[n]['max_rss_kb'] / 1024:.0f} MB")
+          f"  {median[n]['max_rss_kb'] / 1024:.0f} MB, CPU {median[n]['cpu_s']:.2f} s")
 for n, r in ratios.items():
     tgt = f" (target >= {TARGET}x{'' if r >= TARGET else ', MISSED'})" if n == "partwise-ndjson" else ""
     print(f"{n} / ConsumerPerformance, ratio of medians: {r:.2f}x{tgt}; paired "

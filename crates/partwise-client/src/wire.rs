@@ -17,7 +17,7 @@
 use crate::error::{Error, Result};
 use crate::sasl::{self, Mechanism, ScramClient, ScramHash};
 use crate::security::{SaslCredentials, Security, Tls};
-use bytes::{Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, SaslAuthenticateRequest, SaslHandshakeRequest,
 };
@@ -471,12 +471,23 @@ impl Connection {
             .await
             .map_err(|e| self.io_error(&e.to_string()))?;
         let len = frame::body_len(len).map_err(|e| self.io_error(&e.to_string()))?;
-        let mut body = vec![0u8; len];
-        self.stream
-            .read_exact(&mut body)
-            .await
-            .map_err(|e| self.io_error(&e.to_string()))?;
-        Ok(Bytes::from(body))
+        // Read into spare capacity rather than a zeroed buffer: a Fetch
+        // response is megabytes, and zeroing it first cost as much as
+        // checking its batches' CRCs. The limit keeps a read from taking
+        // the next frame's bytes into spare room past `len`.
+        let mut body = BytesMut::with_capacity(len);
+        while body.len() < len {
+            let want = len - body.len();
+            let n = self
+                .stream
+                .read_buf(&mut (&mut body).limit(want))
+                .await
+                .map_err(|e| self.io_error(&e.to_string()))?;
+            if n == 0 {
+                return Err(self.io_error("early eof"));
+            }
+        }
+        Ok(body.freeze())
     }
 
     fn io_error(&self, reason: &str) -> Error {

@@ -122,10 +122,15 @@ fn convert(md: &Metadata) -> Vec<TopicInfo> {
 
 /// Every topic of the cluster (internal `__` topics included), sorted by name.
 pub fn list_topics(conn: &Connection) -> Result<Vec<TopicInfo>> {
-    let c = read_only_consumer(conn)?;
+    all_topics(&read_only_consumer(conn)?, conn)
+}
+
+/// Every topic of the cluster, sorted by name, from a consumer the caller
+/// already has.
+pub(crate) fn all_topics(c: &BaseConsumer, conn: &Connection) -> Result<Vec<TopicInfo>> {
     let md = c
         .fetch_metadata(None, conn.timeout())
-        .map_err(|e| unreachable_via(&c, conn, e))?;
+        .map_err(|e| unreachable_via(c, conn, e))?;
     let mut t = convert(&md);
     t.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(t)
