@@ -20,7 +20,7 @@ pub struct Args {
     /// Assignor spec, CLIENT[:NAME]: java:range, kip848:uniform, franz-go, sarama:sticky, ...
     /// (--help lists every one)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor,
-          long_help = super::partitioners::assignor_help())]
+          long_help = crate::render::catalog::assignor_help())]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
     #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep", "group"], value_parser = parse::members)]

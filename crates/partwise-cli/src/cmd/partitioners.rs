@@ -63,48 +63,6 @@ struct AssignorRow<'a> {
     entry: &'a CatalogEntry,
 }
 
-/// An assignor's ABOUT cell: its release, how its answer varies, or why it
-/// is refused.
-fn assignor_about(e: &CatalogEntry) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if e.default {
-        parts.push(format!("{}'s default", e.client));
-    }
-    if let Some(r) = &e.release {
-        parts.push(r.clone());
-    }
-    if let Some(v) = e.varies_by {
-        parts.push(format!("varies by {v}: simulated over several runs"));
-    }
-    if let Some(r) = e.reason {
-        parts.push(r.to_string());
-    }
-    parts.join("; ")
-}
-
-/// Every assignor spec, one line each, for `assign --help`.
-pub fn assignor_help() -> String {
-    let mut s = String::from(
-        "Assignor spec, CLIENT[:NAME] (CLIENT alone is its default). The KIP-848 ones take the \
-         broker's Kafka version, kip848:uniform@4.0.0 ... @4.4.0 (default: the newest). \
-         Every spec (`partwise partitioners` lists them too):\n",
-    );
-    for e in Assignor::catalog() {
-        let how = match (e.simulated, e.deterministic) {
-            (false, _) => "refused",
-            (true, Some(false)) => "not deterministic",
-            _ => "deterministic",
-        };
-        s.push_str(&format!("  {} [{}, {how}]", e.spec, e.client));
-        let about = assignor_about(&e);
-        if !about.is_empty() {
-            s.push_str(&format!(": {about}"));
-        }
-        s.push('\n');
-    }
-    s
-}
-
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -123,7 +81,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     None => "-",
                 };
                 let sim = if e.simulated { "yes" } else { "no" };
-                t.row([e.spec, e.client, det, sim, &assignor_about(&e)]);
+                t.row([
+                    e.spec,
+                    e.client,
+                    det,
+                    sim,
+                    &crate::render::catalog::assignor_about(&e),
+                ]);
             }
             t.write(&mut out)?;
             writeln!(out, "\nAn assignor spec goes to assign -a, check --assignor and kafka group --assignor.")?;

@@ -3,6 +3,7 @@
 //! command module imports another's.
 
 pub mod audit;
+pub mod catalog;
 pub mod findings;
 pub mod group;
 pub mod html;
