@@ -7,6 +7,7 @@
 
 use crate::exit::Result;
 use crate::output::{visible, Table};
+use partwise::readiness::Finding;
 use partwise::streams_group::{ClassicStreamsReport, StreamsReport, Task, TaskHolding};
 use std::io::Write;
 
@@ -107,16 +108,7 @@ pub fn write_table(out: &mut impl Write, r: &StreamsReport) -> Result<()> {
         }
         t.write(&mut *out)?;
     }
-    for f in &r.findings {
-        writeln!(
-            out,
-            "\n{}: {}\n  fix: {}",
-            f.kind,
-            visible(&f.message),
-            visible(&f.fix)
-        )?;
-    }
-    Ok(())
+    write_findings(out, &r.findings)
 }
 
 fn holdings(hs: &[TaskHolding]) -> String {
@@ -199,7 +191,12 @@ pub fn write_classic(out: &mut impl Write, r: &ClassicStreamsReport) -> Result<(
             )?;
         }
     }
-    for f in &r.findings {
+    write_findings(out, &r.findings)
+}
+
+/// Each finding with its fix, after the tables.
+fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
+    for f in findings {
         writeln!(
             out,
             "\n{}: {}\n  fix: {}",

@@ -520,19 +520,7 @@ fn adjust_cooperative(group: &Group, a: &mut Assignment) {
             }
         }
     }
-    let mut withheld = Vec::new();
-    for (m, list) in a.partitions.iter_mut().enumerate() {
-        list.retain(|tp| {
-            let drop = revoked.contains(tp) && added.get(tp) == Some(&m);
-            if drop {
-                withheld.push(*tp);
-            }
-            !drop
-        });
-    }
-    let rank = super::topic_name_rank(group);
-    withheld.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
-    a.withheld = withheld;
+    super::withhold(group, a, &added, &revoked);
 }
 
 /// The steal graph of unequal subscriptions (`graph`): per topic, the

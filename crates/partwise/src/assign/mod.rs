@@ -355,6 +355,31 @@ fn topics_by_name(group: &Group) -> Vec<usize> {
     idx
 }
 
+/// The cooperative step of the Go clients' sticky balancers: a partition
+/// planned for member `m` (`added`) that its owner loses this round
+/// (`revoked`) is withheld from `m` until the owner has let it go; the
+/// withheld partitions sorted by topic name, then partition.
+fn withhold(
+    group: &Group,
+    a: &mut Assignment,
+    added: &std::collections::HashMap<Tp, usize>,
+    revoked: &std::collections::HashSet<Tp>,
+) {
+    let mut withheld = Vec::new();
+    for (m, list) in a.partitions.iter_mut().enumerate() {
+        list.retain(|tp| {
+            let drop = revoked.contains(tp) && added.get(tp) == Some(&m);
+            if drop {
+                withheld.push(*tp);
+            }
+            !drop
+        });
+    }
+    let rank = topic_name_rank(group);
+    withheld.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
+    a.withheld = withheld;
+}
+
 /// `rank[t]`: position of topic `t` when topics are sorted by name.
 fn topic_name_rank(group: &Group) -> Vec<usize> {
     let idx = topics_by_name(group);
