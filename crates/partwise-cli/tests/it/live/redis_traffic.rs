@@ -161,11 +161,16 @@ fn on_valkey_the_tag_with_most_of_the_commands_is_hot_by_cpu_and_idle_keys_are_n
     );
     let h = tag(&v, "hot");
     assert_eq!(h["hot"], true, "{h}");
-    assert!(h["cluster_share"].as_f64().unwrap() > 0.5, "{h}");
+    // A slot's counters count every key of the slot, and other tests on the
+    // same cluster may touch a slot one of this test's tags hashes to: so
+    // {hot} is asked to lead the listing by far, not to be the only hot tag.
+    assert!(h["cluster_share"].as_f64().unwrap() > 0.3, "{h}");
+    let hot_tags: Vec<&Value> = v["hot_tags"].as_array().unwrap().iter().collect();
+    assert_eq!(hot_tags[0]["tag"], "hot", "{v}");
+    let load = |t: &Value| t["load"].as_f64().unwrap();
+    assert!(hot_tags[1..].iter().all(|t| load(t) * 2.0 < load(h)), "{v}");
     let idle = tag(&v, "idle");
     assert_eq!(idle["hot"], false, "{idle}");
-    let hot_tags: Vec<&Value> = v["hot_tags"].as_array().unwrap().iter().collect();
-    assert_eq!(hot_tags.len(), 1, "{v}");
     assert_eq!(v["nodes"].as_array().unwrap().len(), 3);
     // By network bytes too.
     let v = by_net;
