@@ -105,7 +105,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if let Some(i) = keys.iter().position(|(k, _)| *k == w.heaviest_key) {
             w.heaviest_key = file.keys[i].0.clone();
         }
-        w.records = file.total;
     }
     let p = &report.plan;
     let mut out = std::io::stdout().lock();

@@ -118,18 +118,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             o.input(format!("the property {key}"), std::path::Path::new(path))?;
         }
     }
-    if !args.streams.is_empty() {
-        declare_streams(&args, conn.as_ref(), &mut topology)?;
-    }
-    if args.file.is_some() || !topology.topics.is_empty() {
-        bounded(&file, &topology)?;
-    }
     // The source topics the --streams applications join: a streams group's
     // split tasks are judged against them.
-    let mut joins: Vec<Vec<String>> = Vec::new();
-    for path in &args.streams {
-        let app = crate::load::load_streams(path)?;
-        joins.extend(app.copartition_groups().into_iter().map(|g| g.external));
+    let joins = if args.streams.is_empty() {
+        Vec::new()
+    } else {
+        declare_streams(&args, conn.as_ref(), &mut topology)?
+    };
+    if args.file.is_some() || !topology.topics.is_empty() {
+        bounded(&file, &topology)?;
     }
     let live_kafka = conn
         .as_ref()
@@ -198,12 +195,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// Adds each `--streams` application's co-partition groups to `topology`
 /// as `check --streams` does ([`partwise::streams::declare`]): the counts of
 /// topics the file does not declare from `-t`, then, with `-b`, from the
-/// cluster.
+/// cluster. Returns the source topics of each join, read from the same
+/// parse of each file.
 fn declare_streams(
     args: &Args,
     conn: Option<&partwise_kafka::Connection>,
     topology: &mut partwise::topology::Topology,
-) -> Result<()> {
+) -> Result<Vec<Vec<String>>> {
     let mut counts: Vec<(String, partwise::PartitionCount)> = args
         .topics
         .iter()
@@ -219,8 +217,10 @@ fn declare_streams(
             }
         }
     }
+    let mut joins = Vec::new();
     for path in &args.streams {
         let app = crate::load::load_streams(path)?;
+        joins.extend(app.copartition_groups().into_iter().map(|g| g.external));
         let name = path.file_stem().map_or_else(
             || path.display().to_string(),
             |s| s.to_string_lossy().into_owned(),
@@ -240,7 +240,7 @@ fn declare_streams(
             );
         }
     }
-    Ok(())
+    Ok(joins)
 }
 
 /// Whether librdkafka property `key` names a file the client reads
