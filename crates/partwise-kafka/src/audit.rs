@@ -1003,7 +1003,7 @@ mod tests {
         use partwise::KeyFormat::String as S;
         let v = verdict(&[observed("a", 6, "java", S), observed("b", 8, "java", S)]);
         let from_check = declared((6, 8), ("java", "java"), ("string", "string"));
-        assert_eq!(kinds(&from_check), ["partition_counts_differ"]);
+        assert_eq!(kinds(&from_check), ["partition-counts-differ"]);
         // The same value: kind, words and fix all come from the core.
         assert_eq!(v.findings[0], from_check[0]);
         assert_eq!(v.findings[0].to_string(), from_check[0].to_string());
@@ -1020,7 +1020,7 @@ mod tests {
         ]);
         let from_check = declared((6, 6), ("java", "librdkafka"), ("string", "string"));
         assert_eq!(kinds(&v.findings), kinds(&from_check));
-        assert_eq!(kinds(&v.findings), ["partitioners_disagree"]);
+        assert_eq!(kinds(&v.findings), ["partitioners-disagree"]);
         let text = v.findings[0].to_string();
         assert!(
             text.starts_with("partitioners disagree: a is written by java"),
@@ -1037,15 +1037,15 @@ mod tests {
         let v = verdict(&[observed("a", 6, "java", S), observed("b", 6, "java", Int32)]);
         let from_check = declared((6, 6), ("java", "java"), ("string", "int32"));
         assert!(
-            kinds(&v.findings).contains(&"key_encodings_differ"),
+            kinds(&v.findings).contains(&"key-encodings-differ"),
             "{:?}",
             v.findings
         );
-        assert_eq!(kinds(&from_check), ["key_encodings_differ"]);
+        assert_eq!(kinds(&from_check), ["key-encodings-differ"]);
         let e = v
             .findings
             .iter()
-            .find(|f| f.kind() == "key_encodings_differ")
+            .find(|f| f.kind() == "key-encodings-differ")
             .unwrap();
         assert_eq!(
             e.to_string(),
@@ -1061,7 +1061,7 @@ mod tests {
         use partwise::KeyFormat::String as S;
         let ab = verdict(&[observed("a", 6, "java", S), observed("b", 6, "sarama", S)]);
         let ba = verdict(&[observed("b", 6, "sarama", S), observed("a", 6, "java", S)]);
-        assert_eq!(kinds(&ab.findings), ["partitioners_disagree"]);
+        assert_eq!(kinds(&ab.findings), ["partitioners-disagree"]);
         let fix = ab.findings[0].fix();
         assert_eq!(fix, ba.findings[0].fix());
         assert!(!fix.contains("librdkafka producers"), "{fix}");
@@ -1087,7 +1087,7 @@ mod tests {
         let specs: Vec<&str> = r.inferred.iter().map(|c| c.partitioner.spec()).collect();
         assert_eq!(specs, ["platformatic"], "{specs:?}");
         let v = verdict(&[observed("a", 6, "kafkajs", S), t]);
-        assert_eq!(kinds(&v.findings), ["partitioners_disagree"]);
+        assert_eq!(kinds(&v.findings), ["partitioners-disagree"]);
         let fix = v.findings[0].fix();
         assert!(
             fix.contains("partitioner: compatibilityPartitioner (import { compatibilityPartitioner } from '@platformatic/kafka') (@platformatic/kafka 1.32.0 or later)"),
@@ -1120,7 +1120,7 @@ mod tests {
         let parts: Vec<Partitioner> = Partitioner::all().collect();
         mixed.routing = Some(analyze(count, &records, &candidates(&parts, &[])));
         let v = verdict(&[mixed, observed("a", 6, "kafkajs", S)]);
-        assert_eq!(kinds(&v.findings), ["mixed_partitioners"]);
+        assert_eq!(kinds(&v.findings), ["mixed-partitioners"]);
         let text = v.findings[0].to_string();
         assert!(text.contains("so the join breaks for these keys"), "{text}");
         assert!(!v.copartitioned);
@@ -1136,7 +1136,7 @@ mod tests {
             quiet,
             observed("a", 6, "java", S),
         ]);
-        assert_eq!(kinds(&v.findings), ["topic_unreadable", "no_keyed_records"]);
+        assert_eq!(kinds(&v.findings), ["topic-unreadable", "no-keyed-records"]);
         assert_eq!(
             v.findings[0].to_string(),
             "gone: cannot be checked (topic does not exist)"

@@ -118,7 +118,7 @@ impl GroupDescription {
 }
 
 /// The report of [`analysis()`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GroupReport {
     /// The group as its coordinator describes it.
     pub description: GroupDescription,

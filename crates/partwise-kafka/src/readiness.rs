@@ -22,7 +22,7 @@ const ASSIGNORS: &str = "group.consumer.assignors";
 const PROTOCOLS: &str = "group.coordinator.rebalance.protocols";
 
 /// What the readiness check found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
     /// A classic group: the upgrade, server range and the accepted assignors.
     Classic(Box<Readiness>),
@@ -31,7 +31,7 @@ pub enum Verdict {
 }
 
 /// The report of [`readiness()`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadinessReport {
     /// The group as its coordinator describes it.
     pub description: GroupDescription,

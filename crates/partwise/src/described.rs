@@ -54,23 +54,23 @@ pub const UNDECODABLE: &str = "member-undecodable";
 
 /// One finding per member of `members` whose consumer-protocol bytes could
 /// not be decoded, naming it and why, with the fix.
-pub fn undecodable_findings(members: &[DescribedMember]) -> Vec<crate::readiness::Finding> {
+pub fn undecodable_findings(members: &[DescribedMember]) -> Vec<crate::findings::Finding> {
     members
         .iter()
         .filter_map(|m| {
             let why = m.undecodable.as_ref()?;
-            Some(crate::readiness::Finding {
-                kind: UNDECODABLE,
-                message: format!(
+            Some(crate::findings::Finding::new(
+                UNDECODABLE,
+                format!(
                     "member {}: {why}; it is shown without it and analysed as subscribed to \
                      nothing (a partwise leader gives it nothing), the other members as usual",
                     m.id
                 ),
-                fix: "find that client by its member and client id and its host: it writes \
+                "find that client by its member and client id and its host: it writes \
                       bytes that are not the consumer protocol's (a topic name that is not \
                       UTF-8, say); fix or stop it"
                     .to_string(),
-            })
+            ))
         })
         .collect()
 }
@@ -141,7 +141,7 @@ impl View {
 }
 
 /// What the description says, and what an assignor would say instead.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Analysis {
     /// The live assignment, when every member's was returned.
     pub live: Option<View>,
@@ -154,7 +154,7 @@ pub struct Analysis {
     /// Whether the prediction equals the live assignment (when both exist).
     pub matches_live: Option<bool>,
     /// Members whose bytes could not be decoded ([`undecodable_findings`]).
-    pub findings: Vec<crate::readiness::Finding>,
+    pub findings: Vec<crate::findings::Finding>,
 }
 
 /// Why an assignor's prediction cannot be made.

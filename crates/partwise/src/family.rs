@@ -201,25 +201,25 @@ mod tests {
     #[test]
     fn lints() {
         assert!(kinds(&["market:{%s}", "notif:{%s}"]).is_empty());
-        assert_eq!(kinds(&["market:%s", "notif:{%s}"]), ["no_hash_tag"]);
-        assert_eq!(kinds(&["market:{}%s", "notif:{%s}"]), ["empty_tag"]);
+        assert_eq!(kinds(&["market:%s", "notif:{%s}"]), ["no-hash-tag"]);
+        assert_eq!(kinds(&["market:{}%s", "notif:{%s}"]), ["empty-tag"]);
         // Redis ignores the later tag once the first one is empty.
-        assert_eq!(kinds(&["market:{}{%s}", "notif:{%s}"]), ["empty_tag"]);
+        assert_eq!(kinds(&["market:{}{%s}", "notif:{%s}"]), ["empty-tag"]);
         assert_eq!(
             kinds(&["{ticker}:market:%s", "{ticker}:notif:%s"]),
-            ["tag_without_key", "tag_without_key"]
+            ["tag-without-key", "tag-without-key"]
         );
         assert_eq!(
             kinds(&["{market:%s}", "{notif:%s}"]),
-            ["tag_not_just_key", "tag_not_just_key", "hash_tags_differ"]
+            ["tag-not-just-key", "tag-not-just-key", "hash-tags-differ"]
         );
         assert_eq!(
             kinds(&["{t:%s}:a", "{t:%s}:b"]),
-            ["tag_not_just_key", "tag_not_just_key"]
+            ["tag-not-just-key", "tag-not-just-key"]
         );
         let l = Family::new(&["{x}:%s", "{y}:%s"]).unwrap().lint();
         assert!(l.iter().all(FamilyReason::is_problem));
-        assert_eq!(l.last().unwrap().kind(), "hash_tags_differ");
+        assert_eq!(l.last().unwrap().kind(), "hash-tags-differ");
     }
 
     #[test]

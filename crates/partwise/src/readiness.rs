@@ -46,6 +46,7 @@
 use crate::assign::Assignor;
 use crate::clients::{identify_with, Client};
 use crate::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
+use crate::findings::Finding;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The group-coordinator settings of one broker (DescribeConfigs); `None`
@@ -235,17 +236,6 @@ impl Refusal {
     }
 }
 
-/// One thing to fix before (or after) moving to the consumer protocol.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    /// Stable id.
-    pub kind: &'static str,
-    /// What is wrong.
-    pub message: String,
-    /// What to do.
-    pub fix: String,
-}
-
 /// What server `range` would do with the group's members and subscriptions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RangeCheck {
@@ -288,7 +278,7 @@ pub struct RemoteAssignor {
 }
 
 /// The readiness of one group.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Readiness {
     /// The online upgrade's outcome (classic groups).
     pub upgrade: Upgrade,
@@ -439,11 +429,7 @@ pub fn assignor_name(entry: &str) -> Option<&'static str> {
 }
 
 fn finding(kind: &'static str, message: String, fix: impl Into<String>) -> Finding {
-    Finding {
-        kind,
-        message,
-        fix: fix.into(),
-    }
+    Finding::new(kind, message, fix)
 }
 
 /// What a member's assignment user data is, for the message.
@@ -1037,7 +1023,7 @@ pub fn server_uniform(
 
 /// A consumer-protocol group's two assignments: what the broker's assignor
 /// decided (target) and what the members own now (current).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ConsumerGroupCheck {
     /// The group's assignor (`group.remote.assignor` in use).
     pub assignor: String,

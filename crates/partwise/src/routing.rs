@@ -1804,7 +1804,7 @@ mod tests {
         let recs = written(n, &writes);
         let r = analyze(PartitionCount::new(n).unwrap(), &recs, &all_candidates());
         let f = mixture_finding("notifications", &r).unwrap();
-        assert_eq!(f.kind(), "mixed_partitioners");
+        assert_eq!(f.kind(), "mixed-partitioners");
         let text = f.to_string();
         assert!(
             text.starts_with("notifications: written by 2 partitioners"),

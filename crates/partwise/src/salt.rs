@@ -17,6 +17,7 @@
 
 use crate::count::PartitionCount;
 use crate::encoding::KeyFormat;
+use crate::findings::Finding;
 use crate::partitioner::Partitioner;
 use crate::topology::Topology;
 use crate::Error;
@@ -439,19 +440,6 @@ pub struct GroupTopic {
     pub producers: Vec<GroupProducer>,
 }
 
-/// Why a key of a co-partition group cannot be salted without breaking its
-/// join. `kind` is stable; the message names the topic and producer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// A stable id: `partition_counts_differ`, `no_producer`, `keyless_producer`,
-    /// `key_fields_differ`, `key_format_cannot_salt`, `sub_keys_land_apart`.
-    pub kind: &'static str,
-    /// What makes it impossible, naming the topics and producers.
-    pub message: String,
-    /// What to change first, in the clients' own terms.
-    pub fix: String,
-}
-
 /// The partition each sub-key of a salted key lands on, per topic.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SubKeyPlacement {
@@ -497,7 +485,7 @@ pub struct GroupSaltPlan {
     /// is spread over.
     pub spans: Vec<(Vec<u8>, Vec<u32>)>,
     /// Why salting would break the join; empty when every topic can be salted alike.
-    pub refusals: Vec<Refusal>,
+    pub refusals: Vec<Finding>,
     /// The salted keys whose records already land on different partitions
     /// (different partitioners or key formats), unsalted: their join is
     /// broken before any salt.
@@ -603,64 +591,48 @@ pub fn recommend_group(
     let mut refusals = Vec::new();
     for tp in &topics[1..] {
         if tp.partitions != n {
-            refusals.push(Refusal {
-                kind: "partition_counts_differ",
-                message: format!(
+            refusals.push(Finding::new("partition-counts-differ", format!(
                     "{} has {} partitions and {} has {}: a sub-key lands on different partition numbers in them, salted or not",
                     home.name, n, tp.name, tp.partitions
-                ),
-                fix: format!(
+                ), format!(
                     "bring {} and {} to one partition count first (partwise resize shows the procedures), then salt them alike",
                     home.name, tp.name
-                ),
-            });
+                )));
         }
         let (a, b) = (&home.key, &t.topic(&tp.name).and_then(|x| x.key.clone()));
         if let (Some(a), Some(b)) = (a, b) {
             if a != b {
-                refusals.push(Refusal {
-                    kind: "key_fields_differ",
-                    message: format!(
+                refusals.push(Finding::new("key-fields-differ", format!(
                         "{} is keyed by {a} and {} by {b}: the same sub-key names different things in them",
                         home.name, tp.name
-                    ),
-                    fix: format!(
+                    ), format!(
                         "key {} and {} by one field before joining or salting them",
                         home.name, tp.name
-                    ),
-                });
+                    )));
             }
         }
     }
     for tp in &topics {
         if tp.producers.is_empty() {
-            refusals.push(Refusal {
-                kind: "no_producer",
-                message: format!(
+            refusals.push(Finding::new("no-producer", format!(
                     "{} declares no producer: which client writes it, and so where its sub-keys land, is unknown",
                     tp.name
-                ),
-                fix: format!(
+                ), format!(
                     "declare the producers that write {} under its [[topic]] ([[topic.producer]] with partitioner and key_format)",
                     tp.name
-                ),
-            });
+                )));
         }
         for p in &tp.producers {
             if p.partitioner.is_none() {
-                refusals.push(Refusal {
-                    kind: "keyless_producer",
-                    message: format!(
+                refusals.push(Finding::new("keyless-producer", format!(
                         "{} writes {} without placing records by key: its records follow no key, so none can follow a sub-key",
                         p.label(),
                         tp.name
-                    ),
-                    fix: format!(
+                    ), format!(
                         "make {} write {}'s key with its client's default key-hashing partitioner, as the other producers of the group do, before salting",
                         p.label(),
                         tp.name
-                    ),
-                });
+                    )));
             }
         }
     }
@@ -707,20 +679,16 @@ pub fn recommend_group(
                     let Ok(bytes) = p.key_format.encode(&sub) else {
                         let who = (p.label(), tp.name.clone());
                         if !unencodable.contains(&who) {
-                            refusals.push(Refusal {
-                                kind: "key_format_cannot_salt",
-                                message: format!(
+                            refusals.push(Finding::new("key-format-cannot-salt", format!(
                                     "{} writes {} keys as {}: '{}' is no key it can serialize, so its records cannot carry the sub-keys",
                                     who.0,
                                     tp.name,
                                     p.key_format,
                                     String::from_utf8_lossy(&sub)
-                                ),
-                                fix: format!(
+                                ), format!(
                                     "isolate the key instead (its own partition in every topic of the group), or give {} a string key format so it can write the sub-keys",
                                     who.0
-                                ),
-                            });
+                                )));
                             unencodable.push(who);
                         }
                         continue;
@@ -736,9 +704,7 @@ pub fn recommend_group(
                         }
                         Some((who, f, fpt, ffmt)) if *f != q && !apart_reported => {
                             apart_reported = true;
-                            refusals.push(Refusal {
-                                kind: "sub_keys_land_apart",
-                                message: format!(
+                            refusals.push(Finding::new("sub-keys-land-apart", format!(
                                     "'{}' goes to partition {f} by {who} ({}, key format {ffmt}) but to partition {q} by {} in {} ({}, key format {}): with different partitioners or key formats the sub-keys do not meet",
                                     String::from_utf8_lossy(&sub),
                                     fpt.setting(),
@@ -746,8 +712,7 @@ pub fn recommend_group(
                                     tp.name,
                                     pt.setting(),
                                     p.key_format
-                                ),
-                                fix: match fpt.compatible_in(pt.client()).first() {
+                                ), match fpt.compatible_in(pt.client()).first() {
                                     Some(c) if *ffmt == p.key_format => format!(
                                         "make {} place keys as {who} does: {}; then salt every topic alike",
                                         p.label(),
@@ -756,8 +721,7 @@ pub fn recommend_group(
                                     _ => format!(
                                         "make every producer of the group use one partitioner and key format (as {who} does), or isolate the key with one partitioner in all of them"
                                     ),
-                                },
-                            });
+                                }));
                         }
                         _ => {}
                     }
@@ -1055,23 +1019,23 @@ topics = ["market-updates", "notifications"]
         // Sarama's default hash (FNV-1a) puts the sub-keys elsewhere.
         assert_eq!(
             kinds(r#"{ name = "go-alerts", partitioner = "sarama" }"#, 6),
-            ["sub_keys_land_apart"]
+            ["sub-keys-land-apart"]
         );
         assert_eq!(
             kinds(
                 r#"{ name = "batch", partitioner = "kafkajs", keyless = true }"#,
                 6
             ),
-            ["keyless_producer"]
+            ["keyless-producer"]
         );
-        assert!(kinds(ALERTS, 9).contains(&"partition_counts_differ"));
-        assert_eq!(kinds("", 6), ["no_producer"]);
+        assert!(kinds(ALERTS, 9).contains(&"partition-counts-differ"));
+        assert_eq!(kinds("", 6), ["no-producer"]);
         assert_eq!(
             kinds(
                 r#"{ name = "ids", partitioner = "kafkajs", key_format = "int32" }"#,
                 6
             ),
-            ["key_format_cannot_salt"]
+            ["key-format-cannot-salt"]
         );
         let (t, counts) = ticker(r#"{ name = "go-alerts", partitioner = "sarama" }"#, 6);
         let plan = group_plan(&t, &counts);

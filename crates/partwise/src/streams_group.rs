@@ -9,7 +9,7 @@
 //! The description comes in the core's terms from partwise-kafka; the
 //! partition counts are the cluster's.
 
-use crate::readiness::Finding;
+use crate::findings::Finding;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -145,7 +145,7 @@ pub struct TaskPartitions {
 
 /// The judged group; its JSON is `kafka group --format json`'s for a
 /// streams group.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StreamsReport {
     /// The group as described.
     #[serde(flatten)]
@@ -153,27 +153,7 @@ pub struct StreamsReport {
     /// Each member's active tasks with their partitions, by member then task.
     pub tasks: Vec<TaskPartitions>,
     /// What is wrong.
-    #[serde(serialize_with = "findings_json")]
     pub findings: Vec<Finding>,
-}
-
-fn findings_json<S: serde::Serializer>(fs: &[Finding], s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        kind: &'a str,
-        message: &'a str,
-        fix: &'a str,
-    }
-    let mut seq = s.serialize_seq(Some(fs.len()))?;
-    for f in fs {
-        seq.serialize_element(&Doc {
-            kind: f.kind,
-            message: &f.message,
-            fix: &f.fix,
-        })?;
-    }
-    seq.end()
 }
 
 /// Judges `group` against the cluster's partition counts (`counts`, by
@@ -218,19 +198,19 @@ pub fn analyze(
                 }
             }
         };
-        findings.push(Finding {
-            kind: NOT_READY,
-            message: format!(
+        findings.push(Finding::new(
+            NOT_READY,
+            format!(
                 "streams group {} is NOT_READY ({reason}); every member is given no tasks and \
                  processes nothing",
                 group.group
             ),
-            fix: "create the missing source topics, and give the topics each join reads the \
+            "create the missing source topics, and give the topics each join reads the \
                   same partition count (`partwise check --streams` on the application's \
                   describe() text names them and their counts); the group leaves NOT_READY \
                   at its members' next heartbeat"
                 .to_string(),
-        });
+        ));
     }
     let subs: BTreeMap<&str, &SubTopology> = group
         .subtopologies
@@ -245,17 +225,17 @@ pub fn analyze(
         for t in active {
             let Some(sub) = subs.get(t.subtopology.as_str()) else {
                 if group.subtopologies.is_some() {
-                    findings.push(Finding {
-                        kind: UNKNOWN_SUBTOPOLOGY,
-                        message: format!(
+                    findings.push(Finding::new(
+                        UNKNOWN_SUBTOPOLOGY,
+                        format!(
                             "member {} holds task {t}, of sub-topology {} the coordinator does \
                              not describe",
                             m.member_id, t.subtopology
                         ),
-                        fix: "describe the group again once its members have caught up with \
+                        "describe the group again once its members have caught up with \
                               the topology (their member epochs reach the group epoch)"
                             .to_string(),
-                    });
+                    ));
                 }
                 continue;
             };
@@ -277,9 +257,9 @@ pub fn analyze(
                     Some(n) => format!("{topic} ({n} partitions)"),
                     None => format!("{topic} (not in the cluster)"),
                 };
-                findings.push(Finding {
-                    kind: TASK_SPLIT,
-                    message: format!(
+                findings.push(Finding::new(
+                    TASK_SPLIT,
+                    format!(
                         "task {t} on member {} holds partition {} of {} but not of {}: the \
                          sources of sub-topology {} that it joins are not co-partitioned, so \
                          its join sees only part of a key's records",
@@ -297,11 +277,11 @@ pub fn analyze(
                             .join(", "),
                         sub.id
                     ),
-                    fix: "give every source topic of the sub-topology the same partition \
+                    "give every source topic of the sub-topology the same partition \
                           count (add partitions to the smaller one, or repartition through a \
                           topic of the larger count), then restart the application"
                         .to_string(),
-                });
+                ));
             }
             tasks.push(TaskPartitions {
                 task: t,
@@ -353,7 +333,7 @@ pub struct ClassicStreamsMember {
 
 /// A classic-protocol Streams group's members and tasks, judged; its JSON
 /// is the `streams` field of `kafka group --format json` for such a group.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClassicStreamsReport {
     /// The members, as their user data says.
     pub members: Vec<ClassicStreamsMember>,
@@ -362,7 +342,6 @@ pub struct ClassicStreamsReport {
     /// that sub-topology holds) of which it holds no partition p.
     pub tasks: Vec<TaskPartitions>,
     /// What is wrong.
-    #[serde(serialize_with = "findings_json")]
     pub findings: Vec<Finding>,
 }
 
@@ -388,19 +367,19 @@ pub fn analyze_classic(
     let mut tasks = Vec::new();
     for m in &members {
         if let Some(why) = &m.unknown {
-            findings.push(Finding {
-                kind: MEMBER_UNKNOWN,
-                message: format!(
+            findings.push(Finding::new(
+                MEMBER_UNKNOWN,
+                format!(
                     "member {} ({}) of Kafka Streams group {group}: its Streams user data \
                      could not be read ({why}), so its process and tasks are unknown",
                     m.member_id, m.client_id
                 ),
-                fix: "run every instance of the application on one Kafka Streams release \
+                "run every instance of the application on one Kafka Streams release \
                       (they write the subscription and assignment versions 1 to 11 that are \
                       read here), or move it to group.protocol=streams, which the broker \
                       describes (Kafka Streams and brokers 4.2 or later)"
                     .to_string(),
-            });
+            ));
             continue;
         }
         for h in &m.active {
@@ -417,9 +396,9 @@ pub fn analyze_classic(
                 holds.iter().any(|(x, _)| j.contains(x)) && missing.iter().any(|x| j.contains(x))
             });
             if joined {
-                findings.push(Finding {
-                    kind: TASK_SPLIT,
-                    message: format!(
+                findings.push(Finding::new(
+                    TASK_SPLIT,
+                    format!(
                         "task {t} on member {} holds {} but no partition {} of {}: the \
                          sources it joins are not co-partitioned in its assignment, so its \
                          join sees only part of a key's records",
@@ -432,11 +411,11 @@ pub fn analyze_classic(
                         t.partition,
                         missing.join(", "),
                     ),
-                    fix: "give every source topic a join reads the same partition count (add \
+                    "give every source topic a join reads the same partition count (add \
                           partitions to the smaller one, or repartition through a topic of \
                           the larger count), then restart the application"
                         .to_string(),
-                });
+                ));
             }
             tasks.push(TaskPartitions {
                 task: t.clone(),

@@ -84,7 +84,7 @@ pub fn placement(v: &PlacementVerdict) -> Line {
             "consumer group {} ({}) keeps the units of {} whole",
             v.consumer_group, v.assignor, v.copartition
         )
-    } else if v.kind() == Some("placement_unchecked") {
+    } else if v.kind() == Some("placement-unchecked") {
         format!(
             "consumer group {} ({}) on {}: not every declared member count was checked ({})",
             v.consumer_group,

@@ -315,7 +315,7 @@ fn fix_json(f: &PlacementFix) -> Value {
 }
 
 fn finding_json(f: &LeaderFinding) -> Value {
-    json!({"kind": f.kind(), "message": f.to_string(), "fix": f.fix()})
+    serde_json::to_value(f.finding()).unwrap_or_default()
 }
 
 fn write_findings(found: &[LeaderFinding], out: &mut impl Write) -> Result<()> {

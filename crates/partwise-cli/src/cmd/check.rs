@@ -249,7 +249,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// What the audit of each source topic found that its observed producer
 /// cannot say (unreadable, no keyed records, records no known partitioner
 /// explains, several partitioners, mixed key encodings) joins its group's
-/// reasons, in place of `no_producers`: who writes the topic was looked at.
+/// reasons, in place of `no-producers`: who writes the topic was looked at.
 fn with_audits(report: &mut Report, audited: &[partwise_kafka::audit::TopicAudit]) {
     use partwise::findings::Reason;
     for g in &mut report.groups {
@@ -301,9 +301,9 @@ fn placement_table(p: &PlacementVerdict, out: &mut impl Write) -> Result<()> {
         writeln!(out, "{head}: units whole")?;
         return note(out);
     }
-    if p.kind() == Some("placement_unchecked") {
+    if p.kind() == Some("placement-unchecked") {
         writeln!(out, "{head}: NOT ALL COUNTS CHECKED")?;
-    } else if p.kind() == Some("counts_differ") {
+    } else if p.kind() == Some("counts-differ") {
         writeln!(out, "{head}: PARTITION COUNTS DIFFER")?;
     } else {
         writeln!(out, "{head}: UNITS SPLIT")?;

@@ -3,7 +3,7 @@
 //! `assign` and `report` all print them through these.
 
 use crate::exit::Result;
-use partwise::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};
+use partwise::findings::{FamilyReason, ProducerRef, Reason};
 use partwise::placement::{PlacementFix, PlacementVerdict};
 use partwise::resize::joined::{Moved, Procedure, Realign};
 use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Report, Topology};
@@ -21,144 +21,15 @@ fn fraction(part: usize, whole: usize) -> Value {
 
 /// A producer reference as JSON, as every finding carries it.
 pub fn producer_json(p: &ProducerRef) -> Value {
-    json!({
-        "topic": p.topic,
-        "index": p.index,
-        "name": p.name,
-        "partitioner": p.partitioner.map(|p| p.spec()),
-        "key_format": p.key_format.to_string(),
-    })
+    serde_json::to_value(p).unwrap_or_default()
 }
 
-fn sample_json(m: &mut Map<String, Value>, s: Option<SampleDiff>) {
-    if let Some(s) = s {
-        m.insert("sample_keys".into(), s.keys.into());
-        m.insert("differ".into(), s.differ.into());
-        m.insert("differ_fraction".into(), fraction(s.differ, s.keys));
-        m.insert("unencodable".into(), s.unencodable.into());
-    }
-}
-
-/// A co-partition finding as JSON: `kind`, `message`, `fix` and its
-/// details, the same whichever command found it.
+/// A co-partition finding as JSON: the core's [`Finding`] (`kind`,
+/// `message`, `fix` and its details), the same whichever command found it.
+///
+/// [`Finding`]: partwise::findings::Finding
 pub fn reason_json(r: &Reason) -> Value {
-    let mut m = Map::new();
-    m.insert("kind".into(), r.kind().into());
-    m.insert("message".into(), r.to_string().into());
-    m.insert("fix".into(), r.fix().into());
-    match r {
-        Reason::PartitionCountsDiffer { counts, .. } => {
-            let c: Map<String, Value> = counts
-                .iter()
-                .map(|(t, n)| (t.clone(), (*n).into()))
-                .collect();
-            m.insert("partitions".into(), c.into());
-        }
-        Reason::KeysDiffer { keys } => {
-            let k: Map<String, Value> = keys
-                .iter()
-                .map(|(t, k)| (t.clone(), k.clone().into()))
-                .collect();
-            m.insert("keys".into(), k.into());
-        }
-        Reason::NoProducers { topic } => {
-            m.insert("topic".into(), topic.clone().into());
-        }
-        Reason::SampleKeysUnplaced {
-            producer,
-            unplaced,
-            example,
-            why,
-            ..
-        } => {
-            m.insert("producer".into(), producer_json(producer));
-            m.insert("unplaced".into(), (*unplaced).into());
-            m.insert("example".into(), example.clone().into());
-            m.insert("why".into(), (*why).into());
-        }
-        Reason::KeylessProducer {
-            producer,
-            declared,
-            behaviour,
-        } => {
-            m.insert("producer".into(), producer_json(producer));
-            m.insert("declared".into(), (*declared).into());
-            m.insert("behaviour".into(), (*behaviour).into());
-        }
-        Reason::PartitionersDisagree { a, b, .. } | Reason::KeyEncodingsDiffer { a, b, .. } => {
-            m.insert(
-                "producers".into(),
-                json!([producer_json(a), producer_json(b)]),
-            );
-        }
-        Reason::TopicUnreadable { topic, error } => {
-            m.insert("topic".into(), topic.clone().into());
-            m.insert("error".into(), error.clone().into());
-        }
-        Reason::NoKeyedRecords { topic } => {
-            m.insert("topic".into(), topic.clone().into());
-        }
-        Reason::RecordsUnexplained {
-            topic,
-            misplaced,
-            best,
-            found,
-        } => {
-            m.insert("topic".into(), topic.clone().into());
-            m.insert("misplaced".into(), (*misplaced).into());
-            m.insert("best".into(), best.clone().into());
-            if let Some(u) = found {
-                m.insert(
-                    "writer".into(),
-                    u.writer.as_ref().map_or(Value::Null, writer_json),
-                );
-                m.insert("unexplained".into(), u.records.into());
-                m.insert("unexplained_share".into(), u.share.into());
-                m.insert("split_keys".into(), u.split_keys.into());
-            }
-        }
-        Reason::ObservedPartitionersDisagree { topics } => {
-            let t: Vec<Value> = topics
-                .iter()
-                .map(|w| json!({"topic": w.topic, "partitioners": w.candidates}))
-                .collect();
-            m.insert("topics".into(), t.into());
-        }
-        Reason::MixedPartitioners {
-            topic,
-            writers,
-            unexplained,
-            unexplained_share,
-            split_keys,
-            ..
-        } => {
-            m.insert("topic".into(), topic.clone().into());
-            let w: Vec<Value> = writers.iter().map(writer_json).collect();
-            m.insert("writers".into(), w.into());
-            m.insert("unexplained".into(), (*unexplained).into());
-            m.insert("unexplained_share".into(), (*unexplained_share).into());
-            m.insert("split_keys".into(), (*split_keys).into());
-        }
-        Reason::ObservedKeyEncodingsDiffer { encodings } => {
-            let e: Map<String, Value> = encodings
-                .iter()
-                .map(|(t, e)| (t.clone(), e.clone().into()))
-                .collect();
-            m.insert("key_encodings".into(), e.into());
-        }
-        _ => {}
-    }
-    sample_json(&mut m, r.sample());
-    Value::Object(m)
-}
-
-fn writer_json(w: &partwise::findings::MixedWriter) -> Value {
-    json!({
-        "partitioner": w.partitioner.spec(),
-        "setting": w.partitioner.setting(),
-        "partitioners": w.candidates,
-        "share": w.share,
-    })
+    serde_json::to_value(r.finding()).unwrap_or_default()
 }
 
 fn alignment_json(m: &mut Map<String, Value>, a: Option<Alignment>, what: &str) {
@@ -203,40 +74,10 @@ pub fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
     m
 }
 
-/// A Redis family finding as JSON: `kind`, `message`, `fix`, and the
-/// patterns (`pattern` too when it names one) and tags it is about.
+/// A Redis family finding as JSON: the core's finding with the patterns
+/// (`pattern` too when it names one) and tags it is about.
 pub fn family_reason_json(r: &FamilyReason) -> Value {
-    let mut v = json!({"kind": r.kind(), "message": r.to_string(), "fix": r.fix()});
-    match r {
-        FamilyReason::NoHashTag { patterns } => {
-            if let [one] = patterns.as_slice() {
-                v["pattern"] = json!(one);
-            }
-            v["patterns"] = json!(patterns);
-        }
-        FamilyReason::EmptyTag { pattern } => v["pattern"] = json!(pattern),
-        FamilyReason::TagWithoutKey { pattern, tag, slot } => {
-            v["pattern"] = json!(pattern);
-            v["tag"] = json!(tag);
-            v["slot"] = json!(slot);
-        }
-        FamilyReason::TagNotJustKey { pattern, tag } => {
-            v["pattern"] = json!(pattern);
-            v["tag"] = json!(tag);
-        }
-        FamilyReason::HashTagsDiffer { tags } => {
-            v["tags"] = tags
-                .iter()
-                .map(|(p, t)| json!({ "pattern": p, "tag": t }))
-                .collect();
-        }
-        FamilyReason::SampleKeysSplit { split, keys } => {
-            v["split"] = json!(split);
-            v["sample_keys"] = json!(keys);
-        }
-        _ => {}
-    }
-    v
+    serde_json::to_value(r.finding()).unwrap_or_default()
 }
 
 /// A placement verdict as JSON, as `check` prints it.

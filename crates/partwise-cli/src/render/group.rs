@@ -266,11 +266,7 @@ pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
         "colocation": colocation,
         "colocation_source": source,
         "split_count": r.split_count,
-        "findings": r.findings.iter().map(|f| json!({
-            "kind": f.kind,
-            "message": f.message,
-            "fix": f.fix,
-        })).collect::<Vec<_>>(),
+        "findings": r.findings,
     });
     if let Some((asg, view)) = &r.predicted {
         doc["prediction"] = json!({

@@ -7,7 +7,7 @@
 
 use crate::exit::Result;
 use crate::output::{visible, Table};
-use partwise::readiness::Finding;
+use partwise::findings::Finding;
 use partwise::streams_group::{ClassicStreamsReport, StreamsReport, Task, TaskHolding};
 use std::io::Write;
 

@@ -6,6 +6,7 @@
 //! or key encodings that disagree) has one variant or one `kind` id and one
 //! wording here, so the two commands report it alike.
 
+use super::{Details, Finding};
 use crate::encoding::KeyFormat;
 use crate::partitioner::Partitioner;
 use std::fmt;
@@ -281,30 +282,36 @@ pub fn summarize<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 impl Reason {
-    /// A stable identifier for scripts: `partition_counts_differ`,
-    /// `keys_differ`, `no_producers`, `keyless_producer`, `sample_keys_unplaced`,
-    /// `partitioners_disagree`, `key_encodings_differ`, and for live topics
-    /// only `topic_unreadable`, `no_keyed_records`, `records_unexplained`,
-    /// `mixed_partitioners`.
+    /// Its stable id (in [`KINDS`](super::KINDS)): `partition-counts-differ`,
+    /// `keys-differ`, `no-producers`, `keyless-producer`, `sample-keys-unplaced`,
+    /// `partitioners-disagree`, `key-encodings-differ`, and for live topics
+    /// only `topic-unreadable`, `no-keyed-records`, `records-unexplained`,
+    /// `mixed-partitioners`.
     /// A finding seen both ways has one id.
     pub fn kind(&self) -> &'static str {
         match self {
-            Reason::PartitionCountsDiffer { .. } => "partition_counts_differ",
-            Reason::KeysDiffer { .. } => "keys_differ",
-            Reason::NoProducers { .. } => "no_producers",
-            Reason::KeylessProducer { .. } => "keyless_producer",
-            Reason::SampleKeysUnplaced { .. } => "sample_keys_unplaced",
+            Reason::PartitionCountsDiffer { .. } => "partition-counts-differ",
+            Reason::KeysDiffer { .. } => "keys-differ",
+            Reason::NoProducers { .. } => "no-producers",
+            Reason::KeylessProducer { .. } => "keyless-producer",
+            Reason::SampleKeysUnplaced { .. } => "sample-keys-unplaced",
             Reason::PartitionersDisagree { .. } | Reason::ObservedPartitionersDisagree { .. } => {
-                "partitioners_disagree"
+                "partitioners-disagree"
             }
             Reason::KeyEncodingsDiffer { .. } | Reason::ObservedKeyEncodingsDiffer { .. } => {
-                "key_encodings_differ"
+                "key-encodings-differ"
             }
-            Reason::TopicUnreadable { .. } => "topic_unreadable",
-            Reason::NoKeyedRecords { .. } => "no_keyed_records",
-            Reason::RecordsUnexplained { .. } => "records_unexplained",
-            Reason::MixedPartitioners { .. } => "mixed_partitioners",
+            Reason::TopicUnreadable { .. } => "topic-unreadable",
+            Reason::NoKeyedRecords { .. } => "no-keyed-records",
+            Reason::RecordsUnexplained { .. } => "records-unexplained",
+            Reason::MixedPartitioners { .. } => "mixed-partitioners",
         }
+    }
+
+    /// The finding, as every command prints it.
+    pub fn finding(&self) -> Finding {
+        Finding::new(self.kind(), self.to_string(), self.fix())
+            .with(Details::Copartition(self.clone()))
     }
 
     /// What to change so that the reason goes away, in the terms of the

@@ -4,6 +4,7 @@
 //! fix, and [`topic_drift`] finds them from what an audit read (the live
 //! partition count and the core's [`Routing`] of the sampled records).
 
+use super::Finding;
 use crate::partitioner::Partitioner;
 use crate::resize::producer_defaults;
 use crate::routing::Routing;
@@ -63,17 +64,22 @@ impl Drift {
     /// The stable id of this kind of drift.
     pub fn kind(&self) -> &'static str {
         match self {
-            Drift::Unreadable { .. } => "topic_unreadable",
-            Drift::PartitionCount { .. } => "partition_count_drift",
-            Drift::Partitioner { .. } => "partitioner_drift",
-            Drift::Mixed { .. } => "partitioners_mixed_drift",
-            Drift::Partial => "audit_partial",
+            Drift::Unreadable { .. } => "topic-unreadable",
+            Drift::PartitionCount { .. } => "partition-count-drift",
+            Drift::Partitioner { .. } => "partitioner-drift",
+            Drift::Mixed { .. } => "partitioners-mixed-drift",
+            Drift::Partial => "audit-partial",
         }
     }
 
     /// What to do about it.
     pub fn fix(&self) -> String {
         BRING_TOGETHER.to_string()
+    }
+
+    /// The finding, as every command prints it.
+    pub fn finding(&self) -> Finding {
+        Finding::new(self.kind(), self.to_string(), self.fix())
     }
 }
 
@@ -225,7 +231,7 @@ mod tests {
         let d = topic_drift(&t, "orders", None, Some(8), None);
         assert_eq!(d.partitioner, Some("java".parse().unwrap()));
         assert_eq!(d.drifts.len(), 1);
-        assert_eq!(d.drifts[0].kind(), "partition_count_drift");
+        assert_eq!(d.drifts[0].kind(), "partition-count-drift");
         assert_eq!(
             d.drifts[0].to_string(),
             "orders: declared 6 partitions, the cluster has 8"
@@ -234,7 +240,7 @@ mod tests {
             .drifts
             .is_empty());
         let gone = topic_drift(&t, "orders", Some("unknown topic"), None, None);
-        assert_eq!(gone.drifts[0].kind(), "topic_unreadable");
+        assert_eq!(gone.drifts[0].kind(), "topic-unreadable");
         assert_eq!(gone.drifts[0].to_string(), "orders: unknown topic");
     }
 }

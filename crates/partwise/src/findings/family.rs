@@ -3,6 +3,7 @@
 //! `[[redis_family]]` is checked (`partwise check`) or patterns are linted
 //! against a live cluster (`partwise redis check`). One type, one set of ids.
 
+use super::{Details, Finding};
 use std::fmt;
 
 /// One finding about a Redis key family.
@@ -55,17 +56,23 @@ pub enum FamilyReason {
 }
 
 impl FamilyReason {
-    /// A stable identifier: `no_hash_tag`, `empty_tag`, `tag_without_key`,
-    /// `tag_not_just_key`, `hash_tags_differ` or `sample_keys_split`.
+    /// Its stable id (in [`KINDS`](super::KINDS)): `no-hash-tag`, `empty-tag`,
+    /// `tag-without-key`, `tag-not-just-key`, `hash-tags-differ` or
+    /// `sample-keys-split`.
     pub fn kind(&self) -> &'static str {
         match self {
-            FamilyReason::NoHashTag { .. } => "no_hash_tag",
-            FamilyReason::EmptyTag { .. } => "empty_tag",
-            FamilyReason::TagWithoutKey { .. } => "tag_without_key",
-            FamilyReason::TagNotJustKey { .. } => "tag_not_just_key",
-            FamilyReason::HashTagsDiffer { .. } => "hash_tags_differ",
-            FamilyReason::SampleKeysSplit { .. } => "sample_keys_split",
+            FamilyReason::NoHashTag { .. } => "no-hash-tag",
+            FamilyReason::EmptyTag { .. } => "empty-tag",
+            FamilyReason::TagWithoutKey { .. } => "tag-without-key",
+            FamilyReason::TagNotJustKey { .. } => "tag-not-just-key",
+            FamilyReason::HashTagsDiffer { .. } => "hash-tags-differ",
+            FamilyReason::SampleKeysSplit { .. } => "sample-keys-split",
         }
+    }
+
+    /// The finding, as every command prints it.
+    pub fn finding(&self) -> Finding {
+        Finding::new(self.kind(), self.to_string(), self.fix()).with(Details::Family(self.clone()))
     }
 
     /// Whether the finding is a problem (members split, or every key in one

@@ -6,6 +6,7 @@
 //! throw. partwise's own leader drops such claims; these findings say what
 //! the Java leader would do instead.
 
+use super::Finding;
 use crate::assign::{AssignError, Assignment, Assignor, Group};
 use std::fmt;
 
@@ -122,6 +123,11 @@ impl LeaderFinding {
             LeaderFinding::Unsubscribed { .. } => "java-leader-assigns-unsubscribed-topic",
             LeaderFinding::Throws { .. } => "java-leader-throws",
         }
+    }
+
+    /// The finding, as every command prints it.
+    pub fn finding(&self) -> Finding {
+        Finding::new(self.kind(), self.to_string(), self.fix())
     }
 
     /// What to do about it.

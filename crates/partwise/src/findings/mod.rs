@@ -1,15 +1,18 @@
-//! What partwise's checks report, in one vocabulary with stable `kind` ids:
-//! [`Reason`] for topics that must be co-partitioned (declared in a topology
-//! file, or observed on live topics) and [`FamilyReason`] for Redis key
-//! families (a topology file's, or patterns linted against a live cluster);
-//! [`Drift`] for a live topic that differs from its declaration.
-//!
-//! Each finding carries its message (`Display`) and its fix (`fix()`), so
-//! every command that sees the same finding reports it in the same words.
+//! What partwise's checks report: one [`Finding`] type (kind, message, fix,
+//! details), with every kind's id in one registry, [`KINDS`]. The checks
+//! keep typed details: [`Reason`] for topics that must be co-partitioned
+//! (declared in a topology file, or observed on live topics),
+//! [`FamilyReason`] for Redis key families (a topology file's, or patterns
+//! linted against a live cluster), [`Drift`] for a live topic that differs
+//! from its declaration, [`LeaderFinding`] for what a client's leader does
+//! with stale claims; each gives its [`Finding`] (`finding()`), so every
+//! command that sees the same finding reports it in the same words and JSON.
 
 mod copartition;
+mod details;
 mod drift;
 mod family;
+mod finding;
 mod leader;
 #[cfg(test)]
 mod texts;
@@ -19,6 +22,7 @@ pub use copartition::{
 };
 pub use drift::{topic_drift, Drift, TopicDrift};
 pub use family::FamilyReason;
+pub use finding::{kind, Details, Finding, Kind, Severity, KINDS};
 pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
 
 #[cfg(test)]
@@ -45,7 +49,7 @@ mod tests {
         let lint = crate::family::lint(&untagged);
         let from_check = family_reasons(&untagged);
         assert_eq!(lint, from_check);
-        assert_eq!(lint[0].kind(), "no_hash_tag");
+        assert_eq!(lint[0].kind(), "no-hash-tag");
         assert_eq!(
             lint[0].to_string(),
             "no hash tag in market:%s: the whole key is hashed, so members of one family land in unrelated slots"
@@ -55,7 +59,7 @@ mod tests {
         let differ = ["market:{%s}", "notif:{n-%s}"];
         let lint = crate::family::lint(&differ);
         let kinds: Vec<&str> = lint.iter().map(FamilyReason::kind).collect();
-        assert_eq!(kinds, ["tag_not_just_key", "hash_tags_differ"]);
+        assert_eq!(kinds, ["tag-not-just-key", "hash-tags-differ"]);
         // The note is the lint's alone; the problem is the same value in both.
         assert_eq!(family_reasons(&differ), lint[1..]);
 
@@ -66,7 +70,7 @@ mod tests {
             .iter()
             .map(FamilyReason::kind)
             .collect();
-        assert_eq!(kinds, ["no_hash_tag", "empty_tag"]);
+        assert_eq!(kinds, ["no-hash-tag", "empty-tag"]);
         assert_eq!(
             family_reasons(&both),
             [FamilyReason::NoHashTag {
@@ -142,19 +146,19 @@ mod tests {
         assert_eq!(
             ids,
             [
-                "partition_counts_differ",
-                "keys_differ",
-                "no_producers",
-                "sample_keys_unplaced",
-                "keyless_producer",
-                "partitioners_disagree",
-                "partitioners_disagree",
-                "key_encodings_differ",
-                "key_encodings_differ",
-                "topic_unreadable",
-                "no_keyed_records",
-                "records_unexplained",
-                "mixed_partitioners"
+                "partition-counts-differ",
+                "keys-differ",
+                "no-producers",
+                "sample-keys-unplaced",
+                "keyless-producer",
+                "partitioners-disagree",
+                "partitioners-disagree",
+                "key-encodings-differ",
+                "key-encodings-differ",
+                "topic-unreadable",
+                "no-keyed-records",
+                "records-unexplained",
+                "mixed-partitioners"
             ]
         );
     }

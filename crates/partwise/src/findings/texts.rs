@@ -132,30 +132,30 @@ fn check(what: &str, message: Option<&str>, fix: &[String], failures: &mut Vec<S
 
 fn covered_reason(r: &Reason) -> &'static str {
     match r {
-        Reason::PartitionCountsDiffer { .. } => "partition_counts_differ",
-        Reason::KeysDiffer { .. } => "keys_differ",
-        Reason::NoProducers { .. } => "no_producers",
-        Reason::KeylessProducer { .. } => "keyless_producer",
-        Reason::SampleKeysUnplaced { .. } => "sample_keys_unplaced",
-        Reason::PartitionersDisagree { .. } => "partitioners_disagree",
-        Reason::KeyEncodingsDiffer { .. } => "key_encodings_differ",
-        Reason::TopicUnreadable { .. } => "topic_unreadable",
-        Reason::NoKeyedRecords { .. } => "no_keyed_records",
-        Reason::RecordsUnexplained { .. } => "records_unexplained",
+        Reason::PartitionCountsDiffer { .. } => "partition-counts-differ",
+        Reason::KeysDiffer { .. } => "keys-differ",
+        Reason::NoProducers { .. } => "no-producers",
+        Reason::KeylessProducer { .. } => "keyless-producer",
+        Reason::SampleKeysUnplaced { .. } => "sample-keys-unplaced",
+        Reason::PartitionersDisagree { .. } => "partitioners-disagree",
+        Reason::KeyEncodingsDiffer { .. } => "key-encodings-differ",
+        Reason::TopicUnreadable { .. } => "topic-unreadable",
+        Reason::NoKeyedRecords { .. } => "no-keyed-records",
+        Reason::RecordsUnexplained { .. } => "records-unexplained",
         Reason::ObservedPartitionersDisagree { .. } => "observed_partitioners_disagree",
         Reason::ObservedKeyEncodingsDiffer { .. } => "observed_key_encodings_differ",
-        Reason::MixedPartitioners { .. } => "mixed_partitioners",
+        Reason::MixedPartitioners { .. } => "mixed-partitioners",
     }
 }
 
 fn covered_family(r: &FamilyReason) -> &'static str {
     match r {
-        FamilyReason::NoHashTag { .. } => "no_hash_tag",
-        FamilyReason::EmptyTag { .. } => "empty_tag",
-        FamilyReason::TagWithoutKey { .. } => "tag_without_key",
-        FamilyReason::TagNotJustKey { .. } => "tag_not_just_key",
-        FamilyReason::HashTagsDiffer { .. } => "hash_tags_differ",
-        FamilyReason::SampleKeysSplit { .. } => "sample_keys_split",
+        FamilyReason::NoHashTag { .. } => "no-hash-tag",
+        FamilyReason::EmptyTag { .. } => "empty-tag",
+        FamilyReason::TagWithoutKey { .. } => "tag-without-key",
+        FamilyReason::TagNotJustKey { .. } => "tag-not-just-key",
+        FamilyReason::HashTagsDiffer { .. } => "hash-tags-differ",
+        FamilyReason::SampleKeysSplit { .. } => "sample-keys-split",
     }
 }
 
@@ -700,8 +700,8 @@ fn every_finding_kind_says_its_fix_without_holes() {
     );
     // Every placement, resize and readiness finding looked for was reached.
     for k in [
-        "units_split",
-        "counts_differ",
+        "units-split",
+        "counts-differ",
         "multiple",
         "drain",
         "together",
@@ -712,7 +712,7 @@ fn every_finding_kind_says_its_fix_without_holes() {
     }
 }
 
-fn streams_group_findings() -> Vec<crate::readiness::Finding> {
+fn streams_group_findings() -> Vec<crate::findings::Finding> {
     use crate::streams_group::{analyze, StreamsGroup, StreamsMember, SubTopology, Task, Tasks};
     use std::collections::BTreeMap;
     let sub = |sources: &[&str]| SubTopology {
@@ -910,6 +910,14 @@ fn readiness_findings() -> Vec<(Client, &'static str, String, String)> {
             member("m1", &["a", "b"], &[("a", &[0]), ("b", &[1])]),
             member("m2", &["a"], &[("a", &[1])]),
         ],
+        // Mid-rebalance: the broker returned neither subscription nor
+        // assignment.
+        vec![DescribedMember {
+            id: "m1".into(),
+            subscription: None,
+            assignment: None,
+            undecodable: None,
+        }],
     ];
     let topic_sets = [
         vec![topic("a", 2), topic("b", 2)],
@@ -1014,6 +1022,45 @@ fn readiness_findings() -> Vec<(Client, &'static str, String, String)> {
                 }
             }
         }
+    }
+    // A consumer-protocol group mid-rebalance: members reconciling toward a
+    // target that keeps units whole, no target returned, and the
+    // coordinator computing a new one.
+    let whole = vec![
+        member("m1", &["a", "b"], &[("a", &[0]), ("b", &[0])]),
+        member("m2", &["a", "b"], &[("a", &[1]), ("b", &[1])]),
+    ];
+    let split = vec![
+        member("m1", &["a", "b"], &[("a", &[0]), ("b", &[1])]),
+        member("m2", &["a", "b"], &[("a", &[1]), ("b", &[0])]),
+    ];
+    let unassigned: Vec<DescribedMember> = whole
+        .iter()
+        .map(|m| DescribedMember {
+            assignment: None,
+            ..m.clone()
+        })
+        .collect();
+    for (current, target, assigning) in [
+        (&split, &whole, false),
+        (&whole, &unassigned, false),
+        (&whole, &whole, true),
+    ] {
+        let r = crate::readiness::consumer_with(
+            "uniform",
+            current,
+            target,
+            &brokers[1],
+            &topic_sets[0],
+            crate::assign::Assignor::Kip848Range,
+            assigning,
+            &[],
+        );
+        out.extend(
+            r.findings
+                .into_iter()
+                .map(|f| (Client::Unknown, f.kind, f.message, f.fix)),
+        );
     }
     out
 }
@@ -1148,6 +1195,178 @@ fn every_client_is_told_its_own_settings() {
                 }
             }
         }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every finding kind a check reports, walked above, is in the registry,
+/// and every registered kind is one a check reports: the registry is the
+/// list of ids, not a wish list.
+#[test]
+fn the_registry_is_every_kind_reported() {
+    use super::leader::LeaderFinding;
+    use super::KINDS;
+    let mut seen = std::collections::BTreeSet::new();
+    seen.extend(reasons().iter().map(Reason::kind));
+    seen.extend(drifts().iter().map(Drift::kind));
+    seen.extend(families().iter().map(FamilyReason::kind));
+    for (a, b) in [(6, 6), (9, 6), (12, 6), (3, 1)] {
+        for assignor in ["kafkajs:roundrobin", "copartitioned", "java:range"] {
+            for members in ["1", "4", "\"1..8\""] {
+                seen.extend(
+                    placements(&pair(a, b, members, assignor))
+                        .iter()
+                        .filter_map(|v| v.kind()),
+                );
+            }
+        }
+    }
+    // A group subscribed to one topic of its pair.
+    let t: Topology = "[[topic]]\nname = \"a\"\npartitions = 6\n[[topic]]\nname = \"b\"\npartitions = 6\n\
+         [[copartition]]\nname = \"ab\"\ntopics = [\"a\", \"b\"]\n\
+         [[consumer_group]]\nname = \"g\"\nassignor = \"java:range\"\nmembers = 2\nsubscriptions = [\"a\"]\n"
+        .parse()
+        .unwrap();
+    seen.extend(placements(&t).iter().filter_map(|v| v.kind()));
+    // A sweep the simulation budget cuts short.
+    let wide = pair(100, 100, "\"1..50\"", "copartitioned");
+    seen.extend(
+        crate::topology::placement::placements_within(&wide, 20_000)
+            .iter()
+            .filter_map(|v| v.kind()),
+    );
+    seen.extend(
+        [
+            Refusal::Policy,
+            Refusal::ProtocolType,
+            Refusal::TooLarge,
+            Refusal::CustomAssignor,
+            Refusal::Full,
+            Refusal::Malformed,
+        ]
+        .map(Refusal::kind),
+    );
+    let member = crate::described::DescribedMember {
+        id: "m-1".into(),
+        subscription: None,
+        assignment: None,
+        undecodable: Some("bad".into()),
+    };
+    seen.extend(
+        crate::described::undecodable_findings(&[member])
+            .iter()
+            .map(|f| f.kind),
+    );
+    seen.extend(streams_group_findings().iter().map(|f| f.kind));
+    seen.extend(readiness_findings().iter().map(|(_, k, _, _)| *k));
+    for a in [Assignor::JavaSticky, Assignor::KafkaPythonSticky] {
+        for f in [
+            LeaderFinding::MissingPartition {
+                assignor: a,
+                member: "m".into(),
+                topic: "t".into(),
+                partition: 6,
+                partitions: 6,
+            },
+            LeaderFinding::AssignedTwice {
+                assignor: a,
+                topic: "t".into(),
+                partition: 1,
+                members: vec!["m0".into(), "m1".into()],
+            },
+            LeaderFinding::Unsubscribed {
+                assignor: a,
+                member: "m".into(),
+                topic: "t".into(),
+                partition: 0,
+            },
+            LeaderFinding::Throws {
+                assignor: a,
+                exception: "E".into(),
+                message: "m".into(),
+                stale: None,
+            },
+        ] {
+            seen.insert(f.kind());
+        }
+    }
+    seen.extend(salt_refusals().iter().map(|f| f.kind));
+    let registered: std::collections::BTreeSet<&str> = KINDS.iter().map(|k| k.id).collect();
+    let unregistered: Vec<&&str> = seen.difference(&registered).collect();
+    let unreported: Vec<&&str> = registered.difference(&seen).collect();
+    assert!(
+        unregistered.is_empty(),
+        "reported but not in KINDS: {unregistered:?}"
+    );
+    assert!(
+        unreported.is_empty(),
+        "in KINDS but never reported here: {unreported:?}"
+    );
+}
+
+/// Why a hot key of the ticker's pair cannot be salted, for each way the
+/// partner topic can refuse: every refusal `salt` reports.
+fn salt_refusals() -> Vec<crate::findings::Finding> {
+    let ticker = |key: &str, producer: &str, partitions: u32| -> Topology {
+        format!(
+            "[[topic]]\nname = \"market-updates\"\npartitions = 6\nkey = \"symbol\"\n\
+             producer = [{{ name = \"market-feed\", partitioner = \"kafkajs\" }}]\n\
+             [[topic]]\nname = \"notifications\"\npartitions = {partitions}\nkey = \"{key}\"\n\
+             producer = [{producer}]\n\
+             [[copartition]]\nname = \"ticker\"\ntopics = [\"market-updates\", \"notifications\"]\n"
+        )
+        .parse()
+        .unwrap()
+    };
+    let keys: [(&[u8], u64); 4] = [
+        (b"BBCA", 4500),
+        (b"TLKM", 600),
+        (b"ASII", 611),
+        (b"BMRI", 590),
+    ];
+    let hot = [true, false, false, false];
+    let mut out = Vec::new();
+    for t in [
+        ticker(
+            "symbol",
+            r#"{ name = "go-alerts", partitioner = "sarama" }"#,
+            6,
+        ),
+        ticker(
+            "symbol",
+            r#"{ name = "batch", partitioner = "kafkajs", keyless = true }"#,
+            6,
+        ),
+        ticker(
+            "symbol",
+            r#"{ name = "alerts", partitioner = "kafkajs" }"#,
+            9,
+        ),
+        ticker("symbol", "", 6),
+        ticker(
+            "userId",
+            r#"{ name = "alerts", partitioner = "kafkajs" }"#,
+            6,
+        ),
+        ticker(
+            "symbol",
+            r#"{ name = "ids", partitioner = "kafkajs", key_format = "int32" }"#,
+            6,
+        ),
+    ] {
+        let plan = crate::salt::recommend_group(&t, "market-updates", &keys, &hot, &[], 1.5, 64)
+            .unwrap()
+            .expect("market-updates is joined");
+        out.extend(plan.refusals);
+    }
+    out
+}
+
+#[test]
+fn every_salt_refusal_says_its_fix_without_holes() {
+    let mut failures = Vec::new();
+    for f in salt_refusals() {
+        check(f.kind, Some(&f.message), &[f.fix], &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

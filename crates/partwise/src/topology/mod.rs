@@ -36,7 +36,7 @@
 //! "#.parse()?;
 //! let report = check(&t, &[b"BBCA"]);
 //! assert!(!report.ok());
-//! assert_eq!(report.groups[0].reasons[0].kind(), "partition_counts_differ");
+//! assert_eq!(report.groups[0].reasons[0].kind(), "partition-counts-differ");
 //! # Ok::<(), partwise::Error>(())
 //! ```
 //!

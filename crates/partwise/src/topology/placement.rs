@@ -250,20 +250,20 @@ impl PlacementVerdict {
         self.fix.as_ref().and_then(|f| f.realign.as_ref())
     }
 
-    /// A stable identifier of the finding: `unsubscribed_topics`,
-    /// `counts_differ` (the co-partitioned topics' partition counts
-    /// differ, so no assignor keeps the join), `units_split`, or
-    /// `placement_unchecked` (nothing split at the counts checked, but the
+    /// A stable identifier of the finding: `unsubscribed-topics`,
+    /// `counts-differ` (the co-partitioned topics' partition counts
+    /// differ, so no assignor keeps the join), `units-split`, or
+    /// `placement-unchecked` (nothing split at the counts checked, but the
     /// budget left declared counts unchecked).
     pub fn kind(&self) -> Option<&'static str> {
         if !self.unsubscribed.is_empty() {
-            Some("unsubscribed_topics")
+            Some("unsubscribed-topics")
         } else if self.realign().is_some() {
-            Some("counts_differ")
+            Some("counts-differ")
         } else if self.counts.iter().any(|c| !c.ok()) {
-            Some("units_split")
+            Some("units-split")
         } else if !self.ok() {
-            Some("placement_unchecked")
+            Some("placement-unchecked")
         } else {
             None
         }
@@ -930,7 +930,7 @@ subscriptions = {subs}
         let v = placements(&t);
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].splitting_counts(), vec![4, 5]);
-        assert_eq!(v[0].kind(), Some("units_split"));
+        assert_eq!(v[0].kind(), Some("units-split"));
         let fix = v[0].fix.as_ref().unwrap();
         assert_eq!(fix.member_counts, vec![1, 2, 3, 6]);
         let specs: Vec<&str> = fix.assignors.iter().map(|a| a.spec()).collect();
@@ -972,7 +972,7 @@ subscriptions = {subs}
         let t = topology("copartitioned", "3", r#"["a"]"#);
         let v = placements(&t);
         assert_eq!(v[0].unsubscribed, vec!["b".to_string()]);
-        assert_eq!(v[0].kind(), Some("unsubscribed_topics"));
+        assert_eq!(v[0].kind(), Some("unsubscribed-topics"));
         assert!(v[0].fix.as_ref().unwrap().advice.contains("subscribe"));
     }
 
@@ -1076,7 +1076,7 @@ subscriptions = {subs}
             assert_eq!(p.counts.last().unwrap().members, cut.checked as u32);
             // Not every count checked: not a pass.
             assert!(!p.ok());
-            assert_eq!(p.kind(), Some("placement_unchecked"));
+            assert_eq!(p.kind(), Some("placement-unchecked"));
             assert!(
                 cut.note().contains(&format!(
                     "{} of the 50 declared member counts (1..50)",
@@ -1105,7 +1105,7 @@ subscriptions = {subs}
             assert_eq!(p.splitting_counts(), expect);
             assert_eq!(p.counts[2].split_count, 10_000);
             assert_eq!(p.counts[2].split.len(), MAX_LISTED_SPLIT);
-            assert_eq!(p.kind(), Some("units_split"));
+            assert_eq!(p.kind(), Some("units-split"));
             let fix = p.fix.as_ref().unwrap();
             let specs: Vec<&str> = fix.assignors.iter().map(|a| a.spec()).collect();
             assert_eq!(specs, ["java:range", "kip848:range", "librdkafka:range"]);
@@ -1133,7 +1133,7 @@ subscriptions = {subs}
             ))
             .unwrap();
             let v = &placements(&t)[0];
-            assert_eq!(v.kind(), Some("counts_differ"), "{a}");
+            assert_eq!(v.kind(), Some("counts-differ"), "{a}");
             assert!(!v.ok());
             let fix = v.fix.as_ref().unwrap();
             assert!(
@@ -1166,7 +1166,7 @@ subscriptions = {subs}
         )
         .unwrap();
         let v = &placements(&t)[0];
-        assert_ne!(v.kind(), Some("counts_differ"));
+        assert_ne!(v.kind(), Some("counts-differ"));
         assert!(v.realign().is_none());
     }
 

@@ -75,7 +75,7 @@ fn eight_partitions_break_it() {
         .unwrap();
     let r = check(&t, &symbols());
     assert!(!r.ok());
-    assert_eq!(kinds(&r), ["partition_counts_differ"]);
+    assert_eq!(kinds(&r), ["partition-counts-differ"]);
     let Reason::PartitionCountsDiffer { counts, sample } = &r.groups[0].reasons[0] else {
         unreachable!()
     };
@@ -105,7 +105,7 @@ fn librdkafka_default_disagrees() {
     .parse()
     .unwrap();
     let r = check(&t, &symbols());
-    assert_eq!(kinds(&r), ["partitioners_disagree"]);
+    assert_eq!(kinds(&r), ["partitioners-disagree"]);
     let reason = &r.groups[0].reasons[0];
     assert!(
         reason.to_string().contains("librdkafka:consistent_random"),
@@ -135,7 +135,7 @@ fn key_encodings_break_it() {
         .parse()
         .unwrap();
         let r = check(&t, &symbols());
-        assert_eq!(kinds(&r), ["key_encodings_differ"], "{fmt}");
+        assert_eq!(kinds(&r), ["key-encodings-differ"], "{fmt}");
         let s = r.groups[0].reasons[0].sample().unwrap();
         if fmt == "avro-sr:1" {
             // Avro writes the symbol with a 6-byte prefix: encodable, but other bytes.
@@ -159,7 +159,7 @@ fn keyless_producers_break_it() {
         .parse()
         .unwrap();
     let r = check(&t, &symbols());
-    assert_eq!(kinds(&r), ["keyless_producer"]);
+    assert_eq!(kinds(&r), ["keyless-producer"]);
     assert!(matches!(
         &r.groups[0].reasons[0],
         Reason::KeylessProducer {
@@ -172,7 +172,7 @@ fn keyless_producers_break_it() {
         .parse()
         .unwrap();
     let r = check(&t, &symbols());
-    assert_eq!(kinds(&r), ["keyless_producer"]);
+    assert_eq!(kinds(&r), ["keyless-producer"]);
     assert!(matches!(
         &r.groups[0].reasons[0],
         Reason::KeylessProducer { declared: true, .. }
@@ -188,11 +188,11 @@ fn every_reason_is_listed() {
     assert_eq!(
         kinds(&r),
         [
-            "partition_counts_differ",
-            "keys_differ",
-            "keyless_producer",
-            "partitioners_disagree",
-            "key_encodings_differ"
+            "partition-counts-differ",
+            "keys-differ",
+            "keyless-producer",
+            "partitioners-disagree",
+            "key-encodings-differ"
         ]
     );
 }
@@ -207,7 +207,7 @@ fn producers_of_one_topic_are_compared() {
     let t: Topology = text.parse().unwrap();
     let r = check(&t, &symbols());
     let k = kinds(&r);
-    assert_eq!(k, ["partitioners_disagree", "partitioners_disagree"]);
+    assert_eq!(k, ["partitioners-disagree", "partitioners-disagree"]);
     assert!(r.groups[0].reasons[0]
         .to_string()
         .contains("market-updates producer 'backfill'"));
@@ -218,7 +218,7 @@ fn topics_without_producers_are_unverified() {
     let t: Topology = "[[topic]]\nname = \"a\"\npartitions = 3\n[[topic]]\nname = \"b\"\npartitions = 3\n[[copartition]]\nname = \"g\"\ntopics = [\"a\", \"b\"]\n"
         .parse()
         .unwrap();
-    assert_eq!(kinds(&check(&t, &[])), ["no_producers", "no_producers"]);
+    assert_eq!(kinds(&check(&t, &[])), ["no-producers", "no-producers"]);
 }
 
 #[test]
@@ -229,7 +229,7 @@ fn redis_families() {
     let r = check(&untagged, &symbols());
     let f = &r.families[0];
     assert!(!f.ok() && !f.shared_hash_tag);
-    assert_eq!(f.reasons[0].kind(), "no_hash_tag");
+    assert_eq!(f.reasons[0].kind(), "no-hash-tag");
     // The seed: 0 of 10 symbols co-locate without a tag.
     assert_eq!(
         f.colocated,
@@ -245,7 +245,7 @@ fn redis_families() {
         .unwrap();
     assert_eq!(
         check(&differ, &[]).families[0].reasons[0].kind(),
-        "hash_tags_differ"
+        "hash-tags-differ"
     );
 
     // An empty key leaves an empty tag, which Redis ignores: the whole key is hashed.
@@ -258,7 +258,7 @@ fn redis_families() {
             aligned: 1
         })
     );
-    assert_eq!(f.reasons[0].kind(), "sample_keys_split");
+    assert_eq!(f.reasons[0].kind(), "sample-keys-split");
 }
 
 #[test]
@@ -466,7 +466,7 @@ fn sample_keys_a_producer_cannot_place_are_a_finding() {
     let t = pair("priority:prefix=VIP_,reserved=9", "string");
     let r = check(&t, &[b"VIP_1", b"BBCA"]);
     assert!(!r.ok());
-    assert_eq!(kinds(&r), ["sample_keys_unplaced", "sample_keys_unplaced"]);
+    assert_eq!(kinds(&r), ["sample-keys-unplaced", "sample-keys-unplaced"]);
     assert!(matches!(
         &r.groups[0].reasons[0],
         Reason::SampleKeysUnplaced { unplaced: 1, keys: 2, why: "rejected", example, .. } if example == "VIP_1"

@@ -8,8 +8,9 @@ use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
 use partwise::assign::BrokerModel;
 use partwise::clients::Client;
+use partwise::findings::Finding;
 use partwise::readiness::{
-    BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
+    BrokerConfig, ClientMembers, ConsumerGroupCheck, KeepsUnits, RangeCheck, Readiness,
     RemoteAssignor, Upgrade,
 };
 use partwise_kafka::readiness::{readiness, ReadinessReport, ServerModels, Verdict};
@@ -423,10 +424,8 @@ fn clients_json(list: &[ClientMembers]) -> Vec<Value> {
         .collect()
 }
 
-fn findings_json(list: &[Finding]) -> Vec<Value> {
-    list.iter()
-        .map(|f| json!({"kind": f.kind, "message": f.message, "fix": f.fix}))
-        .collect()
+fn findings_json(list: &[Finding]) -> Value {
+    serde_json::to_value(list).unwrap_or_default()
 }
 
 fn view_json(v: &partwise::described::View) -> Value {

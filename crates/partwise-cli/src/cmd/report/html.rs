@@ -311,7 +311,7 @@ fn one_placement(s: &mut String, i: usize, p: &Placement) {
         esc(&v.copartition),
         match v.kind() {
             None => "units whole",
-            Some("counts_differ") => "PARTITION COUNTS DIFFER",
+            Some("counts-differ") => "PARTITION COUNTS DIFFER",
             Some(_) => "UNITS SPLIT",
         }
     );

@@ -207,11 +207,7 @@ fn live(m: &Model) -> Value {
                                 "declared_partitioner": t.partitioner.map(|p| p.spec()),
                                 "inferred": t.inferred,
                                 "differences": t.differences.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                                "drifts": t.differences.iter().map(|d| json!({
-                                    "kind": d.kind(),
-                                    "message": d.to_string(),
-                                    "fix": d.fix(),
-                                })).collect::<Vec<_>>(),
+                                "drifts": t.differences.iter().map(|d| d.finding()).collect::<Vec<_>>(),
                             })
                         })
                         .collect();

@@ -117,7 +117,7 @@ fn a_source_of_8_partitions_is_named_with_both_counts() {
     let rs = reasons(&v);
     let counts = rs
         .iter()
-        .find(|m| m.starts_with("partition_counts_differ"))
+        .find(|m| m.starts_with("partition-counts-differ"))
         .unwrap_or_else(|| panic!("{rs:#?}"));
     assert!(counts.contains(&l) && counts.contains('6'), "{counts}");
     assert!(counts.contains(&r) && counts.contains('8'), "{counts}");
@@ -134,7 +134,7 @@ fn a_source_written_with_librdkafkas_default_partitioner_is_named() {
     let rs = reasons(&v);
     let p = rs
         .iter()
-        .find(|m| m.starts_with("partitioners_disagree"))
+        .find(|m| m.starts_with("partitioners-disagree"))
         .unwrap_or_else(|| panic!("{rs:#?}"));
     assert!(
         p.contains(&r) && p.contains("librdkafka:consistent_random"),
@@ -144,7 +144,7 @@ fn a_source_written_with_librdkafkas_default_partitioner_is_named() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|x| x["kind"] == "partitioners_disagree")
+        .find(|x| x["kind"] == "partitioners-disagree")
         .unwrap()["fix"]
         .as_str()
         .unwrap()

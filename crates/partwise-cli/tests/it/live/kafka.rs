@@ -76,7 +76,7 @@ fn audit_exit_codes_and_verdicts() {
         .contains("partitioners disagree"));
     assert_eq!(
         v["copartitioning"]["findings"][0]["kind"],
-        "partitioners_disagree"
+        "partitioners-disagree"
     );
     // The fix names the librdkafka setting that hashes as the other topic's
     // murmur2 producers do.

@@ -185,7 +185,7 @@ fn a_topic_kafkajs_and_sarama_both_write_is_reported_as_that_mixture() {
         "interleaved writers are no switch"
     );
     let finding = &v["topics"][0]["findings"][0];
-    assert_eq!(finding["kind"], "mixed_partitioners", "{finding}");
+    assert_eq!(finding["kind"], "mixed-partitioners", "{finding}");
     let fix = finding["fix"].as_str().unwrap();
     assert!(fix.contains("sarama.NewMurmur2Partitioner"), "{fix}");
     assert!(!fix.contains("librdkafka producers"), "{fix}");
@@ -348,7 +348,7 @@ topics = ["{m}", "{k}"]
     let findings = audit["audit"]["copartitioning"]["findings"]
         .as_array()
         .unwrap();
-    assert_eq!(findings[0]["kind"], "mixed_partitioners", "{findings:?}");
+    assert_eq!(findings[0]["kind"], "mixed-partitioners", "{findings:?}");
     let split = &audit["audit"]["topics"][0]["routing"]["forensics"]["split_keys_total"];
     assert!(split.as_u64().unwrap() > 0, "{audit}");
     let live = v["verdict"]
@@ -434,7 +434,7 @@ fn a_topic_placed_at_random_credits_no_partitioner() {
     assert_eq!(m["unexplained"].as_u64(), Some(1800), "{m}");
     assert_eq!(m["unexplained_share"].as_f64(), Some(1.0), "{m}");
     let f = &v["topics"][0]["findings"][0];
-    assert_eq!(f["kind"], "records_unexplained", "{f}");
+    assert_eq!(f["kind"], "records-unexplained", "{f}");
     assert!(f["writer"].is_null(), "{f}");
     let message = f["message"].as_str().unwrap();
     assert!(
@@ -489,7 +489,7 @@ fn a_topic_written_by_unsigned_murmur2_is_platformatic() {
     assert!(inferred[0].starts_with("platformatic"), "{topic}");
     let kinds = topic["findings"].to_string();
     assert!(
-        !kinds.contains("records_unexplained") && !kinds.contains("mixed_partitioners"),
+        !kinds.contains("records-unexplained") && !kinds.contains("mixed-partitioners"),
         "{topic}"
     );
 }

@@ -117,7 +117,7 @@ fn a_topic_platformatic_wrote_is_identified_with_the_compatibility_fix() {
     assert_eq!(inferred.len(), 1, "{topic}");
     assert!(inferred[0].starts_with("platformatic"), "{topic}");
     let doc = v.to_string();
-    assert!(doc.contains("partitioners_disagree"), "{v}");
+    assert!(doc.contains("partitioners-disagree"), "{v}");
     assert!(
         doc.contains("partitioner: compatibilityPartitioner (import { compatibilityPartitioner } from '@platformatic/kafka') (@platformatic/kafka 1.32.0 or later)"),
         "{v}"

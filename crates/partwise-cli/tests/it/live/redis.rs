@@ -124,7 +124,7 @@ fn check_seed_symbols_tagged_10_of_10_untagged_0_of_10() {
         .iter()
         .map(|l| l["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["no_hash_tag", "no_hash_tag"]);
+    assert_eq!(kinds, ["no-hash-tag", "no-hash-tag"]);
     let same_node = SYMBOLS
         .iter()
         .filter(|s| node_of(&format!("market:{s}")) == node_of(&format!("notif:{s}")))
@@ -175,14 +175,14 @@ fn check_lints_patterns() {
     };
     // One tag for everything: co-located, but every key in one hot slot.
     let (c, k) = kinds(&["{ticker}:market:%s", "{ticker}:notif:%s"]);
-    assert_eq!((c, k), (Some(1), vec!["tag_without_key".to_string(); 2]));
+    assert_eq!((c, k), (Some(1), vec!["tag-without-key".to_string(); 2]));
     let (c, k) = kinds(&["market:{}%s", "notif:{%s}"]);
-    assert_eq!((c, k), (Some(1), vec!["empty_tag".to_string()]));
+    assert_eq!((c, k), (Some(1), vec!["empty-tag".to_string()]));
     let (c, k) = kinds(&["{market:%s}", "{notif:%s}"]);
     assert_eq!(c, Some(1));
     assert_eq!(
         k,
-        ["tag_not_just_key", "tag_not_just_key", "hash_tags_differ"]
+        ["tag-not-just-key", "tag-not-just-key", "hash-tags-differ"]
     );
     // A tag with more than the key is only a note while every pattern shares it.
     let (c, k) = kinds(&["{t:%s}:market", "{t:%s}:notif"]);

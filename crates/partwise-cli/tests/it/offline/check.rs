@@ -133,7 +133,7 @@ fn breaks(text: &str, kind: &str, says: &str) -> Value {
 fn eight_partitions_fail() {
     let r = breaks(
         &variant("partitions = 6", "partitions = 8", 1),
-        "partition_counts_differ",
+        "partition-counts-differ",
         "partition counts differ: market-updates 6, notifications 8",
     );
     assert_eq!(r["partitions"]["notifications"], 8);
@@ -149,7 +149,7 @@ fn librdkafka_default_partitioner_fails() {
             "partitioner = \"librdkafka\"",
             1,
         ),
-        "partitioners_disagree",
+        "partitioners-disagree",
         "partitioners disagree",
     );
     assert_eq!(
@@ -173,13 +173,13 @@ fn librdkafka_default_partitioner_fails() {
 fn other_key_encodings_fail() {
     let r = breaks(
         &variant("key_format = \"string\"", "key_format = \"int32\"", 1),
-        "key_encodings_differ",
+        "key-encodings-differ",
         "key encodings differ",
     );
     assert_eq!(r["unencodable"], 10);
     let r = breaks(
         &variant("key_format = \"string\"", "key_format = \"avro-sr:1\"", 1),
-        "key_encodings_differ",
+        "key-encodings-differ",
         "writes avro-sr:1",
     );
     assert_eq!(r["unencodable"], 0);
@@ -189,12 +189,12 @@ fn other_key_encodings_fail() {
 fn keyless_producer_fails() {
     breaks(
         &variant("partitioner = \"kafkajs\"", "partitioner = \"kafka-go\"", 1),
-        "keyless_producer",
+        "keyless-producer",
         "ignores keys (round-robin)",
     );
     let r = breaks(
         &variant("partitioner = \"kafkajs\"", "partitioner = \"kafka-go\"", 1),
-        "keyless_producer",
+        "keyless-producer",
         "fix: make notifications producer",
     );
     assert!(
@@ -206,7 +206,7 @@ fn keyless_producer_fails() {
 #[test]
 fn untagged_redis_family_fails() {
     let text = variant("\"notif:{%s}\"", "\"notif:%s\"", 0);
-    let r = breaks(&text, "no_hash_tag", "no hash tag in notif:%s");
+    let r = breaks(&text, "no-hash-tag", "no hash tag in notif:%s");
     assert!(r["fix"].as_str().unwrap().contains("notif:{%s}"), "{r}");
     let (_, out, _) = check(&text, "json");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -242,7 +242,7 @@ fn a_group_whose_assignor_splits_units_fails_with_the_counts_and_the_fix() {
     assert_eq!(v["ok"], false);
     let p = &v["placements"][0];
     assert_eq!(p["consumer_group"], "ticker-joiner");
-    assert_eq!(p["kind"], "units_split");
+    assert_eq!(p["kind"], "units-split");
     assert_eq!(p["splitting_counts"], serde_json::json!([4]));
     assert_eq!(
         p["counts"][0]["split_indices"],
@@ -304,7 +304,7 @@ fn a_pair_caught_mid_resize_gets_the_procedures_not_an_assignor() {
     assert_eq!(code, 1);
     let v: Value = serde_json::from_str(&out).unwrap();
     let p = &v["placements"][0];
-    assert_eq!(p["kind"], "counts_differ");
+    assert_eq!(p["kind"], "counts-differ");
     assert_eq!(p["fix"]["assignors"], serde_json::json!([]));
     assert_eq!(p["fix"]["member_counts"], serde_json::json!([]));
     let r = &p["fix"]["realign"];
@@ -334,7 +334,7 @@ fn a_group_reading_half_a_unit_is_named() {
     assert_eq!(code, 1, "{out}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let p = &v["placements"][0];
-    assert_eq!(p["kind"], "unsubscribed_topics");
+    assert_eq!(p["kind"], "unsubscribed-topics");
     assert_eq!(p["unsubscribed"], serde_json::json!(["notifications"]));
     assert!(p["fix"]["advice"].as_str().unwrap().contains("subscribe"));
 }
@@ -708,7 +708,7 @@ fn sample_keys_a_producer_cannot_place_fail_the_check() {
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         let found = v.to_string();
         assert!(
-            found.contains("\"kind\":\"sample_keys_unplaced\""),
+            found.contains("\"kind\":\"sample-keys-unplaced\""),
             "{why}: {found}"
         );
         assert!(

@@ -320,7 +320,7 @@ fn salting_a_joined_key_is_refused_when_a_partner_producer_places_sub_keys_elsew
     );
     assert_eq!(v["feasible"], false);
     let r = &v["refusals"][0];
-    assert_eq!(r["kind"], "sub_keys_land_apart");
+    assert_eq!(r["kind"], "sub-keys-land-apart");
     let m = r["message"].as_str().unwrap();
     assert!(
         m.contains("go-alerts") && m.contains("sarama.NewHashPartitioner"),

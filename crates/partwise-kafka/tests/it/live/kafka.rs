@@ -98,7 +98,7 @@ fn audit_infers_each_topics_partitioner_and_flags_the_pair_that_differs() {
     assert!(
         v.findings
             .iter()
-            .any(|x| x.kind() == "partitioners_disagree"
+            .any(|x| x.kind() == "partitioners-disagree"
                 && x.to_string().starts_with("partitioners disagree")),
         "{:?}",
         v.findings
@@ -192,7 +192,7 @@ fn partition_counts_that_differ_are_a_reason() {
     assert!(
         v.findings
             .iter()
-            .any(|x| x.kind() == "partition_counts_differ"
+            .any(|x| x.kind() == "partition-counts-differ"
                 && x.to_string().starts_with("partition counts differ")),
         "{:?}",
         v.findings

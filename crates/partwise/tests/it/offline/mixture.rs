@@ -66,7 +66,7 @@ fn place(spec: &str, key: &str, n: u32) -> u32 {
 /// partitioner as if that one had written them.
 fn assert_unknown(topic: &str, r: &Routing) -> Reason {
     let f = mixture_finding(topic, r).expect("no one partitioner explains the records");
-    assert_eq!(f.kind(), "records_unexplained", "{f}");
+    assert_eq!(f.kind(), "records-unexplained", "{f}");
     let text = f.to_string();
     assert!(
         text.contains("an unknown partitioner, or explicit partitions"),
@@ -203,7 +203,7 @@ fn a_true_mixture_beside_records_placed_at_random_keeps_its_two_members() {
     let u = m.unexplained_share();
     assert!(u > random * 0.5 && u < random, "{u} of {random}");
     let f = mixture_finding("orders", &r).unwrap();
-    assert_eq!(f.kind(), "mixed_partitioners");
+    assert_eq!(f.kind(), "mixed-partitioners");
     let text = f.to_string();
     assert!(
         text.starts_with("orders: written by 2 partitioners"),
@@ -234,7 +234,7 @@ fn a_mixture_whose_records_are_mostly_unexplained_moves_no_one_to_a_member() {
         .collect();
     let r = audit(n, &records(n, placed));
     let f = mixture_finding("orders", &r).unwrap();
-    assert_eq!(f.kind(), "mixed_partitioners", "{f}");
+    assert_eq!(f.kind(), "mixed-partitioners", "{f}");
     let Reason::MixedPartitioners {
         unexplained_share, ..
     } = &f
@@ -312,7 +312,7 @@ fn report_b_says_a_randomly_placed_topic_was_written_by_an_unknown_partitioner()
         ["an unknown partitioner, or explicit partitions (100.0% of records)"]
     );
     assert_eq!(d.drifts.len(), 1, "{:?}", d.drifts);
-    assert_eq!(d.drifts[0].kind(), "partitioner_drift");
+    assert_eq!(d.drifts[0].kind(), "partitioner-drift");
     assert_eq!(
         d.drifts[0].to_string(),
         "orders: declared java, but its records were written by an unknown partitioner, or explicit partitions (100.0% of records)"
