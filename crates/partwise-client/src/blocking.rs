@@ -5,6 +5,7 @@
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
+use crate::groups::{self, GroupListing};
 use crate::security::Security;
 use crate::wire::api_name;
 use kafka_protocol::messages::{
@@ -115,6 +116,12 @@ pub fn streams_group_describe(t: &Target, group: &str) -> Result<Option<streams:
                 source: e,
             })
     })
+}
+
+/// Every group of the cluster with its type: ListGroups to each broker
+/// ([`groups::list_groups`]).
+pub fn list_groups(t: &Target) -> Result<GroupListing> {
+    t.run("ListGroups", async |c| groups::list_groups(c).await)
 }
 
 /// `req` sent to the coordinator of `group`, found from the bootstrap brokers.
