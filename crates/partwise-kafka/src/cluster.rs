@@ -341,3 +341,27 @@ pub fn groups(conn: &Connection) -> Result<GroupListing> {
 pub fn list_groups(conn: &Connection) -> Result<Vec<String>> {
     Ok(groups(conn)?.groups.into_iter().map(|g| g.name).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_groups_type_is_the_coordinators_word_and_unknown_when_unsaid() {
+        assert_eq!(GroupType::of(Some("streams")), GroupType::Streams);
+        assert_eq!(GroupType::of(Some("Classic")), GroupType::Classic);
+        assert_eq!(GroupType::of(Some("share")).to_string(), "share");
+        assert_eq!(
+            GroupType::of(Some("future")),
+            GroupType::Other("future".into())
+        );
+        assert_eq!(GroupType::of(None).to_string(), "unknown");
+        let l = GroupListing {
+            groups: vec![],
+            untyped: vec![("b1:9092".into(), 4)],
+        };
+        let why = l.unknown_types().unwrap();
+        assert!(why.contains("b1:9092 answers ListGroups v4"), "{why}");
+        assert_eq!(GroupListing::default().unknown_types(), None);
+    }
+}

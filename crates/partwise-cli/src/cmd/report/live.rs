@@ -393,3 +393,53 @@ pub fn redis(
         hot,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::streams_group::{StreamsGroup, SubTopology};
+
+    fn file(topics: &[&str]) -> Topology {
+        Topology {
+            topics: topics
+                .iter()
+                .map(|t| partwise::topology::Topic {
+                    name: t.to_string(),
+                    partitions: partwise::PartitionCount::new(6).unwrap(),
+                    key: None,
+                    producers: Vec::new(),
+                })
+                .collect(),
+            copartition_groups: Vec::new(),
+            consumer_groups: Vec::new(),
+            redis_families: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_streams_group_reads_the_file_by_its_sources_or_its_not_ready_reason() {
+        let t = file(&["market-updates", "notifications"]);
+        let mut g = StreamsGroup {
+            subtopologies: Some(vec![SubTopology {
+                id: "0".into(),
+                source_topics: vec!["notifications".into(), "other".into()],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        assert!(reads_any(&g, &t));
+        g.subtopologies.as_mut().unwrap()[0].source_topics = vec!["other".into()];
+        assert!(!reads_any(&g, &t));
+        // NOT_READY: no configured topology; the reason names the topics.
+        g.subtopologies = None;
+        g.error_message = Some(
+            "Following topics do not have the same number of partitions: \
+             [{market-updates=6, notifications=8}]"
+                .into(),
+        );
+        assert!(reads_any(&g, &t));
+        // A name inside another is not the topic.
+        g.error_message = Some("Source topics market-updates-v2 are missing.".into());
+        assert!(!reads_any(&g, &t));
+    }
+}
