@@ -5,6 +5,7 @@
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
+use crate::groups::{self, GroupListing};
 use crate::security::Security;
 use crate::wire::api_name;
 use kafka_protocol::messages::{
@@ -80,41 +81,64 @@ pub fn consumer_group_describe(t: &Target, group: &str) -> Result<ConsumerGroupD
 /// `None` when the coordinator does not offer the API (a broker from before
 /// streams groups).
 pub fn streams_group_describe(t: &Target, group: &str) -> Result<Option<streams::Response>> {
+    streams_groups_describe(t, &[group.to_string()])
+}
+
+/// StreamsGroupDescribe (v0) for each of `groups`: one request per
+/// coordinator, carrying every group it coordinates, over connections the
+/// call shares; the groups of every answer in one response. `None` when a
+/// coordinator does not offer the API (a broker from before streams groups).
+pub fn streams_groups_describe(t: &Target, groups: &[String]) -> Result<Option<streams::Response>> {
     t.run("StreamsGroupDescribe", async |c| {
-        let coord = c.find_coordinator(group).await?;
-        let conn = c.conn(&coord).await?;
-        let Some((lo, hi)) = conn.offered(streams::API_KEY) else {
-            return Ok(None);
-        };
-        if !(lo..=hi).contains(&streams::VERSION) {
-            return Err(Error::Unsupported {
-                addr: coord,
-                what: format!(
-                    "StreamsGroupDescribe: broker versions {lo}..{hi}, ours {}",
-                    streams::VERSION
-                ),
-            });
+        let mut by_coordinator: std::collections::BTreeMap<String, Vec<String>> =
+            std::collections::BTreeMap::new();
+        for g in groups {
+            let coord = c.find_coordinator(g).await?;
+            by_coordinator.entry(coord).or_default().push(g.clone());
         }
-        let body = streams::encode_request(&[group.to_string()], false);
-        let resp = conn
-            .send_raw(
-                streams::API_KEY,
-                streams::VERSION,
-                (
-                    streams::REQUEST_HEADER_VERSION,
-                    streams::RESPONSE_HEADER_VERSION,
-                ),
-                &body,
-                t.timeout,
-            )
-            .await?;
-        streams::Response::decode(&resp)
-            .map(Some)
-            .map_err(|e| Error::Response {
+        let mut all = streams::Response::default();
+        for (coord, ids) in by_coordinator {
+            let conn = c.conn(&coord).await?;
+            let Some((lo, hi)) = conn.offered(streams::API_KEY) else {
+                return Ok(None);
+            };
+            if !(lo..=hi).contains(&streams::VERSION) {
+                return Err(Error::Unsupported {
+                    addr: coord,
+                    what: format!(
+                        "StreamsGroupDescribe: broker versions {lo}..{hi}, ours {}",
+                        streams::VERSION
+                    ),
+                });
+            }
+            let body = streams::encode_request(&ids, false);
+            let resp = conn
+                .send_raw(
+                    streams::API_KEY,
+                    streams::VERSION,
+                    (
+                        streams::REQUEST_HEADER_VERSION,
+                        streams::RESPONSE_HEADER_VERSION,
+                    ),
+                    &body,
+                    t.timeout,
+                )
+                .await?;
+            let r = streams::Response::decode(&resp).map_err(|e| Error::Response {
                 addr: coord,
                 source: e,
-            })
+            })?;
+            all.throttle_time_ms = all.throttle_time_ms.max(r.throttle_time_ms);
+            all.groups.extend(r.groups);
+        }
+        Ok(Some(all))
     })
+}
+
+/// Every group of the cluster with its type: ListGroups to each broker
+/// ([`groups::list_groups`]).
+pub fn list_groups(t: &Target) -> Result<GroupListing> {
+    t.run("ListGroups", async |c| groups::list_groups(c).await)
 }
 
 /// `req` sent to the coordinator of `group`, found from the bootstrap brokers.

@@ -214,6 +214,13 @@ impl Cluster {
         Err(Error::NoBroker { tried })
     }
 
+    /// The address of every broker of the last Metadata, by broker id.
+    pub fn broker_addrs(&self) -> Vec<String> {
+        let mut ids: Vec<(&i32, &String)> = self.brokers.iter().collect();
+        ids.sort();
+        ids.into_iter().map(|(_, a)| a.clone()).collect()
+    }
+
     /// The address of broker `id`, from the last Metadata.
     pub fn broker_addr(&self, id: i32) -> Option<&str> {
         self.brokers.get(&id).map(String::as_str)

@@ -56,6 +56,8 @@ fn our_max(key: i16) -> i16 {
         // v1: the member id is the client's (KIP-1082).
         Ok(ApiKey::ConsumerGroupHeartbeat) => 1,
         Ok(ApiKey::CreateTopics) => 7,
+        // v5: each group's type (KIP-848); v4 its state.
+        Ok(ApiKey::ListGroups) => 5,
         // v1 is the oldest Kafka 4 takes; v4 only adds tagged fields.
         Ok(ApiKey::DescribeConfigs) => 4,
         // v1: the SASL tokens travel in SaslAuthenticate, as Kafka frames.

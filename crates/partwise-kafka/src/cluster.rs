@@ -1,5 +1,5 @@
 //! Read-only views of a cluster: topics with their partitions and leaders,
-//! and the watermarks of partitions.
+//! the watermarks of partitions, and its groups with their types.
 
 use crate::connect::Connection;
 use crate::error::{Error, Result};
@@ -213,13 +213,155 @@ pub fn watermarks(conn: &Connection, topic: &str) -> Result<Vec<(u32, i64, i64)>
         .collect()
 }
 
-/// The names of the cluster's consumer groups.
+/// A group's type, as its coordinator names it in ListGroups v5.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupType {
+    /// A consumer group of the classic protocol (JoinGroup, SyncGroup).
+    Classic,
+    /// A consumer group of the consumer protocol (KIP-848).
+    Consumer,
+    /// A Kafka Streams group of the streams protocol (KIP-1071).
+    Streams,
+    /// A share group (KIP-932).
+    Share,
+    /// A type this release does not know, in the broker's words.
+    Other(String),
+    /// Not said: the coordinator answers ListGroups below v5.
+    Unknown,
+}
+
+impl GroupType {
+    fn of(listed: Option<&str>) -> GroupType {
+        match listed {
+            None => GroupType::Unknown,
+            Some(t) => match t.to_ascii_lowercase().as_str() {
+                "classic" => GroupType::Classic,
+                "consumer" => GroupType::Consumer,
+                "streams" => GroupType::Streams,
+                "share" => GroupType::Share,
+                _ => GroupType::Other(t.to_string()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for GroupType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GroupType::Classic => "classic",
+            GroupType::Consumer => "consumer",
+            GroupType::Streams => "streams",
+            GroupType::Share => "share",
+            GroupType::Other(t) => t,
+            GroupType::Unknown => "unknown",
+        })
+    }
+}
+
+/// One group of the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedGroup {
+    /// The group id.
+    pub name: String,
+    /// Its type.
+    pub group_type: GroupType,
+    /// Its state in its coordinator's words (`Stable`, `Empty`, `NotReady`,
+    /// ...), `None` from a coordinator that does not say.
+    pub state: Option<String>,
+    /// The protocol type (`consumer` for consumer groups of either protocol).
+    pub protocol_type: String,
+}
+
+/// Every group of the cluster, and why some types are unknown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupListing {
+    /// The groups, by name.
+    pub groups: Vec<ListedGroup>,
+    /// The brokers that answered ListGroups below v5, with the version:
+    /// the groups they coordinate have type [`GroupType::Unknown`].
+    pub untyped: Vec<(String, i16)>,
+}
+
+impl GroupListing {
+    /// The names of the streams groups.
+    pub fn streams_groups(&self) -> Vec<String> {
+        self.groups
+            .iter()
+            .filter(|g| g.group_type == GroupType::Streams)
+            .map(|g| g.name.clone())
+            .collect()
+    }
+
+    /// Why some groups' types are unknown, when some are.
+    pub fn unknown_types(&self) -> Option<String> {
+        if self.untyped.is_empty() {
+            return None;
+        }
+        let brokers: Vec<String> = self
+            .untyped
+            .iter()
+            .map(|(b, v)| format!("{b} answers ListGroups v{v}"))
+            .collect();
+        Some(format!(
+            "group types are unknown where the coordinator answers ListGroups below v5 \
+             (brokers before KIP-848's group types): {}",
+            brokers.join(", ")
+        ))
+    }
+}
+
+/// Every group of the cluster (all states, every type) with its type:
+/// ListGroups v5 to each broker, through partwise-client (librdkafka's
+/// listing does not carry the type).
+pub fn groups(conn: &Connection) -> Result<GroupListing> {
+    let target = conn.client_target()?;
+    let l = partwise_client::blocking::list_groups(&target)
+        .map_err(|e| conn.client_error("listing the cluster's groups", e))?;
+    let untyped = l
+        .untyped_brokers()
+        .into_iter()
+        .map(|(b, v)| (b.clone(), *v))
+        .collect();
+    Ok(GroupListing {
+        groups: l
+            .groups
+            .into_iter()
+            .map(|g| ListedGroup {
+                group_type: GroupType::of(g.group_type.as_deref()),
+                name: g.group_id,
+                state: g.state,
+                protocol_type: g.protocol_type,
+            })
+            .collect(),
+        untyped,
+    })
+}
+
+/// The names of the cluster's groups, every type.
 pub fn list_groups(conn: &Connection) -> Result<Vec<String>> {
-    let c = read_only_consumer(conn)?;
-    let gl = c
-        .fetch_group_list(None, conn.timeout())
-        .map_err(|e| unreachable_via(&c, conn, e))?;
-    let mut names: Vec<String> = gl.groups().iter().map(|g| g.name().to_string()).collect();
-    names.sort();
-    Ok(names)
+    Ok(groups(conn)?.groups.into_iter().map(|g| g.name).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_groups_type_is_the_coordinators_word_and_unknown_when_unsaid() {
+        assert_eq!(GroupType::of(Some("streams")), GroupType::Streams);
+        assert_eq!(GroupType::of(Some("Classic")), GroupType::Classic);
+        assert_eq!(GroupType::of(Some("share")).to_string(), "share");
+        assert_eq!(
+            GroupType::of(Some("future")),
+            GroupType::Other("future".into())
+        );
+        assert_eq!(GroupType::of(None).to_string(), "unknown");
+        let l = GroupListing {
+            groups: vec![],
+            untyped: vec![("b1:9092".into(), 4)],
+        };
+        let why = l.unknown_types().unwrap();
+        assert!(why.contains("b1:9092 answers ListGroups v4"), "{why}");
+        assert_eq!(GroupListing::default().unknown_types(), None);
+    }
 }

@@ -5,7 +5,8 @@
 //!
 //! - [`connect`]: connection settings (bootstrap, librdkafka properties,
 //!   properties files, timeout) and keeping secrets out of output;
-//! - [`cluster`]: topics, partitions, leaders, watermarks, group names;
+//! - [`cluster`]: topics, partitions, leaders, watermarks, the groups with
+//!   their types (ListGroups through partwise-client);
 //! - [`audit`]: counts and skew per partition, a read-only sample, the
 //!   partitioner that wrote each topic (inferred by the core's
 //!   [`partwise::routing`]), and the co-partitioning verdict;

@@ -31,38 +31,77 @@ pub fn streams_analysis(
     group: &str,
     joins: &[Vec<String>],
 ) -> Result<Option<StreamsReport>> {
+    streams_analyses(conn, &[group.to_string()], joins)?
+        .pop()
+        .map_or(Ok(None), |(_, r)| r)
+}
+
+/// Each of `groups` described and judged as [`streams_analysis`] does, in
+/// one StreamsGroupDescribe per coordinator and one reading of the
+/// cluster's partition counts: per group (in the order given) its report,
+/// `None` when its coordinator has no streams group of that id, or the
+/// coordinator's error for it. The error of the whole call is a cluster
+/// that cannot be asked.
+#[allow(clippy::type_complexity)]
+pub fn streams_analyses(
+    conn: &Connection,
+    groups: &[String],
+    joins: &[Vec<String>],
+) -> Result<Vec<(String, Result<Option<StreamsReport>>)>> {
+    if groups.is_empty() {
+        return Ok(Vec::new());
+    }
     let target = conn.client_target()?;
-    let Some(resp) = partwise_client::blocking::streams_group_describe(&target, group)
-        .map_err(|e| conn.client_error(format!("describing streams group {group}"), e))?
+    let Some(resp) =
+        partwise_client::blocking::streams_groups_describe(&target, groups).map_err(|e| {
+            conn.client_error(
+                format!("describing streams groups {}", groups.join(", ")),
+                e,
+            )
+        })?
     else {
-        return Ok(None);
+        return Ok(groups.iter().map(|g| (g.clone(), Ok(None))).collect());
     };
-    let Some(g) = resp.groups.into_iter().find(|g| g.group_id == group) else {
-        return Err(Error::Decode(format!(
-            "StreamsGroupDescribe answered without group {group}"
-        )));
-    };
-    match g.error_code {
-        0 => {}
-        GROUP_ID_NOT_FOUND => return Ok(None),
-        code => {
-            return Err(Error::kafka(
+    let mut counts: Option<BTreeMap<String, u32>> = None;
+    let mut by_id: BTreeMap<String, wire::DescribedGroup> = resp
+        .groups
+        .into_iter()
+        .map(|g| (g.group_id.clone(), g))
+        .collect();
+    let mut out = Vec::new();
+    for group in groups {
+        let r = match by_id.remove(group) {
+            None => Err(Error::Decode(format!(
+                "StreamsGroupDescribe answered without group {group}"
+            ))),
+            Some(g) if g.error_code == GROUP_ID_NOT_FOUND => Ok(None),
+            Some(g) if g.error_code != 0 => Err(Error::kafka(
                 format!("describing streams group {group}"),
                 format!(
-                    "error code {code}{}",
+                    "error code {}{}",
+                    g.error_code,
                     g.error_message
                         .as_deref()
                         .map(|m| format!(": {m}"))
                         .unwrap_or_default()
                 ),
-            ))
-        }
+            )),
+            Some(g) => {
+                let counts = match &counts {
+                    Some(c) => c,
+                    None => counts.insert(
+                        cluster_topics(conn)?
+                            .into_iter()
+                            .map(|t| (t.name, t.partitions))
+                            .collect(),
+                    ),
+                };
+                Ok(Some(analyze(described(g), counts, joins)))
+            }
+        };
+        out.push((group.clone(), r));
     }
-    let counts: BTreeMap<String, u32> = cluster_topics(conn)?
-        .into_iter()
-        .map(|t| (t.name, t.partitions))
-        .collect();
-    Ok(Some(analyze(described(g), &counts, joins)))
+    Ok(out)
 }
 
 /// Whether the bootstrap broker offers StreamsGroupDescribe: Apache Kafka

@@ -1015,6 +1015,7 @@ fn live(s: &mut String, m: &Model) {
             );
             s.push_str("</section>\n");
         }
+        cluster_groups(s, &k.listing);
     }
     if let Some(r) = &m.live_redis {
         redis_load(s, r);
@@ -1089,6 +1090,61 @@ fn live(s: &mut String, m: &Model) {
 }
 
 /// Each primary's share of the cluster's load, with the measure and why.
+/// Every group of the cluster with its type (ListGroups), the declared and
+/// described ones marked.
+fn cluster_groups(s: &mut String, l: &super::live::Listing) {
+    sub_section(s, "live-groups", "Groups on the cluster");
+    let l = match l {
+        super::live::Listing::Failed { error } => {
+            let _ = writeln!(
+                s,
+                "<p><strong>&#10007; The groups could not be listed:</strong> {}</p>\n</section>",
+                esc(error)
+            );
+            return;
+        }
+        super::live::Listing::Listed(l) => l,
+    };
+    let mut by_type: Vec<(&str, usize)> = Vec::new();
+    for g in &l.groups {
+        match by_type.iter_mut().find(|(t, _)| *t == g.group_type) {
+            Some((_, n)) => *n += 1,
+            None => by_type.push((&g.group_type, 1)),
+        }
+    }
+    let counts: Vec<String> = by_type.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    let _ = writeln!(
+        s,
+        "<p>{} groups{}. A streams group is described above when the file declares it or it reads a topic of the file.</p>",
+        l.groups.len(),
+        if counts.is_empty() { String::new() } else { format!(": {}", esc(&counts.join(", "))) }
+    );
+    if let Some(why) = &l.types_unknown {
+        let _ = writeln!(s, "<p>{}</p>", esc(why));
+    }
+    if !l.groups.is_empty() {
+        open_table(s, l.groups.len(), "Groups on the cluster");
+        s.push_str("<thead><tr><th scope=\"col\">Group</th><th scope=\"col\">Type</th><th scope=\"col\">State</th><th scope=\"col\">Declared</th><th scope=\"col\">Described</th></tr></thead>\n<tbody>\n");
+        for g in &l.groups {
+            let _ = writeln!(
+                s,
+                "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&g.group),
+                esc(&g.group_type),
+                esc(g.state.as_deref().unwrap_or("-")),
+                if g.declared { "yes" } else { "no" },
+                match &g.error {
+                    Some(e) => format!("could not be: {}", esc(e)),
+                    None if g.described => "yes".to_string(),
+                    None => "no".to_string(),
+                }
+            );
+        }
+        close_table(s, l.groups.len());
+    }
+    s.push_str("</section>\n");
+}
+
 fn redis_load(s: &mut String, r: &super::live::LiveRedis) {
     let l = &r.load;
     sub_section(

@@ -239,6 +239,8 @@ fn live(m: &Model) -> Value {
         let mut v = json!({"audits": audits, "groups": groups});
         // The streams groups, as `kafka group --format json` prints them.
         v["streams_groups"] = serde_json::to_value(&k.streams).unwrap_or_default();
+        // Every group of the cluster with its type, or why they could not be listed.
+        v["cluster_groups"] = serde_json::to_value(&k.listing).unwrap_or_default();
         v
     });
     let redis = m.live_redis.as_ref().map(|r| {

@@ -2,7 +2,8 @@
 //! live commands' own library calls: with `-b`, `kafka audit` of each
 //! co-partition group's topics and `kafka group`'s analysis of each declared
 //! consumer group (with the declared assignor's prediction for the live
-//! members); with `-c`, `redis check` of each family over the sample keys
+//! members); every group of the cluster with its type, and the streams
+//! groups among them that read the file's topics, declared or not; with `-c`, `redis check` of each family over the sample keys
 //! and each primary's load as `redis check` shows it.
 //! Everything here only reads.
 
@@ -14,9 +15,11 @@ use partwise::routing::candidates;
 use partwise::topology::Topology;
 use partwise::Partitioner;
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, TopicAudit, Window};
+use partwise_kafka::cluster::GroupListing;
 use partwise_kafka::group::{analyses, GroupDescription};
 use partwise_kafka::Connection;
 use partwise_redis::{CheckReport, Family, NodeAddr, SlotMap};
+use serde::Serialize;
 use std::time::Duration;
 
 /// Records `report -b` samples from the start of each partition: the
@@ -80,10 +83,91 @@ pub struct LiveKafka {
     /// the broker's release runs (from its API versions, as `kafka group`
     /// reads it), which the prediction then used when it is decided.
     pub server_models: Vec<Option<BrokerModel>>,
-    /// The declared consumer groups that are Kafka Streams groups of the
-    /// streams protocol (no classic or consumer group of that id, and the
-    /// coordinator describes a streams group), as `kafka group` judges them.
+    /// The Kafka Streams groups of the streams protocol, as `kafka group`
+    /// judges them: the declared consumer groups that are streams groups (no
+    /// classic or consumer group of that id, and the coordinator describes a
+    /// streams group), then the undeclared streams groups of the listing
+    /// that read a topic of the file.
     pub streams: Vec<partwise::streams_group::StreamsReport>,
+    /// The groups of `streams` the file does not declare (found by the listing).
+    pub undeclared_streams: Vec<String>,
+    /// Every group of the cluster with its type (`live.kafka.cluster_groups`
+    /// of the JSON), or why they could not be listed.
+    pub listing: Listing,
+}
+
+/// The cluster's groups, or why they could not be listed.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Listing {
+    /// Listed.
+    Listed(ClusterGroups),
+    /// ListGroups failed.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+/// Every group of the cluster, as ListGroups lists it.
+#[derive(Serialize)]
+pub struct ClusterGroups {
+    /// The groups, by name.
+    pub groups: Vec<ClusterGroup>,
+    /// Why some types are unknown (brokers that answer ListGroups below
+    /// v5), when some are.
+    pub types_unknown: Option<String>,
+}
+
+/// One group of the cluster.
+#[derive(Serialize)]
+pub struct ClusterGroup {
+    /// The group id.
+    pub group: String,
+    /// `classic`, `consumer`, `streams`, `share`, or `unknown` (its
+    /// coordinator does not say).
+    #[serde(rename = "type")]
+    pub group_type: String,
+    /// Its state in its coordinator's words, when it says.
+    pub state: Option<String>,
+    /// The protocol type (`consumer` for consumer groups of either protocol).
+    pub protocol_type: String,
+    /// Whether the file declares it.
+    pub declared: bool,
+    /// Whether the report describes it (a declared group, or a streams
+    /// group that reads a topic of the file).
+    pub described: bool,
+    /// Why a streams group could not be described.
+    pub error: Option<String>,
+}
+
+impl ClusterGroups {
+    fn of(
+        l: GroupListing,
+        declared: &dyn Fn(&str) -> bool,
+        described: &[String],
+        errors: &[(String, String)],
+    ) -> ClusterGroups {
+        ClusterGroups {
+            types_unknown: l.unknown_types(),
+            groups: l
+                .groups
+                .into_iter()
+                .map(|g| ClusterGroup {
+                    declared: declared(&g.name),
+                    described: declared(&g.name) || described.contains(&g.name),
+                    error: errors
+                        .iter()
+                        .find(|(n, _)| *n == g.name)
+                        .map(|(_, e)| e.clone()),
+                    group_type: g.group_type.to_string(),
+                    group: g.name,
+                    state: g.state,
+                    protocol_type: g.protocol_type,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The KIP-848 server assignor a declared `assignor` names without a
@@ -165,16 +249,53 @@ pub fn kafka(
             (g.name.clone(), r)
         })
         .collect();
+    // Every group of the cluster with its type: the streams groups among
+    // them are described beside the declared ones when they read the file's
+    // topics, declared or not.
+    let listing = partwise_kafka::cluster::groups(conn).map_err(|e| kerr(e).report());
     // A declared group no classic or consumer group answers for may be a
-    // streams group (the application id of a Kafka Streams application).
+    // streams group (the application id of a Kafka Streams application),
+    // whatever the listing says (it may have failed).
+    let maybe_streams: Vec<String> = declared
+        .iter()
+        .zip(&reports)
+        .filter(|(_, r)| r.as_ref().is_ok_and(|g| g.description.not_found()))
+        .map(|(&(name, _), _)| name.to_string())
+        .collect();
+    let is_declared = |name: &str| declared.iter().any(|&(d, _)| d == name);
+    let listed: Vec<String> = listing.as_ref().map_or(Vec::new(), |l| {
+        l.streams_groups()
+            .into_iter()
+            .filter(|g| !is_declared(g))
+            .collect()
+    });
     let mut streams = Vec::new();
-    for (&(name, _), r) in declared.iter().zip(&reports) {
-        if let Ok(g) = r {
-            if g.description.not_found() {
-                if let Ok(Some(s)) = partwise_kafka::streams::streams_analysis(conn, name, joins) {
-                    streams.push(s);
+    let mut undeclared_streams = Vec::new();
+    let mut streams_errors = Vec::new();
+    // Asked apart, so that a listed group whose coordinator fails does not
+    // hide the declared ones. A declared group's failure here is left to its
+    // consumer-group description to tell; a listed group has only this.
+    for (names, are_declared) in [(maybe_streams, true), (listed, false)] {
+        match partwise_kafka::streams::streams_analyses(conn, &names, joins) {
+            Ok(found) => {
+                for (name, r) in found {
+                    match r {
+                        Ok(Some(s)) if are_declared => streams.push(s),
+                        Ok(Some(s)) if reads_any(&s.group, t) => {
+                            undeclared_streams.push(name);
+                            streams.push(s);
+                        }
+                        Ok(_) => {}
+                        Err(e) if !are_declared => streams_errors.push((name, kerr(e).report())),
+                        Err(_) => {}
+                    }
                 }
             }
+            Err(e) if !are_declared => {
+                let why = kerr(e).report();
+                streams_errors.extend(names.into_iter().map(|n| (n, why.clone())));
+            }
+            Err(_) => {}
         }
     }
     let consumer = |name: &str| !streams.iter().any(|s| s.group.group == name);
@@ -202,6 +323,36 @@ pub fn kafka(
         groups,
         server_models,
         streams,
+        listing: match listing {
+            Ok(l) => Listing::Listed(ClusterGroups::of(
+                l,
+                &is_declared,
+                &undeclared_streams,
+                &streams_errors,
+            )),
+            Err(error) => Listing::Failed { error },
+        },
+        undeclared_streams,
+    })
+}
+
+/// Whether streams group `g` reads a topic of `t`: a source of one of its
+/// sub-topologies, or, while the coordinator holds no configured topology
+/// (`NOT_READY` on missing or unequal sources), a topic its error message
+/// names.
+fn reads_any(g: &partwise::streams_group::StreamsGroup, t: &Topology) -> bool {
+    let ours = |name: &str| t.topics.iter().any(|x| x.name == name);
+    if g.subtopologies
+        .iter()
+        .flatten()
+        .flat_map(|s| s.sources())
+        .any(ours)
+    {
+        return true;
+    }
+    g.error_message.as_deref().is_some_and(|m| {
+        m.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+            .any(ours)
     })
 }
 
@@ -241,4 +392,54 @@ pub fn redis(
         load,
         hot,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partwise::streams_group::{StreamsGroup, SubTopology};
+
+    fn file(topics: &[&str]) -> Topology {
+        Topology {
+            topics: topics
+                .iter()
+                .map(|t| partwise::topology::Topic {
+                    name: t.to_string(),
+                    partitions: partwise::PartitionCount::new(6).unwrap(),
+                    key: None,
+                    producers: Vec::new(),
+                })
+                .collect(),
+            copartition_groups: Vec::new(),
+            consumer_groups: Vec::new(),
+            redis_families: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_streams_group_reads_the_file_by_its_sources_or_its_not_ready_reason() {
+        let t = file(&["market-updates", "notifications"]);
+        let mut g = StreamsGroup {
+            subtopologies: Some(vec![SubTopology {
+                id: "0".into(),
+                source_topics: vec!["notifications".into(), "other".into()],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        assert!(reads_any(&g, &t));
+        g.subtopologies.as_mut().unwrap()[0].source_topics = vec!["other".into()];
+        assert!(!reads_any(&g, &t));
+        // NOT_READY: no configured topology; the reason names the topics.
+        g.subtopologies = None;
+        g.error_message = Some(
+            "Following topics do not have the same number of partitions: \
+             [{market-updates=6, notifications=8}]"
+                .into(),
+        );
+        assert!(reads_any(&g, &t));
+        // A name inside another is not the topic.
+        g.error_message = Some("Source topics market-updates-v2 are missing.".into());
+        assert!(!reads_any(&g, &t));
+    }
 }

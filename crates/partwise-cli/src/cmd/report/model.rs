@@ -654,11 +654,16 @@ impl Model {
             for (i, r) in k.streams.iter().enumerate() {
                 let g = &r.group;
                 let head = format!(
-                    "live streams group {} (state {}, {} members, {} active tasks)",
+                    "live streams group {} (state {}, {} members, {} active tasks{})",
                     g.group,
                     g.state,
                     g.members.len(),
-                    r.tasks.len()
+                    r.tasks.len(),
+                    if k.undeclared_streams.contains(&g.group) {
+                        "; not declared, found on the cluster reading the file's topics"
+                    } else {
+                        ""
+                    }
                 );
                 let ok = r.findings.is_empty();
                 out.push(Verdict {
@@ -679,6 +684,39 @@ impl Model {
                     fixes: r.findings.iter().map(|f| f.fix.clone()).collect(),
                     anchor: format!("live-streams-{i}"),
                 });
+            }
+            // What the listing could not tell: the streams groups that read
+            // the file's topics without being declared are unknown then.
+            match &k.listing {
+                super::live::Listing::Failed { error } => out.push(Verdict {
+                    area: verdict::Area::Live.name(),
+                    ok: false,
+                    text: format!(
+                        "live group listing: the cluster's groups could not be listed ({error}); \
+                         streams groups the file does not declare were not looked for"
+                    ),
+                    fixes: vec!["run again when every broker answers ListGroups".to_string()],
+                    anchor: "live-groups".to_string(),
+                }),
+                super::live::Listing::Listed(l) => {
+                    for g in l.groups.iter().filter(|g| g.error.is_some()) {
+                        out.push(Verdict {
+                            area: verdict::Area::Live.name(),
+                            ok: false,
+                            text: format!(
+                                "live streams group {} (not declared) could not be described, so \
+                                 whether it reads the file's topics is unknown: {}",
+                                g.group,
+                                g.error.as_deref().unwrap_or_default()
+                            ),
+                            fixes: vec![format!(
+                                "run `partwise kafka group -g {}` to see why",
+                                g.group
+                            )],
+                            anchor: "live-groups".to_string(),
+                        });
+                    }
+                }
             }
         }
         if let Some(r) = &self.live_redis {

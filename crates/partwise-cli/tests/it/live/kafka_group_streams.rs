@@ -463,3 +463,119 @@ fn report_lists_a_declared_streams_group_with_its_tasks() {
         "{v:#}"
     );
 }
+
+/// `report -b` of a file that declares only the topics a streams group
+/// reads, not the group: ListGroups' type finds it, and it is described as
+/// a declared one is (`live.kafka.streams_groups`, a verdict line), said to
+/// be undeclared. With a file of other topics it is listed, not described.
+#[test]
+fn report_finds_an_undeclared_streams_group_by_its_type() {
+    let b = bootstrap();
+    let (left, right) = (unique("market-updates"), unique("notifications"));
+    let app_id = unique("ticker-join-found");
+    let mut app = start(&b, &app_id, &format!("{left}:6"), &format!("{right}:6"), 1);
+    until(&b, &app_id, &mut app, |v| {
+        v["state"] == "Stable" && v["tasks"].as_array().is_some_and(|t| t.len() == 6)
+    });
+    let report = |topics: &[&str], format: &str| {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let body: String = topics
+            .iter()
+            .map(|t| format!("[[topic]]\nname = \"{t}\"\npartitions = 6\n\n"))
+            .collect();
+        std::fs::write(file.path(), body).unwrap();
+        let out = Cmd::cargo_bin("partwise")
+            .unwrap()
+            .args(["report", file.path().to_str().unwrap(), "-b", &b])
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, err) = report(&[&left, &right], "json");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{err}"));
+    assert_eq!(code, Some(0), "{v:#}");
+    // Every group of the 4.4 broker has a known type; the application's is streams.
+    let listed = v["live"]["kafka"]["cluster_groups"]["groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v:#}"));
+    for g in listed {
+        let ty = g["type"].as_str().unwrap();
+        assert!(
+            ["classic", "consumer", "streams", "share"].contains(&ty),
+            "{g:#}"
+        );
+    }
+    assert_eq!(
+        v["live"]["kafka"]["cluster_groups"]["types_unknown"],
+        Value::Null
+    );
+    let ours = listed
+        .iter()
+        .find(|g| g["group"] == app_id.as_str())
+        .unwrap_or_else(|| panic!("{app_id} not listed: {v:#}"));
+    assert_eq!(ours["type"], "streams", "{ours:#}");
+    assert_eq!(ours["declared"], false, "{ours:#}");
+    assert_eq!(ours["described"], true, "{ours:#}");
+    let streams = v["live"]["kafka"]["streams_groups"].as_array().unwrap();
+    let s = streams
+        .iter()
+        .find(|s| s["group"] == app_id.as_str())
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(s["state"], "Stable");
+    assert_eq!(s["tasks"].as_array().unwrap().len(), 6);
+    assert_eq!(s["findings"], Value::Array(vec![]));
+    let line = v["verdict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["text"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("live streams group {app_id}"))
+        })
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(line["ok"], true, "{line:#}");
+    assert!(
+        line["text"].as_str().unwrap().contains("not declared"),
+        "{line:#}"
+    );
+    // The page lists it with its type.
+    let (code, page, err) = report(&[&left, &right], "html");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(page.contains("Groups on the cluster"), "{page}");
+    assert!(
+        page.contains(&format!(
+            "<tr><th scope=\"row\">{app_id}</th><td>streams</td>"
+        )),
+        "{page}"
+    );
+    // A file of other topics: listed, not described.
+    let other = unique("unrelated");
+    partwise_faults::live::create_topics(&b, &[(&other, 6)]);
+    let (code, out, err) = report(&[&other], "json");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{err}"));
+    assert_eq!(code, Some(0), "{v:#}");
+    let ours = v["live"]["kafka"]["cluster_groups"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == app_id.as_str())
+        .unwrap_or_else(|| panic!("{v:#}"))
+        .clone();
+    assert_eq!(
+        (&ours["type"], &ours["described"]),
+        (&"streams".into(), &false.into())
+    );
+    assert!(
+        !v["live"]["kafka"]["streams_groups"]
+            .to_string()
+            .contains(&app_id),
+        "{v:#}"
+    );
+}
