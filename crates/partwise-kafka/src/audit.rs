@@ -991,7 +991,7 @@ mod tests {
             counts.0, parts.0, formats.0, counts.1, parts.1, formats.1
         );
         let t: partwise::topology::Topology = text.parse().unwrap();
-        partwise::topology::check(&t, &[]).groups.remove(0).reasons
+        partwise::check::check(&t, &[]).groups.remove(0).reasons
     }
 
     fn kinds(r: &[Reason]) -> Vec<&'static str> {

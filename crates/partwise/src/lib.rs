@@ -22,6 +22,8 @@
 //! - [`batch`]: routing many keys at once, fast;
 //! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
 //! - [`topology`]: topology files and the co-partitioning check;
+//! - [`placement`]: whether a declared consumer group keeps its units whole;
+//! - [`check`]: a topology file checked whole (groups, families, placement);
 //! - [`described`]: a live consumer group's described assignment checked
 //!   for co-location, beside an assignor's prediction;
 //! - [`clients`]: which Kafka client a group member runs, and what each
@@ -58,6 +60,7 @@
 pub mod assign;
 pub mod batch;
 pub mod batching;
+pub mod check;
 pub mod clients;
 pub mod compare;
 mod count;
@@ -72,7 +75,7 @@ pub mod hitters;
 pub mod hot_tag;
 mod landing;
 pub mod partitioner;
-pub use topology::placement;
+pub mod placement;
 pub mod priority;
 pub mod readiness;
 pub mod resize;

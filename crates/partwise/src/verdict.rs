@@ -237,7 +237,7 @@ pub fn salt_fix(declared: &Topology, file: &str, topic: &str, key: &str, percent
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::check;
+    use crate::check::check;
 
     /// The ticker's file: both lines hold, in the report's words; the seeds'
     /// round-robin group of 4 splits, with the counts and a fix.

@@ -9,8 +9,8 @@ use crate::render::findings::{
     family_json, fill_records, group_json, group_records, placement_json, report_json,
     with_records, write_fix,
 };
+use partwise::check::{check, Report};
 use partwise::placement::PlacementVerdict;
-use partwise::topology::{check, Report};
 use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;

@@ -1152,6 +1152,10 @@ impl Assignor {
             _ => {
                 return Err(crate::Error::Assign(AssignError::UnknownAssignor {
                     spec: s.to_string(),
+                    known: Assignor::every()
+                        .map(|a| a.spec())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 }))
             }
         };

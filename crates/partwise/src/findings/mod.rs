@@ -24,7 +24,8 @@ pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{check, Topology};
+    use crate::check::check;
+    use crate::topology::Topology;
 
     fn family_reasons(patterns: &[&str]) -> Vec<FamilyReason> {
         let list: Vec<String> = patterns.iter().map(|p| format!("{p:?}")).collect();

@@ -12,10 +12,10 @@ use crate::clients::Client;
 use crate::compare::MigrationFix;
 use crate::count::PartitionCount;
 use crate::partitioner::Partitioner;
+use crate::placement::{fix_of, placements};
 use crate::readiness::Refusal;
 use crate::resize::joined::{realign, realign_counts, Procedure};
 use crate::resize::{self, Fix, Fraction, Together};
-use crate::topology::placement::{fix_of, placements};
 use crate::topology::Topology;
 use crate::KeyFormat;
 

@@ -180,7 +180,7 @@ pub fn partition_map(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> P
     }
 }
 
-pub(super) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
+pub(crate) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
     // Validation guarantees every name resolves.
     let topics: Vec<&Topic> = g.topics.iter().filter_map(|n| t.topic(n)).collect();
     let writers: Vec<Writer<'_>> = topics

@@ -33,7 +33,7 @@ impl FamilyVerdict {
     }
 }
 
-pub(super) fn check_family(f: &RedisFamily, samples: &[&[u8]]) -> FamilyVerdict {
+pub(crate) fn check_family(f: &RedisFamily, samples: &[&[u8]]) -> FamilyVerdict {
     let hash_tags: Vec<Option<String>> = f
         .patterns
         .iter()

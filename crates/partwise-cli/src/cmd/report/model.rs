@@ -6,10 +6,11 @@
 
 use super::live::{LiveKafka, LiveRedis};
 use partwise::assign::{colocation_of, Assignor, Colocation};
+use partwise::check::{check, Report};
 use partwise::findings::{topic_drift, Drift};
 use partwise::placement::{self, PlacementVerdict, Sweep};
 use partwise::resize::{self, Plan};
-use partwise::topology::{check, partition_map, PartitionMap, Report, Topology};
+use partwise::topology::{partition_map, PartitionMap, Topology};
 use partwise::traffic::{self, ReportOptions, Tally};
 use partwise::verdict;
 use partwise::{KeyFormat, PartitionCount, Partitioner};

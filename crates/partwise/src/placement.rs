@@ -37,10 +37,10 @@
 //! assert!(fix.member_counts.contains(&3));
 //! ```
 
-use super::{ConsumerGroup, CopartitionGroup, Members, Topology};
 use crate::assign::order::java_cmp;
 use crate::assign::{colocation_of, member_names, Assignor, Group, Member, Topic};
 use crate::resize::joined::{realign, realign_counts, Procedure, Realign};
+use crate::topology::{ConsumerGroup, CopartitionGroup, Members, Topology};
 
 /// The largest member count the fix searches: beyond the largest partition
 /// count, more members only idle.
@@ -305,7 +305,7 @@ pub fn placements(t: &Topology) -> Vec<PlacementVerdict> {
     placements_within(t, MAX_SIMULATED_PAIRS)
 }
 
-/// [`placements`] with sample keys (logical keys, as [`check`](super::check)
+/// [`placements`] with sample keys (logical keys, as [`check`](crate::check::check)
 /// takes them) and, when given, one record count per key: what a group
 /// whose counts differ moves when they are made equal is counted on them.
 pub fn placements_keyed(
