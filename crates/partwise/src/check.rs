@@ -1,11 +1,11 @@
 //! A topology file checked whole over sample keys: every co-partition
 //! group, Redis family and consumer group of the file, each with its
 //! verdict. The checks are [`crate::topology`]'s (co-partition groups and
-//! Redis families) and [`crate::placement`]'s (consumer groups); this module
+//! Redis families) and [`crate::group::placement`]'s (consumer groups); this module
 //! only gathers them, so that the file's model does not depend on the
 //! assignors that placement runs.
 
-use crate::placement;
+use crate::group::placement;
 use crate::topology::{check_family, check_group, FamilyVerdict, GroupVerdict, Topology};
 
 /// The result of [`check`].

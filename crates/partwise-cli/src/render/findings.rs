@@ -5,8 +5,8 @@
 use crate::exit::Result;
 use partwise::check::Report;
 use partwise::findings::{FamilyReason, ProducerRef, Reason, SampleDiff};
-use partwise::placement::{PlacementFix, PlacementVerdict};
-use partwise::resize::joined::{Moved, Procedure, Realign};
+use partwise::group::placement::{PlacementFix, PlacementVerdict};
+use partwise::strategy::resize::joined::{Moved, Procedure, Realign};
 use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Topology};
 use serde_json::{json, Map, Value};
 use std::io::Write;

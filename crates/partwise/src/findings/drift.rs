@@ -4,9 +4,9 @@
 //! fix, and [`topic_drift`] finds them from what an audit read (the live
 //! partition count and the core's [`Routing`] of the sampled records).
 
+use crate::inference::Routing;
 use crate::partitioner::Partitioner;
-use crate::resize::producer_defaults;
-use crate::routing::Routing;
+use crate::strategy::resize::producer_defaults;
 use crate::topology::Topology;
 use std::fmt;
 

@@ -43,7 +43,7 @@ mod tests {
     #[test]
     fn a_family_finding_is_the_same_from_check_and_from_the_lint() {
         let untagged = ["market:%s", "notif:{%s}"];
-        let lint = crate::family::lint(&untagged);
+        let lint = crate::redis::family::lint(&untagged);
         let from_check = family_reasons(&untagged);
         assert_eq!(lint, from_check);
         assert_eq!(lint[0].kind(), "no_hash_tag");
@@ -54,7 +54,7 @@ mod tests {
         assert_eq!(lint[0].fix(), from_check[0].fix());
 
         let differ = ["market:{%s}", "notif:{n-%s}"];
-        let lint = crate::family::lint(&differ);
+        let lint = crate::redis::family::lint(&differ);
         let kinds: Vec<&str> = lint.iter().map(FamilyReason::kind).collect();
         assert_eq!(kinds, ["tag_not_just_key", "hash_tags_differ"]);
         // The note is the lint's alone; the problem is the same value in both.
@@ -63,7 +63,7 @@ mod tests {
         // Untagged and empty-tagged patterns are one finding in a verdict, one
         // per pattern in the lint.
         let both = ["a:%s", "b:{}%s", "c:{%s}"];
-        let kinds: Vec<&str> = crate::family::lint(&both)
+        let kinds: Vec<&str> = crate::redis::family::lint(&both)
             .iter()
             .map(FamilyReason::kind)
             .collect();

@@ -5,7 +5,7 @@
 //! groups and Redis key families) and the checks of one co-partition group
 //! and one Redis family: a verdict with every reason it breaks, in the terms
 //! of [`crate::findings`]. The whole file is checked by [`crate::check`],
-//! its consumer groups by [`crate::placement`]. Its parts, by job:
+//! its consumer groups by [`crate::group::placement`]. Its parts, by job:
 //!
 //! - `schema`: the TOML mirror serde reads;
 //! - `validate`: what serde cannot check (names, counts, specs, patterns);
@@ -58,7 +58,7 @@
 //! name = "ticker"
 //! topics = ["market-updates", "notifications"]
 //!
-//! [[consumer_group]]            # placement: crate::placement runs its assignor
+//! [[consumer_group]]            # placement: crate::group::placement runs its assignor
 //! name = "ticker-joiner"
 //! assignor = "kafkajs:roundrobin"
 //! members = 3                   # a count, a list of member ids, or "1..8"

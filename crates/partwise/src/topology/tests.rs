@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::check::{check, Report};
-use crate::placement;
+use crate::group::placement;
 use proptest::prelude::*;
 
 const TICKER: &str = include_str!("../../../../examples/ticker.toml");

@@ -5,7 +5,7 @@ use super::plan::{Plan, Result};
 use super::verify::Verdict;
 use partwise::assign::colocation_of;
 use partwise::check::check;
-use partwise::placement;
+use partwise::group::placement;
 use partwise::topology::{ConsumerGroup, Members, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -7,7 +7,7 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
 use partwise::assign::BrokerModel;
-use partwise::clients::Client;
+use partwise::group::clients::Client;
 use partwise::readiness::{
     BrokerConfig, ClientMembers, ConsumerGroupCheck, Finding, KeepsUnits, RangeCheck, Readiness,
     RemoteAssignor, Upgrade,
@@ -429,7 +429,7 @@ fn findings_json(list: &[Finding]) -> Vec<Value> {
         .collect()
 }
 
-fn view_json(v: &partwise::described::View) -> Value {
+fn view_json(v: &partwise::group::described::View) -> Value {
     json!({
         "assignment": v.owned_by(),
         "colocation": matrices_json(v),
@@ -545,7 +545,7 @@ fn to_json(r: &ReadinessReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use partwise::described::ClusterTopic;
+    use partwise::group::described::ClusterTopic;
     use partwise::readiness::{classic_with, ClassicGroup, ClientSeen};
     use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
 

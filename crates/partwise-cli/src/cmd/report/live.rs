@@ -9,8 +9,8 @@
 use crate::cmd::conn::kerr;
 use crate::exit::{CliError, Result};
 use partwise::assign::{Assignor, BrokerModel};
-use partwise::described::Analysis;
-use partwise::routing::candidates;
+use partwise::group::described::Analysis;
+use partwise::inference::candidates;
 use partwise::topology::Topology;
 use partwise::Partitioner;
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, TopicAudit, Window};
@@ -83,7 +83,7 @@ pub struct LiveKafka {
     /// The declared consumer groups that are Kafka Streams groups of the
     /// streams protocol (no classic or consumer group of that id, and the
     /// coordinator describes a streams group), as `kafka group` judges them.
-    pub streams: Vec<partwise::streams_group::StreamsReport>,
+    pub streams: Vec<partwise::streams::group::StreamsReport>,
 }
 
 /// The KIP-848 server assignor a declared `assignor` names without a

@@ -8,7 +8,9 @@
 
 use partwise::findings::Reason;
 use partwise::hash::murmur2;
-use partwise::routing::{analyze, candidates, log_chance, mixture_finding, Routing, SampledRecord};
+use partwise::inference::{
+    analyze, candidates, log_chance, mixture_finding, Routing, SampledRecord,
+};
 use partwise::{PartitionCount, Partitioner};
 
 /// Deterministic pseudo-random numbers (splitmix64).

@@ -18,16 +18,16 @@ type ModPath = Vec<String>;
 
 /// Edges that make a loop and are known, as (level, from, to): the test
 /// leaves them out, and fails when one is gone so that it is taken out
-/// here. `described` returns its findings in `readiness`'s type
+/// here. `group/described.rs` returns its findings in `readiness`'s type
 /// (`readiness::Finding`) while `readiness` runs `described`'s analysis;
-/// `findings/drift.rs` computes a topic's drift from `topology`, `routing`
-/// and `resize`, all of which (or what they name) report in `findings`'
-/// types. Both go when those findings are of the one type in `findings/`
-/// and the drift computation leaves `findings/`.
+/// `findings/drift.rs` computes a topic's drift from `topology`,
+/// `inference` and `strategy::resize`, all of which (or what they name)
+/// report in `findings`' types. Both go when those findings are of the one
+/// type in `findings/` and the drift computation leaves `findings/`.
 const KNOWN: &[(&str, &str, &str)] = &[
-    ("", "described", "readiness"),
-    ("", "findings", "resize"),
-    ("", "findings", "routing"),
+    ("", "group", "readiness"),
+    ("", "findings", "inference"),
+    ("", "findings", "strategy"),
     ("", "findings", "topology"),
 ];
 

@@ -11,7 +11,7 @@
 //! member counts that would not split, and what to set in that client.
 //!
 //! ```
-//! use partwise::placement::placements;
+//! use partwise::group::placement::placements;
 //! use partwise::topology::Topology;
 //!
 //! let t = Topology::parse(r#"
@@ -39,7 +39,7 @@
 
 use crate::assign::order::java_cmp;
 use crate::assign::{colocation_of, member_names, Assignor, Group, Member, Topic};
-use crate::resize::joined::{realign, realign_counts, Procedure, Realign};
+use crate::strategy::resize::joined::{realign, realign_counts, Procedure, Realign};
 use crate::topology::{ConsumerGroup, CopartitionGroup, Members, Topology};
 
 /// The largest member count the fix searches: beyond the largest partition
@@ -849,8 +849,8 @@ pub(crate) fn fix_of(
         }
         // Go, Python and Node consumers are told their own setting, never
         // Java's class name.
-        prefix if crate::clients::Client::of_spec(prefix).is_some() && holds(&format!("{prefix}:range")) => {
-            let c = crate::clients::Client::of_spec(prefix).expect("matched above");
+        prefix if crate::group::clients::Client::of_spec(prefix).is_some() && holds(&format!("{prefix}:range")) => {
+            let c = crate::group::clients::Client::of_spec(prefix).expect("matched above");
             format!("use {}{or_run}", c.facts().keep_units)
         }
         _ => match list_specs(&assignors) {

@@ -36,10 +36,15 @@
 //! assert_eq!(rdk.place(Some(b""), six), Placement::Sticky);
 //! ```
 
+pub mod bulk;
+pub mod compare;
+mod landing;
+pub mod priority;
+
 use crate::count::PartitionCount;
 use crate::hash;
-pub use crate::landing::Placement;
-use crate::priority::{Priority, RestHash};
+pub use crate::partitioner::landing::Placement;
+use crate::partitioner::priority::{Priority, RestHash};
 use crate::Error;
 use std::fmt;
 use std::str::FromStr;
@@ -540,7 +545,7 @@ const TABLE: &[Info] = &[
 ];
 
 /// A partitioner: a real client's, chosen by spec, or a priority-isolation
-/// partitioner ([`crate::priority`]).
+/// partitioner ([`crate::partitioner::priority`]).
 #[derive(Clone, Copy)]
 pub struct Partitioner {
     kind: Kind,
@@ -757,7 +762,7 @@ impl Partitioner {
         assert!(out.len() >= keys.len(), "output shorter than input");
         let out = &mut out[..keys.len()];
         if info.key == MURMUR2 && self.priority().is_none() {
-            crate::batch::murmur2_partitions(keys, n, out);
+            crate::partitioner::bulk::murmur2_partitions(keys, n, out);
             // Only the empty key can need fixing up: murmur2 partitioners hash it.
             debug_assert!(!info.empty_as_null);
             return;
@@ -794,7 +799,7 @@ impl FromStr for Partitioner {
     fn from_str(s: &str) -> Result<Partitioner, Error> {
         if let Some(body) = s.trim().strip_prefix("priority:") {
             return Ok(Partitioner {
-                kind: Kind::Priority(crate::priority::intern(s, body)?),
+                kind: Kind::Priority(crate::partitioner::priority::intern(s, body)?),
             });
         }
         let want = normalize(s);

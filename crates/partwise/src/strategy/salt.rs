@@ -6,7 +6,7 @@
 //! salt, no longer across all of them.
 //!
 //! ```
-//! use partwise::salt::{salted_key, partitions_spanned};
+//! use partwise::strategy::salt::{salted_key, partitions_spanned};
 //! use partwise::{PartitionCount, Partitioner};
 //! assert_eq!(salted_key(b"ID", b'_', 2), b"ID_2".to_vec());
 //! let java: Partitioner = "java".parse()?;

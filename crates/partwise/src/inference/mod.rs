@@ -349,7 +349,7 @@ impl Analyzer {
             table.clear();
             for &h in &view.hashes {
                 if h == HashFn::Murmur2 {
-                    crate::batch::murmur2_many(&view_keys, &mut hashed);
+                    crate::partitioner::bulk::murmur2_many(&view_keys, &mut hashed);
                 } else {
                     for (o, k) in hashed.iter_mut().zip(&view_keys) {
                         *o = h.hash(k);
@@ -811,7 +811,7 @@ struct Noted {
     sig: u32,
 }
 
-/// Keys are told apart by a 64-bit hash (as [`crate::skew`] does): two of a
+/// Keys are told apart by a 64-bit hash (as [`crate::traffic::skew`] does): two of a
 /// million keys share one with a chance of about 1 in 30 million.
 fn key_hash(key: &[u8]) -> u64 {
     use std::hash::{BuildHasher, Hasher};
