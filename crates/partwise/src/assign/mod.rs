@@ -29,7 +29,6 @@
 
 mod broker;
 mod model;
-use model::{topic_name_rank, topics_by_name, withhold};
 mod outcome;
 mod spec;
 pub use broker::{kip848_model_for_broker, BrokerModel};
@@ -77,9 +76,50 @@ pub fn kip848_uniform_heterogeneous(group: &Group) -> Result<Assignment, crate::
     Ok(uniform_hetero::heterogeneous(group))
 }
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
+
+/// Topic indices sorted by name.
+fn topics_by_name(group: &Group) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..group.topics.len()).collect();
+    idx.sort_by(|&a, &b| order::java_cmp(&group.topics[a].name, &group.topics[b].name));
+    idx
+}
+
+/// The cooperative step of the Go clients' sticky balancers: a partition
+/// planned for member `m` (`added`) that its owner loses this round
+/// (`revoked`) is withheld from `m` until the owner has let it go; the
+/// withheld partitions sorted by topic name, then partition.
+fn withhold(
+    group: &Group,
+    a: &mut Assignment,
+    added: &std::collections::HashMap<Tp, usize>,
+    revoked: &std::collections::HashSet<Tp>,
+) {
+    let mut withheld = Vec::new();
+    for (m, list) in a.partitions.iter_mut().enumerate() {
+        list.retain(|tp| {
+            let drop = revoked.contains(tp) && added.get(tp) == Some(&m);
+            if drop {
+                withheld.push(*tp);
+            }
+            !drop
+        });
+    }
+    let rank = topic_name_rank(group);
+    withheld.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
+    a.withheld = withheld;
+}
+
+/// `rank[t]`: position of topic `t` when topics are sorted by name.
+fn topic_name_rank(group: &Group) -> Vec<usize> {
+    let idx = topics_by_name(group);
+    let mut rank = vec![0; idx.len()];
+    for (r, &t) in idx.iter().enumerate() {
+        rank[t] = r;
+    }
+    rank
+}
 
 pub use crate::error::{AssignError, RefusalKind};
 

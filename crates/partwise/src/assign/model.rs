@@ -1,8 +1,7 @@
 //! The group an assignor is given and what it gives back: topics, members
-//! with their subscriptions and claims, [`Group`], [`Assignment`]; and the
-//! orders and cooperative withholding several assignors share.
+//! with their subscriptions and claims, [`Group`], [`Assignment`].
 
-use super::*;
+use std::collections::HashMap;
 
 /// Ids for `k` anonymous members, `m00`, `m01`, ...: zero-padded to one
 /// width so that they sort in numeric order (the range and round-robin
@@ -212,7 +211,7 @@ impl Assignment {
         order: Vec<usize>,
         mut partitions: Vec<Vec<Tp>>,
     ) -> Assignment {
-        let rank = topic_name_rank(group);
+        let rank = super::topic_name_rank(group);
         for list in &mut partitions {
             list.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
         }
@@ -283,46 +282,4 @@ impl Assignment {
         }
         map
     }
-}
-
-/// Topic indices sorted by name.
-pub(super) fn topics_by_name(group: &Group) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..group.topics.len()).collect();
-    idx.sort_by(|&a, &b| order::java_cmp(&group.topics[a].name, &group.topics[b].name));
-    idx
-}
-
-/// The cooperative step of the Go clients' sticky balancers: a partition
-/// planned for member `m` (`added`) that its owner loses this round
-/// (`revoked`) is withheld from `m` until the owner has let it go; the
-/// withheld partitions sorted by topic name, then partition.
-pub(super) fn withhold(
-    group: &Group,
-    a: &mut Assignment,
-    added: &std::collections::HashMap<Tp, usize>,
-    revoked: &std::collections::HashSet<Tp>,
-) {
-    let mut withheld = Vec::new();
-    for (m, list) in a.partitions.iter_mut().enumerate() {
-        list.retain(|tp| {
-            let drop = revoked.contains(tp) && added.get(tp) == Some(&m);
-            if drop {
-                withheld.push(*tp);
-            }
-            !drop
-        });
-    }
-    let rank = topic_name_rank(group);
-    withheld.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
-    a.withheld = withheld;
-}
-
-/// `rank[t]`: position of topic `t` when topics are sorted by name.
-pub(super) fn topic_name_rank(group: &Group) -> Vec<usize> {
-    let idx = topics_by_name(group);
-    let mut rank = vec![0; idx.len()];
-    for (r, &t) in idx.iter().enumerate() {
-        rank[t] = r;
-    }
-    rank
 }

@@ -9,6 +9,11 @@
 //! `use` followed to the module it comes from. Test code (`#[cfg(test)]
 //! mod ...`) is left out; comments and string literals are not code. A
 //! cycle fails naming, for each of its edges, the file and the path.
+//!
+//! A module's own parent is not an edge (a folder's `mod.rs` and its files
+//! name each other by nature), and a glob (`use super::*`, the way a file
+//! split out of its folder's `mod.rs` takes the parent's names) is not
+//! followed: what such a file names through the glob is not seen.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
