@@ -151,7 +151,7 @@ impl PartitionMap {
 }
 
 /// The partition map of group `g` over `samples` (logical keys, each encoded
-/// with its producer's key format), placed the way [`check`](super::check) places them.
+/// with its producer's key format), placed the way [`check`](crate::check::check) places them.
 pub fn partition_map(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> PartitionMap {
     let mut producers = Vec::new();
     let mut columns = Vec::new();
