@@ -1,6 +1,6 @@
 //! The live audit of topics: per-partition record counts from watermarks with
 //! their skew statistics, a read-only sample of each partition's first
-//! records, the partitioner that explains them ([`partwise::routing`]), and a
+//! records, the partitioner that explains them ([`partwise::inference`]), and a
 //! co-partitioning verdict over the topics together, in the core's findings
 //! ([`partwise::findings::Reason`]) so that it reads as `partwise check` does.
 //!
@@ -19,9 +19,9 @@ use crate::error::{Error, Result};
 use crate::fetch::{Event, PartitionReader};
 use partwise::encoding::Detected;
 use partwise::findings::{ObservedWriter, Reason};
-use partwise::hitters::{HeavyHitters, KeyTally};
-use partwise::routing::{Analyzer, Candidate, RecordRef, Routing};
-use partwise::skew::SkewStats;
+use partwise::inference::{Analyzer, Candidate, RecordRef, Routing};
+use partwise::traffic::hitters::{HeavyHitters, KeyTally};
+use partwise::traffic::skew::SkewStats;
 use partwise::PartitionCount;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -783,7 +783,7 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
             }
             Some(r) if r.keyed > 0 => {
                 explained = false;
-                if let Some(m) = partwise::routing::mixture_finding(&t.name, r) {
+                if let Some(m) = partwise::inference::mixture_finding(&t.name, r) {
                     findings.push(m);
                     continue;
                 }
@@ -812,8 +812,9 @@ pub fn verdict(topics: &[TopicAudit]) -> Verdict {
                     ObservedWriter {
                         topic: t.name.clone(),
                         candidates: r.inferred.iter().map(Candidate::to_string).collect(),
-                        partitioner: partwise::routing::primary(&r.inferred).map(|c| c.partitioner),
-                        family: partwise::routing::distinct_partitioners(&r.inferred),
+                        partitioner: partwise::inference::primary(&r.inferred)
+                            .map(|c| c.partitioner),
+                        family: partwise::inference::distinct_partitioners(&r.inferred),
                     }
                 })
                 .collect(),
@@ -950,7 +951,7 @@ mod tests {
     /// A topic of `n` partitions whose sampled records were placed by `spec`
     /// with each key written by `format`, analysed as the audit does.
     fn observed(name: &str, n: u32, spec: &str, format: partwise::KeyFormat) -> TopicAudit {
-        use partwise::routing::{analyze, candidates, SampledRecord};
+        use partwise::inference::{analyze, candidates, SampledRecord};
         use partwise::{PartitionCount, Partitioner};
         let count = PartitionCount::new(n).unwrap();
         let p: Partitioner = spec.parse().unwrap();
@@ -991,7 +992,7 @@ mod tests {
             counts.0, parts.0, formats.0, counts.1, parts.1, formats.1
         );
         let t: partwise::topology::Topology = text.parse().unwrap();
-        partwise::topology::check(&t, &[]).groups.remove(0).reasons
+        partwise::check::check(&t, &[]).groups.remove(0).reasons
     }
 
     fn kinds(r: &[Reason]) -> Vec<&'static str> {
@@ -1097,7 +1098,7 @@ mod tests {
 
     #[test]
     fn a_topic_two_producers_wrote_is_a_mixed_partitioners_finding() {
-        use partwise::routing::{analyze, candidates, SampledRecord};
+        use partwise::inference::{analyze, candidates, SampledRecord};
         use partwise::{KeyFormat::String as S, PartitionCount, Partitioner};
         let mut mixed = observed("m", 6, "java", S);
         let count = PartitionCount::new(6).unwrap();

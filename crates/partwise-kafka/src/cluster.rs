@@ -138,10 +138,10 @@ pub(crate) fn all_topics(c: &BaseConsumer, conn: &Connection) -> Result<Vec<Topi
 
 /// Every topic of the cluster with its partition count and health, in the
 /// core's terms: what the group analyses and the readiness check read.
-pub fn cluster_topics(conn: &Connection) -> Result<Vec<partwise::described::ClusterTopic>> {
+pub fn cluster_topics(conn: &Connection) -> Result<Vec<partwise::group::described::ClusterTopic>> {
     Ok(list_topics(conn)?
         .into_iter()
-        .map(|t| partwise::described::ClusterTopic {
+        .map(|t| partwise::group::described::ClusterTopic {
             partitions: t.partitions.len() as u32,
             healthy: t.error.is_none(),
             name: t.name,

@@ -8,7 +8,7 @@ use crate::cluster::{read_only_consumer, unreachable_via};
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use partwise::assign::{Assignor, BrokerModel};
-use partwise::described::{analyze, Analysis, DescribedMember, PredictError};
+use partwise::group::described::{analyze, Analysis, DescribedMember, PredictError};
 use partwise_wire::consumer::{Assignment, Subscription};
 use rdkafka::consumer::Consumer;
 

@@ -9,7 +9,7 @@
 //!   their types (ListGroups through partwise-client);
 //! - [`audit`]: counts and skew per partition, a read-only sample, the
 //!   partitioner that wrote each topic (inferred by the core's
-//!   [`partwise::routing`]), and the co-partitioning verdict;
+//!   [`partwise::inference`]), and the co-partitioning verdict;
 //! - [`fetch`]: reading partitions in batches without a consumer group, and
 //!   a whole topic up to its end;
 //! - [`group`]: consumer groups with decoded subscriptions and assignments

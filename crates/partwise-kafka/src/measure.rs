@@ -1,6 +1,6 @@
 //! Measuring throughput on a temporary topic: one partition's produce rate
 //! and one consumer's read rate, the per-partition figures that
-//! [`partwise::sizing::plan`] needs. The topic is created for the
+//! [`partwise::strategy::sizing::plan`] needs. The topic is created for the
 //! measurement and deleted after it, also when the measurement fails.
 
 use crate::connect::Connection;

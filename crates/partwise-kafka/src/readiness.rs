@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::group::{describe_group, GroupDescription};
 use futures_executor::block_on;
 use partwise::assign::{Assignor, BrokerModel};
-use partwise::described::View;
+use partwise::group::described::View;
 use partwise::readiness::{
     self, BrokerConfig, ClassicGroup, ClientSeen, ConsumerGroupCheck, Readiness,
 };

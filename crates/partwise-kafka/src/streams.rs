@@ -1,16 +1,16 @@
 //! Kafka Streams groups under the streams rebalance protocol
 //! (`group.protocol=streams`): StreamsGroupDescribe through partwise-client,
 //! put in the core's terms and judged against the cluster's partition counts
-//! ([`partwise::streams_group::analyze`]); and Kafka Streams groups under
+//! ([`partwise::streams::group::analyze`]); and Kafka Streams groups under
 //! the classic protocol (assignor `stream`), whose members' Streams user
 //! data is decoded ([`partwise_wire::streams_info`]) and judged
-//! ([`partwise::streams_group::analyze_classic`]).
+//! ([`partwise::streams::group::analyze_classic`]).
 
 use crate::cluster::cluster_topics;
 use crate::connect::Connection;
 use crate::error::{Error, Result};
 use crate::group::{AssignmentData, GroupDescription, MemberDescription};
-use partwise::streams_group::{
+use partwise::streams::group::{
     analyze, analyze_classic, ClassicStreamsMember, ClassicStreamsReport, StreamsGroup,
     StreamsMember, StreamsReport, SubTopology, Task, TaskHolding, Tasks,
 };

@@ -5,8 +5,8 @@
 use crate::error::Error;
 use crate::node::{NodeAddr, NodeConn};
 use crate::slots::SlotMap;
-use partwise::family::{Family, FamilyReason};
-use partwise::slot::key_slot;
+use partwise::redis::family::{Family, FamilyReason};
+use partwise::redis::slot::key_slot;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -1,14 +1,14 @@
 //! Hot-tag sampling: `SCAN` on every primary (never `KEYS`, which blocks the
 //! node), grouping the sampled keys by hash tag and slot, and scaling the
 //! sample to each node's `DBSIZE` to estimate where keys crowd. Read-only.
-//! Which tags are hot is the core's rule, [`partwise::hot_tag`].
+//! Which tags are hot is the core's rule, [`partwise::redis::hot_tag`].
 
 use crate::error::Error;
 use crate::node::{NodeAddr, NodeConn};
 use crate::slots::SlotMap;
-use partwise::hot_tag::{judge, Scope};
-pub use partwise::hot_tag::{HotRule, Verdict};
-use partwise::slot::{hash_tag, key_slot};
+use partwise::redis::hot_tag::{judge, Scope};
+pub use partwise::redis::hot_tag::{HotRule, Verdict};
+use partwise::redis::slot::{hash_tag, key_slot};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 

@@ -4,7 +4,7 @@ families, hot-tag sampling and atomic multi-key writes.
 
 # Overview
 
-partwise's core (`partwise::slot`) computes a key's slot; this crate asks a
+partwise's core (`partwise::redis::slot`) computes a key's slot; this crate asks a
 running cluster where that slot lives and whether related keys really share
 it. Everything here is synchronous and talks to one node at a time over a
 plain connection bounded by a timeout, so a dead or frozen node is an error
@@ -12,7 +12,7 @@ naming it, never a hang:
 
 - [`SlotMap`]: primaries, replicas and slot ranges from `CLUSTER SHARDS`
   (`CLUSTER SLOTS` on servers before 7.0), with `DBSIZE` per node on request.
-- [`Family`] (from the core, `partwise::family`): patterns such as
+- [`Family`] (from the core, `partwise::redis::family`): patterns such as
   `market:{%s}` filled with a logical key, and [`Family::lint`] of the
   patterns themselves, in the core's [`FamilyReason`] terms.
 - [`check`]: for each logical key, the slot and node of every family member,
@@ -56,8 +56,8 @@ pub use hot::{
     sample, sample_matching, HotReport, HotRule, NodeSample, SlotLoad, TagLoad, Verdict,
 };
 pub use node::{NodeAddr, NodeConn};
-pub use partwise::family::{Family, FamilyReason, Pattern};
-pub use partwise::hot_tag::Measure;
+pub use partwise::redis::family::{Family, FamilyReason, Pattern};
+pub use partwise::redis::hot_tag::Measure;
 pub use slots::{Node, Role, Shard, SlotMap, Source};
 pub use traffic::{
     choose_measure, cluster_load, enable_slot_stats, family_hot_tags, node_loads, pattern_glob,

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::node::{NodeAddr, NodeConn};
-use partwise::slot::SLOTS;
+use partwise::redis::slot::SLOTS;
 use redis::Value;
 use std::time::Duration;
 

@@ -14,7 +14,7 @@
 use crate::error::Error;
 use crate::hot::HotReport;
 use crate::node::{NodeAddr, NodeConn};
-use partwise::hot_tag::{judge_load, HotRule, Measure, Scope, Verdict};
+use partwise::redis::hot_tag::{judge_load, HotRule, Measure, Scope, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 

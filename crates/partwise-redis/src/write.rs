@@ -7,8 +7,8 @@
 use crate::error::{from_redis, Error};
 use crate::node::{NodeAddr, NodeConn};
 use crate::slots::SlotMap;
-use partwise::family::Family;
-use partwise::slot::key_slot;
+use partwise::redis::family::Family;
+use partwise::redis::slot::key_slot;
 use std::time::Duration;
 
 /// The one slot of `keys`, or [`Error::CrossSlot`] listing each key's slot.

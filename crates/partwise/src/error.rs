@@ -217,6 +217,9 @@ pub enum AssignError {
     UnknownAssignor {
         /// What was given.
         spec: String,
+        /// The known specs, comma-separated (given by the assignors, so
+        /// that this module names no other).
+        known: String,
     },
     /// A spec whose `@VERSION` names no Kafka version partwise has known
     /// answers for, or one whose patch releases behave differently.
@@ -272,14 +275,10 @@ pub enum AssignError {
 impl fmt::Display for AssignError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AssignError::UnknownAssignor { spec } => write!(
+            AssignError::UnknownAssignor { spec, known } => write!(
                 f,
-                "unknown assignor '{spec}' (known: {}; the kip848 ones take @VERSION, \
-                 4.0.0 to 4.4.0)",
-                crate::assign::Assignor::every()
-                    .map(|a| a.spec())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "unknown assignor '{spec}' (known: {known}; the kip848 ones take @VERSION, \
+                 4.0.0 to 4.4.0)"
             ),
             AssignError::UnknownVersion { spec, reason } => {
                 write!(f, "assignor '{spec}': {reason}")

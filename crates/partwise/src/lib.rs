@@ -6,38 +6,34 @@
 //!   FNV-1a, CRC-32, CRC-16/XMODEM), bit-exact;
 //! - [`partitioner`]: every major client's key-to-partition function by spec
 //!   (`java`, `librdkafka:murmur2_random`, `sarama:reference-hash`, ...), with
-//!   their null-key and empty-key behaviour;
-//! - [`priority`]: a rule-based partitioner that isolates priority traffic;
-//! - [`compare`]: partitioners compared over the same keys (agreement, and
-//!   what a producer migration moves);
-//! - [`salt`]: salting hot keys, for producers and for readers;
-//! - [`sizing`]: how many partitions a topic needs;
-//! - [`skew`]: load statistics and streaming heavy hitters;
-//! - [`traffic`]: what a measured key stream does to a topic and its
-//!   consumers (loads, heavy hitters, consumer shares, lag forecast);
-//! - [`slot`]: Redis Cluster's key-to-slot function with its hash-tag rule;
+//!   their null-key and empty-key behaviour; priority isolation, routing many
+//!   keys at once, and partitioners compared over the same keys;
 //! - [`encoding`]: how a key becomes bytes (raw formats and serializers), and
 //!   which serializer wrote the bytes of a stored key;
-//! - [`routing`]: which partitioner (and key encoding) wrote a sampled topic;
-//! - [`batch`]: routing many keys at once, fast;
-//! - [`batching`]: the sticky partitioner for key-less records, and a batching simulation;
+//! - [`inference`]: which partitioner (and key encoding) wrote a sampled topic;
+//! - [`redis`]: Redis Cluster's key-to-slot function, key families and hot tags;
 //! - [`topology`]: topology files and the co-partitioning check;
-//! - [`described`]: a live consumer group's described assignment checked
-//!   for co-location, beside an assignor's prediction;
-//! - [`clients`]: which Kafka client a group member runs, and what each
-//!   client can do about the consumer protocol (the one table of those facts);
+//! - [`check`]: a topology file checked whole (groups, families, placement);
+//! - [`assign`]: the clients' and brokers' assignors, simulated;
+//! - [`group`]: a declared consumer group's placement, a live group's
+//!   description against its assignor, and which client a member runs;
 //! - [`readiness`]: whether a live group can move to the consumer protocol
 //!   (KIP-848) online, and which broker-side assignor keeps its units whole;
+//! - [`streams`]: Kafka Streams topologies and streams groups;
+//! - [`traffic`]: what a measured key stream does to a topic and its
+//!   consumers (loads, skew statistics, heavy hitters, consumer shares, lag);
+//! - [`strategy`]: what to change and what it costs: sizing, resize, salting
+//!   hot keys, batching of key-less records;
 //! - [`findings`]: what the checks report, declared or observed, with stable ids;
-//! - [`family`]: Redis key families (`market:{%s}`): filling and the pattern lint;
-//! - [`resize`]: which keys move when a partition count changes;
 //! - [`verdict`]: the verdict of a topology file over its sample keys, in
 //!   the words `partwise report` shows;
+//! - [`ser`]: how the core's reports write keys and specs in JSON;
 //! - [`duration`]: the one syntax of duration values (`500ms`, `10s`, `2m`,
 //!   `1h`, a bare number in the setting's own unit).
 //!
 //! ```
-//! use partwise::{slot, PartitionCount, Partitioner, Placement};
+//! use partwise::redis::slot;
+//! use partwise::{PartitionCount, Partitioner, Placement};
 //!
 //! // The seeds' facts: BBCA is partition 0 of 6 and 2 of 8 under the Java client.
 //! let java: Partitioner = "java".parse()?;
@@ -56,34 +52,21 @@
 #![deny(missing_docs)]
 
 pub mod assign;
-pub mod batch;
-pub mod batching;
-pub mod clients;
-pub mod compare;
+pub mod check;
 mod count;
-pub mod described;
 pub mod duration;
 pub mod encoding;
 mod error;
-pub mod family;
 pub mod findings;
+pub mod group;
 pub mod hash;
-pub mod hitters;
-pub mod hot_tag;
-mod landing;
+pub mod inference;
 pub mod partitioner;
-pub use topology::placement;
-pub mod priority;
 pub mod readiness;
-pub mod resize;
-pub mod routing;
-pub mod salt;
+pub mod redis;
 pub mod ser;
-pub mod sizing;
-pub mod skew;
-pub mod slot;
+pub mod strategy;
 pub mod streams;
-pub mod streams_group;
 pub mod topology;
 pub mod traffic;
 pub mod verdict;

@@ -17,7 +17,7 @@
 //! `partwise kafka group --readiness` renders the [`Readiness`].
 //!
 //! ```
-//! use partwise::described::{ClusterTopic, DescribedMember};
+//! use partwise::group::described::{ClusterTopic, DescribedMember};
 //! use partwise::readiness::{classic, BrokerConfig, ClassicGroup, Upgrade};
 //! let topic = |name: &str| ClusterTopic { name: name.into(), partitions: 6, healthy: true };
 //! let member = |id: &str, sub: &[&str]| DescribedMember {
@@ -44,9 +44,9 @@
 //! ```
 
 use crate::assign::Assignor;
-use crate::clients::{identify_with, Client};
-use crate::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
 use crate::findings::Finding;
+use crate::group::clients::{identify_with, Client};
+use crate::group::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The group-coordinator settings of one broker (DescribeConfigs); `None`
@@ -796,7 +796,9 @@ pub fn classic_with(
     let cfg = configs.first().unwrap_or(&default);
     let clients = member_clients(g);
     let client_id = |i: usize| {
-        crate::clients::shown_client_id(g.clients.get(i).map_or("", |c| c.client_id.as_str()))
+        crate::group::clients::shown_client_id(
+            g.clients.get(i).map_or("", |c| c.client_id.as_str()),
+        )
     };
     // A member whose bytes partwise cannot read subscribes to what it cannot
     // tell: no prediction is made for the group as if it subscribed to nothing.
@@ -807,7 +809,7 @@ pub fn classic_with(
         .filter_map(|(i, m)| {
             let why = m.undecodable.as_ref()?;
             Some(finding(
-                crate::described::UNDECODABLE,
+                crate::group::described::UNDECODABLE,
                 format!(
                     "member {} ({}): {why}; what it subscribes to is unknown, so partwise predicts \
                      no server assignor's target for this group and cannot call it ready",
@@ -1088,16 +1090,16 @@ pub fn consumer_with(
     assigning: bool,
     clients: &[ClientSeen],
 ) -> ConsumerGroupCheck {
-    let mut findings = crate::described::undecodable_findings(current);
+    let mut findings = crate::group::described::undecodable_findings(current);
     let mut members_of: Vec<ClientMembers> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     for (m, seen) in current.iter().zip(clients) {
-        let who = crate::clients::identify_consumer_member(&seen.client_id);
+        let who = crate::group::clients::identify_consumer_member(&seen.client_id);
         if who.client == Client::Unknown {
             unknown.push(format!(
                 "{} ({})",
                 m.id,
-                crate::clients::shown_client_id(&seen.client_id)
+                crate::group::clients::shown_client_id(&seen.client_id)
             ));
         }
         match members_of.iter_mut().find(|c| c.client == who.client) {

@@ -4,7 +4,7 @@
 //! sentence, with its fixes. The page and its JSON twin render these lines;
 //! the words are decided here, once.
 
-use crate::placement::PlacementVerdict;
+use crate::group::placement::PlacementVerdict;
 use crate::topology::{FamilyVerdict, GroupVerdict, Topology};
 use crate::traffic::{Report, Tally};
 
@@ -186,7 +186,7 @@ pub fn skew(
         format!(
             "topic {topic}: HOT {} (above {} x the mean load of {:.1})",
             hot.join(", "),
-            crate::skew::HOT_FACTOR,
+            crate::traffic::skew::HOT_FACTOR,
             stats.mean
         )
     };
@@ -237,7 +237,7 @@ pub fn salt_fix(declared: &Topology, file: &str, topic: &str, key: &str, percent
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::check;
+    use crate::check::check;
 
     /// The ticker's file: both lines hold, in the report's words; the seeds'
     /// round-robin group of 4 splits, with the counts and a fix.

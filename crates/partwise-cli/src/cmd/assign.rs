@@ -8,7 +8,7 @@ use partwise::assign::{
     Member, Simulation, Topic, Tp, SIMULATED_RUNS,
 };
 use partwise::findings::{leader_findings, LeaderFinding};
-use partwise::placement::{units_fix, PlacementFix};
+use partwise::group::placement::{units_fix, PlacementFix};
 use serde_json::{json, Map, Value};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;

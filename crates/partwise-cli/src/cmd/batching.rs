@@ -4,7 +4,7 @@
 use super::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, JsonStream, Table};
-use partwise::batching::{simulate, BatchingInput, Strategy};
+use partwise::strategy::batching::{simulate, BatchingInput, Strategy};
 use std::time::Duration;
 
 #[derive(clap::Args)]

@@ -9,8 +9,8 @@ use crate::render::findings::{
     family_json, fill_records, group_json, group_records, placement_json, report_json,
     with_records, write_fix,
 };
-use partwise::placement::PlacementVerdict;
-use partwise::topology::{check, Report};
+use partwise::check::{check, Report};
+use partwise::group::placement::PlacementVerdict;
 use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let opts = partwise_kafka::audit::AuditOptions {
                 topics,
                 sample: live.map_or(SAMPLE, super::live_sample),
-                candidates: partwise::routing::candidates(&all, &[]),
+                candidates: partwise::inference::candidates(&all, &[]),
                 window: live.unwrap_or_default(),
             };
             audited = partwise_kafka::audit::audit(conn, &opts, &mut |_| {})

@@ -2,7 +2,7 @@
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
-use partwise::sizing::{plan_report, Plan, PlanInput, Weighed};
+use partwise::strategy::sizing::{plan_report, Plan, PlanInput, Weighed};
 use partwise::{KeyFormat, Partitioner};
 use std::io::Write;
 use std::path::PathBuf;

@@ -7,11 +7,11 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::load::load_topology;
 use crate::output::{hex, key_cell, key_json, Format, Table, MAX_KEY_ROWS};
 use partwise::assign::Assignor;
-use partwise::placement;
-use partwise::resize::ranked::{
+use partwise::group::placement;
+use partwise::strategy::resize::ranked::{
     suggest_report, RankedBy, SuggestInput, SuggestReport, SuggestWeights,
 };
-use partwise::resize::{self, key_move, Fraction, KeyMove};
+use partwise::strategy::resize::{self, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use serde_json::{json, Value};

@@ -6,7 +6,7 @@ use super::parse::{self, Partitioners};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{Batch, Held, KeySource, BATCH};
 use crate::output::{hex, key_cell, Format, JsonStream, Table};
-use partwise::compare::{agree, Agreement, Migration};
+use partwise::partitioner::compare::{agree, Agreement, Migration};
 use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
 use serde::Serialize;
 use std::ffi::OsString;

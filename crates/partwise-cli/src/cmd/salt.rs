@@ -5,7 +5,7 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{key_cell, key_json, visible, Format, Table};
 use partwise::assign::Assignor;
-use partwise::salt::{
+use partwise::strategy::salt::{
     custom_partitioner_setting, partitions_spanned, recommend, recommend_counts, recommend_group,
     salted_key, CountsPlan, GroupProducer, GroupSaltPlan,
 };

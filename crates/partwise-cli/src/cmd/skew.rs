@@ -14,7 +14,7 @@ use crate::input::{
 use crate::output::{key_cell, Format, Table};
 use crate::render::skew::report_json;
 use partwise::assign::Assignor;
-use partwise::skew::HeavyHitters;
+use partwise::traffic::skew::HeavyHitters;
 use partwise::traffic::{Report, ReportOptions, Tally};
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 use std::io::Write;

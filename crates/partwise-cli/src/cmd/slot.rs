@@ -4,7 +4,7 @@ use super::key_source;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::Held;
 use crate::output::{key_cell, Format, JsonStream, Table};
-use partwise::slot::{hash_tag, key_slot, KeySlot};
+use partwise::redis::slot::{hash_tag, key_slot, KeySlot};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 
 use crate::output::{hex, key_json};
 use crate::render::findings::reason_json;
-use partwise::routing::{Candidate, Forensics, Routing};
+use partwise::inference::{Candidate, Forensics, Routing};
 use partwise_kafka::audit::{AuditReport, TopicAudit, Window, WindowTraffic};
 use serde_json::{json, Value};
 
@@ -100,7 +100,7 @@ pub struct WindowJson<'a> {
     /// The window in words, as the table says it.
     pub description: String,
     /// The heaviest keys, overall and per partition.
-    pub heavy_hitters: &'a partwise::hitters::HeavyHitters,
+    pub heavy_hitters: &'a partwise::traffic::hitters::HeavyHitters,
 }
 
 impl<'a> WindowJson<'a> {
@@ -176,7 +176,7 @@ pub fn topic_json(t: &TopicAudit) -> Value {
 
 /// The topic's own finding: the producers that wrote it differently.
 pub fn topic_finding(t: &TopicAudit) -> Option<partwise::findings::Reason> {
-    partwise::routing::mixture_finding(&t.name, t.routing.as_ref()?)
+    partwise::inference::mixture_finding(&t.name, t.routing.as_ref()?)
 }
 
 /// Each fix once, in the order first given.

@@ -3,10 +3,11 @@
 //! `assign` and `report` all print them through these.
 
 use crate::exit::Result;
+use partwise::check::Report;
 use partwise::findings::{FamilyReason, ProducerRef, Reason};
-use partwise::placement::{PlacementFix, PlacementVerdict};
-use partwise::resize::joined::{Moved, Procedure, Realign};
-use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Report, Topology};
+use partwise::group::placement::{PlacementFix, PlacementVerdict};
+use partwise::strategy::resize::joined::{Moved, Procedure, Realign};
+use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Topology};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::Path;

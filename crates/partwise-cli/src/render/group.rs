@@ -7,7 +7,7 @@
 use crate::exit::Result;
 use crate::output::{colocation_table, visible, Table};
 use partwise::assign::Assignor;
-use partwise::described::{Analysis, TopicSet, View};
+use partwise::group::described::{Analysis, TopicSet, View};
 use partwise_kafka::group::{AssignmentData, GroupDescription};
 use serde_json::{json, Value};
 use std::io::Write;

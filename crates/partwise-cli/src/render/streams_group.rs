@@ -8,7 +8,7 @@
 use crate::exit::Result;
 use crate::output::{visible, Table};
 use partwise::findings::Finding;
-use partwise::streams_group::{ClassicStreamsReport, StreamsReport, Task, TaskHolding};
+use partwise::streams::group::{ClassicStreamsReport, StreamsReport, Task, TaskHolding};
 use std::io::Write;
 
 fn list(tasks: &[Task]) -> String {

@@ -1,7 +1,7 @@
 //! The bar chart of partition loads, as SVG: `skew --plot`'s file and the
 //! chart of `report`'s page.
 
-use partwise::skew::SkewStats;
+use partwise::traffic::skew::SkewStats;
 
 /// The bar chart of partition loads: `--plot`'s file, and (with `inline`,
 /// an id prefix unique in the page) the chart of `report`'s page. Hot bars
@@ -66,7 +66,7 @@ pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&s
         "<text x=\"{pad}\" y=\"{:.2}\" font-family=\"sans-serif\" font-size=\"11\">partitions 0..{} (hatched red: hot, above {} x mean)</text>\n</svg>\n",
         h - 12.0,
         loads.len().saturating_sub(1),
-        partwise::skew::HOT_FACTOR
+        partwise::traffic::skew::HOT_FACTOR
     ));
     s
 }
@@ -74,7 +74,7 @@ pub fn load_svg(loads: &[u64], stats: &SkewStats, title: &str, inline: Option<&s
 #[cfg(test)]
 mod tests {
     use super::load_svg;
-    use partwise::skew::SkewStats;
+    use partwise::traffic::skew::SkewStats;
 
     /// The chart's title is a name from the command line (a topic, a file):
     /// every character that could end its text or attribute is escaped, the

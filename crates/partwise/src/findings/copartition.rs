@@ -6,7 +6,6 @@
 //! or key encodings that disagree) has one variant or one `kind` id and one
 //! wording here, so the two commands report it alike.
 
-use super::{Details, Finding};
 use crate::encoding::KeyFormat;
 use crate::partitioner::Partitioner;
 use std::fmt;
@@ -306,12 +305,6 @@ impl Reason {
             Reason::RecordsUnexplained { .. } => "records-unexplained",
             Reason::MixedPartitioners { .. } => "mixed-partitioners",
         }
-    }
-
-    /// The finding, as every command prints it.
-    pub fn finding(&self) -> Finding {
-        Finding::new(self.kind(), self.to_string(), self.fix())
-            .with(Details::Copartition(self.clone()))
     }
 
     /// What to change so that the reason goes away, in the terms of the

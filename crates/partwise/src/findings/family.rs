@@ -3,7 +3,6 @@
 //! `[[redis_family]]` is checked (`partwise check`) or patterns are linted
 //! against a live cluster (`partwise redis check`). One type, one set of ids.
 
-use super::{Details, Finding};
 use std::fmt;
 
 /// One finding about a Redis key family.
@@ -68,11 +67,6 @@ impl FamilyReason {
             FamilyReason::HashTagsDiffer { .. } => "hash-tags-differ",
             FamilyReason::SampleKeysSplit { .. } => "sample-keys-split",
         }
-    }
-
-    /// The finding, as every command prints it.
-    pub fn finding(&self) -> Finding {
-        Finding::new(self.kind(), self.to_string(), self.fix()).with(Details::Family(self.clone()))
     }
 
     /// Whether the finding is a problem (members split, or every key in one

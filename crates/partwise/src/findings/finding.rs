@@ -496,6 +496,23 @@ impl Finding {
     }
 }
 
+// A check's details give their finding here, so that the details' modules
+// do not name this one (which names them).
+impl Reason {
+    /// The finding, as every command prints it.
+    pub fn finding(&self) -> Finding {
+        Finding::new(self.kind(), self.to_string(), self.fix())
+            .with(Details::Copartition(self.clone()))
+    }
+}
+
+impl FamilyReason {
+    /// The finding, as every command prints it.
+    pub fn finding(&self) -> Finding {
+        Finding::new(self.kind(), self.to_string(), self.fix()).with(Details::Family(self.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ mod texts;
 pub use copartition::{
     summarize, MixedWriter, ObservedWriter, ProducerRef, Reason, SampleDiff, Unexplained,
 };
-pub use drift::{topic_drift, Drift, TopicDrift};
+pub use drift::Drift;
 pub use family::FamilyReason;
 pub use finding::{kind, Details, Finding, Kind, Severity, KINDS};
 pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
@@ -28,7 +28,8 @@ pub use leader::{leader_findings, LeaderFinding, KAFKA_CLIENTS};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{check, Topology};
+    use crate::check::check;
+    use crate::topology::Topology;
 
     fn family_reasons(patterns: &[&str]) -> Vec<FamilyReason> {
         let list: Vec<String> = patterns.iter().map(|p| format!("{p:?}")).collect();
@@ -46,7 +47,7 @@ mod tests {
     #[test]
     fn a_family_finding_is_the_same_from_check_and_from_the_lint() {
         let untagged = ["market:%s", "notif:{%s}"];
-        let lint = crate::family::lint(&untagged);
+        let lint = crate::redis::family::lint(&untagged);
         let from_check = family_reasons(&untagged);
         assert_eq!(lint, from_check);
         assert_eq!(lint[0].kind(), "no-hash-tag");
@@ -57,7 +58,7 @@ mod tests {
         assert_eq!(lint[0].fix(), from_check[0].fix());
 
         let differ = ["market:{%s}", "notif:{n-%s}"];
-        let lint = crate::family::lint(&differ);
+        let lint = crate::redis::family::lint(&differ);
         let kinds: Vec<&str> = lint.iter().map(FamilyReason::kind).collect();
         assert_eq!(kinds, ["tag-not-just-key", "hash-tags-differ"]);
         // The note is the lint's alone; the problem is the same value in both.
@@ -66,7 +67,7 @@ mod tests {
         // Untagged and empty-tagged patterns are one finding in a verdict, one
         // per pattern in the lint.
         let both = ["a:%s", "b:{}%s", "c:{%s}"];
-        let kinds: Vec<&str> = crate::family::lint(&both)
+        let kinds: Vec<&str> = crate::redis::family::lint(&both)
             .iter()
             .map(FamilyReason::kind)
             .collect();

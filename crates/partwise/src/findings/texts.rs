@@ -8,14 +8,14 @@
 
 use super::{Drift, FamilyReason, ObservedWriter, ProducerRef, Reason, SampleDiff};
 use crate::assign::Assignor;
-use crate::clients::Client;
-use crate::compare::MigrationFix;
 use crate::count::PartitionCount;
+use crate::group::clients::Client;
+use crate::group::placement::{fix_of, placements};
+use crate::partitioner::compare::MigrationFix;
 use crate::partitioner::Partitioner;
 use crate::readiness::Refusal;
-use crate::resize::joined::{realign, realign_counts, Procedure};
-use crate::resize::{self, Fix, Fraction, Together};
-use crate::topology::placement::{fix_of, placements};
+use crate::strategy::resize::joined::{realign, realign_counts, Procedure};
+use crate::strategy::resize::{self, Fix, Fraction, Together};
 use crate::topology::Topology;
 use crate::KeyFormat;
 
@@ -574,7 +574,7 @@ fn every_finding_kind_says_its_fix_without_holes() {
     );
     // The multiple beside the count asked for, with and without measured
     // keys (none of them weighted, or some).
-    let moved = |keys_moved, records, records_moved| crate::resize::Moved {
+    let moved = |keys_moved, records, records_moved| crate::strategy::resize::Moved {
         keys: 10,
         keys_moved,
         records,
@@ -668,13 +668,13 @@ fn every_finding_kind_says_its_fix_without_holes() {
             check(r.kind(), None, &[r.fix(&advice)], &mut failures);
         }
     }
-    let member = crate::described::DescribedMember {
+    let member = crate::group::described::DescribedMember {
         id: "m-1".into(),
         subscription: None,
         assignment: None,
         undecodable: Some("subscription could not be decoded: bad UTF-8".into()),
     };
-    for f in crate::described::undecodable_findings(&[member]) {
+    for f in crate::group::described::undecodable_findings(&[member]) {
         check(f.kind, Some(&f.message), &[f.fix], &mut failures);
     }
 
@@ -713,7 +713,7 @@ fn every_finding_kind_says_its_fix_without_holes() {
 }
 
 fn streams_group_findings() -> Vec<crate::findings::Finding> {
-    use crate::streams_group::{analyze, StreamsGroup, StreamsMember, SubTopology, Task, Tasks};
+    use crate::streams::group::{analyze, StreamsGroup, StreamsMember, SubTopology, Task, Tasks};
     use std::collections::BTreeMap;
     let sub = |sources: &[&str]| SubTopology {
         id: "0".into(),
@@ -770,7 +770,7 @@ fn streams_group_findings() -> Vec<crate::findings::Finding> {
     }
     // A classic-protocol Streams group: a task holding one or two joined
     // sources without the third, and a member whose user data is unknown.
-    use crate::streams_group::{analyze_classic, ClassicStreamsMember, TaskHolding};
+    use crate::streams::group::{analyze_classic, ClassicStreamsMember, TaskHolding};
     let holding = |tps: &[(&str, i32)]| TaskHolding {
         task: Task {
             subtopology: "0".into(),
@@ -885,7 +885,7 @@ fn every_client_is_told_in_its_own_words() {
 }
 
 fn readiness_findings() -> Vec<(Client, &'static str, String, String)> {
-    use crate::described::{ClusterTopic, DescribedMember};
+    use crate::group::described::{ClusterTopic, DescribedMember};
     use crate::readiness::{classic, consumer, BrokerConfig, ClassicGroup};
     let topic = |name: &str, partitions| ClusterTopic {
         name: name.into(),
@@ -1231,7 +1231,7 @@ fn the_registry_is_every_kind_reported() {
     // A sweep the simulation budget cuts short.
     let wide = pair(100, 100, "\"1..50\"", "copartitioned");
     seen.extend(
-        crate::topology::placement::placements_within(&wide, 20_000)
+        crate::group::placement::placements_within(&wide, 20_000)
             .iter()
             .filter_map(|v| v.kind()),
     );
@@ -1246,14 +1246,14 @@ fn the_registry_is_every_kind_reported() {
         ]
         .map(Refusal::kind),
     );
-    let member = crate::described::DescribedMember {
+    let member = crate::group::described::DescribedMember {
         id: "m-1".into(),
         subscription: None,
         assignment: None,
         undecodable: Some("bad".into()),
     };
     seen.extend(
-        crate::described::undecodable_findings(&[member])
+        crate::group::described::undecodable_findings(&[member])
             .iter()
             .map(|f| f.kind),
     );
@@ -1354,9 +1354,10 @@ fn salt_refusals() -> Vec<crate::findings::Finding> {
             6,
         ),
     ] {
-        let plan = crate::salt::recommend_group(&t, "market-updates", &keys, &hot, &[], 1.5, 64)
-            .unwrap()
-            .expect("market-updates is joined");
+        let plan =
+            crate::strategy::salt::recommend_group(&t, "market-updates", &keys, &hot, &[], 1.5, 64)
+                .unwrap()
+                .expect("market-updates is joined");
         out.extend(plan.refusals);
     }
     out

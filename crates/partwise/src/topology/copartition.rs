@@ -151,7 +151,7 @@ impl PartitionMap {
 }
 
 /// The partition map of group `g` over `samples` (logical keys, each encoded
-/// with its producer's key format), placed the way [`check`](super::check) places them.
+/// with its producer's key format), placed the way [`check`](crate::check::check) places them.
 pub fn partition_map(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> PartitionMap {
     let mut producers = Vec::new();
     let mut columns = Vec::new();
@@ -180,7 +180,7 @@ pub fn partition_map(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> P
     }
 }
 
-pub(super) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
+pub(crate) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
     // Validation guarantees every name resolves.
     let topics: Vec<&Topic> = g.topics.iter().filter_map(|n| t.topic(n)).collect();
     let writers: Vec<Writer<'_>> = topics

@@ -2,22 +2,23 @@
 //!
 //! This module owns the TOML description of a deployment that teams keep in
 //! Git (topics, the producers that write them, co-partition groups, consumer
-//! groups and Redis key families) and [`check`]: for every co-partition group
-//! and Redis family, a verdict with every reason it breaks, in the terms of
-//! [`crate::findings`]. Its parts, by job:
+//! groups and Redis key families) and the checks of one co-partition group
+//! and one Redis family: a verdict with every reason it breaks, in the terms
+//! of [`crate::findings`]. The whole file is checked by [`crate::check`],
+//! its consumer groups by [`crate::group::placement`]. Its parts, by job:
 //!
 //! - `schema`: the TOML mirror serde reads;
 //! - `validate`: what serde cannot check (names, counts, specs, patterns);
 //! - `location`: the line, column and field path of a bad value;
 //! - `copartition`: the check of one co-partition group;
 //! - `redis`: the check of one Redis family;
-//! - placement (consumer groups) is [`crate::placement`]'s.
 //!
 //! It parses text only; reading the file is the caller's business, so the core
 //! stays free of I/O.
 //!
 //! ```
-//! use partwise::topology::{check, Topology};
+//! use partwise::check::check;
+//! use partwise::topology::Topology;
 //!
 //! let t: Topology = r#"
 //! [[topic]]
@@ -57,7 +58,7 @@
 //! name = "ticker"
 //! topics = ["market-updates", "notifications"]
 //!
-//! [[consumer_group]]            # placement: crate::placement runs its assignor
+//! [[consumer_group]]            # placement: crate::group::placement runs its assignor
 //! name = "ticker-joiner"
 //! assignor = "kafkajs:roundrobin"
 //! members = 3                   # a count, a list of member ids, or "1..8"
@@ -70,14 +71,15 @@
 
 mod copartition;
 mod location;
-pub mod placement;
 mod redis;
 mod schema;
 #[cfg(test)]
 mod tests;
 mod validate;
 
+pub(crate) use self::copartition::check_group;
 pub use self::copartition::{partition_map, Alignment, GroupVerdict, PartitionMap};
+pub(crate) use self::redis::check_family;
 pub use self::redis::FamilyVerdict;
 pub use self::validate::MAX_NAME_BYTES;
 pub use crate::error::TopologyError;
@@ -227,51 +229,5 @@ impl Topology {
         self.copartition_groups
             .iter()
             .filter(move |g| g.topics.iter().any(|t| t == name))
-    }
-}
-
-/// The result of [`check`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct Report {
-    /// One verdict per co-partition group, in file order.
-    pub groups: Vec<GroupVerdict>,
-    /// One verdict per Redis family, in file order.
-    pub families: Vec<FamilyVerdict>,
-    /// One verdict per consumer group and co-partition group it reads.
-    pub placements: Vec<placement::PlacementVerdict>,
-    /// The number of sample keys used.
-    pub sample_keys: usize,
-}
-
-impl Report {
-    /// Whether every group is co-partitioned, every family co-located and
-    /// every consumer group keeps its units whole.
-    pub fn ok(&self) -> bool {
-        self.groups.iter().all(GroupVerdict::ok)
-            && self.families.iter().all(FamilyVerdict::ok)
-            && self.placements.iter().all(|p| p.ok())
-    }
-}
-
-/// Checks every co-partition group and Redis family of `topology`.
-///
-/// `samples` are logical keys (the text a user reads, such as `BBCA`); each
-/// producer encodes them with its own key format. With no samples, the
-/// verdicts still hold (they follow from the declarations) but carry no
-/// fractions.
-pub fn check(topology: &Topology, samples: &[&[u8]]) -> Report {
-    Report {
-        groups: topology
-            .copartition_groups
-            .iter()
-            .map(|g| copartition::check_group(topology, g, samples))
-            .collect(),
-        families: topology
-            .redis_families
-            .iter()
-            .map(|f| redis::check_family(f, samples))
-            .collect(),
-        placements: placement::placements_keyed(topology, samples, None),
-        sample_keys: samples.len(),
     }
 }

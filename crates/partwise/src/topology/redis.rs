@@ -5,9 +5,9 @@
 
 use super::copartition::Alignment;
 use super::RedisFamily;
-use crate::family::{fill, lint};
 use crate::findings::FamilyReason;
-use crate::slot;
+use crate::redis::family::{fill, lint};
+use crate::redis::slot;
 
 /// The verdict on one Redis key family.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +33,7 @@ impl FamilyVerdict {
     }
 }
 
-pub(super) fn check_family(f: &RedisFamily, samples: &[&[u8]]) -> FamilyVerdict {
+pub(crate) fn check_family(f: &RedisFamily, samples: &[&[u8]]) -> FamilyVerdict {
     let hash_tags: Vec<Option<String>> = f
         .patterns
         .iter()

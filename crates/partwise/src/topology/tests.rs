@@ -1,6 +1,8 @@
 //! The topology module's tests: parsing, locating errors, every reason.
 
 use super::*;
+use crate::check::{check, Report};
+use crate::group::placement;
 use proptest::prelude::*;
 
 const TICKER: &str = include_str!("../../../../examples/ticker.toml");

@@ -9,6 +9,7 @@ mod offline {
     mod hostile_parsers;
     mod kip848_versions;
     mod mixture;
+    mod module_graph;
     mod node_groups;
     mod python_groups;
     mod sarama_sticky;

@@ -165,7 +165,7 @@ pub(super) fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use partwise::slot::key_slot;
+    use partwise::redis::slot::key_slot;
 
     /// A namespace goes in front of the keys and leaves the symbol the hash
     /// tag: both keys of a symbol stay in the symbol's own slot.

@@ -4,8 +4,9 @@
 use super::plan::{Plan, Result};
 use super::verify::Verdict;
 use partwise::assign::colocation_of;
-use partwise::placement;
-use partwise::topology::{check, ConsumerGroup, Members, Topology};
+use partwise::check::check;
+use partwise::group::placement;
+use partwise::topology::{ConsumerGroup, Members, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 
 use super::plan::{brokers, connection, plan, rt, security, Result};
 use crate::flags::Common;
-use partwise::topology::check;
+use partwise::check::check;
 use partwise_group::cluster::Cluster;
 use std::time::{Duration, Instant};
 

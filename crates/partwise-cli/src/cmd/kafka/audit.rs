@@ -12,7 +12,7 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::outfile::Output;
 use crate::output::{key_cell, visible, Format, Table};
 use crate::render::audit::{report_json, topic_finding, topic_json, window_label};
-use partwise::routing::{candidates, Candidate, Forensics, Routing};
+use partwise::inference::{candidates, Candidate, Forensics, Routing};
 use partwise::{KeyFormat, Partitioner};
 use partwise_kafka::audit::{
     audit, summarize, AuditOptions, AuditReport, Progress, Window, WindowTraffic,
@@ -430,7 +430,7 @@ fn write_forensics(f: &Forensics, out: &mut impl Write) -> Result<()> {
 
 /// A family as printed: the name it goes by (its client default) first.
 fn family_name(c: &[Candidate]) -> String {
-    let Some(p) = partwise::routing::primary(c) else {
+    let Some(p) = partwise::inference::primary(c) else {
         return "-".into();
     };
     match c.len() {

@@ -13,7 +13,7 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
 use crate::render::group::{model_line, to_json, write_table};
 use partwise::assign::Assignor;
-use partwise::described::PredictError;
+use partwise::group::described::PredictError;
 use serde_json::json;
 use std::io::Write;
 

@@ -6,7 +6,7 @@ use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
-use partwise::sizing::{plan, PlanInput};
+use partwise::strategy::sizing::{plan, PlanInput};
 use partwise_kafka::measure::{measure, MeasureOptions};
 use serde_json::json;
 use std::io::Write;

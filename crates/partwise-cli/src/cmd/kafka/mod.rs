@@ -88,7 +88,7 @@ pub fn not_found_here(
 /// A streams-protocol group: its table or JSON, exit 1 with findings
 /// (NOT_READY is one); `readiness` is what `--readiness` says first.
 pub fn streams_group(
-    r: &partwise::streams_group::StreamsReport,
+    r: &partwise::streams::group::StreamsReport,
     format: Format,
     readiness: Option<&str>,
 ) -> Result<ExitCode> {

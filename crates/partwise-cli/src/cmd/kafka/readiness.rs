@@ -7,8 +7,8 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
 use partwise::assign::BrokerModel;
-use partwise::clients::Client;
 use partwise::findings::Finding;
+use partwise::group::clients::Client;
 use partwise::readiness::{
     BrokerConfig, ClientMembers, ConsumerGroupCheck, KeepsUnits, RangeCheck, Readiness,
     RemoteAssignor, Upgrade,
@@ -428,7 +428,7 @@ fn findings_json(list: &[Finding]) -> Value {
     serde_json::to_value(list).unwrap_or_default()
 }
 
-fn view_json(v: &partwise::described::View) -> Value {
+fn view_json(v: &partwise::group::described::View) -> Value {
     json!({
         "assignment": v.owned_by(),
         "colocation": matrices_json(v),
@@ -544,7 +544,7 @@ fn to_json(r: &ReadinessReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use partwise::described::ClusterTopic;
+    use partwise::group::described::ClusterTopic;
     use partwise::readiness::{classic_with, ClassicGroup, ClientSeen};
     use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
 

@@ -560,7 +560,7 @@ fn skew(s: &mut String, m: &Model) {
                 stats.max_over_mean,
                 stats.cv,
                 stats.gini,
-                partwise::skew::HOT_FACTOR,
+                partwise::traffic::skew::HOT_FACTOR,
                 if stats.hot_partitions.is_empty() { "none".to_string() } else { stats.hot_partitions.iter().map(|p| format!("HOT {p}")).collect::<Vec<_>>().join(", ") },
                 if stats.idle_partitions.is_empty() { "none".to_string() } else { stats.idle_partitions.len().to_string() }
             );

@@ -10,8 +10,8 @@
 use crate::cmd::conn::kerr;
 use crate::exit::{CliError, Result};
 use partwise::assign::{Assignor, BrokerModel};
-use partwise::described::Analysis;
-use partwise::routing::candidates;
+use partwise::group::described::Analysis;
+use partwise::inference::candidates;
 use partwise::topology::Topology;
 use partwise::Partitioner;
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, TopicAudit, Window};
@@ -88,7 +88,7 @@ pub struct LiveKafka {
     /// classic or consumer group of that id, and the coordinator describes a
     /// streams group), then the undeclared streams groups of the listing
     /// that read a topic of the file.
-    pub streams: Vec<partwise::streams_group::StreamsReport>,
+    pub streams: Vec<partwise::streams::group::StreamsReport>,
     /// The groups of `streams` the file does not declare (found by the listing).
     pub undeclared_streams: Vec<String>,
     /// Every group of the cluster with its type (`live.kafka.cluster_groups`
@@ -340,7 +340,7 @@ pub fn kafka(
 /// sub-topologies, or, while the coordinator holds no configured topology
 /// (`NOT_READY` on missing or unequal sources), a topic its error message
 /// names.
-fn reads_any(g: &partwise::streams_group::StreamsGroup, t: &Topology) -> bool {
+fn reads_any(g: &partwise::streams::group::StreamsGroup, t: &Topology) -> bool {
     let ours = |name: &str| t.topics.iter().any(|x| x.name == name);
     if g.subtopologies
         .iter()
@@ -397,7 +397,7 @@ pub fn redis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use partwise::streams_group::{StreamsGroup, SubTopology};
+    use partwise::streams::group::{StreamsGroup, SubTopology};
 
     fn file(topics: &[&str]) -> Topology {
         Topology {

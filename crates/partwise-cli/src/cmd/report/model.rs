@@ -6,16 +6,18 @@
 
 use super::live::{LiveKafka, LiveRedis};
 use partwise::assign::{colocation_of, Assignor, Colocation};
-use partwise::findings::{topic_drift, Drift};
-use partwise::placement::{self, PlacementVerdict, Sweep};
-use partwise::resize::{self, Plan};
-use partwise::topology::{check, partition_map, PartitionMap, Report, Topology};
+use partwise::check::topic_drift;
+use partwise::check::{check, Report};
+use partwise::findings::Drift;
+use partwise::group::placement::{self, PlacementVerdict, Sweep};
+use partwise::strategy::resize::{self, Plan};
+use partwise::topology::{partition_map, PartitionMap, Topology};
 use partwise::traffic::{self, ReportOptions, Tally};
 use partwise::verdict;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
 
 use crate::output::MAX_KEY_ROWS;
-use partwise::placement::MAX_SWEEP_MEMBERS;
+use partwise::group::placement::MAX_SWEEP_MEMBERS;
 
 /// Rows of a co-location matrix shown (the rest are counted, not drawn):
 /// the matrix shows how an assignor splits, which its first couple of
@@ -200,7 +202,11 @@ impl Model {
                     .map(|k| {
                         f.patterns
                             .iter()
-                            .map(|p| partwise::slot::key_slot(&partwise::family::fill(p, k)))
+                            .map(|p| {
+                                partwise::redis::slot::key_slot(&partwise::redis::family::fill(
+                                    p, k,
+                                ))
+                            })
                             .collect()
                     })
                     .collect(),

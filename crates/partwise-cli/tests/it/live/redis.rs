@@ -3,7 +3,7 @@
 //! throwaway ones on other ports for the tests that stop a node.
 
 use crate::common::{self, repo, SYMBOLS};
-use partwise::slot::key_slot;
+use partwise::redis::slot::key_slot;
 use partwise_faults::live::{free_port, redis_node, RedisStandalone};
 use partwise_redis::{redis, NodeAddr, NodeConn, SlotMap};
 use serde_json::Value;

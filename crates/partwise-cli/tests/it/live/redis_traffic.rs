@@ -6,7 +6,7 @@
 //! what this test sends; the loads are the servers' own counters.
 
 use crate::common;
-use partwise::slot::key_slot;
+use partwise::redis::slot::key_slot;
 use partwise_faults::live::{env, redis_node};
 use partwise_redis::{redis, NodeAddr, NodeConn, SlotMap};
 use serde_json::Value;

@@ -329,7 +329,7 @@ fn hot_workload(seed: &str, reads: usize) {
         .collect();
     for k in &keys {
         let node = &map
-            .owner(partwise::slot::key_slot(k.as_bytes()))
+            .owner(partwise::redis::slot::key_slot(k.as_bytes()))
             .unwrap()
             .primary
             .addr;

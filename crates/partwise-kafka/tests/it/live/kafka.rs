@@ -4,7 +4,7 @@
 //! partwise routing, and a real librdkafka consumer group.
 
 use partwise::assign::{Assignor, Group, Member, Topic};
-use partwise::routing::candidates;
+use partwise::inference::candidates;
 use partwise::{PartitionCount, Partitioner};
 use partwise_faults::live::{create_topics, kafka_bootstrap, keys, produce_with, unique};
 use partwise_kafka::audit::{audit, AuditOptions, AuditReport, Progress};

@@ -1,7 +1,7 @@
 //! Against a real Redis Cluster of three primaries: the one
 //! `scripts/services` starts, found through `PARTWISE_REDIS`.
 
-use partwise::slot::key_slot;
+use partwise::redis::slot::key_slot;
 use partwise_faults::live::{free_port, redis_node, RedisStandalone};
 use partwise_redis::{
     check, common_slot, sample, Error, Family, NodeAddr, NodeConn, SlotMap, Source, Writer,

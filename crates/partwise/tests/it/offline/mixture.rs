@@ -8,7 +8,9 @@
 
 use partwise::findings::Reason;
 use partwise::hash::murmur2;
-use partwise::routing::{analyze, candidates, log_chance, mixture_finding, Routing, SampledRecord};
+use partwise::inference::{
+    analyze, candidates, log_chance, mixture_finding, Routing, SampledRecord,
+};
 use partwise::{PartitionCount, Partitioner};
 
 /// Deterministic pseudo-random numbers (splitmix64).
@@ -306,7 +308,7 @@ fn report_b_says_a_randomly_placed_topic_was_written_by_an_unknown_partitioner()
         .map(|i| (format!("user-{}", i % 1000), rng.below(6)))
         .collect();
     let r = audit(6, &records(6, placed));
-    let d = partwise::findings::topic_drift(&declared, "orders", None, Some(6), Some(&r));
+    let d = partwise::check::topic_drift(&declared, "orders", None, Some(6), Some(&r));
     assert_eq!(
         d.inferred,
         ["an unknown partitioner, or explicit partitions (100.0% of records)"]

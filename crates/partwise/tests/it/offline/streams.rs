@@ -64,7 +64,7 @@ fn the_readmes_example_is_kafka_streams_own_description() {
 
 #[test]
 fn what_the_cluster_says_replaces_the_count_and_adds_the_writer() {
-    use partwise::routing::Candidate;
+    use partwise::inference::Candidate;
     use partwise::streams::{observe, Observed, OBSERVED_PRODUCER};
     use partwise::topology::Topology;
     use partwise::{PartitionCount, Partitioner};

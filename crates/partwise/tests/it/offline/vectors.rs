@@ -7,7 +7,7 @@
 
 use partwise::hash;
 use partwise::partitioner::{HashFn, Reduce};
-use partwise::slot::key_slot;
+use partwise::redis::slot::key_slot;
 use partwise::{PartitionCount, Partitioner, Placement};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,7 @@
 //! nothing else, and its counter-example's prediction is `partwise check`'s.
 
 use super::ticker::{broker, redis, redis_pid, text, topology, uniq};
-use partwise::placement::placements;
+use partwise::group::placement::placements;
 use partwise::topology::Topology;
 use partwise::{PartitionCount, Partitioner};
 use std::collections::BTreeSet;

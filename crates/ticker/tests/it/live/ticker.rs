@@ -6,7 +6,7 @@
 //! that write Redis run one after another in one test, each with symbols of
 //! its own, so that no two of them write the same keys.
 
-use partwise::placement::placements;
+use partwise::group::placement::placements;
 use partwise::topology::Topology;
 use partwise_faults::live::{redis_node, test_broker};
 use serde_json::Value;

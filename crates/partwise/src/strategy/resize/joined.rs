@@ -11,7 +11,7 @@
 //! procedures.
 //!
 //! ```
-//! use partwise::resize::joined::{realign, Procedure};
+//! use partwise::strategy::resize::joined::{realign, Procedure};
 //! use partwise::topology::Topology;
 //!
 //! let t = Topology::parse(r#"

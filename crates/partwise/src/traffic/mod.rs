@@ -28,8 +28,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod hitters;
+pub mod skew;
+
 use crate::assign::{member_names, Assignor, Group, Member, Topic};
-use crate::skew::{HeavyHitter, HeavyHitters, SkewStats};
+use crate::traffic::skew::{HeavyHitter, HeavyHitters, SkewStats};
 use crate::{Error, PartitionCount, Partitioner};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 

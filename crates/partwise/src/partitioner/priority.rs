@@ -32,7 +32,7 @@
 
 use crate::count::PartitionCount;
 use crate::hash::murmur2;
-use crate::landing::Placement;
+use crate::partitioner::landing::Placement;
 use crate::Error;
 use std::sync::{Mutex, OnceLock};
 

@@ -7,7 +7,7 @@
 //! looked at), `foo{{bar}}` hashes `{bar`, and `a{b}{c}` hashes `b`.
 //!
 //! ```
-//! use partwise::slot::{hash_tag, key_slot};
+//! use partwise::redis::slot::{hash_tag, key_slot};
 //! assert_eq!(key_slot(b"market:{BBCA}"), key_slot(b"notif:{BBCA}"));
 //! assert_eq!(key_slot(b"market:{BBCA}"), 12355);
 //! assert_eq!(hash_tag(b"foo{}{bar}"), None);

@@ -16,7 +16,8 @@
 //! co-partitioning break for every key that moves.
 //!
 //! ```
-//! use partwise::{resize, PartitionCount, Partitioner, Placement};
+//! use partwise::strategy::resize;
+//! use partwise::{PartitionCount, Partitioner, Placement};
 //! let java: Partitioner = "java".parse()?;
 //! let (six, eight) = (PartitionCount::new(6)?, PartitionCount::new(8)?);
 //! // The seeds' example: BBCA is partition 0 of 6, then 2 of 8.

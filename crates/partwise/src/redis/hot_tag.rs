@@ -21,7 +21,7 @@
 //!   [`HotRule::min_keys`] keys, and more than one of them was sampled.
 //!
 //! ```
-//! use partwise::hot_tag::{judge, HotRule, Scope};
+//! use partwise::redis::hot_tag::{judge, HotRule, Scope};
 //! let rule = HotRule::default();
 //! // Ten tags of 60 keys on a 3-node cluster: each is a tenth, none is hot.
 //! let node = Scope { keys: 240.0, slots_in_use: 4, slots_owned: 5461 };

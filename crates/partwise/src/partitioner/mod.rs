@@ -36,13 +36,20 @@
 //! assert_eq!(rdk.place(Some(b""), six), Placement::Sticky);
 //! ```
 
+pub mod bulk;
+pub mod compare;
+mod landing;
+pub mod priority;
+mod table;
+
 use crate::count::PartitionCount;
 use crate::hash;
-pub use crate::landing::Placement;
-use crate::priority::{Priority, RestHash};
+pub use crate::partitioner::landing::Placement;
+use crate::partitioner::priority::{Priority, RestHash};
 use crate::Error;
 use std::fmt;
 use std::str::FromStr;
+use table::TABLE;
 
 /// Which hash a partitioner applies to the key bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -167,380 +174,14 @@ struct Info {
 }
 
 use Builtin as B;
-use HashFn::{Crc32, Fnv1a, KafkajsLegacyMurmur2, Murmur2};
-use Placement::{Random, RoundRobin, Sticky};
-use Reduce::{Abs, Mask, Unsigned};
+use HashFn::Murmur2;
+use Placement::Sticky;
+use Reduce::{Abs, Mask};
 
 const MURMUR2: KeyRule = KeyRule::Hash(Murmur2, Mask);
 
-// One row per partitioner. The sources (each client's file and release) are in
-// docs/reference/clients.md; the behaviour of each row is held to the real
-// client by tests/vectors.
-const TABLE: &[Info] = &[
-    Info {
-        builtin: B::JavaDefault,
-        spec: "java",
-        aliases: &["java:default", "java:builtin"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "Java producer default (BuiltInPartitioner): (murmur2(key) & 0x7fffffff) % n; null keys sticky (KIP-794, random)",
-    setting: "the default partitioner (no partitioner.class)",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::JavaRoundRobin,
-        spec: "java:round-robin",
-        aliases: &["java:roundrobin", "java:roundrobinpartitioner"],
-        key: KeyRule::Ignore(RoundRobin),
-        null_key: Keyless::Place(RoundRobin),
-        empty_as_null: false,
-        about: "Java RoundRobinPartitioner: ignores keys, a per-topic counter over available partitions",
-    setting: "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
-        since: Some("kafka-clients 2.4.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaConsistentRandom,
-        spec: "librdkafka:consistent_random",
-        aliases: &["librdkafka", "librdkafka:default", "confluent-kafka", "kcat"],
-        key: KeyRule::Hash(Crc32, Unsigned),
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: true,
-        about: "librdkafka default (confluent-kafka Python/Go/.NET, kcat): crc32(key) % n; null and empty keys sticky random",
-    setting: "partitioner=consistent_random",
-        since: Some("librdkafka 0.11.4"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaConsistent,
-        spec: "librdkafka:consistent",
-        aliases: &[],
-        key: KeyRule::Hash(Crc32, Unsigned),
-        null_key: Keyless::AsEmpty,
-        empty_as_null: false,
-        about: "librdkafka consistent: crc32(key) % n; null and empty keys go to partition 0",
-    setting: "partitioner=consistent",
-        since: Some("librdkafka 0.11.4"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaMurmur2,
-        spec: "librdkafka:murmur2",
-        aliases: &[],
-        key: MURMUR2,
-        null_key: Keyless::AsEmpty,
-        empty_as_null: false,
-        about: "librdkafka murmur2: Java-compatible for keys; a null key hashes like an empty one",
-    setting: "partitioner=murmur2",
-        since: Some("librdkafka 0.11.4"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaMurmur2Random,
-        spec: "librdkafka:murmur2_random",
-        aliases: &[],
-        key: MURMUR2,
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "librdkafka murmur2_random: Java-compatible (keys, empty key included); null keys sticky random",
-    setting: "partitioner=murmur2_random",
-        since: Some("librdkafka 0.11.4"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaFnv1a,
-        spec: "librdkafka:fnv1a",
-        aliases: &[],
-        key: KeyRule::Hash(Fnv1a, Abs),
-        null_key: Keyless::AsEmpty,
-        empty_as_null: false,
-        about: "librdkafka fnv1a: Sarama-compatible |fnv1a(key)| % n; a null key hashes like an empty one",
-    setting: "partitioner=fnv1a",
-        since: Some("librdkafka 1.4.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaFnv1aRandom,
-        spec: "librdkafka:fnv1a_random",
-        aliases: &[],
-        key: KeyRule::Hash(Fnv1a, Abs),
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "librdkafka fnv1a_random: Sarama-compatible for keys; null keys sticky random",
-    setting: "partitioner=fnv1a_random",
-        since: Some("librdkafka 1.4.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::LibrdkafkaRandom,
-        spec: "librdkafka:random",
-        aliases: &[],
-        key: KeyRule::Ignore(Random),
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "librdkafka random: ignores keys; null keys sticky random",
-    setting: "partitioner=random",
-        since: Some("librdkafka 0.11.4"),
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaPython,
-        spec: "kafka-python",
-        aliases: &["kafka-python:default", "kafka-python:defaultpartitioner"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "kafka-python DefaultPartitioner: Java-compatible murmur2; null keys random",
-    setting: "the default partitioner",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::Aiokafka,
-        spec: "aiokafka",
-        aliases: &["aiokafka:default", "aiokafka:defaultpartitioner"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "aiokafka DefaultPartitioner (AIOKafkaProducer's default): byte-identical to kafka-python's, Java-compatible murmur2; null keys random",
-        setting: "the default partitioner (AIOKafkaProducer without partitioner=)",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::KafkajsDefault,
-        spec: "kafkajs",
-        aliases: &["kafkajs:default", "kafkajs:defaultpartitioner", "kafkajs:javacompatible", "kafkajs:javacompatiblepartitioner"],
-        key: MURMUR2,
-        null_key: Keyless::Place(RoundRobin),
-        empty_as_null: false,
-        about: "KafkaJS 2.x DefaultPartitioner (= JavaCompatiblePartitioner): murmur2; null keys round-robin from a random start",
-    setting: "createPartitioner: Partitioners.DefaultPartitioner",
-        since: Some("KafkaJS 2.0.0"),
-        older: Some("createPartitioner: Partitioners.JavaCompatiblePartitioner in KafkaJS 1.8.0 to 1.16.0"),
-    },
-    Info {
-        builtin: B::KafkajsLegacy,
-        spec: "kafkajs:legacy",
-        aliases: &["kafkajs:legacypartitioner"],
-        key: KeyRule::Hash(KafkajsLegacyMurmur2, Mask),
-        null_key: Keyless::Place(RoundRobin),
-        empty_as_null: false,
-        about: "KafkaJS LegacyPartitioner (the 1.x default): a float-mangled murmur2, NOT Java-compatible",
-    setting: "createPartitioner: Partitioners.LegacyPartitioner",
-        since: Some("KafkaJS 2.0.0"),
-        older: Some("the default partitioner in KafkaJS 1.x"),
-    },
-    Info {
-        builtin: B::SaramaHash,
-        spec: "sarama",
-        aliases: &["sarama:hash", "sarama:default", "sarama:newhashpartitioner"],
-        key: KeyRule::Hash(Fnv1a, Abs),
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "Sarama default NewHashPartitioner: |int32(fnv1a(key)) % n|; null keys random",
-    setting: "Producer.Partitioner = sarama.NewHashPartitioner",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::SaramaReferenceHash,
-        spec: "sarama:reference-hash",
-        aliases: &["sarama:reference", "sarama:newreferencehashpartitioner"],
-        key: KeyRule::Hash(Fnv1a, Mask),
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "Sarama NewReferenceHashPartitioner: (fnv1a(key) & 0x7fffffff) % n; still FNV-1a, not Java-compatible",
-    setting: "Producer.Partitioner = sarama.NewReferenceHashPartitioner",
-        since: Some("Sarama 1.18.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::SaramaConsistentCrc,
-        spec: "sarama:consistent-crc",
-        aliases: &["sarama:newconsistentcrchashpartitioner"],
-        key: KeyRule::Hash(Crc32, Unsigned),
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "Sarama NewConsistentCRCHashPartitioner: crc32(key) % n, librdkafka-consistent-compatible",
-    setting: "Producer.Partitioner = sarama.NewConsistentCRCHashPartitioner",
-        since: Some("Sarama 1.41.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::SaramaMurmur2,
-        spec: "sarama:murmur2",
-        aliases: &["sarama:newmurmur2partitioner"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "Sarama NewMurmur2Partitioner (v1.50+): Java-compatible murmur2; null keys random",
-    setting: "Producer.Partitioner = sarama.NewMurmur2Partitioner",
-        since: Some("Sarama 1.50.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoRoundRobin,
-        spec: "kafka-go",
-        aliases: &["kafka-go:round-robin", "kafka-go:roundrobin", "kafka-go:default"],
-        key: KeyRule::Ignore(RoundRobin),
-        null_key: Keyless::Place(RoundRobin),
-        empty_as_null: false,
-        about: "kafka-go Writer default (RoundRobin balancer): ignores keys",
-    setting: "Balancer: &kafka.RoundRobin{}",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoHash,
-        spec: "kafka-go:hash",
-        aliases: &[],
-        key: KeyRule::Hash(Fnv1a, Abs),
-        null_key: Keyless::Place(RoundRobin),
-        empty_as_null: false,
-        about: "kafka-go Hash balancer: Sarama-compatible FNV-1a; nil keys round-robin",
-    setting: "Balancer: &kafka.Hash{}",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoReferenceHash,
-        spec: "kafka-go:reference-hash",
-        aliases: &["kafka-go:referencehash"],
-        key: KeyRule::Hash(Fnv1a, Mask),
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "kafka-go ReferenceHash balancer: Sarama-reference-compatible FNV-1a & 0x7fffffff",
-    setting: "Balancer: &kafka.ReferenceHash{}",
-        since: Some("kafka-go 0.4.32"),
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoCrc32,
-        spec: "kafka-go:crc32",
-        aliases: &["kafka-go:crc32balancer"],
-        key: KeyRule::Hash(Crc32, Unsigned),
-        null_key: Keyless::Place(Random),
-        empty_as_null: true,
-        about: "kafka-go CRC32Balancer: librdkafka-compatible crc32; nil and empty keys random",
-    setting: "Balancer: &kafka.CRC32Balancer{}",
-        since: Some("kafka-go 0.3.1"),
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoCrc32Consistent,
-        spec: "kafka-go:crc32-consistent",
-        aliases: &["kafka-go:crc32balancer-consistent"],
-        key: KeyRule::Hash(Crc32, Unsigned),
-        null_key: Keyless::AsEmpty,
-        empty_as_null: false,
-        about: "kafka-go CRC32Balancer{Consistent: true}: crc32; nil and empty keys go to partition 0",
-    setting: "Balancer: &kafka.CRC32Balancer{Consistent: true}",
-        since: Some("kafka-go 0.3.1"),
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoMurmur2,
-        spec: "kafka-go:murmur2",
-        aliases: &["kafka-go:murmur2balancer"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Random),
-        empty_as_null: false,
-        about: "kafka-go Murmur2Balancer: Java-compatible murmur2; nil keys random",
-    setting: "Balancer: &kafka.Murmur2Balancer{}",
-        since: Some("kafka-go 0.3.1"),
-        older: None,
-    },
-    Info {
-        builtin: B::KafkaGoMurmur2Consistent,
-        spec: "kafka-go:murmur2-consistent",
-        aliases: &["kafka-go:murmur2balancer-consistent"],
-        key: MURMUR2,
-        null_key: Keyless::AsEmpty,
-        empty_as_null: false,
-        about: "kafka-go Murmur2Balancer{Consistent: true}: murmur2; nil keys hash like empty ones",
-    setting: "Balancer: &kafka.Murmur2Balancer{Consistent: true}",
-        since: Some("kafka-go 0.3.1"),
-        older: None,
-    },
-    Info {
-        builtin: B::FranzGo,
-        spec: "franz-go",
-        aliases: &["franz-go:default", "franz-go:kafka-hasher", "franz-go:uniform-bytes"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "franz-go default (UniformBytesPartitioner, KafkaHasher): murmur2 for keys; null keys sticky",
-    setting: "the default partitioner (kgo.UniformBytesPartitioner, KafkaHasher)",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::FranzGoSaramaCompat,
-        spec: "franz-go:sarama-compat",
-        aliases: &["franz-go:saramacompathasher"],
-        key: KeyRule::Hash(Fnv1a, Abs),
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "franz-go SaramaCompatHasher(fnv32a): exactly Sarama's default on every platform",
-    setting: "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaCompatHasher(fnv32a)))",
-        since: Some("franz-go 1.16.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::FranzGoSaramaHasher,
-        spec: "franz-go:sarama-hasher",
-        aliases: &["franz-go:saramahasher"],
-        key: KeyRule::Hash(Fnv1a, Unsigned),
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "franz-go SaramaHasher(fnv32a) on 64-bit: fnv1a(key) % n unsigned, NOT Sarama-compatible",
-    setting: "kgo.RecordPartitioner(kgo.StickyKeyPartitioner(kgo.SaramaHasher(fnv32a)))",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::Platformatic,
-        spec: "platformatic",
-        aliases: &["platformatic:default", "platformatic:defaultpartitioner", "@platformatic/kafka"],
-        key: KeyRule::Hash(Murmur2, Unsigned),
-        null_key: Keyless::Place(RoundRobin),
-        empty_as_null: false,
-        about: "@platformatic/kafka default (defaultPartitioner): (murmur2(key) >>> 0) % n, unsigned, NOT Java-compatible; an empty key is hashed; null keys round-robin per topic",
-        setting: "the default partitioner (no partitioner option)",
-        since: None,
-        older: None,
-    },
-    Info {
-        builtin: B::PlatformaticCompatibility,
-        spec: "platformatic:compatibility",
-        aliases: &["platformatic:compatibilitypartitioner", "platformatic:java"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Placement::Partition(0)),
-        empty_as_null: false,
-        about: "@platformatic/kafka compatibilityPartitioner: (murmur2(key) & 0x7fffffff) % n, Java-compatible; a null key goes to partition 0",
-        setting: "partitioner: compatibilityPartitioner (import { compatibilityPartitioner } from '@platformatic/kafka')",
-        since: Some("@platformatic/kafka 1.32.0"),
-        older: None,
-    },
-    Info {
-        builtin: B::ConfluentKafkaJavascript,
-        spec: "confluent-kafka-javascript",
-        aliases: &["confluent-kafka-javascript:kafkajs", "@confluentinc/kafka-javascript", "confluent-kafka-javascript:murmur2_random"],
-        key: MURMUR2,
-        null_key: Keyless::Place(Sticky),
-        empty_as_null: false,
-        about: "@confluentinc/kafka-javascript through its KafkaJS-compatible API (a kafkaJS: {...} block): librdkafka murmur2_random, Java-compatible; null keys sticky random. TRAP: configured with librdkafka property names (no kafkaJS block) it keeps librdkafka's default consistent_random (CRC32), which is not",
-        setting: "a producer configured through the kafkaJS: {...} block (which sets librdkafka partitioner=murmur2_random); with librdkafka property names, set 'partitioner': 'murmur2_random' yourself, since the default there is consistent_random (CRC32)",
-        since: None,
-        older: None,
-    },
-];
-
 /// A partitioner: a real client's, chosen by spec, or a priority-isolation
-/// partitioner ([`crate::priority`]).
+/// partitioner ([`crate::partitioner::priority`]).
 #[derive(Clone, Copy)]
 pub struct Partitioner {
     kind: Kind,
@@ -757,7 +398,7 @@ impl Partitioner {
         assert!(out.len() >= keys.len(), "output shorter than input");
         let out = &mut out[..keys.len()];
         if info.key == MURMUR2 && self.priority().is_none() {
-            crate::batch::murmur2_partitions(keys, n, out);
+            crate::partitioner::bulk::murmur2_partitions(keys, n, out);
             // Only the empty key can need fixing up: murmur2 partitioners hash it.
             debug_assert!(!info.empty_as_null);
             return;
@@ -794,7 +435,7 @@ impl FromStr for Partitioner {
     fn from_str(s: &str) -> Result<Partitioner, Error> {
         if let Some(body) = s.trim().strip_prefix("priority:") {
             return Ok(Partitioner {
-                kind: Kind::Priority(crate::priority::intern(s, body)?),
+                kind: Kind::Priority(crate::partitioner::priority::intern(s, body)?),
             });
         }
         let want = normalize(s);

@@ -13,7 +13,7 @@
 //! `docs/reference/clients.md`.
 //!
 //! ```
-//! use partwise::clients::{identify, Client};
+//! use partwise::group::clients::{identify, Client};
 //! let m = identify("RoundRobinAssigner", "kafkajs", Some(0));
 //! assert_eq!(m.client, Client::KafkaJs);
 //! assert!(m.client.facts().consumer_protocol.is_none());

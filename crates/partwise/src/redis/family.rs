@@ -5,7 +5,7 @@
 
 use crate::error::Error;
 pub use crate::findings::FamilyReason;
-use crate::slot::{hash_tag, key_slot};
+use crate::redis::slot::{hash_tag, key_slot};
 use std::fmt;
 
 /// A key pattern with exactly one `%s` where the logical key goes.

@@ -4,7 +4,7 @@
 //! share, must fit one partition.
 //!
 //! ```
-//! use partwise::sizing::{plan, PlanInput, Binding};
+//! use partwise::strategy::sizing::{plan, PlanInput, Binding};
 //! // The seed's example: 50 MB/s in and out, 10 MB/s per partition to write,
 //! // 2.5 MB/s per partition to consume: 20 partitions, 24 with 20% headroom.
 //! let p = plan(&PlanInput { produce_mbps: 50.0, partition_produce_mbps: 10.0,
@@ -13,7 +13,7 @@
 //! # Ok::<(), partwise::Error>(())
 //! ```
 
-use crate::resize::divisors;
+use crate::strategy::resize::divisors;
 use crate::{Error, PartitionCount, Partitioner};
 use serde::Serialize;
 

@@ -8,7 +8,7 @@
 //! place at random lands apart as often as not.
 //!
 //! ```
-//! use partwise::compare::Migration;
+//! use partwise::partitioner::compare::Migration;
 //! use partwise::{PartitionCount, Partitioner};
 //! let (java, rdk): (Partitioner, Partitioner) = ("java".parse()?, "librdkafka".parse()?);
 //! let mut m = Migration::new(java, rdk, &[PartitionCount::new(12)?]);

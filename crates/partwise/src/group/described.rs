@@ -7,7 +7,7 @@
 //! counts; `partwise kafka group` renders the [`Analysis`].
 //!
 //! ```
-//! use partwise::described::{analyze, ClusterTopic, DescribedMember};
+//! use partwise::group::described::{analyze, ClusterTopic, DescribedMember};
 //! let topic = |name: &str| ClusterTopic { name: name.into(), partitions: 2, healthy: true };
 //! let member = |id: &str, parts: Vec<(String, Vec<u32>)>| DescribedMember {
 //!     id: id.into(),
@@ -24,7 +24,7 @@
 //! assert_eq!(r.live.as_ref().unwrap().split_count(), 2);
 //! assert_eq!(r.predicted.as_ref().unwrap().1.split_count(), 0);
 //! assert_eq!((r.split_count, r.matches_live), (2, Some(false)));
-//! # Ok::<(), partwise::described::PredictError>(())
+//! # Ok::<(), partwise::group::described::PredictError>(())
 //! ```
 
 use crate::assign::{colocation_of, Assignment, Assignor, Colocation, Group, Member, Topic, Tp};

@@ -1,6 +1,6 @@
 //! Where one record lands: the [`Placement`] vocabulary shared by the
 //! clients' partitioners ([`crate::partitioner`]) and priority isolation
-//! ([`crate::priority`]). It lives apart so that priority, which the
+//! ([`crate::partitioner::priority`]). It lives apart so that priority, which the
 //! partitioner table embeds, does not have to import the table back.
 
 /// Where a partitioner puts one record.

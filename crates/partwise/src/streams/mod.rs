@@ -38,6 +38,8 @@
 //! # Ok::<(), partwise::Error>(())
 //! ```
 
+pub mod group;
+
 use crate::encoding::KeyFormat;
 use crate::topology::{CopartitionGroup, Producer, Topic, Topology};
 use crate::{Error, PartitionCount, Partitioner};
@@ -480,7 +482,7 @@ pub struct Observed {
     /// What wrote its keyed records; `None` when nothing partwise knows
     /// explains every sampled keyed record (the audit's own finding says
     /// what it found instead).
-    pub writer: Option<crate::routing::Candidate>,
+    pub writer: Option<crate::inference::Candidate>,
 }
 
 impl Observed {
@@ -489,11 +491,11 @@ impl Observed {
     pub fn new(
         topic: &str,
         partitions: PartitionCount,
-        routing: Option<&crate::routing::Routing>,
+        routing: Option<&crate::inference::Routing>,
     ) -> Observed {
         let writer = routing
             .filter(|r| r.keyed > 0)
-            .and_then(|r| crate::routing::primary(&r.inferred));
+            .and_then(|r| crate::inference::primary(&r.inferred));
         Observed {
             topic: topic.to_string(),
             partitions,

@@ -9,7 +9,7 @@
 //! several threads merge with the errors added.
 //!
 //! ```
-//! use partwise::skew::SkewStats;
+//! use partwise::traffic::skew::SkewStats;
 //! let s = SkewStats::of(&[95, 1, 1, 1, 1, 1]);
 //! assert!(s.max_over_mean > 5.6 && s.hot_partitions == vec![0]);
 //! ```
