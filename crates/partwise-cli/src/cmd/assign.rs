@@ -44,9 +44,8 @@ pub struct Args {
     /// Print the split count for every group size in A..B (e.g. 1..12)
     #[arg(long = "sweep", value_name = "A..B", value_parser = parse::member_range)]
     sweep: Option<(usize, usize)>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 struct Config {
@@ -93,7 +92,7 @@ impl Config {
                 file: Some(group),
                 owned: None,
                 sweep: None,
-                format: a.format,
+                format: a.format.format,
             });
         }
         let mut topics: Vec<Topic> = Vec::new();
@@ -159,7 +158,7 @@ impl Config {
             members,
             owned,
             sweep,
-            format: a.format,
+            format: a.format.format,
         })
     }
 

@@ -53,9 +53,8 @@ pub struct Args {
     /// Brokers leading the partitions
     #[arg(long, value_name = "N", default_value = "3", allow_negative_numbers = true, value_parser = parse::positive_u32)]
     brokers: u32,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 /// Records simulated at most (per strategy).
@@ -130,9 +129,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     .collect::<Result<Vec<_>, _>>()
     .map_err(CliError::lib)?;
     let out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Json | Format::Ndjson => {
-            let mut s = JsonStream::new(out, a.format)?;
+            let mut s = JsonStream::new(out, a.format.format)?;
             for r in &reports {
                 s.write(r)?;
             }

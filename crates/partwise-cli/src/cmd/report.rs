@@ -25,6 +25,11 @@ pub enum ReportFormat {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("input", |a| a.long_help(
+        "Sample keys, one per line ('-' reads stdin): logical keys, each producer encodes them with its key_format (the partition map, skew and resize use them)"
+    ))
+)]
 pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, consumer groups, Redis families
     #[arg(value_name = "FILE", required_unless_present = "streams")]
@@ -40,10 +45,8 @@ pub struct Args {
     /// count is used for the others)
     #[arg(short = 't', long = "topic", value_name = "NAME:N", requires = "streams", value_parser = super::parse::topic_count)]
     topics: Vec<super::parse::TopicCount>,
-    /// Sample keys, one per line ('-' reads stdin): logical keys, each producer
-    /// encodes them with its key_format (the partition map, skew and resize use them)
-    #[arg(short = 'i', long = "input", value_name = "KEYS")]
-    input: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
     /// loads, hot partitions and consumer shares are then of records; without
     /// it no partition is called hot, the load being unknown. With -b,
@@ -75,7 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 o.input("the topology file", file)?;
             }
             o.inputs("--streams", args.streams.iter().map(PathBuf::as_path))?;
-            o.inputs("-i/--input", args.input.as_deref())?;
+            o.inputs("-i/--input", args.input.input.as_deref())?;
             o.inputs(
                 "--counts",
                 args.counts.as_ref().and_then(super::CountsFrom::file),
@@ -147,7 +150,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let (samples, counts) = w.into_samples();
             (samples, Some(counts))
         }
-        None => (load_samples(args.input.clone())?, None),
+        None => (load_samples(args.input.input.clone())?, None),
     };
     let live_redis = (!args.cluster.is_empty())
         .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))

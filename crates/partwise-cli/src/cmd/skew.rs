@@ -21,18 +21,27 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("partitioner", |a| a.long_help(
+        "Partitioner spec (`partwise partitioners` lists them)"
+    )),
+    mut_arg("input", |a| a.required(true).long_help(
+        "Keys, one per line ('-' reads stdin)"
+    )),
+    mut_arg("key_format", |a| a.long_help(
+        "How text becomes key bytes (see `partwise route --help`)"
+    ))
+)]
 pub struct Args {
     #[command(flatten)]
     routing: super::Routing,
-    /// Keys, one per line ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE", required = true)]
-    input: PathBuf,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// Lines are KEY,COUNT (the count after the last comma)
     #[arg(long)]
     counts: bool,
-    /// How text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = super::parse::key_format)]
-    key_format: KeyFormat,
+    #[command(flatten)]
+    key_format: super::flags::KeyFormatFlag,
     /// Consumers in the group, to show each one's share and the idle ones
     #[arg(long, value_name = "M", allow_negative_numbers = true, value_parser = super::parse::positive_u32)]
     consumers: Option<u32>,
@@ -57,9 +66,8 @@ pub struct Args {
     /// Threads reading a regular file (default: all cores)
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 struct Config {
@@ -82,7 +90,7 @@ impl Config {
     fn new(a: Args) -> Result<Config> {
         let (n, partitioner) = a.routing.parse()?;
         crate::limits::counted_partitions("-p", n.get())?;
-        let format = a.key_format;
+        let format = a.key_format.key_format;
         if let Some(m) = a.consumers {
             crate::limits::members("--consumers", u64::from(m))?;
         }
@@ -125,7 +133,10 @@ impl Config {
         Ok(Config {
             n,
             partitioner,
-            input: a.input,
+            input: a
+                .input
+                .input
+                .ok_or_else(|| CliError::msg("-i/--input: required"))?,
             counts: a.counts,
             format,
             consumers,
@@ -135,7 +146,7 @@ impl Config {
             capacity: a.capacity.max(a.top),
             plot: a.plot,
             threads,
-            out: a.format,
+            out: a.format.format,
         })
     }
 }

@@ -33,9 +33,8 @@ pub struct Args {
     /// Total consume rate the group must reach, MB/s (default: the produce target)
     #[arg(long, value_name = "MBPS", value_parser = parse::positive_rate)]
     target_consume_mbps: Option<f64>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: crate::cmd::flags::FormatFlag,
 }
 
 /// One record's value at most (Kafka's default `message.max.bytes` is about 1 MiB).
@@ -87,7 +86,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         None => None,
     };
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Table => {
             writeln!(
                 out,
