@@ -15,13 +15,16 @@ pub struct Args {
     /// Bytes per record
     #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse::positive_u64)]
     size: u64,
-    /// Partitions of the topic
-    #[arg(short = 'p', long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
-    partitions: u32,
-    /// Producer batch.size in bytes
     #[arg(
+        help = super::flags::PARTITIONS,
+        long_help = "Partitions of the topic",
+       short = 'p', long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
+    partitions: u32,
+    #[arg(
+        help = super::flags::BATCH_SIZE,
+        long_help = "Producer batch.size in bytes",
         long,
-        value_name = "B",
+        value_name = "BYTES",
         default_value = "16384",
         allow_negative_numbers = true,
         value_parser = parse::positive_u64

@@ -28,10 +28,10 @@ pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, Redis families
     #[arg(value_name = "FILE", required_unless_present = "streams")]
     file: Option<PathBuf>,
-    /// A Kafka Streams application's topology, the text Topology#describe()
-    /// prints (repeatable, one application a file): every join's source
-    /// topics are checked as a co-partition group
-    #[arg(long = "streams", value_name = "DESCRIBE")]
+    #[arg(
+        help = super::flags::STREAMS,
+        long_help = "A Kafka Streams application's topology, the text Topology#describe() prints (repeatable, one application a file): every join's source topics are checked as a co-partition group",
+       long = "streams", value_name = "DESCRIBE")]
     streams: Vec<PathBuf>,
     /// A topic the --streams topologies read and the topology file does not
     /// declare, with its partition count (repeatable)

@@ -52,8 +52,9 @@ fn os_bytes(s: OsString) -> Vec<u8> {
 /// `-p N` and `-P SPEC`, for the commands that route with one partitioner.
 #[derive(clap::Args)]
 pub struct Routing {
-    /// Number of partitions
     #[arg(
+        help = flags::PARTITIONS,
+        long_help = "Number of partitions",
         short = 'p',
         long = "partitions",
         value_name = "N",

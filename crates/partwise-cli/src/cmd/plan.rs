@@ -36,11 +36,15 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     headroom: f64,
-    /// Replication factor (for the open-files estimate)
-    #[arg(long, value_name = "N", default_value = "3", value_parser = super::parse::positive_u32)]
+    #[arg(
+        help = super::flags::REPLICATION_FACTOR,
+        long_help = "Replication factor (for the open-files estimate)",
+       long, value_name = "N", default_value = "3", value_parser = super::parse::positive_u32)]
     replication_factor: u32,
-    /// Producer batch.size in bytes (for the producer-memory estimate)
-    #[arg(long, value_name = "BYTES", default_value = "16384", value_parser = super::parse::positive_u64)]
+    #[arg(
+        help = super::flags::BATCH_SIZE,
+        long_help = "Producer batch.size in bytes (for the producer-memory estimate)",
+       long, value_name = "BYTES", default_value = "16384", value_parser = super::parse::positive_u64)]
     batch_size: u64,
     /// The keys with their traffic, KEY,COUNT lines: the hottest partition,
     /// not an even 1/P share, must fit what one partition takes

@@ -38,25 +38,19 @@ enum Sub {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("cluster", |a| a.required(true).long_help(
+        "A cluster node, HOST:PORT (repeatable: the next is tried when one does not answer)"
+    )),
+    mut_arg("timeout", |a| a.default_value("2s").long_help(
+        "Give up on a node after this long: 500ms, 2s, 1m (a bare number is seconds)"
+    ))
+)]
 struct Conn {
-    /// A cluster node, HOST:PORT (repeatable: the next is tried when one does not answer)
-    #[arg(
-        short = 'c',
-        long = "cluster",
-        value_name = "HOST:PORT",
-        required = true,
-        value_parser = parse::node_addr
-    )]
-    cluster: Vec<NodeAddr>,
-    /// Give up on a node after this long: 500ms, 2s, 1m (a bare number is seconds)
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "2s",
-        allow_negative_numbers = true,
-        value_parser = super::duration::seconds
-    )]
-    timeout: Duration,
+    #[command(flatten)]
+    cluster: super::flags::RedisConn,
+    #[command(flatten)]
+    timeout: super::flags::TimeoutFlag,
 }
 
 #[derive(clap::Args)]
@@ -113,8 +107,9 @@ struct CheckArgs {
 struct HotArgs {
     #[command(flatten)]
     conn: Conn,
-    /// Keys to sample per primary
     #[arg(
+        help = super::flags::SAMPLE,
+        long_help = "Keys to sample per primary",
         long,
         value_name = "N",
         default_value = "10000",
@@ -122,8 +117,9 @@ struct HotArgs {
         value_parser = parse::positive_usize
     )]
     sample: usize,
-    /// Tags and slots to list
     #[arg(
+        help = super::flags::TOP,
+        long_help = "Tags and slots to list",
         long,
         value_name = "N",
         default_value = "10",
@@ -264,8 +260,8 @@ struct Cluster {
 impl Conn {
     fn validate(&self) -> Result<Cluster> {
         Ok(Cluster {
-            seeds: self.cluster.clone(),
-            timeout: self.timeout,
+            seeds: self.cluster.cluster.clone(),
+            timeout: self.timeout.timeout,
         })
     }
 }

@@ -26,6 +26,9 @@ pub enum ReportFormat {
 
 #[derive(clap::Args)]
 #[command(
+    mut_arg("cluster", |a| a.long_help(
+        "A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys"
+    )),
     mut_arg("input", |a| a.long_help(
         "Sample keys, one per line ('-' reads stdin): logical keys, each producer encodes them with its key_format (the partition map, skew and resize use them)"
     ))
@@ -34,11 +37,10 @@ pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, consumer groups, Redis families
     #[arg(value_name = "FILE", required_unless_present = "streams")]
     file: Option<PathBuf>,
-    /// A Kafka Streams application's topology, the text Topology#describe()
-    /// prints (repeatable, one application a file): every join's source
-    /// topics are in the report as a co-partition group, as check --streams
-    /// checks them
-    #[arg(long = "streams", value_name = "DESCRIBE")]
+    #[arg(
+        help = super::flags::STREAMS,
+        long_help = "A Kafka Streams application's topology, the text Topology#describe() prints (repeatable, one application a file): every join's source topics are in the report as a co-partition group, as check --streams checks them",
+       long = "streams", value_name = "DESCRIBE")]
     streams: Vec<PathBuf>,
     /// A topic the --streams topologies read and the topology file does not
     /// declare, with its partition count (repeatable; with -b the cluster's
@@ -64,9 +66,8 @@ pub struct Args {
     /// partition counts, the partitioners that wrote each topic, the live groups
     #[command(flatten)]
     kafka: super::conn::ConnArgs,
-    /// A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys
-    #[arg(short = 'c', long = "cluster", value_name = "HOST:PORT", value_parser = super::parse::node_addr)]
-    cluster: Vec<partwise_redis::NodeAddr>,
+    #[command(flatten)]
+    cluster: super::flags::RedisConn,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -152,8 +153,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => (load_samples(args.input.input.clone())?, None),
     };
-    let live_redis = (!args.cluster.is_empty())
-        .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
+    let live_redis = (!args.cluster.cluster.is_empty())
+        .then(|| {
+            live::redis(
+                &args.cluster.cluster,
+                args.kafka.timeout(),
+                &topology,
+                &samples,
+            )
+        })
         .transpose()?;
     let mut m = model::Model::build(
         file.display().to_string(),

@@ -65,8 +65,10 @@ pub struct Args {
     assignor: Option<partwise::assign::Assignor>,
     #[command(flatten)]
     key_format: super::flags::MaybeKeyFormat,
-    /// Topology file, to find the topics that must be resized together
-    #[arg(long, value_name = "FILE", requires = "topic")]
+    #[arg(
+        help = super::flags::TOPOLOGY,
+        long_help = "Topology file, to find the topics that must be resized together",
+       long, value_name = "FILE", requires = "topic")]
     topology: Option<PathBuf>,
     /// The topic being resized (with --topology)
     #[arg(long, value_name = "NAME", requires = "topology")]

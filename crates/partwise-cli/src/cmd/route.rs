@@ -20,8 +20,9 @@ pub struct Args {
     /// Keys to route (bytes as given; see --key-format)
     #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
-    /// Number of partitions of the topic; repeat to compare counts
     #[arg(
+        help = super::flags::PARTITIONS,
+        long_help = "Number of partitions of the topic; repeat to compare counts",
         short = 'p',
         long = "partitions",
         value_name = "N",
@@ -53,9 +54,10 @@ pub struct Args {
     /// Migration view: the partitioner producers move to (with --from)
     #[arg(long, value_name = "SPEC", requires = "from", value_parser = parse::partitioner)]
     to: Option<Partitioner>,
-    /// With --summary: threads reading a large regular -i file (default:
-    /// all cores; the output is the same for any number)
-    #[arg(long, value_name = "N", requires = "summary", value_parser = parse::positive_usize)]
+    #[arg(
+        help = super::flags::THREADS,
+        long_help = "With --summary: threads reading a large regular -i file (default: all cores; the output is the same for any number)",
+       long, value_name = "N", requires = "summary", value_parser = parse::positive_usize)]
     threads: Option<usize>,
 }
 

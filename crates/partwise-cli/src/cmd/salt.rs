@@ -49,8 +49,9 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     threshold: Option<f64>,
-    /// Number of partitions (with --topology: the topic's, from the file)
     #[arg(
+        help = super::flags::PARTITIONS,
+        long_help = "Number of partitions (with --topology: the topic's, from the file)",
         short = 'p',
         long = "partitions",
         value_name = "N",
@@ -62,9 +63,10 @@ pub struct Args {
     partitions: Option<PartitionCount>,
     #[command(flatten)]
     partitioner: super::flags::MaybePartitioner,
-    /// A topology file (as `check` reads): salt --topic's keys with every topic
-    /// joined to it, or learn why that cannot be done (needs -i)
-    #[arg(long, value_name = "FILE", requires_all = ["topic", "input"])]
+    #[arg(
+        help = super::flags::TOPOLOGY,
+        long_help = "A topology file (as `check` reads): salt --topic's keys with every topic joined to it, or learn why that cannot be done (needs -i)",
+       long, value_name = "FILE", requires_all = ["topic", "input"])]
     topology: Option<PathBuf>,
     /// The topic of --topology whose keys are measured by -i
     #[arg(long, value_name = "TOPIC", requires = "topology")]

@@ -54,8 +54,10 @@ pub struct Args {
     /// What one consumer processes from one partition, MB/s, for the lag forecast
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     consume_mbps_per_partition: Option<f64>,
-    /// Heavy hitters to report
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(
+        help = super::flags::TOP,
+        long_help = "Heavy hitters to report",
+       long, value_name = "N", default_value_t = 10)]
     top: usize,
     /// Counters of the heavy-hitter summary (error <= total / (capacity + 1))
     #[arg(long, value_name = "N", default_value = "1024", value_parser = super::parse::positive_usize)]
@@ -63,8 +65,10 @@ pub struct Args {
     /// Write an SVG bar chart of partition load to FILE
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// Threads reading a regular file (default: all cores)
-    #[arg(long, value_name = "N")]
+    #[arg(
+        help = super::flags::THREADS,
+        long_help = "Threads reading a regular file (default: all cores)",
+       long, value_name = "N")]
     threads: Option<usize>,
     #[command(flatten)]
     format: super::flags::FormatFlag,

@@ -35,9 +35,10 @@ pub struct Args {
     /// Topic to audit (repeatable; two or more get a co-partitioning verdict)
     #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
-    /// Records to read per partition (0: counts only): from its start, or
-    /// the newest ones with --since or --from-end
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(
+        help = crate::cmd::flags::SAMPLE,
+        long_help = "Records to read per partition (0: counts only): from its start, or the newest ones with --since or --from-end",
+       long, value_name = "N", default_value_t = 1000)]
     sample: u64,
     /// Sample the records written in the last DURATION (10m, 1h) instead of
     /// the oldest: skew, heavy hitters and the partitioner are of that window

@@ -47,12 +47,10 @@ pub struct Args {
     /// of the broker's target and of the current assignment. Read-only
     #[arg(long, conflicts_with = "assignor")]
     pub(super) readiness: bool,
-    /// For a Kafka Streams group (streams protocol, or classic with assignor
-    /// `stream`): the application's Topology#describe() text, which says
-    /// which source topics are joined (a task that holds partition p of one
-    /// joined source and not of the other is a finding; merged sources of
-    /// different counts are not)
-    #[arg(long = "streams", value_name = "DESCRIBE", conflicts_with = "assignor")]
+    #[arg(
+        help = crate::cmd::flags::STREAMS,
+        long_help = "For a Kafka Streams group (streams protocol, or classic with assignor `stream`): the application's Topology#describe() text, which says which source topics are joined (a task that holds partition p of one joined source and not of the other is a finding; merged sources of different counts are not)",
+       long = "streams", value_name = "DESCRIBE", conflicts_with = "assignor")]
     streams: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(super) format: crate::cmd::flags::FormatFlag,

@@ -24,8 +24,10 @@ pub struct Args {
     /// Bytes of each record's value
     #[arg(long, value_name = "BYTES", default_value = "1024", value_parser = parse::positive_usize)]
     record_bytes: usize,
-    /// Replication factor of the temporary topic (default: the broker's)
-    #[arg(long, value_name = "N", value_parser = parse::positive::<i32>)]
+    #[arg(
+        help = crate::cmd::flags::REPLICATION_FACTOR,
+        long_help = "Replication factor of the temporary topic (default: the broker's)",
+       long, value_name = "N", value_parser = parse::positive::<i32>)]
     replication_factor: Option<i32>,
     /// Total produce rate the topic must take, MB/s: prints a partition plan
     #[arg(long, value_name = "MBPS", value_parser = parse::positive_rate)]
