@@ -346,6 +346,61 @@ fn server_codes(e: &redis::RedisError) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// Each command is sent as the redis crate would have sent it, and each
+    /// reply, RESP2 or RESP3, comes back in this crate's terms.
+    #[test]
+    fn commands_and_replies_in_the_crates_own_terms() {
+        let mut pipe = redis::pipe();
+        Command::HSet(
+            b"m:{A}".to_vec(),
+            vec![("seq".into(), "7".into()), ("run".into(), "r".into())],
+        )
+        .add_to(&mut pipe);
+        Command::Exists(vec![b"m:{A}".to_vec(), b"n:{A}".to_vec()]).add_to(&mut pipe);
+        let mut want = redis::pipe();
+        want.cmd("HSET")
+            .arg("m:{A}")
+            .arg("seq")
+            .arg(7)
+            .arg("run")
+            .arg("r");
+        want.cmd("EXISTS").arg("m:{A}").arg("n:{A}");
+        assert_eq!(pipe.get_packed_pipeline(), want.get_packed_pipeline());
+
+        use redis::Value as V;
+        let get = Command::HGet(b"k".to_vec(), "offset".into());
+        assert_eq!(get.reply(V::Nil), Ok(Reply::Value(None)));
+        assert_eq!(
+            get.reply(V::BulkString(b"12".to_vec())),
+            Ok(Reply::Value(Some(b"12".to_vec())))
+        );
+        let exists = Command::Exists(vec![b"k".to_vec()]);
+        assert_eq!(exists.reply(V::Int(0)).unwrap().int(), Some(0));
+        assert!(exists.reply(V::Nil).is_err());
+        let all = Command::HGetAll(b"k".to_vec());
+        let pairs = || vec![(b"seq".to_vec(), b"7".to_vec())];
+        let resp2 = V::Array(vec![
+            V::BulkString(b"seq".to_vec()),
+            V::BulkString(b"7".to_vec()),
+        ]);
+        let resp3 = V::Map(vec![(
+            V::BulkString(b"seq".to_vec()),
+            V::BulkString(b"7".to_vec()),
+        )]);
+        assert_eq!(all.reply(resp2), Ok(Reply::Hash(pairs())));
+        assert_eq!(all.reply(resp3), Ok(Reply::Hash(pairs())));
+        assert_eq!(
+            Reply::Hash(pairs())
+                .hash_text()
+                .get("seq")
+                .map(String::as_str),
+            Some("7")
+        );
+        assert!(all
+            .reply(V::Array(vec![V::BulkString(b"odd".to_vec())]))
+            .is_err());
+    }
+
     #[test]
     fn common_slot_refuses_split_keys() {
         assert_eq!(
