@@ -2,7 +2,7 @@
 //! `partwise_wire::frame::decode_response` for every API they speak, at
 //! every version kafka-protocol knows, under the allocator the binaries
 //! install (kafka-protocol reserves an array's announced count first; see
-//! `partwise_wire::alloc`). Byte 0 picks the API, byte 1 the version; the
+//! `partwise_alloc`). Byte 0 picks the API, byte 1 the version; the
 //! rest is the response body, header first.
 #![no_main]
 use bytes::Bytes;
@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use partwise_wire::frame::decode_response;
 
 #[global_allocator]
-static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
 
 fn one<T: kafka_protocol::protocol::Decodable + kafka_protocol::protocol::Message>(api: ApiKey, version: u8, body: &[u8]) {
     let range = T::VERSIONS;

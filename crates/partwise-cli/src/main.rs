@@ -35,9 +35,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 use exit::{CliError, ExitCode};
 
 // A hostile broker's absurd array count must be an error, not an abort
-// (see partwise_wire::alloc).
+// (see partwise_alloc).
 #[global_allocator]
-static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
 
 #[derive(Parser)]
 #[command(

@@ -1,5 +1,5 @@
 //! No command module uses another command's module: what several commands
-//! share lives in `cmd/mod.rs`, `cmd/parse.rs`, `cmd/conn.rs` (and the
+//! share lives in `cmd/mod.rs`, `cmd/parse.rs`, `cmd/conn.rs`, `cmd/flags.rs` (and the
 //! subcommands of `kafka` in `cmd/kafka/mod.rs`), or outside `cmd/`
 //! (`render/`, `load.rs`, `input.rs`, `output.rs`). Read from the sources,
 //! so a new `use` of a sibling fails here naming the file and the path.
@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 /// Modules under `cmd/` that are shared, not commands.
-const SHARED: [&str; 4] = ["mod", "parse", "conn", "duration"];
+const SHARED: [&str; 5] = ["mod", "parse", "conn", "flags", "duration"];
 
 /// Command directories whose files are commands of their own (`kafka
 /// audit`, `kafka group`, ...), not parts of one command (as `report/`'s are).

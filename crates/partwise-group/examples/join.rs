@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 // A hostile broker's absurd array count must be an error, not an abort
-// (see partwise_wire::alloc).
+// (see partwise_alloc).
 #[global_allocator]
-static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), partwise_group::Error> {

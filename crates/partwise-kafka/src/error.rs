@@ -27,6 +27,14 @@ pub enum Error {
         /// it is large, and most results are not errors).
         cause: Option<Box<KafkaCause>>,
     },
+    /// A request partwise-client made for partwise-kafka (DescribeGroups,
+    /// ConsumerGroupDescribe, ApiVersions, StreamsGroupDescribe) failed.
+    Client {
+        /// What partwise was doing (`describing group g`).
+        doing: String,
+        /// partwise-client's error, kept whole (boxed, as `Kafka`'s).
+        cause: Box<ClientCause>,
+    },
     /// A consumer-protocol payload (group member metadata or assignment) that
     /// does not decode.
     Decode(String),
@@ -87,6 +95,50 @@ impl fmt::Display for KafkaCause {
 
 impl std::error::Error for KafkaCause {}
 
+/// partwise-client's error behind an [`Error::Client`], kept whole for the
+/// callers that match on it ([`ClientCause::error`]). Its text is the
+/// client's with the connection's secrets scrubbed out (a server's words can
+/// echo a configured value), and it has no source of its own, so printing a
+/// whole cause chain prints no secret.
+#[derive(Debug, Clone)]
+pub struct ClientCause {
+    error: std::sync::Arc<partwise_client::Error>,
+    text: String,
+}
+
+impl ClientCause {
+    /// Wraps `error`, whose printed form is `text` (already scrubbed).
+    pub(crate) fn new(error: partwise_client::Error, text: String) -> ClientCause {
+        ClientCause {
+            error: std::sync::Arc::new(error),
+            text,
+        }
+    }
+
+    /// partwise-client's error.
+    pub fn error(&self) -> &partwise_client::Error {
+        &self.error
+    }
+}
+
+// partwise-client's error is not comparable; two causes are equal when they
+// say the same.
+impl PartialEq for ClientCause {
+    fn eq(&self, other: &ClientCause) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for ClientCause {}
+
+impl fmt::Display for ClientCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for ClientCause {}
+
 impl Error {
     /// A failure partwise itself detected while talking to the cluster (no
     /// librdkafka error behind it).
@@ -112,6 +164,7 @@ impl fmt::Display for Error {
         match self {
             Error::Config(m) | Error::Decode(m) | Error::Invalid(m) => f.write_str(m),
             Error::Kafka { doing, reason, .. } => write!(f, "{doing}: {reason}"),
+            Error::Client { doing, cause } => write!(f, "{doing}: {cause}"),
             Error::Core(e) => e.fmt(f),
             Error::UnknownTopic(t) => write!(f, "topic {t} does not exist"),
             Error::Interrupted => f.write_str("interrupted"),
@@ -138,6 +191,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Kafka { cause: Some(c), .. } => Some(c.as_ref()),
+            Error::Client { cause, .. } => Some(cause.as_ref()),
             Error::Core(e) => Some(e),
             Error::Measure { cause, .. } => Some(cause.as_ref()),
             _ => None,

@@ -45,4 +45,4 @@ pub mod streams;
 pub mod subscribe;
 
 pub use connect::Connection;
-pub use error::{Error, KafkaCause, Result};
+pub use error::{ClientCause, Error, KafkaCause, Result};

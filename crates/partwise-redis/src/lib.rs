@@ -64,7 +64,7 @@ pub use traffic::{
     read_slot_stats, server_version, weigh, ClusterLoad, HotTag, NodeLoad, NodeSlotStats,
     PrimaryLoad, SlotStat, TagTraffic, TrafficReport, SETTING,
 };
-pub use write::{common_slot, Writer};
+pub use write::{common_slot, Command, Reply, Writer};
 
 /// The redis crate this one is built on, for [`Writer::transaction`]'s
 /// pipeline and [`NodeConn::query`]'s commands.

@@ -33,6 +33,131 @@ fn cross_slot<K: AsRef<[u8]>>(keys: &[K]) -> Error {
     }
 }
 
+/// One command of a [`Writer::exec`] transaction, in this crate's terms, so
+/// that a caller names no type of the redis crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `EXISTS key...`: how many of the keys exist ([`Reply::Int`]).
+    Exists(Vec<Vec<u8>>),
+    /// `DEL key...`: how many were removed ([`Reply::Int`]).
+    Del(Vec<Vec<u8>>),
+    /// `HGET key field`: the field's value, or none ([`Reply::Value`]).
+    HGet(Vec<u8>, String),
+    /// `HGETALL key`: every field and value ([`Reply::Hash`]).
+    HGetAll(Vec<u8>),
+    /// `HSET key field value...`: the fields added ([`Reply::Int`]).
+    HSet(Vec<u8>, Vec<(String, String)>),
+}
+
+/// The reply to one [`Command`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// A count.
+    Int(i64),
+    /// A value, or none (a missing key or field).
+    Value(Option<Vec<u8>>),
+    /// A hash's fields and values, as the server lists them.
+    Hash(Vec<(Vec<u8>, Vec<u8>)>),
+}
+
+impl Reply {
+    /// The count, if the reply is one.
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Reply::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The value, if the reply is a present one.
+    pub fn value(&self) -> Option<&[u8]> {
+        match self {
+            Reply::Value(Some(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The hash's fields and values as text (bytes that are not UTF-8 are
+    /// replaced); empty for a reply that is no hash.
+    pub fn hash_text(&self) -> std::collections::HashMap<String, String> {
+        match self {
+            Reply::Hash(pairs) => pairs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(k).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect(),
+            _ => std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl Command {
+    fn add_to(&self, pipe: &mut redis::Pipeline) {
+        match self {
+            Command::Exists(keys) => {
+                pipe.cmd("EXISTS").arg(keys);
+            }
+            Command::Del(keys) => {
+                pipe.cmd("DEL").arg(keys);
+            }
+            Command::HGet(key, field) => {
+                pipe.cmd("HGET").arg(key).arg(field);
+            }
+            Command::HGetAll(key) => {
+                pipe.cmd("HGETALL").arg(key);
+            }
+            Command::HSet(key, fields) => {
+                let c = pipe.cmd("HSET").arg(key);
+                for (f, v) in fields {
+                    c.arg(f).arg(v);
+                }
+            }
+        }
+    }
+
+    fn keys(&self) -> Vec<&[u8]> {
+        match self {
+            Command::Exists(keys) | Command::Del(keys) => keys.iter().map(Vec::as_slice).collect(),
+            Command::HGet(key, _) | Command::HGetAll(key) | Command::HSet(key, _) => {
+                vec![key.as_slice()]
+            }
+        }
+    }
+
+    /// The server's reply in this crate's terms, or what was unexpected.
+    fn reply(&self, v: redis::Value) -> Result<Reply, String> {
+        let bytes = |v: &redis::Value| match v {
+            redis::Value::BulkString(b) => Some(b.clone()),
+            redis::Value::SimpleString(s) => Some(s.clone().into_bytes()),
+            _ => None,
+        };
+        match (self, &v) {
+            (Command::Exists(_) | Command::Del(_) | Command::HSet(..), redis::Value::Int(n)) => {
+                Ok(Reply::Int(*n))
+            }
+            (Command::HGet(..), redis::Value::Nil) => Ok(Reply::Value(None)),
+            (Command::HGet(..), other) if bytes(other).is_some() => Ok(Reply::Value(bytes(other))),
+            (Command::HGetAll(_), redis::Value::Array(items)) if items.len() % 2 == 0 => items
+                .chunks(2)
+                .map(|kv| Some((bytes(&kv[0])?, bytes(&kv[1])?)))
+                .collect::<Option<Vec<_>>>()
+                .map(Reply::Hash)
+                .ok_or_else(|| format!("unexpected reply {v:?}")),
+            (Command::HGetAll(_), redis::Value::Map(pairs)) => pairs
+                .iter()
+                .map(|(k, v)| Some((bytes(k)?, bytes(v)?)))
+                .collect::<Option<Vec<_>>>()
+                .map(Reply::Hash)
+                .ok_or_else(|| format!("unexpected reply {v:?}")),
+            _ => Err(format!("unexpected reply {v:?}")),
+        }
+    }
+}
+
 /// Writes related keys atomically on a live cluster.
 ///
 /// ```no_run
@@ -124,6 +249,43 @@ impl Writer {
         }
     }
 
+    /// Runs `commands` in one MULTI/EXEC on the primary serving their keys,
+    /// which must share a slot ([`Error::CrossSlot`] otherwise, before
+    /// anything is sent), as [`Writer::transaction`] does; one reply per
+    /// command, in order.
+    pub fn exec(&mut self, commands: &[Command]) -> Result<Vec<Reply>, Error> {
+        let keys: Vec<&[u8]> = commands.iter().flat_map(Command::keys).collect();
+        let node = common_slot(&keys)
+            .ok()
+            .and_then(|s| self.map.owner(s))
+            .map_or_else(|| self.map.seed.clone(), |s| s.primary.addr.clone());
+        let replies = self.transaction(&keys, |pipe| {
+            for c in commands {
+                c.add_to(pipe);
+            }
+        })?;
+        if replies.len() != commands.len() {
+            return Err(Error::Server {
+                node,
+                command: "EXEC".to_string(),
+                reason: format!("{} replies to {} commands", replies.len(), commands.len()),
+                cause: None,
+            });
+        }
+        commands
+            .iter()
+            .zip(replies)
+            .map(|(c, v)| {
+                c.reply(v).map_err(|reason| Error::Server {
+                    node: node.clone(),
+                    command: "EXEC".to_string(),
+                    reason,
+                    cause: None,
+                })
+            })
+            .collect()
+    }
+
     /// Sets every member of `family` for `logical` in one transaction:
     /// `values[i]` goes to the key of pattern `i`.
     pub fn set_family(
@@ -183,6 +345,61 @@ fn server_codes(e: &redis::RedisError) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each command is sent as the redis crate would have sent it, and each
+    /// reply, RESP2 or RESP3, comes back in this crate's terms.
+    #[test]
+    fn commands_and_replies_in_the_crates_own_terms() {
+        let mut pipe = redis::pipe();
+        Command::HSet(
+            b"m:{A}".to_vec(),
+            vec![("seq".into(), "7".into()), ("run".into(), "r".into())],
+        )
+        .add_to(&mut pipe);
+        Command::Exists(vec![b"m:{A}".to_vec(), b"n:{A}".to_vec()]).add_to(&mut pipe);
+        let mut want = redis::pipe();
+        want.cmd("HSET")
+            .arg("m:{A}")
+            .arg("seq")
+            .arg(7)
+            .arg("run")
+            .arg("r");
+        want.cmd("EXISTS").arg("m:{A}").arg("n:{A}");
+        assert_eq!(pipe.get_packed_pipeline(), want.get_packed_pipeline());
+
+        use redis::Value as V;
+        let get = Command::HGet(b"k".to_vec(), "offset".into());
+        assert_eq!(get.reply(V::Nil), Ok(Reply::Value(None)));
+        assert_eq!(
+            get.reply(V::BulkString(b"12".to_vec())),
+            Ok(Reply::Value(Some(b"12".to_vec())))
+        );
+        let exists = Command::Exists(vec![b"k".to_vec()]);
+        assert_eq!(exists.reply(V::Int(0)).unwrap().int(), Some(0));
+        assert!(exists.reply(V::Nil).is_err());
+        let all = Command::HGetAll(b"k".to_vec());
+        let pairs = || vec![(b"seq".to_vec(), b"7".to_vec())];
+        let resp2 = V::Array(vec![
+            V::BulkString(b"seq".to_vec()),
+            V::BulkString(b"7".to_vec()),
+        ]);
+        let resp3 = V::Map(vec![(
+            V::BulkString(b"seq".to_vec()),
+            V::BulkString(b"7".to_vec()),
+        )]);
+        assert_eq!(all.reply(resp2), Ok(Reply::Hash(pairs())));
+        assert_eq!(all.reply(resp3), Ok(Reply::Hash(pairs())));
+        assert_eq!(
+            Reply::Hash(pairs())
+                .hash_text()
+                .get("seq")
+                .map(String::as_str),
+            Some("7")
+        );
+        assert!(all
+            .reply(V::Array(vec![V::BulkString(b"odd".to_vec())]))
+            .is_err());
+    }
 
     #[test]
     fn common_slot_refuses_split_keys() {

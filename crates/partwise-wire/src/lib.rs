@@ -17,16 +17,11 @@
 //!   group (its members' `SubscriptionInfo` and `AssignmentInfo`);
 //! - [`streams`]: StreamsGroupDescribe (a Kafka Streams group under the
 //!   streams protocol), which kafka-protocol does not type;
-//! - `alloc` (Unix): the global allocator that keeps an absurd array count in a
-//!   response from aborting the process (kafka-protocol reserves counts
-//!   before it decodes).
 //!
 //! Everything here is bytes in, typed values or an [`Error`] out, so each
 //! decoder is unit-tested and fuzzed alone (`fuzz/`); the sockets, timeouts
 //! and retries stay in the adapters.
 
-#[cfg(unix)]
-pub mod alloc;
 pub mod consumer;
 mod error;
 pub mod frame;
@@ -39,6 +34,6 @@ pub use error::{Error, Result};
 
 // The unit tests decode hostile responses, so they run under the allocator
 // the binaries install.
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[global_allocator]
-static ALLOC: alloc::ReserveHuge = alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;

@@ -46,6 +46,17 @@ impl Common {
         self.redis.as_deref().unwrap_or("127.0.0.1:7100")
     }
 
+    /// A connection input partwise-kafka refused, named by its flag here.
+    pub fn kafka_flag_error(e: &partwise_kafka::connect::SettingError) -> String {
+        use partwise_kafka::connect::Setting;
+        match e.setting {
+            // The library's message starts with the file's name.
+            Setting::File => format!("-F {}", e.error),
+            Setting::Property => format!("-X: {}", e.error),
+            Setting::Bootstrap => format!("-b/--bootstrap: {}", e.error),
+        }
+    }
+
     /// The Kafka connection flags as partwise-kafka reads them (`-F`, then
     /// `-X`, then `-b`, as the `partwise` command does); an empty `-b` is
     /// no `-b`.

@@ -21,9 +21,9 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 // A hostile broker's absurd array count must be an error, not an abort
-// (see partwise_wire::alloc).
+// (see partwise_alloc).
 #[global_allocator]
-static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
 
 #[derive(Parser)]
 #[command(

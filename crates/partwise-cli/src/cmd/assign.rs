@@ -39,19 +39,23 @@ pub struct Args {
     /// shape plus "topics": members with their own subscriptions, owned partitions,
     /// generation and instance id, and "leader", the member id that leads (default:
     /// the first member) ("-": stdin)
-    #[arg(long = "group", value_name = "FILE", conflicts_with = "sweep")]
+    #[arg(
+        long = "group-file",
+        alias = "group",
+        value_name = "FILE",
+        conflicts_with = "sweep"
+    )]
     group: Option<PathBuf>,
     /// Print the split count for every group size in A..B (e.g. 1..12)
     #[arg(long = "sweep", value_name = "A..B", value_parser = parse::member_range)]
     sweep: Option<(usize, usize)>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 struct Config {
     assignor: Assignor,
-    /// The group of `--group`, whole.
+    /// The group of `--group-file`, whole.
     file: Option<Group>,
     topics: Vec<Topic>,
     members: Vec<String>,
@@ -64,15 +68,15 @@ impl Config {
     fn new(a: Args) -> Result<Config> {
         let assignor = a.assignor;
         if let Some(p) = &a.group {
-            let text = crate::input::read_capped(p, 256 << 20, "--group")?;
+            let text = crate::input::read_capped(p, 256 << 20, "--group-file")?;
             let name = p.display();
             let text = std::str::from_utf8(&text)
-                .map_err(|_| CliError::msg(format!("--group {name}: not UTF-8 text")))?;
+                .map_err(|_| CliError::msg(format!("--group-file {name}: not UTF-8 text")))?;
             let file = group_file::parse(text)
-                .map_err(|e| CliError::msg(format!("--group {name}: {e}")))?;
+                .map_err(|e| CliError::msg(format!("--group-file {name}: {e}")))?;
             let group = file.group;
             let partitions: u64 = group.total_partitions();
-            crate::limits::assigned("--group", partitions, group.members.len() as u64, 1)?;
+            crate::limits::assigned("--group-file", partitions, group.members.len() as u64, 1)?;
             let java_sticky = matches!(
                 assignor,
                 Assignor::JavaSticky | Assignor::JavaCooperativeSticky
@@ -81,7 +85,7 @@ impl Config {
                 for (m, tp) in group.stale_claims() {
                     let t = &group.topics[tp.topic as usize];
                     say!(
-                        "partwise: warning: --group {name}: member '{}' claims {}-{}, but {} has {} partitions ({assignor} drops the claim)",
+                        "partwise: warning: --group-file {name}: member '{}' claims {}-{}, but {} has {} partitions ({assignor} drops the claim)",
                         group.members[m].id, t.name, tp.partition, t.name, t.partitions
                     );
                 }
@@ -93,7 +97,7 @@ impl Config {
                 file: Some(group),
                 owned: None,
                 sweep: None,
-                format: a.format,
+                format: a.format.format,
             });
         }
         let mut topics: Vec<Topic> = Vec::new();
@@ -159,7 +163,7 @@ impl Config {
             members,
             owned,
             sweep,
-            format: a.format,
+            format: a.format.format,
         })
     }
 
@@ -257,6 +261,8 @@ fn owned_warnings(owned: &Value, topics: &[Topic], assignor: Assignor) -> Vec<St
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    // `--group` is a group id in `kafka`.
+    super::flags::note_deprecated("assign", "--group", "--group-file");
     let cfg = Config::new(args)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let code = match cfg.sweep {

@@ -15,13 +15,16 @@ pub struct Args {
     /// Bytes per record
     #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse::positive_u64)]
     size: u64,
-    /// Partitions of the topic
-    #[arg(short = 'p', long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
-    partitions: u32,
-    /// Producer batch.size in bytes
     #[arg(
+        help = super::flags::PARTITIONS,
+        long_help = "Partitions of the topic",
+       short = 'p', long, value_name = "N", allow_negative_numbers = true, value_parser = parse::positive_u32)]
+    partitions: u32,
+    #[arg(
+        help = super::flags::BATCH_SIZE,
+        long_help = "Producer batch.size in bytes",
         long,
-        value_name = "B",
+        value_name = "BYTES",
         default_value = "16384",
         allow_negative_numbers = true,
         value_parser = parse::positive_u64
@@ -53,9 +56,8 @@ pub struct Args {
     /// Brokers leading the partitions
     #[arg(long, value_name = "N", default_value = "3", allow_negative_numbers = true, value_parser = parse::positive_u32)]
     brokers: u32,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 /// Records simulated at most (per strategy).
@@ -130,9 +132,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     .collect::<Result<Vec<_>, _>>()
     .map_err(CliError::lib)?;
     let out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Json | Format::Ndjson => {
-            let mut s = JsonStream::new(out, a.format)?;
+            let mut s = JsonStream::new(out, a.format.format)?;
             for r in &reports {
                 s.write(r)?;
             }

@@ -16,23 +16,29 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("input", |a| a.long_help(
+        "Sample keys, one per line ('-' reads stdin): logical keys such as symbols, which each producer encodes with its own key_format"
+    )),
+    mut_arg("format", |a| a.long_help(
+        "Output format: table, json (one document) or ndjson (one line per group or family)"
+    ))
+)]
 pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, Redis families
     #[arg(value_name = "FILE", required_unless_present = "streams")]
     file: Option<PathBuf>,
-    /// A Kafka Streams application's topology, the text Topology#describe()
-    /// prints (repeatable, one application a file): every join's source
-    /// topics are checked as a co-partition group
-    #[arg(long = "streams", value_name = "DESCRIBE")]
+    #[arg(
+        help = super::flags::STREAMS,
+        long_help = "A Kafka Streams application's topology, the text Topology#describe() prints (repeatable, one application a file): every join's source topics are checked as a co-partition group",
+       long = "streams", value_name = "DESCRIBE")]
     streams: Vec<PathBuf>,
     /// A topic the --streams topologies read and the topology file does not
     /// declare, with its partition count (repeatable)
     #[arg(short = 't', long = "topic", value_name = "NAME:N", requires = "streams", value_parser = super::parse::topic_count)]
     topics: Vec<super::parse::TopicCount>,
-    /// Sample keys, one per line ('-' reads stdin): logical keys such as symbols,
-    /// which each producer encodes with its own key_format
-    #[arg(short = 'i', long = "input", value_name = "KEYS")]
-    input: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
     /// each co-partition group also says what share of the records lands on
     /// one partition number everywhere. With --streams and -b, live:DURATION
@@ -40,9 +46,8 @@ pub struct Args {
     /// records, sampled as kafka audit --since/--from-end does
     #[arg(long, value_name = "FILE|live:DURATION|live:last=N", conflicts_with = "input", value_parser = super::parse::counts_from)]
     counts: Option<super::CountsFrom>,
-    /// Output format: table, json (one document) or ndjson (one line per group or family)
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
     /// With --streams, the live cluster (-b BROKERS, -X KEY=VALUE, -F FILE):
     /// each join's source topics get their counts from the cluster and their
     /// producers from a sample of their records (as kafka audit reads them)
@@ -189,7 +194,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let (samples, counts) = w.into_samples();
             (samples, Some(counts))
         }
-        None => (load_samples(args.input)?, None),
+        None => (load_samples(args.input.input)?, None),
     };
     let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
     let mut report = check(&topology, &refs);
@@ -201,7 +206,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => vec![None; report.groups.len()],
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match args.format {
+    match args.format.format {
         Format::Json => {
             let mut doc = report_json(&file, &report);
             with_records(&mut doc, &records);

@@ -4,6 +4,7 @@
 //! `--verbose`.
 
 use crate::exit::{CliError, Result};
+use partwise_kafka::connect::Setting;
 use partwise_kafka::Connection;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,15 +26,8 @@ pub struct ConnArgs {
     /// A properties file of key=value lines (repeatable; -X and -b override it)
     #[arg(short = 'F', value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// How long any one cluster operation may take: 500ms, 10s, 2m (a bare number is seconds)
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "10s",
-        allow_negative_numbers = true,
-        value_parser = crate::cmd::duration::seconds
-    )]
-    timeout: Duration,
+    #[command(flatten)]
+    timeout: crate::cmd::flags::TimeoutFlag,
     /// Print the effective connection settings (secrets redacted) to stderr
     #[arg(short = 'v', long)]
     verbose: bool,
@@ -48,12 +42,13 @@ impl ConnArgs {
             files: self.files.clone(),
             props: self.props.clone(),
             bootstrap: self.bootstrap.clone(),
-            timeout: self.timeout,
+            timeout: self.timeout.timeout,
         };
-        let c = flags.connection().map_err(|e| match e.flag {
+        let c = flags.connection().map_err(|e| match e.setting {
             // The library's message starts with the file's name.
-            "-F" => CliError::msg(e.to_string()),
-            flag => CliError::context(flag, e.error),
+            Setting::File => CliError::msg(format!("-F {}", e.error)),
+            Setting::Property => CliError::context("-X", e.error),
+            Setting::Bootstrap => CliError::context("-b/--bootstrap", e.error),
         })?;
         for entry in self.bootstrap.iter().flat_map(|b| b.split(',')) {
             if !entry.trim().is_empty() {
@@ -71,7 +66,7 @@ impl ConnArgs {
         if self.verbose {
             say!(
                 "partwise: connection (timeout {}s):",
-                self.timeout.as_secs_f64()
+                self.timeout.timeout.as_secs_f64()
             );
             for (k, v) in c.redacted() {
                 say!("  {k}={v}");
@@ -98,7 +93,7 @@ impl ConnArgs {
 
     /// The `--timeout` of every cluster operation.
     pub fn timeout(&self) -> Duration {
-        self.timeout
+        self.timeout.timeout
     }
 }
 

@@ -7,6 +7,7 @@ pub mod batching;
 pub mod check;
 pub mod completions;
 pub mod conn;
+pub mod flags;
 /// The duration grammar lives in the core, shared with the ticker.
 pub use partwise::duration;
 pub mod kafka;
@@ -51,8 +52,9 @@ fn os_bytes(s: OsString) -> Vec<u8> {
 /// `-p N` and `-P SPEC`, for the commands that route with one partitioner.
 #[derive(clap::Args)]
 pub struct Routing {
-    /// Number of partitions
     #[arg(
+        help = flags::PARTITIONS,
+        long_help = "Number of partitions",
         short = 'p',
         long = "partitions",
         value_name = "N",
@@ -60,21 +62,14 @@ pub struct Routing {
         value_parser = parse::partitions
     )]
     pub partitions: PartitionCount,
-    /// Partitioner spec (`partwise partitioners` lists them)
-    #[arg(
-        short = 'P',
-        long = "partitioner",
-        value_name = "SPEC",
-        default_value = "java",
-        value_parser = parse::partitioner
-    )]
-    pub partitioner: Partitioner,
+    #[command(flatten)]
+    pub partitioner: flags::PartitionerFlag,
 }
 
 impl Routing {
     /// The count and the partitioner.
     pub fn parse(&self) -> Result<(PartitionCount, Partitioner)> {
-        Ok((self.partitions, self.partitioner))
+        Ok((self.partitions, self.partitioner.partitioner))
     }
 }
 

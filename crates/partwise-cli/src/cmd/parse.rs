@@ -304,6 +304,17 @@ pub fn group_protocol(s: &str) -> Result<partwise_group::GroupProtocol, String> 
     }
 }
 
+/// `kafka consume --offset-reset`: where a partition with no committed
+/// offset starts.
+pub fn offset_reset(s: &str) -> Result<partwise_group::OffsetReset, String> {
+    use partwise_group::OffsetReset;
+    match s {
+        "earliest" => Ok(OffsetReset::Earliest),
+        "latest" => Ok(OffsetReset::Latest),
+        other => Err(format!("'{other}' is not earliest or latest")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

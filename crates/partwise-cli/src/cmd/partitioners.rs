@@ -11,9 +11,8 @@ use std::io::Write;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 fn null_key_word(p: Partitioner) -> &'static str {
@@ -65,7 +64,7 @@ struct AssignorRow<'a> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    match args.format {
+    match args.format.format {
         Format::Table => {
             let mut t = Table::new(["SPEC", "NULL KEY", "EMPTY KEY", "ABOUT"]);
             for p in Partitioner::all() {

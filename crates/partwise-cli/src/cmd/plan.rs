@@ -3,11 +3,18 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{Format, Table};
 use partwise::strategy::sizing::{plan_report, Plan, PlanInput, Weighed};
-use partwise::{KeyFormat, Partitioner};
 use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("partitioner", |a| a.requires("counts").long_help(
+        "The producer's partitioner, placing the keys of --counts"
+    )),
+    mut_arg("key_format", |a| a.requires("counts").long_help(
+        "How the keys of --counts become bytes (see `partwise route --help`)"
+    ))
+)]
 pub struct Args {
     /// Total produce throughput the topic must take, MB/s (TP)
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
@@ -29,25 +36,26 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     headroom: f64,
-    /// Replication factor (for the open-files estimate)
-    #[arg(long, value_name = "N", default_value = "3", value_parser = super::parse::positive_u32)]
+    #[arg(
+        help = super::flags::REPLICATION_FACTOR,
+        long_help = "Replication factor (for the open-files estimate)",
+       long, value_name = "N", default_value = "3", value_parser = super::parse::positive_u32)]
     replication_factor: u32,
-    /// Producer batch.size in bytes (for the producer-memory estimate)
-    #[arg(long, value_name = "BYTES", default_value = "16384", value_parser = super::parse::positive_u64)]
+    #[arg(
+        help = super::flags::BATCH_SIZE,
+        long_help = "Producer batch.size in bytes (for the producer-memory estimate)",
+       long, value_name = "BYTES", default_value = "16384", value_parser = super::parse::positive_u64)]
     batch_size: u64,
     /// The keys with their traffic, KEY,COUNT lines: the hottest partition,
     /// not an even 1/P share, must fit what one partition takes
     #[arg(long, value_name = "FILE")]
     counts: Option<PathBuf>,
-    /// The producer's partitioner, placing the keys of --counts
-    #[arg(short = 'P', long = "partitioner", value_name = "SPEC", default_value = "java", requires = "counts", value_parser = super::parse::partitioner)]
-    partitioner: Partitioner,
-    /// How the keys of --counts become bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", requires = "counts", value_parser = super::parse::key_format)]
-    key_format: KeyFormat,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    partitioner: super::flags::PartitionerFlag,
+    #[command(flatten)]
+    key_format: super::flags::KeyFormatFlag,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -65,11 +73,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let read = match &a.counts {
         None => None,
         Some(path) => {
-            let partitioner = super::parse::keyed(a.partitioner).map_err(|e| {
-                CliError::msg(format!("-P/--partitioner '{}': {e}", a.partitioner.spec()))
+            let partitioner = super::parse::keyed(a.partitioner.partitioner).map_err(|e| {
+                CliError::msg(format!(
+                    "-P/--partitioner '{}': {e}",
+                    a.partitioner.partitioner.spec()
+                ))
             })?;
             let w = super::Weights::read(path)?;
-            let keys = w.encoded(a.key_format)?;
+            let keys = w.encoded(a.key_format.key_format)?;
             Some((partitioner, w, keys))
         }
     };
@@ -108,10 +119,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let p = &report.plan;
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Json | Format::Ndjson => {
             let v = serde_json::to_value(&report)?;
-            crate::output::write_doc(&mut out, a.format, &v)?;
+            crate::output::write_doc(&mut out, a.format.format, &v)?;
         }
         Format::Table => {
             writeln!(

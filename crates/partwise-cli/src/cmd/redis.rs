@@ -19,7 +19,6 @@ use partwise_redis::{
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(clap::Args)]
@@ -39,40 +38,49 @@ enum Sub {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("cluster", |a| a.required(true).long_help(
+        "A cluster node, HOST:PORT (repeatable: the next is tried when one does not answer)"
+    )),
+    mut_arg("timeout", |a| a.default_value("2s").long_help(
+        "Give up on a node after this long: 500ms, 2s, 1m (a bare number is seconds)"
+    ))
+)]
 struct Conn {
-    /// A cluster node, HOST:PORT (repeatable: the next is tried when one does not answer)
-    #[arg(
-        short = 'c',
-        long = "cluster",
-        value_name = "HOST:PORT",
-        required = true,
-        value_parser = parse::node_addr
-    )]
-    cluster: Vec<NodeAddr>,
-    /// Give up on a node after this long: 500ms, 2s, 1m (a bare number is seconds)
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "2s",
-        allow_negative_numbers = true,
-        value_parser = super::duration::seconds
-    )]
-    timeout: Duration,
+    #[command(flatten)]
+    cluster: super::flags::RedisConn,
+    #[command(flatten)]
+    timeout: super::flags::TimeoutFlag,
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("format", |a| a.long_help(
+        "Output format: table, json (one document) or ndjson (one line per node)"
+    ))
+)]
 struct SlotsArgs {
     #[command(flatten)]
     conn: Conn,
     /// Also count keys on every node (DBSIZE)
     #[arg(long = "key-counts", alias = "counts")]
     counts: bool,
-    /// Output format: table, json (one document) or ndjson (one line per node)
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("input", |a| a.long_help(
+        "Read logical keys from FILE, one per line ('-' reads stdin)"
+    )),
+    mut_arg("key_format", |a| a.long_help(
+        "How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID"
+    )),
+    mut_arg("format", |a| a.long_help(
+        "Output format: table, json (one document) or ndjson (one line per key, then a summary)"
+    ))
+)]
 struct CheckArgs {
     #[command(flatten)]
     conn: Conn,
@@ -82,23 +90,26 @@ struct CheckArgs {
     /// Logical keys (e.g. symbols)
     #[arg(value_name = "KEY")]
     keys: Vec<OsString>,
-    /// Read logical keys from FILE, one per line ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "KEYS")]
-    input: Option<PathBuf>,
-    /// How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
-    key_format: partwise::KeyFormat,
-    /// Output format: table, json (one document) or ndjson (one line per key, then a summary)
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
+    #[command(flatten)]
+    key_format: super::flags::KeyFormatFlag,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("format", |a| a.long_help(
+        "Output format: table or json (one document); ndjson gives one line per tag"
+    ))
+)]
 struct HotArgs {
     #[command(flatten)]
     conn: Conn,
-    /// Keys to sample per primary
     #[arg(
+        help = super::flags::SAMPLE,
+        long_help = "Keys to sample per primary",
         long,
         value_name = "N",
         default_value = "10000",
@@ -106,8 +117,9 @@ struct HotArgs {
         value_parser = parse::positive_usize
     )]
     sample: usize,
-    /// Tags and slots to list
     #[arg(
+        help = super::flags::TOP,
+        long_help = "Tags and slots to list",
         long,
         value_name = "N",
         default_value = "10",
@@ -166,9 +178,8 @@ struct HotArgs {
     /// server setting; without this flag partwise only reads it)
     #[arg(long = "enable-slot-stats")]
     enable_slot_stats: bool,
-    /// Output format: table or json (one document); ndjson gives one line per tag
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 /// What `--by` weighs a tag by.
@@ -230,7 +241,11 @@ pub fn measure_for(
 
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.command {
-        Sub::Slots(a) => slots(a),
+        Sub::Slots(a) => {
+            // `--counts` is a file of KEY,COUNT lines everywhere else.
+            super::flags::note_deprecated("redis slots", "--counts", "--key-counts");
+            slots(a)
+        }
         Sub::Check(a) => check_cmd(a),
         Sub::Hot(a) => hot(a),
     }
@@ -245,8 +260,8 @@ struct Cluster {
 impl Conn {
     fn validate(&self) -> Result<Cluster> {
         Ok(Cluster {
-            seeds: self.cluster.clone(),
-            timeout: self.timeout,
+            seeds: self.cluster.cluster.clone(),
+            timeout: self.timeout.timeout,
         })
     }
 }
@@ -337,7 +352,7 @@ fn slots(args: SlotsArgs) -> Result<ExitCode> {
         partwise_redis::Source::Shards => "CLUSTER SHARDS",
         partwise_redis::Source::Slots => "CLUSTER SLOTS",
     };
-    match args.format {
+    match args.format.format {
         Format::Json => {
             let shard_json = |s: &Shard| {
                 json!({
@@ -448,7 +463,7 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
             "--family: give at least two patterns, e.g. --family 'market:{%s}' --family 'notif:{%s}'",
         ));
     }
-    let source = key_source(args.keys, args.input, args.key_format);
+    let source = key_source(args.keys, args.input.input, args.key_format.key_format);
     if source.is_empty() {
         return Err(CliError::msg(
             "no keys: give logical KEY arguments or -i FILE ('-' for stdin)",
@@ -464,7 +479,7 @@ fn check_cmd(args: CheckArgs) -> Result<ExitCode> {
     let report = check(&map, &family, &keys, cluster.timeout);
     let load = partwise_redis::cluster_load(&map, cluster.timeout);
     let mut out = BufWriter::new(std::io::stdout().lock());
-    write_check(&report, &family, &load, args.format, &mut out)?;
+    write_check(&report, &family, &load, args.format.format, &mut out)?;
     out.flush()?;
     drop(out);
     if !report.errors.is_empty() {
@@ -586,7 +601,7 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
         measure_for(&answered, args.by, args.enable_slot_stats, cluster.timeout)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let any_hot = if measure == Measure::Keys {
-        write_hot(&report, top, min_share, &why, args.format, &mut out)?;
+        write_hot(&report, top, min_share, &why, args.format.format, &mut out)?;
         report.hot_tags(min_share).next().is_some()
     } else {
         let traffic = weigh(&report, &stats, measure, min_share, top);
@@ -596,7 +611,7 @@ fn hot(args: HotArgs) -> Result<ExitCode> {
             top,
             min_share,
             &why,
-            args.format,
+            args.format.format,
             &mut out,
         )?;
         let hot = traffic.hot_tags().next().is_some();

@@ -25,25 +25,30 @@ pub enum ReportFormat {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("cluster", |a| a.long_help(
+        "A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys"
+    )),
+    mut_arg("input", |a| a.long_help(
+        "Sample keys, one per line ('-' reads stdin): logical keys, each producer encodes them with its key_format (the partition map, skew and resize use them)"
+    ))
+)]
 pub struct Args {
     /// Topology file (TOML): topics, producers, co-partition groups, consumer groups, Redis families
     #[arg(value_name = "FILE", required_unless_present = "streams")]
     file: Option<PathBuf>,
-    /// A Kafka Streams application's topology, the text Topology#describe()
-    /// prints (repeatable, one application a file): every join's source
-    /// topics are in the report as a co-partition group, as check --streams
-    /// checks them
-    #[arg(long = "streams", value_name = "DESCRIBE")]
+    #[arg(
+        help = super::flags::STREAMS,
+        long_help = "A Kafka Streams application's topology, the text Topology#describe() prints (repeatable, one application a file): every join's source topics are in the report as a co-partition group, as check --streams checks them",
+       long = "streams", value_name = "DESCRIBE")]
     streams: Vec<PathBuf>,
     /// A topic the --streams topologies read and the topology file does not
     /// declare, with its partition count (repeatable; with -b the cluster's
     /// count is used for the others)
     #[arg(short = 't', long = "topic", value_name = "NAME:N", requires = "streams", value_parser = super::parse::topic_count)]
     topics: Vec<super::parse::TopicCount>,
-    /// Sample keys, one per line ('-' reads stdin): logical keys, each producer
-    /// encodes them with its key_format (the partition map, skew and resize use them)
-    #[arg(short = 'i', long = "input", value_name = "KEYS")]
-    input: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
     /// loads, hot partitions and consumer shares are then of records; without
     /// it no partition is called hot, the load being unknown. With -b,
@@ -61,9 +66,8 @@ pub struct Args {
     /// partition counts, the partitioners that wrote each topic, the live groups
     #[command(flatten)]
     kafka: super::conn::ConnArgs,
-    /// A Redis Cluster node, HOST:PORT (repeatable): the node of each family's keys
-    #[arg(short = 'c', long = "cluster", value_name = "HOST:PORT", value_parser = super::parse::node_addr)]
-    cluster: Vec<partwise_redis::NodeAddr>,
+    #[command(flatten)]
+    cluster: super::flags::RedisConn,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -75,7 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 o.input("the topology file", file)?;
             }
             o.inputs("--streams", args.streams.iter().map(PathBuf::as_path))?;
-            o.inputs("-i/--input", args.input.as_deref())?;
+            o.inputs("-i/--input", args.input.input.as_deref())?;
             o.inputs(
                 "--counts",
                 args.counts.as_ref().and_then(super::CountsFrom::file),
@@ -147,10 +151,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let (samples, counts) = w.into_samples();
             (samples, Some(counts))
         }
-        None => (load_samples(args.input.clone())?, None),
+        None => (load_samples(args.input.input.clone())?, None),
     };
-    let live_redis = (!args.cluster.is_empty())
-        .then(|| live::redis(&args.cluster, args.kafka.timeout(), &topology, &samples))
+    let live_redis = (!args.cluster.cluster.is_empty())
+        .then(|| {
+            live::redis(
+                &args.cluster.cluster,
+                args.kafka.timeout(),
+                &topology,
+                &samples,
+            )
+        })
         .transpose()?;
     let mut m = model::Model::build(
         file.display().to_string(),

@@ -26,28 +26,35 @@ the new partition; per-key order across the change, and co-partitioning with eve
 not resized the same way, break for the moved keys";
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("partitioner", |a| a.long_help(
+        "Partitioner spec (default: the topic's first keyed producer, else java)"
+    )),
+    mut_arg("key_format", |a| a.long_help(
+        "How text becomes key bytes (default: the topic's producer's format, else utf8)"
+    ))
+)]
 pub struct Args {
     /// Keys to analyse (see --key-format)
     #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
     /// Current partition count (default: the topic's, with --topology)
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse::partitions)]
+    #[arg(long = "from-count", alias = "from", value_name = "N", allow_negative_numbers = true, value_parser = parse::partitions)]
     from: Option<PartitionCount>,
     /// New partition count
     #[arg(
-        long,
+        long = "to-count",
+        alias = "to",
         value_name = "M",
         allow_negative_numbers = true,
         required_unless_present = "suggest",
         value_parser = parse::partitions
     )]
     to: Option<PartitionCount>,
-    /// Partitioner spec (default: the topic's first keyed producer, else java)
-    #[arg(short = 'P', long = "partitioner", value_name = "SPEC", value_parser = parse::partitioner)]
-    partitioner: Option<Partitioner>,
-    /// Read keys from FILE, one per line ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE")]
-    input: Option<PathBuf>,
+    #[command(flatten)]
+    partitioner: super::flags::MaybePartitioner,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// The keys with their traffic: KEY,COUNT lines (the count after the last
     /// comma); figures are then records moved and loads, not only keys
     #[arg(long, value_name = "FILE", conflicts_with_all = ["keys", "input"])]
@@ -56,11 +63,12 @@ pub struct Args {
     /// (default: the topology's group reading --topic, else java:range)
     #[arg(long, value_name = "SPEC", requires = "counts", value_parser = parse::assignor)]
     assignor: Option<partwise::assign::Assignor>,
-    /// How text becomes key bytes (default: the topic's producer's format, else utf8)
-    #[arg(long = "key-format", value_name = "F", value_parser = parse::key_format)]
-    key_format: Option<KeyFormat>,
-    /// Topology file, to find the topics that must be resized together
-    #[arg(long, value_name = "FILE", requires = "topic")]
+    #[command(flatten)]
+    key_format: super::flags::MaybeKeyFormat,
+    #[arg(
+        help = super::flags::TOPOLOGY,
+        long_help = "Topology file, to find the topics that must be resized together",
+       long, value_name = "FILE", requires = "topic")]
     topology: Option<PathBuf>,
     /// The topic being resized (with --topology)
     #[arg(long, value_name = "NAME", requires = "topology")]
@@ -90,9 +98,8 @@ pub struct Args {
     /// Number of suggestions
     #[arg(long, value_name = "N", default_value_t = 5, requires = "suggest")]
     limit: usize,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 /// The topic of `--topology/--topic`, with its file's groups.
@@ -102,6 +109,8 @@ struct Context {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    super::flags::note_deprecated("resize", "--from", "--from-count");
+    super::flags::note_deprecated("resize", "--to", "--to-count");
     let ctx = match (&a.topology, &a.topic) {
         (Some(file), Some(topic)) => {
             let topology = load_topology(file)?;
@@ -121,7 +130,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let topic = ctx.as_ref().and_then(|c| c.topology.topic(&c.topic));
     // The topic's first keyed producer supplies the defaults for -P and --key-format.
     let producer = topic.and_then(resize::producer_defaults);
-    let partitioner: Partitioner = match (&a.partitioner, producer) {
+    let partitioner: Partitioner = match (&a.partitioner.partitioner, producer) {
         (Some(p), _) => *p,
         (None, Some((k, _))) => k,
         (None, None) => "java".parse()?,
@@ -131,7 +140,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let n = *s;
             if n != t.partitions {
                 return Err(CliError::msg(format!(
-                    "--from {n}: the topology says topic '{}' has {} partitions",
+                    "--from-count {n}: the topology says topic '{}' has {} partitions",
                     t.name, t.partitions
                 )));
             }
@@ -142,7 +151,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, None) => None,
     };
 
-    let key_format = match (&a.key_format, producer) {
+    let key_format = match (&a.key_format.key_format, producer) {
         (Some(f), _) => *f,
         (None, Some((_, f))) => f,
         (None, None) => KeyFormat::Utf8,
@@ -169,14 +178,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
             x.spec()
         )));
     }
-    let from =
-        from.ok_or_else(|| CliError::msg("--from: required (or give --topology and --topic)"))?;
+    let from = from
+        .ok_or_else(|| CliError::msg("--from-count: required (or give --topology and --topic)"))?;
     let to =
-        a.to.ok_or_else(|| CliError::msg("--to: required (or give --suggest)"))?;
+        a.to.ok_or_else(|| CliError::msg("--to-count: required (or give --suggest)"))?;
 
     let weights = a.counts.as_deref().map(super::Weights::read).transpose()?;
     let weighted = weights.is_some();
-    let source = key_source(a.keys, a.input, key_format);
+    let source = key_source(a.keys, a.input.input, key_format);
     if !source.is_empty() || weighted {
         // Without a key's partition there is no move to count: every key
         // would be reported moved.
@@ -239,8 +248,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         plan,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match a.format {
-        Format::Json | Format::Ndjson => write_json(&mut out, a.format, &r)?,
+    match a.format.format {
+        Format::Json | Format::Ndjson => write_json(&mut out, a.format.format, &r)?,
         Format::Table => write_table(&mut out, &r)?,
     }
     out.flush()?;
@@ -544,8 +553,8 @@ fn suggest(
         (_, Some(m)) => CliError::context(format!("--assignor {}", m.assignor.spec()), e),
     })?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match a.format {
-        Format::Json | Format::Ndjson => crate::output::write_doc(&mut out, a.format, &r)?,
+    match a.format.format {
+        Format::Json | Format::Ndjson => crate::output::write_doc(&mut out, a.format.format, &r)?,
         Format::Table => suggest_table(&mut out, &r)?,
     }
     out.flush()?;

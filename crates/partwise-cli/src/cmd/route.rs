@@ -11,15 +11,18 @@ use partwise::{KeyFormat, PartitionCount, Partitioner, Placement, NOT_FIXED};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(mut_arg("partitioners", |a| a.default_value("java").long_help(
+    "Partitioner spec CLIENT[:NAME], repeatable, or 'all' (list: `partwise partitioners`)"
+)))]
 pub struct Args {
     /// Keys to route (bytes as given; see --key-format)
     #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
-    /// Number of partitions of the topic; repeat to compare counts
     #[arg(
+        help = super::flags::PARTITIONS,
+        long_help = "Number of partitions of the topic; repeat to compare counts",
         short = 'p',
         long = "partitions",
         value_name = "N",
@@ -28,25 +31,14 @@ pub struct Args {
         value_parser = parse::partitions
     )]
     partitions: Vec<PartitionCount>,
-    /// Partitioner spec CLIENT[:NAME], repeatable, or 'all' (list: `partwise partitioners`)
-    #[arg(
-        short = 'P',
-        long = "partitioner",
-        value_name = "SPEC",
-        default_value = "java",
-        value_parser = parse::partitioner_or_all
-    )]
-    partitioner: Vec<Partitioners>,
-    /// Read keys from FILE, one per line ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE")]
-    input: Option<PathBuf>,
-    /// How text becomes key bytes: utf8, hex, base64 (raw bytes) or string,
-    /// int32, int64, avro-sr:ID (as a producer's serializer writes them)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
-    key_format: KeyFormat,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    partitioner: super::flags::Partitioners,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
+    #[command(flatten)]
+    key_format: super::flags::KeyFormatFlag,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
     /// Print the number of keys per partition for each partitioner instead of one row per key
     #[arg(long, conflicts_with = "null_key")]
     summary: bool,
@@ -62,9 +54,10 @@ pub struct Args {
     /// Migration view: the partitioner producers move to (with --from)
     #[arg(long, value_name = "SPEC", requires = "from", value_parser = parse::partitioner)]
     to: Option<Partitioner>,
-    /// With --summary: threads reading a large regular -i file (default:
-    /// all cores; the output is the same for any number)
-    #[arg(long, value_name = "N", requires = "summary", value_parser = parse::positive_usize)]
+    #[arg(
+        help = super::flags::THREADS,
+        long_help = "With --summary: threads reading a large regular -i file (default: all cores; the output is the same for any number)",
+       long, value_name = "N", requires = "summary", value_parser = parse::positive_usize)]
     threads: Option<usize>,
 }
 
@@ -119,7 +112,7 @@ impl Config {
         let migration = a.from.zip(a.to);
         let partitioners = match migration {
             Some((f, t)) => vec![f, t],
-            None => expand_partitioners(&a.partitioner),
+            None => expand_partitioners(&a.partitioner.partitioners),
         };
         let counts = distinct_counts(&a.partitions);
         let mut threads = 1;
@@ -144,7 +137,7 @@ impl Config {
                 .clamp(1, 64)
                 .min(((256u64 << 20) / (total * 8).max(1)).max(1) as usize);
         }
-        let source = key_source(a.keys, a.input, a.key_format);
+        let source = key_source(a.keys, a.input.input, a.key_format.key_format);
         if source.is_empty() && !a.null_key {
             return Err(CliError::msg(
                 "no keys: give KEY arguments, -i FILE ('-' for stdin), or --null-key",
@@ -154,7 +147,7 @@ impl Config {
             partitioners,
             counts,
             source,
-            format: a.format,
+            format: a.format.format,
             summary: a.summary,
             null_key: a.null_key,
             only_differ: a.only_differ,

@@ -16,6 +16,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("input", |a| a.long_help(
+        "The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)"
+    )),
+    mut_arg("partitioner", |a| a.conflicts_with("topology").long_help(
+        "Partitioner spec (`partwise partitioners` lists them; with --topology: the topic's producers, from the file)"
+    ))
+)]
 pub struct Args {
     /// The hot key (repeatable with -i: the keys to salt)
     #[arg(long = "key", value_name = "KEY")]
@@ -28,9 +36,8 @@ pub struct Args {
         conflicts_with = "input"
     )]
     share: Option<f64>,
-    /// The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE")]
-    input: Option<PathBuf>,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// Lines of -i are KEY,COUNT (the count after the last comma)
     #[arg(long, requires = "input")]
     counts: bool,
@@ -42,8 +49,9 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     threshold: Option<f64>,
-    /// Number of partitions (with --topology: the topic's, from the file)
     #[arg(
+        help = super::flags::PARTITIONS,
+        long_help = "Number of partitions (with --topology: the topic's, from the file)",
         short = 'p',
         long = "partitions",
         value_name = "N",
@@ -53,19 +61,12 @@ pub struct Args {
         conflicts_with = "topology"
     )]
     partitions: Option<PartitionCount>,
-    /// Partitioner spec (`partwise partitioners` lists them; with --topology:
-    /// the topic's producers, from the file)
+    #[command(flatten)]
+    partitioner: super::flags::MaybePartitioner,
     #[arg(
-        short = 'P',
-        long = "partitioner",
-        value_name = "SPEC",
-        value_parser = super::parse::partitioner,
-        conflicts_with = "topology"
-    )]
-    partitioner: Option<Partitioner>,
-    /// A topology file (as `check` reads): salt --topic's keys with every topic
-    /// joined to it, or learn why that cannot be done (needs -i)
-    #[arg(long, value_name = "FILE", requires_all = ["topic", "input"])]
+        help = super::flags::TOPOLOGY,
+        long_help = "A topology file (as `check` reads): salt --topic's keys with every topic joined to it, or learn why that cannot be done (needs -i)",
+       long, value_name = "FILE", requires_all = ["topic", "input"])]
     topology: Option<PathBuf>,
     /// The topic of --topology whose keys are measured by -i
     #[arg(long, value_name = "TOPIC", requires = "topology")]
@@ -87,9 +88,8 @@ pub struct Args {
     /// Assignor of the consumer group (any spec of `partwise assign`)
     #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
     assignor: Assignor,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 /// Said whenever a salt is planned without a topology: salting one topic of
@@ -119,6 +119,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let n = a.partitions.expect("clap requires -p without --topology");
     let p = a
         .partitioner
+        .partitioner
         .unwrap_or_else(|| "java".parse().expect("java"));
     let p = super::parse::keyed(p)
         .map_err(|e| CliError::msg(format!("-P/--partitioner '{}': {e}", p.spec())))?;
@@ -140,7 +141,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             a.max_range
         )));
     }
-    match &a.input {
+    match &a.input.input {
         Some(path) => counts(&a, path, n, p, true),
         None => one_key(&a, n, p),
     }
@@ -170,7 +171,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
         .map(|i| String::from_utf8_lossy(&salted_key(key.as_bytes(), b'_', i)).into_owned())
         .collect();
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Json | Format::Ndjson => {
             let v = json!({
                 "key": key,
@@ -189,7 +190,7 @@ fn one_key(a: &Args, n: PartitionCount, p: Partitioner) -> Result<ExitCode> {
                 "trade_off": TRADE_OFF,
                 "note": JOIN_NOTE,
             });
-            crate::output::write_doc(&mut out, a.format, &v)?;
+            crate::output::write_doc(&mut out, a.format.format, &v)?;
         }
         Format::Table => {
             match plan.range {
@@ -334,7 +335,7 @@ fn counts(
         join_note,
     };
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Json | Format::Ndjson => counts_json(&mut out, &m)?,
         Format::Table => counts_table(&mut out, &m)?,
     }
@@ -417,7 +418,7 @@ fn counts_json(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
             "busiest_after": z.iter().cloned().fold(0.0, f64::max),
         });
     }
-    crate::output::write_doc(out, a.format, &v)
+    crate::output::write_doc(out, a.format.format, &v)
 }
 
 fn counts_table(out: &mut impl Write, m: &Measured<'_>) -> Result<()> {
@@ -562,6 +563,7 @@ fn joined(a: &Args, file: &std::path::Path, topic: &str) -> Result<ExitCode> {
     }
     let path = a
         .input
+        .input
         .as_deref()
         .expect("clap requires -i with --topology");
     let (keys, total, threshold, salt) = select(a, path, n)?;
@@ -624,7 +626,7 @@ fn joined(a: &Args, file: &std::path::Path, topic: &str) -> Result<ExitCode> {
         plan: &plan,
     };
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Json | Format::Ndjson => joined_json(&mut out, &j)?,
         Format::Table => joined_table(&mut out, &j)?,
     }
@@ -810,7 +812,7 @@ fn joined_json(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {
         "isolation": isolation,
         "trade_off": TRADE_OFF,
     });
-    crate::output::write_doc(out, a.format, &v)
+    crate::output::write_doc(out, a.format.format, &v)
 }
 
 fn joined_table(out: &mut impl Write, j: &Joined<'_>) -> Result<()> {

@@ -21,18 +21,27 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("partitioner", |a| a.long_help(
+        "Partitioner spec (`partwise partitioners` lists them)"
+    )),
+    mut_arg("input", |a| a.required(true).long_help(
+        "Keys, one per line ('-' reads stdin)"
+    )),
+    mut_arg("key_format", |a| a.long_help(
+        "How text becomes key bytes (see `partwise route --help`)"
+    ))
+)]
 pub struct Args {
     #[command(flatten)]
     routing: super::Routing,
-    /// Keys, one per line ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE", required = true)]
-    input: PathBuf,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
     /// Lines are KEY,COUNT (the count after the last comma)
     #[arg(long)]
     counts: bool,
-    /// How text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = super::parse::key_format)]
-    key_format: KeyFormat,
+    #[command(flatten)]
+    key_format: super::flags::KeyFormatFlag,
     /// Consumers in the group, to show each one's share and the idle ones
     #[arg(long, value_name = "M", allow_negative_numbers = true, value_parser = super::parse::positive_u32)]
     consumers: Option<u32>,
@@ -45,8 +54,10 @@ pub struct Args {
     /// What one consumer processes from one partition, MB/s, for the lag forecast
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]
     consume_mbps_per_partition: Option<f64>,
-    /// Heavy hitters to report
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(
+        help = super::flags::TOP,
+        long_help = "Heavy hitters to report",
+       long, value_name = "N", default_value_t = 10)]
     top: usize,
     /// Counters of the heavy-hitter summary (error <= total / (capacity + 1))
     #[arg(long, value_name = "N", default_value = "1024", value_parser = super::parse::positive_usize)]
@@ -54,12 +65,13 @@ pub struct Args {
     /// Write an SVG bar chart of partition load to FILE
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// Threads reading a regular file (default: all cores)
-    #[arg(long, value_name = "N")]
+    #[arg(
+        help = super::flags::THREADS,
+        long_help = "Threads reading a regular file (default: all cores)",
+       long, value_name = "N")]
     threads: Option<usize>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 struct Config {
@@ -82,7 +94,7 @@ impl Config {
     fn new(a: Args) -> Result<Config> {
         let (n, partitioner) = a.routing.parse()?;
         crate::limits::counted_partitions("-p", n.get())?;
-        let format = a.key_format;
+        let format = a.key_format.key_format;
         if let Some(m) = a.consumers {
             crate::limits::members("--consumers", u64::from(m))?;
         }
@@ -125,7 +137,10 @@ impl Config {
         Ok(Config {
             n,
             partitioner,
-            input: a.input,
+            input: a
+                .input
+                .input
+                .ok_or_else(|| CliError::msg("-i/--input: required"))?,
             counts: a.counts,
             format,
             consumers,
@@ -135,7 +150,7 @@ impl Config {
             capacity: a.capacity.max(a.top),
             plot: a.plot,
             threads,
-            out: a.format,
+            out: a.format.format,
         })
     }
 }

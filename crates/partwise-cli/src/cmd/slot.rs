@@ -7,35 +7,34 @@ use crate::output::{key_cell, Format, JsonStream, Table};
 use partwise::redis::slot::{hash_tag, key_slot, KeySlot};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(mut_arg("key_format", |a| a.long_help(
+    "How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID"
+)))]
 pub struct Args {
     /// Keys (bytes as given; see --key-format)
     #[arg(value_name = "KEY", allow_negative_numbers = true)]
     keys: Vec<OsString>,
-    /// Read keys from FILE, one per line ('-' reads stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE")]
-    input: Option<PathBuf>,
-    /// How text becomes key bytes: utf8, hex, base64, string, int32, int64, avro-sr:ID
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = super::parse::key_format)]
-    key_format: partwise::KeyFormat,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    input: super::flags::InputFlag,
+    #[command(flatten)]
+    key_format: super::flags::KeyFormatFlag,
+    #[command(flatten)]
+    format: super::flags::FormatFlag,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let source = key_source(args.keys, args.input, args.key_format);
+    let source = key_source(args.keys, args.input.input, args.key_format.key_format);
     if source.is_empty() {
         return Err(CliError::msg(
             "no keys: give KEY arguments or -i FILE ('-' for stdin)",
         ));
     }
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match args.format {
+    match args.format.format {
         Format::Json | Format::Ndjson => {
-            let mut s = JsonStream::new(&mut out, args.format)?;
+            let mut s = JsonStream::new(&mut out, args.format.format)?;
             source.for_each_batch(|b| {
                 for key in b.keys {
                     s.write(&KeySlot::of(key))?;

@@ -224,9 +224,9 @@ pub fn members_json(d: &GroupDescription) -> Vec<Value> {
 }
 
 /// The topics of the live assignment (else of the prediction) with their
-/// counts, in `assign --group`'s shape; `null` when neither was made.
+/// counts, in `assign --group-file`'s shape; `null` when neither was made.
 /// A consumer-protocol group's topics carry their ids (Kafka's base64
-/// form), which `assign --group` reads for the coordinator's topic order.
+/// form), which `assign --group-file` reads for the coordinator's topic order.
 pub fn topics_json(d: &GroupDescription, r: &Analysis) -> Value {
     let view = r.live.as_ref().or(r.predicted.as_ref().map(|(_, v)| v));
     match view {

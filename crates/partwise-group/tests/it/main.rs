@@ -6,7 +6,7 @@
 // assignment's, say), so the binary runs under the allocator the partwise
 // binary installs.
 #[global_allocator]
-static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
 
 mod offline {
     mod copartitioned_vectors;

@@ -34,45 +34,65 @@ impl fmt::Debug for Flags {
     }
 }
 
-/// A flag whose value cannot be used: the flag (`-F`, `-X`,
-/// `-b/--bootstrap`) and the library's reason, which never holds a secret.
+/// Which of the connection's inputs a value came from; a program names it
+/// in its own words (the CLI and the ticker as the flag `-F`, `-X` or `-b`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// A properties file ([`Flags::files`]).
+    File,
+    /// A `key=value` property ([`Flags::props`]).
+    Property,
+    /// The bootstrap brokers ([`Flags::bootstrap`]).
+    Bootstrap,
+}
+
+/// An input whose value cannot be used: which input, and why, in words
+/// that never hold a secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlagError {
-    /// The flag.
-    pub flag: &'static str,
-    /// Why (for `-F`, it begins with the file's name).
+pub struct SettingError {
+    /// The input.
+    pub setting: Setting,
+    /// Why (for a file, it begins with the file's name).
     pub error: Error,
 }
 
-impl fmt::Display for FlagError {
+impl fmt::Display for SettingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.flag == "-F" {
-            write!(f, "-F {}", self.error)
-        } else {
-            write!(f, "{}: {}", self.flag, self.error)
+        match self.setting {
+            Setting::File => write!(f, "{}", self.error),
+            Setting::Property => write!(f, "property: {}", self.error),
+            Setting::Bootstrap => write!(f, "bootstrap.servers: {}", self.error),
         }
     }
 }
 
-impl std::error::Error for FlagError {}
+impl std::error::Error for SettingError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
 
 impl Flags {
     /// The connection the flags give. It may have no `bootstrap.servers`
     /// (none of the flags set one): the caller says what to do then.
-    pub fn connection(&self) -> Result<Connection, FlagError> {
+    pub fn connection(&self) -> Result<Connection, SettingError> {
         let mut c = Connection::new(self.timeout);
         for f in &self.files {
-            c.load_properties(f)
-                .map_err(|error| FlagError { flag: "-F", error })?;
+            c.load_properties(f).map_err(|error| SettingError {
+                setting: Setting::File,
+                error,
+            })?;
         }
         for p in &self.props {
-            c.set_pair(p)
-                .map_err(|error| FlagError { flag: "-X", error })?;
+            c.set_pair(p).map_err(|error| SettingError {
+                setting: Setting::Property,
+                error,
+            })?;
         }
         if !self.bootstrap.is_empty() {
             c.bootstrap(&self.bootstrap.join(","))
-                .map_err(|error| FlagError {
-                    flag: "-b/--bootstrap",
+                .map_err(|error| SettingError {
+                    setting: Setting::Bootstrap,
                     error,
                 })?;
         }
@@ -120,15 +140,18 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_value_names_its_flag_and_no_secret() {
+    fn a_bad_value_names_its_input_and_no_secret() {
         let e = Flags {
             props: vec!["hunter2".into()],
             ..Flags::default()
         }
         .connection()
         .unwrap_err();
-        assert_eq!(e.flag, "-X");
-        assert!(e.to_string().starts_with("-X: expected key=value"), "{e}");
+        assert_eq!(e.setting, Setting::Property);
+        assert!(
+            e.to_string().starts_with("property: expected key=value"),
+            "{e}"
+        );
         assert!(!e.to_string().contains("hunter2"), "{e}");
         let e = Flags {
             files: vec!["/nonexistent/p".into()],
@@ -136,14 +159,15 @@ mod tests {
         }
         .connection()
         .unwrap_err();
-        assert!(e.to_string().starts_with("-F /nonexistent/p: "), "{e}");
+        assert_eq!(e.setting, Setting::File);
+        assert!(e.to_string().starts_with("/nonexistent/p: "), "{e}");
         let e = Flags {
             bootstrap: vec![" ".into()],
             ..Flags::default()
         }
         .connection()
         .unwrap_err();
-        assert_eq!(e.to_string(), "-b/--bootstrap: no broker given");
+        assert_eq!(e.to_string(), "bootstrap.servers: no broker given");
         let e = format!(
             "{:?}",
             Flags {

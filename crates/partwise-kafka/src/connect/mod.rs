@@ -4,7 +4,7 @@
 
 mod flags;
 
-pub use flags::{FlagError, Flags};
+pub use flags::{Flags, Setting, SettingError};
 
 use crate::error::{Error, Result};
 use rdkafka::config::ClientConfig;
@@ -304,13 +304,18 @@ impl Connection {
     }
 
     /// A partwise-client error as an [`Error`]: what was being done, and
-    /// the client's words (which never hold a secret; scrubbed all the same).
+    /// the client's error kept as the cause, printed in its words with this
+    /// connection's secrets scrubbed (a server's words can echo a value).
     pub(crate) fn client_error(
         &self,
         doing: impl Into<String>,
         e: partwise_client::Error,
     ) -> Error {
-        Error::kafka(self.scrub(&doing.into()), self.scrub(&e.to_string()))
+        let text = self.scrub(&e.to_string());
+        Error::Client {
+            doing: self.scrub(&doing.into()),
+            cause: Box::new(crate::error::ClientCause::new(e, text)),
+        }
     }
 
     /// A librdkafka config: the user's properties, then `fixed` (partwise's
@@ -379,6 +384,29 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// partwise-client's error stays the typed cause, its text scrubbed of
+    /// the connection's secrets, with no source below it to print unscrubbed.
+    #[test]
+    fn a_client_error_is_kept_as_the_cause_and_scrubbed() {
+        let mut c = Connection::new(Duration::from_secs(1));
+        c.set_pair("sasl.password=hunter2-secret").unwrap();
+        let e = c.client_error(
+            "describing group g",
+            partwise_client::Error::Config("the server said hunter2-secret".into()),
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("describing group g: invalid configuration: the server said {REDACTED}")
+        );
+        let cause = std::error::Error::source(&e).expect("the client's error");
+        let cause = cause
+            .downcast_ref::<crate::ClientCause>()
+            .expect("a ClientCause");
+        assert!(matches!(cause.error(), partwise_client::Error::Config(_)));
+        assert!(!cause.to_string().contains("hunter2"));
+        assert!(std::error::Error::source(cause).is_none());
+    }
 
     #[test]
     fn secrets_are_recognised() {

@@ -9,7 +9,7 @@ use super::up::up_created;
 use crate::flags::Common;
 use crate::model::SYMBOLS;
 use partwise_kafka::admin;
-use partwise_redis::Writer;
+use partwise_redis::{Command as RedisCommand, Reply, Writer};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -215,11 +215,12 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     for n in &namespaces {
         for (mk, nk) in demo_keys(n) {
             let r = w
-                .transaction(&[&mk, &nk], |pp| {
-                    pp.cmd("EXISTS").arg(&mk).arg(&nk);
-                })
+                .exec(&[RedisCommand::Exists(vec![
+                    mk.clone().into_bytes(),
+                    nk.clone().into_bytes(),
+                ])])
                 .map_err(|e| format!("--redis: {e}"))?;
-            if !matches!(r.first(), Some(partwise_redis::redis::Value::Int(0))) {
+            if r.first().and_then(Reply::int) != Some(0) {
                 return Err(format!(
                     "--namespace {ns}: {} already holds {mk} or {nk}; the demo writes (and removes) only keys of its own: give another --namespace",
                     common.redis_nodes()
@@ -286,9 +287,10 @@ pub fn demo(a: &DemoArgs) -> Result<u8> {
     let mut cleanup = Vec::new();
     for n in &namespaces {
         for (mk, nk) in demo_keys(n) {
-            if let Err(e) = w.transaction(&[&mk, &nk], |pp| {
-                pp.cmd("DEL").arg(&mk).arg(&nk).ignore();
-            }) {
+            if let Err(e) = w.exec(&[RedisCommand::Del(vec![
+                mk.clone().into_bytes(),
+                nk.clone().into_bytes(),
+            ])]) {
                 cleanup.push(format!("--redis: removing {mk} and {nk}: {e}"));
             }
         }

@@ -100,7 +100,7 @@ pub(super) fn settings(c: &Common, timeout: Duration) -> Result<Connection> {
     let conn = c
         .kafka_flags(timeout)
         .connection()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Common::kafka_flag_error(&e))?;
     conn.check_properties().map_err(|e| e.to_string())?;
     Ok(conn)
 }

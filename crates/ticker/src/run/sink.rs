@@ -5,7 +5,7 @@
 use super::plan::{keys, now_ms, redis_seeds, Plan, Result};
 use crate::flags::Common;
 use crate::model::{Alert, Fired, Joiner, Tick};
-use partwise_redis::{NodeAddr, Writer};
+use partwise_redis::{Command, NodeAddr, Reply, Writer};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write as _;
@@ -45,16 +45,13 @@ pub(super) fn write_symbol(
     let have = match stored.get(sym) {
         Some(&o) => o,
         None => {
-            let r = w.transaction(&[&mk], |p| {
-                p.cmd("HGET").arg(&mk).arg("offset");
-            })?;
-            let o = match r.first() {
-                Some(partwise_redis::redis::Value::BulkString(b)) => std::str::from_utf8(b)
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(-1),
-                _ => -1,
-            };
+            let r = w.exec(&[Command::HGet(mk.clone().into_bytes(), "offset".into())])?;
+            let o = r
+                .first()
+                .and_then(Reply::value)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(-1);
             stored.insert(sym.to_string(), o);
             o
         }
@@ -67,26 +64,27 @@ pub(super) fn write_symbol(
         .iter()
         .map(|(id, f)| (id.clone(), serde_json::to_string(f).expect("plain struct")))
         .collect();
-    w.transaction(&[&mk, &nk], |p| {
-        if let Some((t, o)) = tick {
-            p.cmd("HSET")
-                .arg(&mk)
-                .arg("price")
-                .arg(t.price)
-                .arg("seq")
-                .arg(t.seq)
-                .arg("run")
-                .arg(&t.run)
-                .arg("offset")
-                .arg(*o)
-                .arg("ts_ms")
-                .arg(t.ts_ms)
-                .ignore();
-        }
-        for (id, f) in &fired_json {
-            p.cmd("HSET").arg(&nk).arg(id).arg(f).ignore();
-        }
-    })?;
+    // Integers are written as their decimal text, as the redis crate wrote them.
+    let mut commands = Vec::new();
+    if let Some((t, o)) = tick {
+        commands.push(Command::HSet(
+            mk.clone().into_bytes(),
+            vec![
+                ("price".into(), t.price.to_string()),
+                ("seq".into(), t.seq.to_string()),
+                ("run".into(), t.run.clone()),
+                ("offset".into(), o.to_string()),
+                ("ts_ms".into(), t.ts_ms.to_string()),
+            ],
+        ));
+    }
+    for (id, f) in fired_json {
+        commands.push(Command::HSet(nk.clone().into_bytes(), vec![(id, f)]));
+    }
+    if commands.is_empty() {
+        return Ok(false);
+    }
+    w.exec(&commands)?;
     if let Some((_, o)) = tick {
         stored.insert(sym.to_string(), *o);
     }

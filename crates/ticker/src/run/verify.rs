@@ -6,9 +6,9 @@ use crate::flags::{Common, Format};
 use crate::model::{expected, Alert, Fired, Tick};
 use partwise_kafka::fetch::{read_topic as read_to_end, OwnedRecord};
 use partwise_kafka::Connection;
-use partwise_redis::Writer;
+use partwise_redis::{Command, Writer};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
@@ -60,37 +60,6 @@ impl Verdict {
     }
 }
 
-pub(super) fn hash(v: &partwise_redis::redis::Value) -> HashMap<String, String> {
-    let mut m = HashMap::new();
-    let as_str = |v: &partwise_redis::redis::Value| match v {
-        partwise_redis::redis::Value::BulkString(b) => {
-            Some(String::from_utf8_lossy(b).into_owned())
-        }
-        partwise_redis::redis::Value::SimpleString(s) => Some(s.clone()),
-        _ => None,
-    };
-    match v {
-        partwise_redis::redis::Value::Array(items) => {
-            for kv in items.chunks(2) {
-                if let [k, v] = kv {
-                    if let (Some(k), Some(v)) = (as_str(k), as_str(v)) {
-                        m.insert(k, v);
-                    }
-                }
-            }
-        }
-        partwise_redis::redis::Value::Map(pairs) => {
-            for (k, v) in pairs {
-                if let (Some(k), Some(v)) = (as_str(k), as_str(v)) {
-                    m.insert(k, v);
-                }
-            }
-        }
-        _ => {}
-    }
-    m
-}
-
 pub(super) fn verify_once(c: &Common, p: &Plan) -> Result<Verdict> {
     let conn = connection(c, Duration::from_secs(10))?;
     let mut ticks = Vec::new();
@@ -137,11 +106,12 @@ pub(super) fn verify_once(c: &Common, p: &Plan) -> Result<Verdict> {
     for sym in &symbols {
         let (mk, nk) = keys(p.ns.as_deref(), sym);
         let r = w
-            .transaction(&[&mk, &nk], |pp| {
-                pp.cmd("HGETALL").arg(&mk).cmd("HGETALL").arg(&nk);
-            })
+            .exec(&[
+                Command::HGetAll(mk.clone().into_bytes()),
+                Command::HGetAll(nk.clone().into_bytes()),
+            ])
             .map_err(|e| format!("--redis: {e}"))?;
-        let (market, fired) = (hash(&r[0]), hash(&r[1]));
+        let (market, fired) = (r[0].hash_text(), r[1].hash_text());
         if let Some((t, _)) = want.last_tick.get(sym) {
             let ok = market.get("seq").map(String::as_str) == Some(&t.seq.to_string())
                 && market.get("run") == Some(&t.run)

@@ -13,7 +13,7 @@ use crate::outfile::Output;
 use crate::output::{key_cell, visible, Format, Table};
 use crate::render::audit::{report_json, topic_finding, topic_json, window_label};
 use partwise::inference::{candidates, Candidate, Forensics, Routing};
-use partwise::{KeyFormat, Partitioner};
+use partwise::Partitioner;
 use partwise_kafka::audit::{
     audit, summarize, AuditOptions, AuditReport, Progress, Window, WindowTraffic,
 };
@@ -21,15 +21,24 @@ use serde_json::json;
 use std::io::Write;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("partitioners", |a| a.long_help(
+        "Candidate partitioner (repeatable; default: every client's)"
+    )),
+    mut_arg("key_formats", |a| a.long_help(
+        "Also test producers that hash the logical key encoded as F (repeatable)"
+    ))
+)]
 pub struct Args {
     #[command(flatten)]
     conn: ConnArgs,
     /// Topic to audit (repeatable; two or more get a co-partitioning verdict)
     #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
-    /// Records to read per partition (0: counts only): from its start, or
-    /// the newest ones with --since or --from-end
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(
+        help = crate::cmd::flags::SAMPLE,
+        long_help = "Records to read per partition (0: counts only): from its start, or the newest ones with --since or --from-end",
+       long, value_name = "N", default_value_t = 1000)]
     sample: u64,
     /// Sample the records written in the last DURATION (10m, 1h) instead of
     /// the oldest: skew, heavy hitters and the partitioner are of that window
@@ -42,15 +51,12 @@ pub struct Args {
     /// --counts (the newest records with --since or --from-end)
     #[arg(long = "counts-out", value_name = "FILE")]
     counts_out: Option<std::path::PathBuf>,
-    /// Candidate partitioner (repeatable; default: every client's)
-    #[arg(short = 'P', long = "partitioner", value_name = "SPEC", value_parser = parse::partitioner_or_all)]
-    partitioners: Vec<Partitioners>,
-    /// Also test producers that hash the logical key encoded as F (repeatable)
-    #[arg(long = "key-format", value_name = "F", value_parser = parse::key_format)]
-    key_formats: Vec<KeyFormat>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    partitioners: crate::cmd::flags::Partitioners,
+    #[command(flatten)]
+    key_formats: crate::cmd::flags::KeyFormats,
+    #[command(flatten)]
+    format: crate::cmd::flags::FormatFlag,
 }
 
 struct Config {
@@ -62,7 +68,7 @@ struct Config {
 impl Config {
     fn new(a: &Args) -> Result<Config> {
         let mut parts: Vec<Partitioner> = Vec::new();
-        for s in &a.partitioners {
+        for s in &a.partitioners.partitioners {
             match s {
                 Partitioners::All => parts.extend(Partitioner::all()),
                 Partitioners::One(p) => parts.push(*p),
@@ -72,7 +78,7 @@ impl Config {
             parts.extend(Partitioner::all());
         }
         parts.dedup();
-        let formats = a.key_formats.clone();
+        let formats = a.key_formats.key_formats.clone();
         let window = match (a.since, a.from_end) {
             (Some(d), _) => Window::Since(d),
             (None, Some(n)) => Window::FromEnd(n),
@@ -98,7 +104,7 @@ impl Config {
                 candidates: candidates(&parts, &formats),
                 window,
             },
-            out: a.format,
+            out: a.format.format,
             counts_out,
         })
     }

@@ -14,6 +14,11 @@ use std::io::{BufWriter, Write};
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("format", |a| a.default_value("ndjson").long_help(
+        "Output format (table prints one line per event)"
+    ))
+)]
 pub struct Args {
     #[command(flatten)]
     conn: super::ConnArgs,
@@ -44,7 +49,7 @@ pub struct Args {
     #[arg(long = "client-id", value_name = "ID", default_value = "partwise")]
     client_id: String,
     /// Where a partition with no committed offset starts: earliest or latest
-    #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest", value_parser = offset_reset)]
+    #[arg(long = "offset-reset", value_name = "WHERE", default_value = "latest", value_parser = parse::offset_reset)]
     offset_reset: OffsetReset,
     /// session.timeout.ms, classic protocol only (default 45s; 500ms, 2m; a
     /// bare number is milliseconds)
@@ -69,9 +74,8 @@ pub struct Args {
     /// the coordinator is unavailable; then exit 2 (a bare number is milliseconds)
     #[arg(long = "retry-timeout", alias = "retry-timeout-ms", value_name = "DURATION", default_value = "2m", value_parser = duration::millis)]
     retry_timeout: Duration,
-    /// Output format (table prints one line per event)
-    #[arg(long, value_enum, default_value = "ndjson")]
-    format: Format,
+    #[command(flatten)]
+    format: crate::cmd::flags::FormatFlag,
     /// Print one `records` event per poll (records handled in it, and in
     /// all) instead of one `record` event per record
     #[arg(long)]
@@ -134,15 +138,6 @@ fn protocol_of(args: &Args, props: &[(String, String)]) -> Result<(GroupProtocol
              consumer.heartbeat.interval.ms)",
         )),
         _ => Ok((protocol, remote)),
-    }
-}
-
-/// `--offset-reset`.
-fn offset_reset(s: &str) -> std::result::Result<OffsetReset, String> {
-    match s {
-        "earliest" => Ok(OffsetReset::Earliest),
-        "latest" => Ok(OffsetReset::Latest),
-        other => Err(format!("'{other}' is not earliest or latest")),
     }
 }
 
@@ -480,7 +475,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .enable_all()
         .build()
         .map_err(|e| CliError::context("cannot start the runtime", e))?;
-    let mut printer = Printer::new(args.format, args.count_only)?;
+    let mut printer = Printer::new(args.format.format, args.count_only)?;
     rt.block_on(consume(cfg, &mut printer))?;
     printer.finish()?;
     Ok(ExitCode::Ok)

@@ -47,16 +47,13 @@ pub struct Args {
     /// of the broker's target and of the current assignment. Read-only
     #[arg(long, conflicts_with = "assignor")]
     pub(super) readiness: bool,
-    /// For a Kafka Streams group (streams protocol, or classic with assignor
-    /// `stream`): the application's Topology#describe() text, which says
-    /// which source topics are joined (a task that holds partition p of one
-    /// joined source and not of the other is a finding; merged sources of
-    /// different counts are not)
-    #[arg(long = "streams", value_name = "DESCRIBE", conflicts_with = "assignor")]
+    #[arg(
+        help = crate::cmd::flags::STREAMS,
+        long_help = "For a Kafka Streams group (streams protocol, or classic with assignor `stream`): the application's Topology#describe() text, which says which source topics are joined (a task that holds partition p of one joined source and not of the other is a finding; merged sources of different counts are not)",
+       long = "streams", value_name = "DESCRIBE", conflicts_with = "assignor")]
     streams: Option<std::path::PathBuf>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Format,
+    #[command(flatten)]
+    pub(super) format: crate::cmd::flags::FormatFlag,
 }
 
 fn predict_error(e: PredictError) -> CliError {
@@ -85,7 +82,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         // Not a classic or consumer group: a Kafka Streams group of the
         // streams protocol is described by its own API.
         match partwise_kafka::streams::streams_analysis(&conn, &a.group, &joins) {
-            Ok(Some(r)) => return super::streams_group(&r, a.format, None),
+            Ok(Some(r)) => return super::streams_group(&r, a.format.format, None),
             Ok(None) => {}
             // Still not found (exit 2), with why the streams question failed.
             Err(e) => {
@@ -107,7 +104,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let streams = partwise_kafka::streams::classic_streams_analysis(d, &joins);
     let model = a.assignor.zip(g.server_model);
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Table => {
             write_table(&mut crate::output::Visible::new(&mut out), d, &r)?;
             if let Some(s) = &streams {

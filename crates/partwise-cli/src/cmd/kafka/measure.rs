@@ -24,8 +24,10 @@ pub struct Args {
     /// Bytes of each record's value
     #[arg(long, value_name = "BYTES", default_value = "1024", value_parser = parse::positive_usize)]
     record_bytes: usize,
-    /// Replication factor of the temporary topic (default: the broker's)
-    #[arg(long, value_name = "N", value_parser = parse::positive::<i32>)]
+    #[arg(
+        help = crate::cmd::flags::REPLICATION_FACTOR,
+        long_help = "Replication factor of the temporary topic (default: the broker's)",
+       long, value_name = "N", value_parser = parse::positive::<i32>)]
     replication_factor: Option<i32>,
     /// Total produce rate the topic must take, MB/s: prints a partition plan
     #[arg(long, value_name = "MBPS", value_parser = parse::positive_rate)]
@@ -33,9 +35,8 @@ pub struct Args {
     /// Total consume rate the group must reach, MB/s (default: the produce target)
     #[arg(long, value_name = "MBPS", value_parser = parse::positive_rate)]
     target_consume_mbps: Option<f64>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: crate::cmd::flags::FormatFlag,
 }
 
 /// One record's value at most (Kafka's default `message.max.bytes` is about 1 MiB).
@@ -87,7 +88,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         None => None,
     };
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Table => {
             writeln!(
                 out,

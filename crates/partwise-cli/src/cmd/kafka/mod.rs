@@ -46,7 +46,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Command::Audit(a) => audit::run(a),
         // --readiness is its own question, answered by its own command.
         Command::Group(a) if a.readiness => {
-            readiness::run(&a.conn.connection()?, &a.group, a.format)
+            readiness::run(&a.conn.connection()?, &a.group, a.format.format)
         }
         Command::Group(a) => group::run(a),
         Command::Produce(a) => produce::run(a),

@@ -13,7 +13,7 @@ use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{for_each_record_group, input_name, Held};
 use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
-use partwise::{KeyFormat, Partitioner, Placement};
+use partwise::{KeyFormat, Placement};
 use partwise_kafka::produce::{Delivery, RoutedProducer};
 use serde_json::json;
 use std::collections::HashMap;
@@ -24,30 +24,31 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("partitioner", |a| a.long_help(
+        "Partitioner spec that routes the records"
+    )),
+    mut_arg("input", |a| a.long_help(
+        "Lines of KEY or KEY<TAB>VALUE ('-' or absent: stdin)"
+    )),
+    mut_arg("key_format", |a| a.long_help(
+        "How the key text becomes key bytes (see `partwise route --help`)"
+    ))
+)]
 pub struct Args {
     #[command(flatten)]
     conn: ConnArgs,
     /// The topic to write to (it must exist)
     #[arg(short = 't', long = "topic", value_name = "TOPIC", value_parser = parse::not_blank)]
     topic: String,
-    /// Partitioner spec that routes the records
-    #[arg(
-        short = 'P',
-        long = "partitioner",
-        value_name = "SPEC",
-        default_value = "java",
-        value_parser = parse::partitioner
-    )]
-    partitioner: Partitioner,
-    /// Lines of KEY or KEY<TAB>VALUE ('-' or absent: stdin)
-    #[arg(short = 'i', long = "input", value_name = "FILE", default_value = "-")]
+    #[command(flatten)]
+    partitioner: crate::cmd::flags::PartitionerFlag,
+    #[arg(short = 'i', long = "input", value_name = "FILE", default_value = "-", help = crate::cmd::flags::INPUT)]
     input: PathBuf,
-    /// How the key text becomes key bytes (see `partwise route --help`)
-    #[arg(long = "key-format", value_name = "F", default_value = "utf8", value_parser = parse::key_format)]
-    key_format: KeyFormat,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    key_format: crate::cmd::flags::KeyFormatFlag,
+    #[command(flatten)]
+    format: crate::cmd::flags::FormatFlag,
 }
 
 /// Lines read ahead of the producer at most: the reader waits for the
@@ -123,7 +124,7 @@ fn read_lines(
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let format = a.key_format;
+    let format = a.key_format.key_format;
     let name = input_name(&a.input);
     let source = if a.input.as_os_str() == "-" {
         Source::Stdin
@@ -161,7 +162,7 @@ fn produce(
 ) -> Result<ExitCode> {
     let name = input_name(&a.input);
     let conn = a.conn.connection()?;
-    let mut p = RoutedProducer::new(&conn, a.partitioner).map_err(kerr)?;
+    let mut p = RoutedProducer::new(&conn, a.partitioner.partitioner).map_err(kerr)?;
     p.partition_count(&a.topic).map_err(kerr)?;
 
     let bar = super::stderr_is_terminal().then(|| {
@@ -288,7 +289,7 @@ struct View<'o, W: Write> {
 
 impl<'o, W: Write> View<'o, W> {
     fn new(a: &Args, out: &'o mut W) -> Result<View<'o, W>> {
-        let sink = match a.format {
+        let sink = match a.format.format {
             Format::Table => Sink::Table {
                 out,
                 rows: Vec::new(),

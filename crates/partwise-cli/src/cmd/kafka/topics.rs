@@ -15,9 +15,8 @@ pub struct Args {
     /// Also list internal topics (names starting with "__")
     #[arg(long)]
     internal: bool,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    #[command(flatten)]
+    format: crate::cmd::flags::FormatFlag,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -37,7 +36,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         by_count.entry(t.partitions.len()).or_default().push(t.name);
     }
     let mut out = std::io::stdout().lock();
-    match a.format {
+    match a.format.format {
         Format::Table => {
             let mut tab = Table::new(["PARTITIONS", "TOPICS"]);
             for (n, names) in &by_count {
@@ -57,7 +56,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 .iter()
                 .map(|(n, names)| json!({"partitions": n, "topics": names}))
                 .collect();
-            if a.format == Format::Json {
+            if a.format.format == Format::Json {
                 let doc = json!({"groups": rows, "leaderless_partitions": leaderless});
                 serde_json::to_writer_pretty(&mut out, &doc)?;
                 writeln!(out)?;

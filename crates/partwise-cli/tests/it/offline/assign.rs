@@ -439,7 +439,36 @@ fn owned_partitions_the_group_cannot_have_are_warned_about() {
     assert!(text.contains("java-leader-"), "{text}");
 }
 
-/// `assign --group` replays every known answer of kafka-clients 4.4.0's
+/// `assign --group FILE` became `--group-file FILE` (`-g/--group` is a group
+/// id in `kafka`); the old spelling answers the same and says on stderr that
+/// it goes in the next release.
+#[test]
+fn group_file_old_spelling_kept_with_a_note() {
+    let path = repo().join("tests/vectors/assignors/java_group_cases.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap();
+    let c: Value = serde_json::from_str(line).unwrap();
+    let spec = c["assignor"].as_str().unwrap();
+    let run = |flag: &str| {
+        partwise()
+            .args(["assign", "-a", spec, flag, "-", "--format", "json"])
+            .write_stdin(c["group"].to_string())
+            .output()
+            .unwrap()
+    };
+    let (new, old) = (run("--group-file"), run("--group"));
+    assert_eq!(new.status.code(), old.status.code());
+    assert_eq!(new.stdout, old.stdout);
+    assert!(!new.stdout.is_empty());
+    assert!(!String::from_utf8_lossy(&new.stderr).contains("note:"));
+    let note = String::from_utf8_lossy(&old.stderr);
+    assert!(
+        note.contains("assign --group is now --group-file"),
+        "{note}"
+    );
+}
+
+/// `assign --group-file` replays every known answer of kafka-clients 4.4.0's
 /// Range, RoundRobin, Sticky and CooperativeSticky assignors on groups with
 /// unequal subscriptions, mixed generations and claims past a topic's count
 /// (`tests/vectors/regen/java-groups`): the same assignment, including the
@@ -455,7 +484,15 @@ fn group_file_replays_kafka_clients_4_4_0() {
         let spec = c["assignor"].as_str().unwrap();
         let what = format!("{} {spec}", c["case"]);
         let out = partwise()
-            .args(["assign", "-a", spec, "--group", "-", "--format", "json"])
+            .args([
+                "assign",
+                "-a",
+                spec,
+                "--group-file",
+                "-",
+                "--format",
+                "json",
+            ])
             .write_stdin(c["group"].to_string())
             .output()
             .unwrap();
@@ -528,15 +565,15 @@ fn group_file_errors_name_the_file_and_field() {
     .unwrap();
     let p = f.path().to_str().unwrap().to_string();
     fails(
-        &["assign", "-a", "java:sticky", "--group", &p],
-        &format!("--group {p}: invalid members[0].owned_partitions[0][1][0]"),
+        &["assign", "-a", "java:sticky", "--group-file", &p],
+        &format!("--group-file {p}: invalid members[0].owned_partitions[0][1][0]"),
     );
     fails(
         &[
             "assign",
             "-a",
             "java:sticky",
-            "--group",
+            "--group-file",
             "/nonexistent/g.json",
         ],
         "/nonexistent/g.json",
@@ -796,7 +833,13 @@ fn kafka_python_roundrobin_raises_on_unequal_subscriptions() {
     let mut f = tempfile::NamedTempFile::new().unwrap();
     f.write_all(group.as_bytes()).unwrap();
     let path = f.path().to_str().unwrap().to_string();
-    let (code, v) = json(&["assign", "-a", "kafka-python:roundrobin", "--group", &path]);
+    let (code, v) = json(&[
+        "assign",
+        "-a",
+        "kafka-python:roundrobin",
+        "--group-file",
+        &path,
+    ]);
     assert_eq!(code, Some(1), "{v}");
     let finding = &v["findings"][0];
     assert_eq!(finding["kind"], "python-leader-raises");
@@ -878,7 +921,7 @@ fn platformatic_deals_the_named_leaders_topics() {
         let path = dir.path().join("group.json");
         std::fs::write(&path, line["group"].to_string()).unwrap();
         let spec = line["assignor"].as_str().unwrap();
-        let (_, v) = json(&["assign", "-a", spec, "--group", path.to_str().unwrap()]);
+        let (_, v) = json(&["assign", "-a", spec, "--group-file", path.to_str().unwrap()]);
         assert_eq!(v["assignor"], spec);
         assert_eq!(v["library"], "@platformatic/kafka 2.12.1");
         assert_eq!(v["deterministic"], true);
@@ -902,7 +945,7 @@ fn platformatic_deals_the_named_leaders_topics() {
             "assign",
             "-a",
             "platformatic",
-            "--group",
+            "--group-file",
             path.to_str().unwrap(),
         ])
         .output()

@@ -416,6 +416,35 @@ fn bad_files_exit_2_naming_line_and_field() {
     assert!(err.contains("/nonexistent/ticker.toml"), "{err}");
 }
 
+/// `resize --from/--to` became `--from-count/--to-count` (`route`'s
+/// `--from/--to` are partitioner specs); the old spelling answers the same
+/// and says on stderr that it goes in the next release.
+#[test]
+fn resize_counts_renamed_old_spelling_kept_with_a_note() {
+    let new = partwise()
+        .args(["resize", "--from-count", "6", "--to-count", "8", "BBCA"])
+        .output()
+        .unwrap();
+    let old = partwise()
+        .args(["resize", "--from", "6", "--to", "8", "BBCA"])
+        .output()
+        .unwrap();
+    assert_eq!(new.status.code(), Some(0));
+    assert_eq!(old.status.code(), Some(0));
+    assert_eq!(new.stdout, old.stdout);
+    assert!(
+        new.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&new.stderr)
+    );
+    let note = String::from_utf8_lossy(&old.stderr);
+    assert!(
+        note.contains("resize --from is now --from-count")
+            && note.contains("resize --to is now --to-count"),
+        "{note}"
+    );
+}
+
 #[test]
 fn resize_bbca_6_to_8() {
     let v = json(&["resize", "--from", "6", "--to", "8", "BBCA"]);

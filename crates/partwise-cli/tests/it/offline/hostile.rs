@@ -20,7 +20,7 @@ const MEMORY_LIMIT: u64 = 3 << 30;
 
 /// Address space for a run against [`Peer::AbsurdCount`]: kafka-protocol
 /// reserves an array's announced count before decoding it, and
-/// `partwise_wire::alloc` answers such a request with reserved, unbacked
+/// `partwise_alloc` answers such a request with reserved, unbacked
 /// address space (its unit test shows the pages stay unbacked), which an
 /// address-space limit counts; so this limit bounds the reservation only.
 const RESERVE_LIMIT: u64 = 1 << 40;

@@ -251,7 +251,7 @@ fn absurd_lengths_and_counts_are_errors() {
 
 // A response whose array count is 2^31 - 1: kafka-protocol 0.18 reserves
 // the count before decoding one element, which aborts on a failed
-// allocation. partwise_wire::alloc::ReserveHuge (the global allocator of the
+// allocation. partwise_alloc::ReserveHuge (the global allocator of the
 // partwise and ticker binaries) answers it with unbacked address space, so
 // the decoder fails as it should: partwise-wire's unit test
 // `an_absurd_array_count_in_a_response_is_an_error_not_an_abort` and the CLI's

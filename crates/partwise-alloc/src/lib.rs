@@ -15,18 +15,27 @@
 //! it should (the bytes run out after a few elements) and the mapping is
 //! returned. Everything smaller goes to the system allocator unchanged.
 //! Nothing partwise does legitimately needs a gigabyte in one block: inputs
-//! are capped well below it and frames at [`crate::frame::MAX_FRAME`].
+//! are capped well below it and frames at `partwise_wire::frame::MAX_FRAME`.
 //!
-//! Binaries install it (`partwise`, `ticker`, the test binaries):
+//! Binaries install it (`partwise`, `ticker`, the test binaries that decode
+//! hostile responses, the fuzz target):
 //!
 //! ```
 //! #[global_allocator]
-//! static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+//! static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
 //! ```
+//!
+//! It is a crate of its own, not a module of each binary, because it is
+//! unsafe code that four kinds of binary install and one copy is tested
+//! (below); and not a module of `partwise-wire`, whose job is Kafka's bytes,
+//! so that a binary installs it without depending on the wire crate.
+//! Unix only: elsewhere (the KafkaJS WebAssembly build) it is empty.
 //!
 //! It relies on Linux's default overcommit policy (`vm.overcommit_memory`
 //! 0 or 1); under strict accounting (2) such a mapping is refused and the
 //! allocation fails as before.
+
+#![cfg(unix)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr;
