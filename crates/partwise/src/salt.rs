@@ -21,6 +21,8 @@ use crate::partitioner::Partitioner;
 use crate::topology::Topology;
 use crate::Error;
 
+pub mod report;
+
 /// The `i`-th salted form of `key` (1-based): `KEY_i` with `sep` `_`.
 pub fn salted_key(key: &[u8], sep: u8, i: u32) -> Vec<u8> {
     let mut k = key.to_vec();
@@ -441,7 +443,7 @@ pub struct GroupTopic {
 
 /// Why a key of a co-partition group cannot be salted without breaking its
 /// join. `kind` is stable; the message names the topic and producer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Refusal {
     /// A stable id: `partition_counts_differ`, `no_producer`, `keyless_producer`,
     /// `key_fields_differ`, `key_format_cannot_salt`, `sub_keys_land_apart`.
