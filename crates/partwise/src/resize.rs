@@ -37,6 +37,7 @@ use crate::Error;
 use std::fmt;
 
 pub mod joined;
+pub mod moved;
 pub mod ranked;
 
 /// Where one key goes before and after a resize.
