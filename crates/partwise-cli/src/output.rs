@@ -107,16 +107,11 @@ pub fn key_json(bytes: &[u8]) -> Value {
     std::str::from_utf8(bytes).map_or(Value::Null, |s| Value::String(s.to_string()))
 }
 
-/// The key for a table cell: printable text as is, anything else as `0x..`
-/// hex: bytes that are not UTF-8, control characters, and characters that
-/// draw nothing or reorder what follows (a key `\u{202E}gnp.exe` would read
-/// as `exe.png`), so two keys that look alike never print alike.
+/// The key for a table cell: the core's one definition,
+/// [`partwise::ser::key_label`] (printable text as is, anything else as
+/// `0x..` hex, so two keys that look alike never print alike).
 pub fn key_cell(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(s) if !s.is_empty() && !s.chars().any(invisible) => s.to_string(),
-        Ok("") => "\"\"".to_string(),
-        _ => format!("0x{}", hex(bytes)),
-    }
+    partwise::ser::key_label(bytes)
 }
 
 /// The core's one definition of a character that must not reach a

@@ -46,6 +46,7 @@ mod check;
 mod error;
 mod hot;
 mod node;
+mod report;
 mod slots;
 mod traffic;
 mod write;
@@ -58,6 +59,10 @@ pub use hot::{
 pub use node::{NodeAddr, NodeConn};
 pub use partwise::redis::family::{Family, FamilyReason, Pattern};
 pub use partwise::redis::hot_tag::Measure;
+pub use report::{
+    slots_of, slots_report, CheckSummary, KeyRow, KeysHotReport, MemberRow, NodeLine, NodeRow,
+    RuleRow, SampledNode, ShardRow, SlotRow, SlotsReport, TagRow,
+};
 pub use slots::{Node, Role, Shard, SlotMap, Source};
 pub use traffic::{
     choose_measure, cluster_load, enable_slot_stats, family_hot_tags, node_loads, pattern_glob,

@@ -58,3 +58,28 @@ impl Serialize for crate::KeyFormat {
         s.collect_str(self)
     }
 }
+
+/// A key written as [`key_text`], for reports that list keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KeyText(#[serde(serialize_with = "key_text")] pub Vec<u8>);
+
+/// A key as a table cell or in a sentence: printable text as is, anything
+/// else as `0x..` hex: bytes that are not UTF-8, control characters, and
+/// characters that draw nothing or reorder what follows (a key
+/// `\u{202E}gnp.exe` would read as `exe.png`), so two keys that look alike
+/// never print alike; the empty key as `""`.
+pub fn key_label(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) if !s.is_empty() && !s.chars().any(crate::encoding::is_invisible) => s.to_string(),
+        Ok("") => "\"\"".to_string(),
+        _ => {
+            use std::fmt::Write;
+            let mut h = String::with_capacity(2 + bytes.len() * 2);
+            h.push_str("0x");
+            for b in bytes {
+                let _ = write!(h, "{b:02x}");
+            }
+            h
+        }
+    }
+}

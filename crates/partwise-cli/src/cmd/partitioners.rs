@@ -6,7 +6,6 @@ use crate::output::{Format, JsonStream, Table};
 use partwise::assign::{Assignor, CatalogEntry};
 use partwise::partitioner::{KeyRule, Reduce};
 use partwise::{PartitionCount, Partitioner, Placement};
-use serde_json::json;
 use std::io::Write;
 
 #[derive(clap::Args)]
@@ -54,6 +53,41 @@ fn rule(p: Partitioner) -> (String, Option<String>) {
     }
 }
 
+/// A partitioner's line in the JSON stream.
+#[derive(serde::Serialize)]
+struct PartitionerRow {
+    kind: &'static str,
+    spec: Partitioner,
+    client: &'static str,
+    aliases: &'static [&'static str],
+    hash: String,
+    reduce: Option<String>,
+    null_key: &'static str,
+    empty_key: &'static str,
+    about: &'static str,
+    setting: String,
+    since: Option<&'static str>,
+}
+
+impl PartitionerRow {
+    fn of(p: Partitioner) -> PartitionerRow {
+        let (hash, reduce) = rule(p);
+        PartitionerRow {
+            kind: "partitioner",
+            spec: p,
+            client: p.client(),
+            aliases: p.aliases(),
+            hash,
+            reduce,
+            null_key: null_key_word(p),
+            empty_key: empty_key_word(p),
+            about: p.about(),
+            setting: p.setting(),
+            since: p.since(),
+        }
+    }
+}
+
 /// An assignor's line in the JSON stream, told from a partitioner's by `kind`.
 #[derive(serde::Serialize)]
 struct AssignorRow<'a> {
@@ -94,26 +128,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         f => {
             let mut s = JsonStream::new(out, f)?;
             for p in Partitioner::all() {
-                let (hash, reduce) = rule(p);
-                s.write(&json!({
-                    "kind": "partitioner",
-                    "spec": p.spec(),
-                    "client": p.client(),
-                    "aliases": p.aliases(),
-                    "hash": hash,
-                    "reduce": reduce,
-                    "null_key": null_key_word(p),
-                    "empty_key": empty_key_word(p),
-                    "about": p.about(),
-                    "setting": p.setting(),
-                    "since": p.since(),
-                }))?;
+                s.write(&PartitionerRow::of(p))?;
             }
             for e in &Assignor::catalog() {
-                s.write(&serde_json::to_value(AssignorRow {
+                s.write(&AssignorRow {
                     kind: "assignor",
                     entry: e,
-                })?)?;
+                })?;
             }
             drop(s.finish()?);
         }

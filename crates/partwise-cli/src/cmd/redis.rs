@@ -7,16 +7,13 @@
 
 use super::{key_source, parse};
 use crate::exit::{CliError, ExitCode, Result};
-use crate::output::{hex, key_cell, key_json, visible, Format, JsonStream, Table};
-use crate::render::redis::{
-    check_json, check_row_json, check_summary_json, ClusterLoadJson, TrafficJson,
-};
+use crate::output::{key_cell, visible, Format, JsonStream, Table};
+use crate::render::redis::{check_summary, CheckDoc, ClusterLoadJson, TrafficJson};
 use partwise_redis::{
-    check, choose_measure, enable_slot_stats, read_slot_stats, sample_matching, weigh, CheckReport,
-    Error, Family, HotReport, HotRule, Measure, Node, NodeAddr, NodeSlotStats, Shard, SlotMap,
-    TrafficReport, SETTING,
+    check, choose_measure, enable_slot_stats, read_slot_stats, sample_matching, slots_report,
+    weigh, CheckReport, Error, Family, HotReport, HotRule, KeyRow, Measure, NodeAddr,
+    NodeSlotStats, SlotMap, SlotsReport, TrafficReport, SETTING,
 };
-use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::time::Duration;
@@ -289,13 +286,13 @@ fn fail_partial(errors: &[Error], what: &str) -> Result<ExitCode> {
 
 // ---- slots
 
-fn ranges_text(ranges: &[(u16, u16)]) -> String {
+fn ranges_text(ranges: &[[u16; 2]]) -> String {
     if ranges.is_empty() {
         return "-".to_string();
     }
     ranges
         .iter()
-        .map(|&(a, b)| {
+        .map(|&[a, b]| {
             if a == b {
                 a.to_string()
             } else {
@@ -306,151 +303,77 @@ fn ranges_text(ranges: &[(u16, u16)]) -> String {
         .join(",")
 }
 
-/// `answered`: whether the node itself answered (see [`slots`]).
-fn answered_json(mut v: Value, answered: bool) -> Value {
-    v["answered"] = json!(answered);
-    v
-}
-
-fn node_json(n: &Node, keys: Option<&std::result::Result<u64, Error>>) -> Value {
-    let mut v = json!({
-        "id": n.id,
-        "addr": n.addr.to_string(),
-        "host": n.addr.host,
-        "port": n.addr.port,
-        "role": n.role.as_str(),
-        "health": n.health,
-    });
-    if let Some(k) = keys {
-        v["keys"] = match k {
-            Ok(c) => json!(c),
-            Err(_) => Value::Null,
-        };
-    }
-    v
-}
-
 fn slots(args: SlotsArgs) -> Result<ExitCode> {
     let cluster = args.conn.validate()?;
-    let map = cluster.slot_map()?;
-    // Every node is asked (DBSIZE: O(1), read-only), keys shown or not: the
-    // health column is the cluster's opinion, which lags a node that froze
-    // by up to cluster-node-timeout; an answer is the node's own word.
-    let probes = map.key_counts(cluster.timeout);
-    let counts = args.counts.then_some(&probes);
-    let count_of =
-        |n: &Node| counts.and_then(|c| c.iter().find(|(m, _)| m.addr == n.addr).map(|(_, r)| r));
-    let answered = |n: &Node| {
-        probes
-            .iter()
-            .find(|(m, _)| m.addr == n.addr)
-            .is_some_and(|(_, r)| r.is_ok())
-    };
-    let unassigned = map.unassigned();
+    let report = slots_report(&cluster.seeds, cluster.timeout, args.counts).map_err(redis_err)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let source = match map.source {
-        partwise_redis::Source::Shards => "CLUSTER SHARDS",
-        partwise_redis::Source::Slots => "CLUSTER SLOTS",
-    };
     match args.format.format {
-        Format::Json => {
-            let shard_json = |s: &Shard| {
-                json!({
-                    "slots": s.ranges.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
-                    "slot_count": s.slot_count(),
-                    "primary": answered_json(node_json(&s.primary, count_of(&s.primary)), answered(&s.primary)),
-                    "replicas": s.replicas.iter().map(|r| answered_json(node_json(r, count_of(r)), answered(r))).collect::<Vec<_>>(),
-                })
-            };
-            let doc = json!({
-                "seed": map.seed.to_string(),
-                "source": source,
-                "cluster_state": map.state,
-                "shards": map.shards.iter().map(shard_json).collect::<Vec<_>>(),
-                "unassigned": unassigned.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-            writeln!(out)?;
-        }
+        Format::Json => crate::output::write_doc(&mut out, Format::Json, &report)?,
         Format::Ndjson => {
             let mut s = JsonStream::new(&mut out, Format::Ndjson)?;
-            for shard in &map.shards {
-                for n in std::iter::once(&shard.primary).chain(&shard.replicas) {
-                    let mut v = answered_json(node_json(n, count_of(n)), answered(n));
-                    v["slots"] = json!(shard
-                        .ranges
-                        .iter()
-                        .map(|&(a, b)| json!([a, b]))
-                        .collect::<Vec<_>>());
-                    v["slot_count"] = json!(shard.slot_count());
-                    s.write(&v)?;
-                }
+            for line in report.lines() {
+                s.write(&line)?;
             }
             s.finish()?;
         }
-        Format::Table => {
-            let mut header = vec!["NODE", "ROLE", "HEALTH", "SLOTS", "COUNT"];
-            if counts.is_some() {
-                header.push("KEYS");
-            }
-            header.push("ID");
-            let mut t = Table::new(header);
-            for shard in &map.shards {
-                for n in std::iter::once(&shard.primary).chain(&shard.replicas) {
-                    let mut row = vec![
-                        n.addr.to_string(),
-                        n.role.as_str().to_string(),
-                        if answered(n) {
-                            n.health.clone()
-                        } else {
-                            format!("{} but no answer", n.health)
-                        },
-                        ranges_text(&shard.ranges),
-                        shard.slot_count().to_string(),
-                    ];
-                    if counts.is_some() {
-                        row.push(match count_of(n) {
-                            Some(Ok(c)) => c.to_string(),
-                            _ => "?".to_string(),
-                        });
-                    }
-                    row.push(n.id.chars().take(8).collect());
-                    t.row(row);
-                }
-            }
-            t.write(&mut out)?;
-            writeln!(
-                out,
-                "cluster_state:{} ({source} from {})",
-                visible(&map.state),
-                map.seed
-            )?;
-            if !unassigned.is_empty() {
-                writeln!(out, "unassigned slots: {}", ranges_text(&unassigned))?;
-            }
-        }
+        Format::Table => slots_table(&report, &mut out)?,
     }
     out.flush()?;
     drop(out);
-    let errors: Vec<&Error> = probes
-        .iter()
-        .filter_map(|(_, r)| r.as_ref().err())
-        .collect();
-    if args.counts && !errors.is_empty() {
-        let errors: Vec<Error> = errors.into_iter().cloned().collect();
-        return fail_partial(&errors, "key counts missing for that node");
+    if args.counts && !report.errors.is_empty() {
+        return fail_partial(&report.errors, "key counts missing for that node");
     }
-    for e in &errors {
+    for e in &report.errors {
         say!("partwise: {e}");
         say!("  fix: the cluster still lists that node; check it (a frozen or overloaded node fails over after cluster-node-timeout)");
     }
-    Ok(
-        if map.state == "ok" && unassigned.is_empty() && errors.is_empty() {
-            ExitCode::Ok
-        } else {
-            ExitCode::Findings
-        },
-    )
+    Ok(if report.healthy() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Findings
+    })
+}
+
+fn slots_table(report: &SlotsReport, out: &mut impl Write) -> Result<()> {
+    let mut header = vec!["NODE", "ROLE", "HEALTH", "SLOTS", "COUNT"];
+    if report.with_keys {
+        header.push("KEYS");
+    }
+    header.push("ID");
+    let mut t = Table::new(header);
+    for (shard, n) in report.nodes() {
+        let mut row = vec![
+            n.addr.clone(),
+            n.role.to_string(),
+            if n.answered {
+                n.health.clone()
+            } else {
+                format!("{} but no answer", n.health)
+            },
+            ranges_text(&shard.slots),
+            shard.slot_count.to_string(),
+        ];
+        if report.with_keys {
+            row.push(match n.keys {
+                Some(Some(c)) => c.to_string(),
+                _ => "?".to_string(),
+            });
+        }
+        row.push(n.id.chars().take(8).collect());
+        t.row(row);
+    }
+    t.write(&mut *out)?;
+    writeln!(
+        out,
+        "cluster_state:{} ({} from {})",
+        visible(&report.cluster_state),
+        report.source,
+        report.seed
+    )?;
+    if !report.unassigned.is_empty() {
+        writeln!(out, "unassigned slots: {}", ranges_text(&report.unassigned))?;
+    }
+    Ok(())
 }
 
 // ---- check
@@ -504,24 +427,30 @@ fn write_check(
     format: Format,
     out: &mut impl Write,
 ) -> Result<()> {
-    let row_json = check_row_json;
-    let summary = || check_summary_json(report, family);
     match format {
         Format::Json => {
-            let mut doc = check_json(report, family);
-            doc["node_load"] = serde_json::to_value(ClusterLoadJson::of(load))?;
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            writeln!(out)?;
+            let mut doc = CheckDoc::of(report, family);
+            doc.node_load = Some(ClusterLoadJson::of(load));
+            crate::output::write_doc(&mut *out, Format::Json, &doc)?;
         }
         Format::Ndjson => {
+            /// The last line: the summary and the load per primary.
+            #[derive(serde::Serialize)]
+            struct Last {
+                #[serde(flatten)]
+                counts: partwise_redis::CheckSummary<serde_json::Value>,
+                summary: bool,
+                node_load: ClusterLoadJson,
+            }
             let mut s = JsonStream::new(&mut *out, Format::Ndjson)?;
             for k in &report.keys {
-                s.write(&row_json(k))?;
+                s.write(&KeyRow::of(k))?;
             }
-            let mut sum = summary();
-            sum["summary"] = json!(true);
-            sum["node_load"] = serde_json::to_value(ClusterLoadJson::of(load))?;
-            s.write(&sum)?;
+            s.write(&Last {
+                counts: check_summary(report, family),
+                summary: true,
+                node_load: ClusterLoadJson::of(load),
+            })?;
             s.finish()?;
         }
         Format::Table => {
@@ -754,58 +683,16 @@ fn write_hot(
     out: &mut impl Write,
 ) -> Result<()> {
     let is_hot = |t: &partwise_redis::TagLoad| report.is_hot(t, min_share);
-    let tag_json = |t: &partwise_redis::TagLoad| {
-        let v = report.verdict(t, min_share);
-        json!({
-            "tag": key_json(&t.tag),
-            "tag_hex": hex(&t.tag),
-            "slot": t.slot,
-            "node": t.node.to_string(),
-            "sampled": t.sampled,
-            "estimated_keys": t.estimated_keys.round(),
-            "node_share": t.node_share,
-            "cluster_share": v.cluster_share,
-            "node_ratio": v.node_ratio,
-            "cluster_ratio": v.cluster_ratio,
-            "hot": v.hot,
-        })
-    };
     match format {
-        Format::Json => {
-            let doc = json!({
-                "measure": "keys",
-                "measure_reason": why,
-                "nodes": report.nodes.iter().map(|n| json!({
-                    "node": n.node.to_string(),
-                    "keys": n.keys,
-                    "sampled": n.sampled,
-                    "untagged": n.untagged,
-                    "slots_in_use": n.slots_in_use,
-                    "slots_owned": n.slots_owned,
-                })).collect::<Vec<_>>(),
-                "rule": json!({
-                    "margin": min_share.margin,
-                    "min_keys": min_share.min_keys,
-                    "node_share": min_share.node_share,
-                    "cluster_share": min_share.cluster_share,
-                }),
-                "tags": report.tags.iter().take(top).map(tag_json).collect::<Vec<_>>(),
-                "hot_tags": report.hot_tags(min_share).map(tag_json).collect::<Vec<_>>(),
-                "slots": report.slots.iter().take(top).map(|s| json!({
-                    "slot": s.slot,
-                    "node": s.node.to_string(),
-                    "sampled": s.sampled,
-                    "estimated_keys": s.estimated_keys.round(),
-                })).collect::<Vec<_>>(),
-                "errors": report.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            writeln!(out)?;
-        }
+        Format::Json => crate::output::write_doc(
+            &mut *out,
+            Format::Json,
+            &report.by_keys(top, min_share, why),
+        )?,
         Format::Ndjson => {
             let mut s = JsonStream::new(&mut *out, Format::Ndjson)?;
-            for t in report.tags.iter().take(top) {
-                s.write(&tag_json(t))?;
+            for t in report.by_keys(top, min_share, why).tags {
+                s.write(&t)?;
             }
             s.finish()?;
         }

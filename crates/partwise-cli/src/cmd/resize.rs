@@ -5,25 +5,19 @@ use super::key_source;
 use super::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::load::load_topology;
-use crate::output::{hex, key_cell, key_json, Format, Table, MAX_KEY_ROWS};
+use crate::output::{key_cell, Format, Table, MAX_KEY_ROWS};
 use partwise::assign::Assignor;
 use partwise::group::placement;
+use partwise::strategy::resize;
+use partwise::strategy::resize::moved::{resize_report, ResizeReport};
 use partwise::strategy::resize::ranked::{
     suggest_report, RankedBy, SuggestInput, SuggestReport, SuggestWeights,
 };
-use partwise::strategy::resize::{self, key_move, Fraction, KeyMove};
 use partwise::topology::Topology;
 use partwise::{KeyFormat, PartitionCount, Partitioner};
-use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-
-/// Why the answer is about new records only.
-const NOTE: &str = "existing records stay where they are: Kafka never moves them, so after \
-the resize the old records of a moved key stay on its old partition while new ones go to \
-the new partition; per-key order across the change, and co-partitioning with every topic \
-not resized the same way, break for the moved keys";
 
 #[derive(clap::Args)]
 #[command(
@@ -196,11 +190,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // Every key with its weight (1 without --counts): the first moved ones
     // are listed, and all of them judge the plan's fixes.
     let mut keys: Vec<super::EncodedKey> = Vec::new();
-    let total = match weights {
-        Some(w) => {
-            keys = w.into_encoded(key_format)?;
-            keys.len() as u64
-        }
+    match weights {
+        Some(w) => keys = w.into_encoded(key_format)?,
         None => {
             let held = crate::input::Held::new("every key given", "");
             source.for_each_held(held, |b| {
@@ -208,157 +199,34 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     keys.push((input.to_vec(), key.to_vec(), 1));
                 }
                 Ok(())
-            })?
-        }
-    };
-    // The first moved keys are listed, every one is counted.
-    let mut moved = Vec::new();
-    let mut moved_count = 0usize;
-    for (i, (_, key, _)) in keys.iter().enumerate() {
-        let m = key_move(partitioner, Some(key), from, to);
-        if m.moved() {
-            moved_count += 1;
-            if moved.len() < MAX_KEY_ROWS {
-                moved.push((i, m));
-            }
+            })?;
         }
     }
     let together = ctx
         .as_ref()
         .map_or_else(Vec::new, |c| resize::change_together(&c.topology, &c.topic));
-    let measured: Vec<(&[u8], u64)> = keys.iter().map(|(_, k, c)| (k.as_slice(), *c)).collect();
-    let plan = resize::plan_measured(
+    let r = resize_report(
         partitioner,
+        source.format,
         from,
         to,
+        ctx.map(|c| c.topic),
         together,
-        (!measured.is_empty()).then_some(&measured[..]),
-    );
-    let r = Outcome {
-        partitioner,
-        format: source.format,
-        from,
-        to,
-        topic: ctx.map(|c| c.topic),
-        total,
+        &keys,
         weighted,
-        keys: &keys,
-        moved,
-        moved_count,
-        plan,
-    };
+        MAX_KEY_ROWS,
+    );
     let mut out = BufWriter::new(std::io::stdout().lock());
     match a.format.format {
-        Format::Json | Format::Ndjson => write_json(&mut out, a.format.format, &r)?,
+        Format::Json | Format::Ndjson => crate::output::write_doc(&mut out, a.format.format, &r)?,
         Format::Table => write_table(&mut out, &r)?,
     }
     out.flush()?;
     Ok(ExitCode::Ok)
 }
 
-/// A resize analysed: the keys that move and the plan.
-struct Outcome<'a> {
-    partitioner: Partitioner,
-    format: KeyFormat,
-    from: PartitionCount,
-    to: PartitionCount,
-    topic: Option<String>,
-    total: u64,
-    /// Whether the keys came with their counts (`--counts`).
-    weighted: bool,
-    /// Every key as given and as bytes, with its count (1 without `--counts`).
-    keys: &'a [super::EncodedKey],
-    /// The first [`MAX_KEY_ROWS`] moved keys: the index of each in `keys`,
-    /// with its move.
-    moved: Vec<(usize, KeyMove)>,
-    /// Every moved key, listed or not.
-    moved_count: usize,
-    plan: resize::Plan,
-}
-
-impl Outcome<'_> {
-    /// The listed moved keys: each as given and as bytes, its move, its count.
-    fn moved(&self) -> impl Iterator<Item = (&[u8], &[u8], &KeyMove, u64)> {
-        self.moved.iter().map(|(i, m)| {
-            let (input, key, c) = &self.keys[*i];
-            (input.as_slice(), key.as_slice(), m, *c)
-        })
-    }
-
-    /// Moved keys not listed.
-    fn moved_omitted(&self) -> usize {
-        self.moved_count - self.moved.len()
-    }
-
-    /// What moves of the keys' records, with `--counts`.
-    fn records(&self) -> Option<resize::Moved> {
-        self.plan.measured.filter(|_| self.weighted)
-    }
-
-    /// A key as the user knows it: the logical key for a serializer
-    /// format, else its bytes.
-    fn shown(&self, input: &[u8], key: &[u8]) -> Vec<u8> {
-        if self.format.is_serializer() {
-            input.to_vec()
-        } else {
-            key.to_vec()
-        }
-    }
-}
-
-fn write_json(out: &mut impl Write, format: Format, r: &Outcome) -> Result<()> {
-    let (partitioner, from, to, total) = (r.partitioner, r.from, r.to, r.total);
-    let moved_count = r.moved_count;
-    let (expected, plan) = (r.plan.expected, &r.plan);
-    let moved_rows: Vec<Value> = r
-        .moved()
-        .map(|(input, key, m, c)| {
-            let mut row = json!({
-                "key": key_json(&r.shown(input, key)),
-                "key_hex": hex(key),
-                "from": m.from.partition(),
-                "to": m.to.partition(),
-            });
-            if r.weighted {
-                row["count"] = c.into();
-            }
-            row
-        })
-        .collect();
-    let v = json!({
-        "partitioner": partitioner.spec(),
-        "key_format": r.format.to_string(),
-        "from": from.get(),
-        "to": to.get(),
-        "topic": r.topic,
-        "keys": total,
-        "moved_count": moved_count,
-        "moved_fraction": if total == 0 { Value::Null } else { (moved_count as f64 / total as f64).into() },
-        "records": r.records().map(|m| m.records),
-        "records_moved": r.records().map(|m| m.records_moved),
-        "records_moved_share": r.records().and_then(|m| m.records_share()),
-        "multiple_no_better": plan.multiple_no_better.map(|(n, m)| json!({
-            "partitions": n,
-            "keys_moved": m.keys_moved,
-            "records_moved": r.weighted.then_some(m.records_moved),
-            "records_moved_share": if r.weighted { m.records_share() } else { None },
-        })),
-        "expected_moved_fraction": expected.map(Fraction::value),
-        "expected_moved_exact": expected.map(|f| format!("{}/{}", f.moved, f.period)),
-        "moved": moved_rows,
-        "moved_omitted": r.moved_omitted(),
-        "change_together": plan.together.iter().map(|g| json!({
-            "group": g.group,
-            "topics": g.topics.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "note": NOTE,
-        "fix": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
-    });
-    crate::output::write_doc(out, format, &v)
-}
-
-fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
-    let (partitioner, from, to, total) = (r.partitioner, r.from, r.to, r.total);
+fn write_table(out: &mut impl Write, r: &ResizeReport) -> Result<()> {
+    let (partitioner, from, to, total) = (r.partitioner, r.from, r.to, r.keys);
     let moved_count = r.moved_count;
     let (expected, plan) = (r.plan.expected, &r.plan);
     writeln!(out, "{partitioner}: {from} -> {to} partitions")?;
@@ -380,7 +248,7 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
             total,
             moved_count as f64 / total as f64
         )?;
-        if let Some(m) = r.records() {
+        if let Some(m) = plan.measured.filter(|_| r.weighted) {
             writeln!(
                 out,
                 "records moved: {} of {} ({:.4}), by the counts of {}",
@@ -400,19 +268,19 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
                 p.partition()
                     .map_or_else(|| p.behaviour().to_string(), |n| n.to_string())
             };
-            for (input, key, m, c) in r.moved() {
-                let mut row = vec![key_cell(&r.shown(input, key)), cell(m.from), cell(m.to)];
-                if r.weighted {
+            for k in &r.moved {
+                let mut row = vec![key_cell(&k.key), cell(k.moved.from), cell(k.moved.to)];
+                if let Some(c) = k.count {
                     row.push(c.to_string());
                 }
                 t.row(row);
             }
             t.write(&mut *out)?;
-            if r.moved_omitted() > 0 {
+            if r.moved_omitted > 0 {
                 writeln!(
                     out,
                     "{} more moved keys not listed (partwise route -P {} -p {from} -p {to} prints every key's partition under both counts)",
-                    r.moved_omitted(),
+                    r.moved_omitted,
                     partitioner.spec()
                 )?;
             }
@@ -451,7 +319,7 @@ fn write_table(out: &mut impl Write, r: &Outcome) -> Result<()> {
             "not offered: {n} partitions (a multiple of {from}) moves fewer uniformly hashed keys, but of these keys it would move {what}"
         )?;
     }
-    writeln!(out, "note: {NOTE}")?;
+    writeln!(out, "note: {}", r.note)?;
     for f in &plan.fixes {
         writeln!(out, "fix: {f}")?;
     }

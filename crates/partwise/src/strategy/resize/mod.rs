@@ -6,7 +6,7 @@
 //! and how to make the change safe ([`plan`]), and counts to suggest near a
 //! target that keep likely consumer counts dividing evenly. Over measured
 //! keys with their weights (records per key), it says what moves of their
-//! records ([`moved`]), offers a multiple of the current count only when
+//! records ([`moved()`]), offers a multiple of the current count only when
 //! those keys agree it moves less ([`plan_measured`]), and ranks counts by
 //! what the busiest consumer carries ([`weigh`]): ten symbols are not ten
 //! equal loads when one carries 45% of the traffic.
@@ -38,6 +38,7 @@ use crate::Error;
 use std::fmt;
 
 pub mod joined;
+pub mod moved;
 pub mod ranked;
 
 /// Where one key goes before and after a resize.

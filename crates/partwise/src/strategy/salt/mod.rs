@@ -27,6 +27,8 @@ use crate::partitioner::Partitioner;
 use crate::topology::Topology;
 use crate::Error;
 
+pub mod report;
+
 /// The `i`-th salted form of `key` (1-based): `KEY_i` with `sep` `_`.
 pub fn salted_key(key: &[u8], sep: u8, i: u32) -> Vec<u8> {
     let mut k = key.to_vec();
