@@ -68,6 +68,9 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      */
     private final LastTargets last = new LastTargets();
 
+    /** Partition numbers boxed once for every target this instance writes (see {@link Boxes}). */
+    private final Boxes boxes = new Boxes();
+
     /** A member's target partitions, by topic id. */
     private record Target(Map<Uuid, Set<Integer>> partitions) implements MemberAssignment {}
 
@@ -155,8 +158,24 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 subscribed[m] = Arrays.copyOf(ts, c);
             }
         }
-        int[] order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
-                instances[x], ids[x], instances[y], ids[y]));
+        int most = 0;
+        for (int c : partitions) {
+            most = Math.max(most, c);
+        }
+        Integer[] box = boxes.upTo(most);
+        Recall kept = last.get(ids);
+        // The member order: from the ranks an earlier computation gave, when every member was
+        // in it (then it is that order's restriction), else sorted.
+        int[] order = kept.order(instances);
+        boolean ties = false;
+        if (order == null) {
+            order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
+                    instances[x], ids[x], instances[y], ids[y]));
+            for (int r = 1; r < n && !ties; r++) {
+                int x = order[r - 1], y = order[r];
+                ties = Copartitioned.memberCompare(instances[x], ids[x], instances[y], ids[y]) == 0;
+            }
+        }
         Copartitioned.Placement pl = new Copartitioned.Placement(partitions, subscribed, order);
         // What each member holds now, as units (one entry per partition), to tell afterwards
         // whether its target changed; a member whose current assignment names a partition
@@ -172,12 +191,9 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         TopicIndex topicsOf = new TopicIndex(index);
         Groups wholeGroups = new Groups(pl.groups.length);
         long[] count = new long[n];
-        Kept[] entries = new Kept[n];
-        Object[] maps = new Object[n];
-        Held[] kept = last.get(ids, entries, maps);
         for (int m = 0; m < n; m++) {
             current[m] = group.memberAssignment(ids[m]);
-            now[m] = current[m] == null ? null : held(current[m].partitions(), maps[m], kept[m]);
+            now[m] = current[m] == null ? null : held(current[m].partitions(), kept.seen[m], kept.held[m], box);
             units = current(pl, topicsOf, wholeGroups, m, now[m], start, count, changed, units);
         }
         pl.place();
@@ -202,8 +218,8 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 }
             }
         }
-        GroupAssignment out = new GroupAssignment(targets(pl, ids, byId, current, changed, now));
-        last.put(ids, entries, current, changed, now);
+        GroupAssignment out = new GroupAssignment(targets(pl, ids, byId, current, changed, now, box));
+        last.put(ids, kept.entries, current, changed, now, new Generation(ties), pl.rank, instances);
         return out;
     }
 
@@ -212,7 +228,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * hands the very map it read before (the coordinator never modifies one) or a map holding
      * exactly the target it computed ({@link Held#matches}), else read now.
      */
-    private static Held held(Map<Uuid, Set<Integer>> current, Object seen, Held kept) {
+    private static Held held(Map<Uuid, Set<Integer>> current, Object seen, Held kept, Integer[] box) {
         // The identity first: it touches nothing of the coordinator's map.
         if (kept != null && seen == current) {
             return kept;
@@ -220,7 +236,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         if (current.isEmpty()) {
             return Held.EMPTY;
         }
-        if (kept != null && kept.matches(current)) {
+        if (kept != null && kept.matches(current, box)) {
             return kept;
         }
         return Held.of(current);
@@ -396,8 +412,13 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
          * with as many partitions, every one of them present. A set's size and its contains are
          * all this asks of the coordinator's sets (no iteration), and equal sizes with every
          * partition of this one present make two sets equal (these hold no repeats).
+         *
+         * <p>Each partition is looked up by the very object this instance wrote it as
+         * ({@link Boxes}): the coordinator's copy of a target it wrote holds those objects, and
+         * a hash set that meets the object it is asked for answers on identity, without
+         * reading the element it holds. Any other set answers by equality, as ever.
          */
-        boolean matches(Map<Uuid, Set<Integer>> current) {
+        boolean matches(Map<Uuid, Set<Integer>> current, Integer[] box) {
             if (current.size() != topics.length) {
                 return false;
             }
@@ -408,7 +429,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                     return false;
                 }
                 for (int p : mine) {
-                    if (!ps.contains(p)) {
+                    if (!ps.contains(p >= 0 && p < box.length ? box[p] : Integer.valueOf(p))) {
                         return false;
                     }
                 }
@@ -424,10 +445,90 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     static final class Kept {
         Map<Uuid, Set<Integer>> seen;
         Held held;
+        /** The computation that last placed this member, its rank there and its instance id. */
+        Generation generation;
+        int rank;
+        String instance;
 
-        Kept(Map<Uuid, Set<Integer>> seen, Held held) {
+        Kept(Map<Uuid, Set<Integer>> seen, Held held, Generation generation, int rank, String instance) {
             this.seen = seen;
             this.held = held;
+            this.generation = generation;
+            this.rank = rank;
+            this.instance = instance;
+        }
+    }
+
+    /**
+     * One computation, known by its identity, as the members it placed remember it: whether
+     * two of its members compared equal (then their order was the coordinator's order of the
+     * ids, which a later computation need not repeat, so its ranks do not give the order).
+     */
+    static final class Generation {
+        final boolean ties;
+
+        Generation(boolean ties) {
+            this.ties = ties;
+        }
+    }
+
+    /**
+     * What {@link LastTargets#get} copied out for each member (nulls and -1 where nothing is
+     * kept): its entry, the coordinator's map it read, its target, and the computation that
+     * last placed it with its rank and instance id there.
+     */
+    static final class Recall {
+        final Kept[] entries;
+        final Object[] seen;
+        final Held[] held;
+        final Generation[] generation;
+        final int[] rank;
+        final String[] instance;
+
+        Recall(int n) {
+            entries = new Kept[n];
+            seen = new Object[n];
+            held = new Held[n];
+            generation = new Generation[n];
+            rank = new int[n];
+            instance = new String[n];
+        }
+
+        /**
+         * The members in {@link Copartitioned#memberCompare} order, from their ranks, when
+         * every member was placed by one earlier computation whose order had no ties, with
+         * the instance id it has now: that order, restricted to these members, is theirs
+         * (the comparison looks at the instance and member ids alone). Null otherwise.
+         */
+        int[] order(String[] instances) {
+            int n = entries.length;
+            if (n == 0 || generation[0] == null || generation[0].ties) {
+                return null;
+            }
+            Generation g = generation[0];
+            int top = 0;
+            for (int m = 0; m < n; m++) {
+                if (generation[m] != g || !java.util.Objects.equals(instance[m], instances[m]) || rank[m] < 0) {
+                    return null;
+                }
+                top = Math.max(top, rank[m]);
+            }
+            int[] at = new int[top + 1];
+            Arrays.fill(at, -1);
+            for (int m = 0; m < n; m++) {
+                if (at[rank[m]] >= 0) {
+                    return null;
+                }
+                at[rank[m]] = m;
+            }
+            int[] order = new int[n];
+            int r = 0;
+            for (int m : at) {
+                if (m >= 0) {
+                    order[r++] = m;
+                }
+            }
+            return order;
         }
     }
 
@@ -435,7 +536,8 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * Each member's target as this instance left it, by member id (the coordinator's own id
      * strings, held weakly: a member the coordinator forgot is forgotten here by the garbage
      * collector): what it computed for the member, or, for a member whose target it left as
-     * it was, that target and the coordinator's map of it.
+     * it was, that target and the coordinator's map of it; and the member's rank in that
+     * computation.
      *
      * <p>The group coordinator hands an assignor a member's target object again, computation
      * after computation, as long as that member's target does not change (it writes a record,
@@ -451,19 +553,20 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
     static final class LastTargets {
         private final Map<String, Kept> map = new WeakHashMap<>();
 
-        /**
-         * What is kept of each of {@code ids}: its entry in {@code entries[m]}, the entry's map
-         * in {@code seen[m]} and its target in the returned array (nulls where nothing is),
-         * the last two copied out under the lock.
-         */
-        synchronized Held[] get(String[] ids, Kept[] entries, Object[] seen) {
-            Held[] out = new Held[ids.length];
+        /** What is kept of each of {@code ids}, copied out under the lock. */
+        synchronized Recall get(String[] ids) {
+            Recall out = new Recall(ids.length);
             for (int m = 0; m < ids.length; m++) {
                 Kept k = map.get(ids[m]);
-                if (k != null) {
-                    entries[m] = k;
-                    seen[m] = k.seen;
-                    out[m] = k.held;
+                if (k == null) {
+                    out.rank[m] = -1;
+                } else {
+                    out.entries[m] = k;
+                    out.seen[m] = k.seen;
+                    out.held[m] = k.held;
+                    out.generation[m] = k.generation;
+                    out.rank[m] = k.rank;
+                    out.instance[m] = k.instance;
                 }
             }
             return out;
@@ -471,10 +574,11 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
 
         /**
          * After a computation: member m's target is {@code now[m]}, read from
-         * {@code current[m]} when it did not change, computed otherwise; {@code entries} are
-         * what {@link #get} gave.
+         * {@code current[m]} when it did not change, computed otherwise; its rank
+         * {@code rank[m]} in {@code generation}; {@code entries} are what {@link #get} gave.
          */
-        synchronized void put(String[] ids, Kept[] entries, MemberAssignment[] current, boolean[] changed, Held[] now) {
+        synchronized void put(String[] ids, Kept[] entries, MemberAssignment[] current, boolean[] changed, Held[] now,
+                Generation generation, int[] rank, String[] instances) {
             for (int m = 0; m < ids.length; m++) {
                 if (now[m] == null) {
                     map.remove(ids[m]);
@@ -485,16 +589,52 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
                 // an entry holds, its map (if any) holds its target.
                 Kept k = entries[m];
                 if (k == null) {
-                    map.put(ids[m], new Kept(seen, now[m]));
+                    map.put(ids[m], new Kept(seen, now[m], generation, rank[m], instances[m]));
                 } else {
                     k.seen = seen;
                     k.held = now[m];
+                    k.generation = generation;
+                    k.rank = rank[m];
+                    k.instance = instances[m];
                 }
             }
         }
 
         synchronized int size() {
             return map.size();
+        }
+    }
+
+    /**
+     * Partition numbers boxed once: the Integer objects of every target this instance writes
+     * ({@code upTo(n)[p]} is p), so that a computation does not box its partitions anew and
+     * the coordinator's copies of the targets hold objects {@link Held#matches} finds by
+     * identity. Grown to the largest partition count met, up to {@link #MAX}; published
+     * whole (a reader sees an array filled before it was published).
+     */
+    static final class Boxes {
+        /** Partitions beyond this are boxed per call (Integer.valueOf). */
+        static final int MAX = 1 << 20;
+        private volatile Integer[] boxes = new Integer[0];
+
+        Integer[] upTo(int n) {
+            Integer[] b = boxes;
+            if (b.length >= Math.min(n, MAX)) {
+                return b;
+            }
+            synchronized (this) {
+                b = boxes;
+                if (b.length < Math.min(n, MAX)) {
+                    int size = Math.min(MAX, Math.max(n, 2 * b.length));
+                    Integer[] grown = Arrays.copyOf(b, size);
+                    for (int i = b.length; i < size; i++) {
+                        grown[i] = i;
+                    }
+                    boxes = grown;
+                    b = grown;
+                }
+            }
+            return b;
         }
     }
 
@@ -506,7 +646,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * of each).
      */
     private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
-            MemberAssignment[] current, boolean[] changed, Held[] now) {
+            MemberAssignment[] current, boolean[] changed, Held[] now, Integer[] box) {
         int n = ids.length;
         // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
         int[][] held = new int[n][];
@@ -586,7 +726,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
             int[][] keptPartitions = new int[topicsHeld][];
             Set<Integer>[] ofGroup = groupSets;
             for (int j = 0; j < gs.length; j++) {
-                ofGroup[gs[j]] = held[m][j] > 0 ? Set.of(boxed(ints[m][j])) : null;
+                ofGroup[gs[j]] = held[m][j] > 0 ? Set.of(boxed(ints[m][j], box)) : null;
             }
             for (int i = 0; i < topicsHeld; i++) {
                 int t = ts[i];
@@ -688,16 +828,12 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         }
     }
 
-    /**
-     * {@code ps} boxed, one member's partitions at a time: the coordinator's copies of a
-     * target's sets point at these objects, and whoever reads a set next (the coordinator's
-     * equality check, the next computation's {@link Held#matches}) finds a member's partition
-     * numbers side by side rather than scattered over a table shared by the whole group.
-     */
-    private static Integer[] boxed(int[] ps) {
+    /** {@code ps} as the instance's boxes ({@link Boxes}). */
+    private static Integer[] boxed(int[] ps, Integer[] box) {
         Integer[] out = new Integer[ps.length];
         for (int i = 0; i < ps.length; i++) {
-            out[i] = ps[i];
+            int p = ps[i];
+            out[i] = p < box.length ? box[p] : Integer.valueOf(p);
         }
         return out;
     }

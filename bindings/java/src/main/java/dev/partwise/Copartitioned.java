@@ -233,8 +233,21 @@ public final class Copartitioned {
         private int[] wholeClaim;
         private boolean[] partial;
 
+        /**
+         * Whether {@link #group} and {@link #place} may take their shortcuts (one subscription
+         * shared by every member; step 2 as a round robin); off, they take the general path
+         * alone, which the shortcuts must equal (BrokerStateCheck compares the two).
+         */
+        private final boolean shortcuts;
+
         /** {@code subscribed[m]}: member m's topics (repeats allowed); {@code order}: members by rank. */
         Placement(int[] partitions, int[][] subscribed, int[] order) {
+            this(partitions, subscribed, order, true);
+        }
+
+        /** As {@link #Placement(int[], int[][], int[])}, with or without the shortcuts. */
+        Placement(int[] partitions, int[][] subscribed, int[] order, boolean shortcuts) {
+            this.shortcuts = shortcuts;
             this.partitions = partitions;
             this.n = subscribed.length;
             this.order = order;
@@ -260,6 +273,14 @@ public final class Copartitioned {
         /** Co-partition groups: topics by (partition count, subscriber set), in topic order. */
         private void group(int[][] subscribed) {
             int nt = partitions.length;
+            boolean shared = shortcuts && n > 0;
+            for (int m = 1; m < n && shared; m++) {
+                shared = subscribed[m] == subscribed[0];
+            }
+            if (shared) {
+                groupShared(subscribed[0]);
+                return;
+            }
             int[] count = new int[nt];
             int[] last = new int[nt];
             Arrays.fill(last, -1);
@@ -315,6 +336,65 @@ public final class Copartitioned {
                     groups[g][sizes[g]++] = t;
                 }
             }
+            memberGroups(ng);
+        }
+
+        /**
+         * {@link #group} when every member's subscription is one array (a group whose members
+         * all subscribe to the same topics): every subscribed topic has all members as its
+         * subscribers, so topics group by partition count alone, and every member is in every
+         * group. The same groups, in the same order, as the general path; no subscriber set
+         * is built or compared.
+         */
+        private void groupShared(int[] topics) {
+            int nt = partitions.length;
+            boolean[] subscribedTopic = new boolean[nt];
+            for (int t : topics) {
+                subscribedTopic[t] = true;
+            }
+            int[] all = new int[n];
+            for (int m = 0; m < n; m++) {
+                all[m] = m;
+            }
+            Map<Integer, Integer> groupOfCount = new HashMap<>();
+            int[] groupOfTopic = groupOf = new int[nt];
+            int[] sizes = new int[nt];
+            int ng = 0;
+            for (int t = 0; t < nt; t++) {
+                groupOfTopic[t] = -1;
+                if (!subscribedTopic[t]) {
+                    continue;
+                }
+                Integer g = groupOfCount.putIfAbsent(partitions[t], ng);
+                int gi = g == null ? ng++ : g;
+                groupOfTopic[t] = gi;
+                sizes[gi]++;
+            }
+            groups = new int[ng][];
+            groupMembers = new int[ng][];
+            for (int g = 0; g < ng; g++) {
+                groups[g] = new int[sizes[g]];
+                groupMembers[g] = all;
+                sizes[g] = 0;
+            }
+            for (int t = 0; t < nt; t++) {
+                int g = groupOfTopic[t];
+                if (g >= 0) {
+                    groups[g][sizes[g]++] = t;
+                }
+            }
+            // Every member in every group: one array of all the groups, shared (never modified).
+            int[] every = new int[ng];
+            for (int g = 0; g < ng; g++) {
+                every[g] = g;
+            }
+            memberGroups = new int[n][];
+            Arrays.fill(memberGroups, every);
+            units(ng);
+        }
+
+        /** memberGroups from groupMembers, then the units. */
+        private void memberGroups(int ng) {
             int[] per = new int[n];
             for (int[] ms : groupMembers) {
                 for (int m : ms) {
@@ -331,6 +411,11 @@ public final class Copartitioned {
                     memberGroups[m][per[m]++] = g;
                 }
             }
+            units(ng);
+        }
+
+        /** unitBase and unitGroup of the ng groups. */
+        private void units(int ng) {
             unitBase = new int[ng + 1];
             int units = 0;
             for (int g = 0; g < ng; g++) {
@@ -417,7 +502,80 @@ public final class Copartitioned {
             }
 
             // Step 2: unowned units in unit order, each to its group's least-loaded subscriber.
-            // Entries go stale when a member's load changes and are dropped when they surface.
+            if (!shortcuts || ng != 1 || !roundRobin(units)) {
+                leastLoaded(ng, units);
+            }
+
+            // Step 3: loads within one of each other admit no narrowing move.
+            long min = Long.MAX_VALUE, max = 0;
+            for (long l : load) {
+                min = Math.min(min, l);
+                max = Math.max(max, l);
+            }
+            if (n > 0 && max > min + 1) {
+                rebalance(ng, memberGroups, unitBase, unitGroup, order, rank, owner, load);
+            }
+        }
+
+        /**
+         * Step 2 with one group whose members' loads are within one of each other (a group
+         * from scratch, or after members left a balanced one): the least-loaded member, ties
+         * to the lower rank, is then the members at the lower load in rank order, then every
+         * member in rank order, round after round. The heap of {@link #leastLoaded} picks the
+         * same members in the same order, one sift a unit. False (nothing done) otherwise.
+         */
+        private boolean roundRobin(int units) {
+            int[] ms = groupMembers[0];
+            if (ms.length == 0) {
+                return false;
+            }
+            long lo = Long.MAX_VALUE, hi = Long.MIN_VALUE;
+            for (int m : ms) {
+                lo = Math.min(lo, load[m]);
+                hi = Math.max(hi, load[m]);
+            }
+            if (hi > lo + 1) {
+                return false;
+            }
+            int[] byRank = order;
+            if (ms.length != n) {
+                boolean[] in = new boolean[n];
+                for (int m : ms) {
+                    in[m] = true;
+                }
+                byRank = new int[ms.length];
+                int k = 0;
+                for (int r = 0; r < n; r++) {
+                    if (in[order[r]]) {
+                        byRank[k++] = order[r];
+                    }
+                }
+            }
+            int[] low = new int[byRank.length];
+            int lows = 0;
+            for (int m : byRank) {
+                if (load[m] == lo) {
+                    low[lows++] = m;
+                }
+            }
+            int k = 0;
+            for (int u = 0; u < units; u++) {
+                if (owner[u] != NONE) {
+                    continue;
+                }
+                int m = k < lows ? low[k] : byRank[(k - lows) % byRank.length];
+                k++;
+                owner[u] = m;
+                load[m]++;
+            }
+            return true;
+        }
+
+        /**
+         * Step 2 in general: a heap of (load, rank) per group. Entries go stale when a
+         * member's load changes and are dropped when they surface.
+         */
+        private void leastLoaded(int ng, int units) {
             LongHeap[] heaps = new LongHeap[ng];
             for (int g = 0; g < ng; g++) {
                 int[] ms = groupMembers[g];
@@ -448,16 +606,6 @@ public final class Copartitioned {
                         heaps[g].add(k);
                     }
                 }
-            }
-
-            // Step 3: loads within one of each other admit no narrowing move.
-            long min = Long.MAX_VALUE, max = 0;
-            for (long l : load) {
-                min = Math.min(min, l);
-                max = Math.max(max, l);
-            }
-            if (n > 0 && max > min + 1) {
-                rebalance(ng, memberGroups, unitBase, unitGroup, order, rank, owner, load);
             }
         }
 
