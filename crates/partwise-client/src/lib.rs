@@ -31,4 +31,4 @@ pub use security::{Protocol, Security};
 // reserves before reading, so they run under the allocator the binaries install.
 #[cfg(all(test, unix))]
 #[global_allocator]
-static ALLOC: partwise_wire::alloc::ReserveHuge = partwise_wire::alloc::ReserveHuge;
+static ALLOC: partwise_alloc::ReserveHuge = partwise_alloc::ReserveHuge;
