@@ -4,7 +4,7 @@
 
 use crate::exit::Result;
 use partwise::check::Report;
-use partwise::findings::{FamilyReason, ProducerRef, Reason};
+use partwise::findings::{FamilyReason, Reason};
 use partwise::group::placement::{PlacementFix, PlacementVerdict};
 use partwise::strategy::resize::joined::{Moved, Procedure, Realign};
 use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Topology};
@@ -18,11 +18,6 @@ fn fraction(part: usize, whole: usize) -> Value {
     } else {
         (part as f64 / whole as f64).into()
     }
-}
-
-/// A producer reference as JSON, as every finding carries it.
-pub fn producer_json(p: &ProducerRef) -> Value {
-    serde_json::to_value(p).unwrap_or_default()
 }
 
 /// A co-partition finding as JSON: the core's [`Finding`] (`kind`,

@@ -3,17 +3,223 @@
 //! topic's skew in `skew --format json`'s.
 
 use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
-use crate::output::{hex, key_json};
 use crate::render::audit::report_json as audit_json;
-use crate::render::findings::{placement_json, producer_json, report_json};
+use crate::render::findings::{placement_json, report_json};
 use crate::render::group::to_json as group_json;
 use crate::render::redis::check_json;
 use crate::render::skew;
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
 
-fn verdict_json(v: &Verdict) -> Value {
-    json!({"area": v.area, "ok": v.ok, "text": v.text, "fixes": v.fixes, "section": v.anchor})
+/// A sample key, as every row of the report names it.
+#[derive(Serialize)]
+struct KeyCell<'a> {
+    #[serde(serialize_with = "partwise::ser::key_text")]
+    key: &'a [u8],
+    #[serde(serialize_with = "partwise::ser::key_hex")]
+    key_hex: &'a [u8],
+}
+
+#[derive(Serialize)]
+struct VerdictLine<'a> {
+    area: &'a str,
+    ok: bool,
+    text: &'a str,
+    fixes: &'a [String],
+    section: &'a str,
+}
+
+impl<'a> VerdictLine<'a> {
+    fn of(v: &'a Verdict) -> Self {
+        VerdictLine {
+            area: v.area,
+            ok: v.ok,
+            text: &v.text,
+            fixes: &v.fixes,
+            section: &v.anchor,
+        }
+    }
+}
+
+/// One row of a co-partition group's partition map.
+#[derive(Serialize)]
+struct MapRow<'a> {
+    #[serde(flatten)]
+    key: KeyCell<'a>,
+    partitions: &'a [Option<u32>],
+    aligned: bool,
+}
+
+/// A co-partition group's partition map. The keys past the rows are
+/// counted here; the check's `sample_keys` and `aligned_keys` count them all.
+#[derive(Serialize)]
+struct MapDoc<'a> {
+    name: &'a str,
+    producers: &'a [partwise::findings::ProducerRef],
+    partitions: &'a [u32],
+    rows: Vec<MapRow<'a>>,
+    rows_omitted: usize,
+}
+
+/// One row of a co-location matrix: its owners by their index in `members`.
+#[derive(Serialize)]
+struct MatrixRow<'a> {
+    index: usize,
+    owners: &'a [Option<usize>],
+    split: bool,
+}
+
+/// A co-location matrix; each member is named once.
+#[derive(Serialize)]
+struct MatrixDoc<'a> {
+    members: &'a [String],
+    declared: bool,
+    #[serde(flatten)]
+    body: MatrixBody<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MatrixBody<'a> {
+    Rows {
+        rows: Vec<MatrixRow<'a>>,
+        rows_omitted: usize,
+        /// The split indices among the rows shown; `split_count` has them all.
+        split_indices: &'a [u32],
+        split_count: usize,
+    },
+    Error {
+        error: &'a str,
+    },
+}
+
+impl<'a> MatrixDoc<'a> {
+    fn of(mx: &'a super::model::Matrix) -> Self {
+        let body = match &mx.colocation {
+            Ok(co) => {
+                let shown = co
+                    .split
+                    .partition_point(|&p| (p as usize) < MAX_MATRIX_ROWS);
+                MatrixBody::Rows {
+                    rows: co
+                        .owners
+                        .iter()
+                        .take(MAX_MATRIX_ROWS)
+                        .enumerate()
+                        .map(|(i, owners)| MatrixRow {
+                            index: i,
+                            owners,
+                            split: co.split.binary_search(&(i as u32)).is_ok(),
+                        })
+                        .collect(),
+                    rows_omitted: co.owners.len().saturating_sub(MAX_MATRIX_ROWS),
+                    split_indices: &co.split[..shown],
+                    split_count: co.split.len(),
+                }
+            }
+            Err(e) => MatrixBody::Error { error: e },
+        };
+        MatrixDoc {
+            members: &mx.members,
+            declared: mx.declared,
+            body,
+        }
+    }
+}
+
+/// One assignor's row of the split sweep.
+#[derive(Serialize)]
+struct SweepRow<'a> {
+    assignor: partwise::assign::Assignor,
+    split_counts: Vec<Option<u32>>,
+    errors: Vec<Option<&'a str>>,
+}
+
+#[derive(Serialize)]
+struct SweepDoc<'a> {
+    member_counts: &'a [u32],
+    assignors: Vec<SweepRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct PlacementDoc<'a> {
+    verdict: Value,
+    matrix_topics: Vec<&'a str>,
+    matrices: Vec<MatrixDoc<'a>>,
+    sweep: SweepDoc<'a>,
+}
+
+/// A topic's skew as `skew --format json` gives it, with the group whose
+/// shares it shows.
+#[derive(Serialize)]
+struct SkewDoc<'a> {
+    #[serde(flatten)]
+    report: Value,
+    topic: &'a str,
+    consumer_group: Option<&'a str>,
+    weighted: bool,
+    load_unit: &'static str,
+}
+
+#[derive(Serialize)]
+struct TogetherDoc<'a> {
+    group: &'a str,
+    topics: Vec<&'a str>,
+}
+
+/// What one nearby count would move.
+#[derive(Serialize)]
+struct ResizeTo<'a> {
+    partitions: u32,
+    expected_moved_fraction: Option<f64>,
+    sample_keys_moved: usize,
+    records_moved: Option<u64>,
+    records_moved_share: Option<f64>,
+    together: Vec<TogetherDoc<'a>>,
+    fixes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ResizeDoc<'a> {
+    topic: &'a str,
+    partitioner: partwise::Partitioner,
+    partitions: u32,
+    to: Vec<ResizeTo<'a>>,
+}
+
+/// One row of a Redis family's slots.
+#[derive(Serialize)]
+struct SlotRow<'a> {
+    #[serde(flatten)]
+    key: KeyCell<'a>,
+    slots: &'a [u16],
+    colocated: bool,
+}
+
+#[derive(Serialize)]
+struct RedisDoc<'a> {
+    name: &'a str,
+    patterns: &'a [String],
+    rows: Vec<SlotRow<'a>>,
+    rows_omitted: usize,
+}
+
+/// The whole model as one document.
+#[derive(Serialize)]
+struct ModelDoc<'a> {
+    file: &'a str,
+    ok: bool,
+    verdict: Vec<VerdictLine<'a>>,
+    sample_keys: usize,
+    weights: &'a Option<crate::cmd::LiveWeights>,
+    check: Value,
+    partition_maps: Vec<MapDoc<'a>>,
+    placements: Vec<PlacementDoc<'a>>,
+    skew: Vec<SkewDoc<'a>>,
+    resize: Vec<ResizeDoc<'a>>,
+    redis_families: Vec<RedisDoc<'a>>,
+    live: Value,
 }
 
 /// The check as `check --format json` gives it, with each group's records
@@ -32,160 +238,136 @@ fn weighted_check_json(m: &Model) -> Value {
 
 /// The whole model as one JSON document.
 pub fn model(m: &Model) -> Value {
-    let key = |i: usize| {
-        let k = &m.samples[i];
-        json!({"key": key_json(k), "key_hex": hex(k)})
+    let key = |i: usize| KeyCell {
+        key: &m.samples[i],
+        key_hex: &m.samples[i],
     };
-    let maps: Vec<Value> = m
-        .maps
-        .iter()
-        .map(|pm| {
-            let rows: Vec<Value> = pm
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let mut v = key(i);
-                    v["partitions"] = json!(r);
-                    v["aligned"] = pm.aligned(i).into();
-                    v
-                })
-                .collect();
-            // The keys past the rows are counted here; the check's
-            // `sample_keys` and `aligned_keys` count them all.
-            json!({
-                "name": pm.name,
-                "producers": pm.producers.iter().map(producer_json).collect::<Vec<_>>(),
-                "partitions": pm.partitions,
-                "rows": rows,
-                "rows_omitted": m.keys_omitted(),
+    let verdict = m.verdict();
+    let doc = ModelDoc {
+        file: &m.file,
+        ok: m.ok(),
+        verdict: verdict.iter().map(VerdictLine::of).collect(),
+        sample_keys: m.samples.len(),
+        weights: &m.live_weights,
+        check: weighted_check_json(m),
+        partition_maps: m
+            .maps
+            .iter()
+            .map(|pm| MapDoc {
+                name: &pm.name,
+                producers: &pm.producers,
+                partitions: &pm.partitions,
+                rows: pm
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| MapRow {
+                        key: key(i),
+                        partitions: r,
+                        aligned: pm.aligned(i),
+                    })
+                    .collect(),
+                rows_omitted: m.keys_omitted(),
             })
-        })
-        .collect();
-    let placements: Vec<Value> = m
-        .placements
-        .iter()
-        .map(|p| {
-            let matrices: Vec<Value> = p
-                .matrices
-                .iter()
-                .map(|mx| {
-                    // Each member is named once; a row names its owners by
-                    // their index in `members`.
-                    let mut v = json!({"members": mx.members, "declared": mx.declared});
-                    match &mx.colocation {
-                        Ok(co) => {
-                            let rows: Vec<Value> = co
-                                .owners
+            .collect(),
+        placements: m
+            .placements
+            .iter()
+            .map(|p| PlacementDoc {
+                verdict: Value::Object(placement_json(&p.verdict)),
+                matrix_topics: p
+                    .unit_topics
+                    .iter()
+                    .map(|&i| p.topics[i as usize].0.as_str())
+                    .collect(),
+                matrices: p.matrices.iter().map(MatrixDoc::of).collect(),
+                sweep: SweepDoc {
+                    member_counts: &p.sweep_counts,
+                    assignors: p
+                        .sweep
+                        .iter()
+                        .map(|s| SweepRow {
+                            assignor: s.assignor,
+                            split_counts: s
+                                .counts
                                 .iter()
-                                .take(MAX_MATRIX_ROWS)
-                                .enumerate()
-                                .map(|(i, owners)| {
-                                    json!({"index": i, "owners": owners, "split": co.split.binary_search(&(i as u32)).is_ok()})
-                                })
-                                .collect();
-                            v["rows"] = rows.into();
-                            v["rows_omitted"] = co.owners.len().saturating_sub(MAX_MATRIX_ROWS).into();
-                            // The split indices among the rows shown; `split_count` has them all.
-                            let shown = co.split.partition_point(|&p| (p as usize) < MAX_MATRIX_ROWS);
-                            v["split_indices"] = json!(co.split[..shown]);
-                            v["split_count"] = co.split.len().into();
-                        }
-                        Err(e) => v["error"] = e.clone().into(),
-                    }
-                    v
-                })
-                .collect();
-            let sweep: Vec<Value> = p
-                .sweep
-                .iter()
-                .map(|s| {
-                    json!({
-                        "assignor": s.assignor.spec(),
-                        "split_counts": s.counts.iter().map(|c| c.as_ref().map(|c| c.split_count)).collect::<Vec<_>>(),
-                        "errors": s.counts.iter().map(|c| c.as_ref().and_then(|c| c.error.clone())).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            let unit: Vec<&str> = p
-                .unit_topics
-                .iter()
-                .map(|&i| p.topics[i as usize].0.as_str())
-                .collect();
-            json!({
-                "verdict": placement_json(&p.verdict),
-                "matrix_topics": unit,
-                "matrices": matrices,
-                "sweep": {"member_counts": p.sweep_counts, "assignors": sweep},
+                                .map(|c| c.as_ref().map(|c| c.split_count))
+                                .collect(),
+                            errors: s
+                                .counts
+                                .iter()
+                                .map(|c| c.as_ref().and_then(|c| c.error.as_deref()))
+                                .collect(),
+                        })
+                        .collect(),
+                },
             })
-        })
-        .collect();
-    let skews: Vec<Value> = m
-        .skew
-        .iter()
-        .map(|s| {
-            let mut v = skew::report_json(&s.report);
-            v["topic"] = s.topic.clone().into();
-            v["consumer_group"] = json!(s.consumer_group);
-            v["weighted"] = s.weighted.into();
-            v["load_unit"] = if s.weighted { "records" } else { "keys" }.into();
-            v
-        })
-        .collect();
-    let resizes: Vec<Value> = m
-        .resize
-        .iter()
-        .map(|r| {
-            let to: Vec<Value> = r
-                .to
-                .iter()
-                .map(|(n, plan, moved)| {
-                    json!({
-                        "partitions": n,
-                        "expected_moved_fraction": plan.expected.map(|f| f.value()),
-                        "sample_keys_moved": moved,
-                        "records_moved": plan.measured.filter(|_| m.weighted()).map(|x| x.records_moved),
-                        "records_moved_share": plan.measured.filter(|_| m.weighted()).and_then(|x| x.records_share()),
-                        "together": plan.together.iter().map(|t| json!({"group": t.group, "topics": t.topics.iter().map(|x| &x.0).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-                        "fixes": plan.fixes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            .collect(),
+        skew: m
+            .skew
+            .iter()
+            .map(|s| SkewDoc {
+                report: skew::report_json(&s.report),
+                topic: &s.topic,
+                consumer_group: s.consumer_group.as_deref(),
+                weighted: s.weighted,
+                load_unit: if s.weighted { "records" } else { "keys" },
+            })
+            .collect(),
+        resize: m
+            .resize
+            .iter()
+            .map(|r| ResizeDoc {
+                topic: &r.topic,
+                partitioner: r.partitioner,
+                partitions: r.from,
+                to: r
+                    .to
+                    .iter()
+                    .map(|(n, plan, moved)| {
+                        let measured = plan.measured.filter(|_| m.weighted());
+                        ResizeTo {
+                            partitions: *n,
+                            expected_moved_fraction: plan.expected.map(|f| f.value()),
+                            sample_keys_moved: *moved,
+                            records_moved: measured.map(|x| x.records_moved),
+                            records_moved_share: measured.and_then(|x| x.records_share()),
+                            together: plan
+                                .together
+                                .iter()
+                                .map(|t| TogetherDoc {
+                                    group: &t.group,
+                                    topics: t.topics.iter().map(|x| x.0.as_str()).collect(),
+                                })
+                                .collect(),
+                            fixes: plan.fixes.iter().map(ToString::to_string).collect(),
+                        }
                     })
-                })
-                .collect();
-            json!({"topic": r.topic, "partitioner": r.partitioner.spec(), "partitions": r.from, "to": to})
-        })
-        .collect();
-    let redis: Vec<Value> = m
-        .redis
-        .iter()
-        .map(|f| {
-            let rows: Vec<Value> = f
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, slots)| {
-                    let mut v = key(i);
-                    v["slots"] = json!(slots);
-                    v["colocated"] = slots.windows(2).all(|w| w[0] == w[1]).into();
-                    v
-                })
-                .collect();
-            json!({"name": f.name, "patterns": f.patterns, "rows": rows, "rows_omitted": m.keys_omitted()})
-        })
-        .collect();
-    json!({
-        "file": m.file,
-        "ok": m.ok(),
-        "verdict": m.verdict().iter().map(verdict_json).collect::<Vec<_>>(),
-        "sample_keys": m.samples.len(),
-        "weights": m.live_weights,
-        "check": weighted_check_json(m),
-        "partition_maps": maps,
-        "placements": placements,
-        "skew": skews,
-        "resize": resizes,
-        "redis_families": redis,
-        "live": live(m),
-    })
+                    .collect(),
+            })
+            .collect(),
+        redis_families: m
+            .redis
+            .iter()
+            .map(|f| RedisDoc {
+                name: &f.name,
+                patterns: &f.patterns,
+                rows: f
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, slots)| SlotRow {
+                        key: key(i),
+                        slots,
+                        colocated: slots.windows(2).all(|w| w[0] == w[1]),
+                    })
+                    .collect(),
+                rows_omitted: m.keys_omitted(),
+            })
+            .collect(),
+        live: live(m),
+    };
+    serde_json::to_value(doc).unwrap_or_default()
 }
 
 /// The live state: each part in its live command's own JSON.
