@@ -77,6 +77,7 @@ pub mod priority;
 pub mod readiness;
 pub mod resize;
 pub mod routing;
+mod routing_ser;
 pub mod salt;
 pub mod ser;
 pub mod sizing;
