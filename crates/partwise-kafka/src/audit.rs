@@ -59,6 +59,18 @@ impl Window {
     pub fn is_recent(self) -> bool {
         self != Window::Oldest
     }
+
+    /// The window in words, as a report says what its numbers are of.
+    pub fn describe(self) -> String {
+        match self {
+            Window::Oldest => "the oldest records of each partition".into(),
+            Window::Since(d) => format!(
+                "the records of the last {} (by timestamp)",
+                partwise::duration::label(d)
+            ),
+            Window::FromEnd(n) => format!("the newest {n} records of each partition"),
+        }
+    }
 }
 
 /// The keys that carry a window's records, with the window they are of.
@@ -93,7 +105,7 @@ pub enum Progress<'a> {
 }
 
 /// One partition's numbers.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct PartitionAudit {
     /// Partition id.
     pub partition: u32,

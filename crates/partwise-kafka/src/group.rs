@@ -10,6 +10,8 @@ use crate::error::{Error, Result};
 use partwise::assign::{Assignor, BrokerModel};
 use partwise::group::described::{analyze, Analysis, DescribedMember, PredictError};
 use partwise_wire::consumer::{Assignment, Subscription};
+
+pub use crate::group_ser::{Colocations, GroupJson, GroupTopic, PredictionJson, ServerModelJson};
 use rdkafka::consumer::Consumer;
 
 /// A member's assignment, as far as the broker told it.

@@ -32,17 +32,20 @@
 
 pub mod admin;
 pub mod audit;
+mod audit_ser;
 pub mod cluster;
 pub mod connect;
 pub mod diag;
 mod error;
 pub mod fetch;
 pub mod group;
+mod group_ser;
 pub mod measure;
 pub mod produce;
 pub mod readiness;
 pub mod streams;
 pub mod subscribe;
+pub mod topics;
 
 pub use connect::Connection;
 pub use error::{ClientCause, Error, KafkaCause, Result};

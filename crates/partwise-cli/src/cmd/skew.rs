@@ -8,7 +8,7 @@
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{
-    for_each_line_group, for_each_line_group_mapped, input_name, line_ranges, lines_before,
+    fold_line_groups, for_each_line_group, for_each_line_group_mapped, input_name,
     looks_like_counts, split_count,
 };
 use crate::output::{key_cell, Format, Table};
@@ -163,19 +163,37 @@ struct LineError {
     msg: String,
 }
 
-/// Where one reader thread reads: stdin, or a byte range of a regular file.
-enum Source<'a> {
-    Stdin,
-    File(&'a Path, u64, Option<u64>),
+/// One reader's tally, with the buffers it decodes keys into.
+struct Scan {
+    t: Tally,
+    arena: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    weights: Vec<u64>,
 }
 
-/// Reads one stream of lines into a tally.
-fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Tally, LineError> {
-    let mut t = Tally::new(cfg.n, cfg.capacity);
-    let mut arena = Vec::new();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    let mut weights: Vec<u64> = Vec::new();
-    let per_group = |first: u64, group: &[&[u8]]| {
+impl Scan {
+    fn new(cfg: &Config) -> Scan {
+        Scan {
+            t: Tally::new(cfg.n, cfg.capacity),
+            arena: Vec::new(),
+            spans: Vec::new(),
+            weights: Vec::new(),
+        }
+    }
+
+    /// Tallies one group of lines, `first` the 0-based number of its first.
+    fn group(
+        &mut self,
+        cfg: &Config,
+        first: u64,
+        group: &[&[u8]],
+    ) -> std::result::Result<(), LineError> {
+        let Scan {
+            t,
+            arena,
+            spans,
+            weights,
+        } = self;
         weights.clear();
         let decoded: Vec<&[u8]>;
         let keys: &[&[u8]] = if cfg.counts || !cfg.format.is_identity() {
@@ -194,7 +212,7 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Tal
                 t.weigh(w).map_err(|_| fail(COUNTS_OVERFLOW.to_string()))?;
                 let s = arena.len();
                 cfg.format
-                    .encode_into(key, &mut arena)
+                    .encode_into(key, arena)
                     .map_err(|e| fail(e.to_string()))?;
                 spans.push((s, arena.len()));
                 weights.push(w);
@@ -204,14 +222,9 @@ fn scan(cfg: &Config, source: Source<'_>, name: &str) -> std::result::Result<Tal
         } else {
             group
         };
-        t.add(cfg.partitioner, cfg.n, keys, &weights);
-        Ok::<(), LineError>(())
-    };
-    t.lines = match source {
-        Source::Stdin => for_each_line_group(&mut std::io::stdin().lock(), name, per_group)?,
-        Source::File(path, start, end) => for_each_line_group_mapped(path, start, end, per_group)?,
-    };
-    Ok(t)
+        t.add(cfg.partitioner, cfg.n, keys, weights);
+        Ok(())
+    }
 }
 
 impl From<CliError> for LineError {
@@ -231,49 +244,46 @@ fn line_error(name: &str, base: u64, e: LineError) -> CliError {
     }
 }
 
+/// Regular files at least this large are read on several threads: below
+/// it each thread's heavy-hitter table costs more than the split saves.
+const PARALLEL_MIN_BYTES: u64 = 8 << 20;
+
 /// Reads the whole input, in parallel when it is a large regular file.
 fn scan_file(cfg: &Config) -> Result<Tally> {
     let name = input_name(&cfg.input);
     let path: &Path = &cfg.input;
-    let parallel = path.as_os_str() != "-"
-        && cfg.threads > 1
-        && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= 8 << 20);
-    if !parallel {
-        let source = if path.as_os_str() == "-" {
-            Source::Stdin
+    let read = fold_line_groups(
+        path,
+        cfg.threads,
+        PARALLEL_MIN_BYTES,
+        || Scan::new(cfg),
+        |s: &mut Scan, first, group: &[&[u8]]| s.group(cfg, first, group),
+    )?;
+    let Some((parts, lines)) = read else {
+        let mut s = Scan::new(cfg);
+        let per_group = |first, group: &[&[u8]]| s.group(cfg, first, group);
+        let lines = if path.as_os_str() == "-" {
+            for_each_line_group(&mut std::io::stdin().lock(), &name, per_group)
         } else {
-            Source::File(path, 0, None)
-        };
-        return scan(cfg, source, &name).map_err(|e| line_error(&name, 0, e));
-    }
-    let ranges = line_ranges(path, cfg.threads)?;
-    let results: Vec<(u64, std::result::Result<Tally, LineError>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .map(|&(start, end)| {
-                let name = &name;
-                s.spawn(move || (start, scan(cfg, Source::File(path, start, Some(end)), name)))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("reader thread panicked"))
-            .collect()
-    });
+            for_each_line_group_mapped(path, per_group)
+        }
+        .map_err(|e| line_error(&name, 0, e))?;
+        s.t.lines = lines;
+        return Ok(s.t);
+    };
     let mut total: Option<Tally> = None;
-    for (start, r) in results {
-        let part = match r {
-            Ok(p) => p,
-            Err(e) => return Err(line_error(&name, lines_before(path, start)?, e)),
-        };
+    for part in parts {
         match &mut total {
-            None => total = Some(part),
+            None => total = Some(part.t),
             Some(t) => t
-                .merge(part)
+                .merge(part.t)
                 .map_err(|_| CliError::msg(format!("{name}: {COUNTS_OVERFLOW}")))?,
         }
     }
-    total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))
+    let mut total =
+        total.ok_or_else(|| CliError::msg(format!("{name}: no keys (the input is empty)")))?;
+    total.lines = lines;
+    Ok(total)
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {

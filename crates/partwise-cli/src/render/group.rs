@@ -8,7 +8,10 @@ use crate::exit::Result;
 use crate::output::{colocation_table, visible, Table};
 use partwise::assign::Assignor;
 use partwise::group::described::{Analysis, TopicSet, View};
-use partwise_kafka::group::{AssignmentData, GroupDescription};
+use partwise_kafka::group::{
+    AssignmentData, Colocations, GroupDescription, GroupJson, MemberDescription, PredictionJson,
+};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::io::Write;
 
@@ -35,18 +38,9 @@ pub fn write_matrices(out: &mut impl Write, view: &View, source: &str) -> Result
     Ok(())
 }
 
-pub fn matrices_json(view: &View) -> Vec<Value> {
-    let g = &view.group;
-    view.sets
-        .iter()
-        .map(|TopicSet { topics, colocation: co }| {
-            json!({
-                "topics": topics,
-                "owners": co.owners.iter().map(|row| row.iter().map(|o| o.map(|o| g.members[o].id.clone())).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                "split_indices": co.split,
-            })
-        })
-        .collect()
+/// The co-location matrices of `view` as JSON.
+pub fn matrices_json(view: &View) -> Colocations<'_> {
+    Colocations::of(view)
 }
 
 /// The text line naming the broker's model and how the prediction relates to it.
@@ -191,92 +185,35 @@ pub fn write_findings(out: &mut impl Write, d: &GroupDescription, r: &Analysis) 
     Ok(())
 }
 
-/// Topics with their partitions, as `[topic, [partitions]]` pairs.
-pub fn parts_json(a: &[(String, Vec<u32>)]) -> Value {
-    a.iter().map(|(t, ps)| json!([t, ps])).collect()
+/// The members as JSON.
+pub fn members_json(d: &GroupDescription) -> &[MemberDescription] {
+    &d.members
 }
 
-pub fn members_json(d: &GroupDescription) -> Vec<Value> {
-    d.members
-        .iter()
-        .map(|m| {
-            let mut v = json!({
-                "id": m.id,
-                "client_id": m.client_id,
-                "client_host": m.client_host,
-                "subscription": m.subscription,
-                "owned_partitions": m.owned_partitions.as_deref().map(parts_json),
-                "generation": m.generation,
-                "assignment": match &m.assignment {
-                    AssignmentData::NotReturned => Value::Null,
-                    AssignmentData::Assigned(a) => parts_json(a),
-                },
-            });
-            if let Some(t) = &m.target {
-                v["target_assignment"] = parts_json(t);
-            }
-            if let Some(why) = &m.undecodable {
-                v["undecodable"] = json!(why);
-            }
-            v
-        })
-        .collect()
+/// A group's description and analysis as JSON (`kafka group --format
+/// json`, and `report -b`): the library's description, then the analysis'
+/// findings, then the prediction when one was made.
+#[derive(Serialize)]
+pub struct GroupDoc<'a> {
+    #[serde(flatten)]
+    pub group: GroupJson<'a>,
+    pub findings: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<PredictionJson<'a>>,
+    /// A classic Kafka Streams group's processes and tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<&'a partwise::streams::group::ClassicStreamsReport>,
 }
 
-/// The topics of the live assignment (else of the prediction) with their
-/// counts, in `assign --group-file`'s shape; `null` when neither was made.
-/// A consumer-protocol group's topics carry their ids (Kafka's base64
-/// form), which `assign --group-file` reads for the coordinator's topic order.
-pub fn topics_json(d: &GroupDescription, r: &Analysis) -> Value {
-    let view = r.live.as_ref().or(r.predicted.as_ref().map(|(_, v)| v));
-    match view {
-        Some(v) => v
-            .group
-            .topics
+pub fn to_json<'a>(d: &'a GroupDescription, r: &'a Analysis) -> GroupDoc<'a> {
+    GroupDoc {
+        group: GroupJson::new(d, r),
+        findings: r
+            .findings
             .iter()
-            .map(|t| {
-                let mut o = json!({"name": t.name, "partitions": t.partitions});
-                if let Some((_, id)) = d.topic_ids.iter().find(|(n, _)| *n == t.name) {
-                    o["id"] = json!(partwise::assign::group_file::topic_id_text(id));
-                }
-                o
-            })
+            .map(|f| json!({"kind": f.kind, "message": f.message, "fix": f.fix}))
             .collect(),
-        None => Value::Null,
+        prediction: PredictionJson::of(r),
+        streams: None,
     }
-}
-
-/// A group's description and analysis as JSON (`kafka group --format json`, and `report -b`).
-pub fn to_json(d: &GroupDescription, r: &Analysis) -> Value {
-    let no_data = r.not_returned > 0;
-    let (colocation, source) = match (&r.live, &r.predicted) {
-        (Some(view), _) => (matrices_json(view), "broker".to_string()),
-        (None, Some((asg, view))) => (matrices_json(view), format!("predicted by {}", asg.spec())),
-        (None, None) => (Vec::new(), "broker".to_string()),
-    };
-    let mut doc = json!({
-        "group": d.name,
-        "state": d.state,
-        "protocol_type": d.protocol_type,
-        "group_protocol": d.group_protocol,
-        "protocol": d.protocol,
-        "assignment_data": if no_data { "not returned by the broker" } else { "returned" },
-        "members": members_json(d),
-        "topics": topics_json(d, r),
-        "colocation": colocation,
-        "colocation_source": source,
-        "split_count": r.split_count,
-        "findings": r.findings,
-    });
-    if let Some((asg, view)) = &r.predicted {
-        doc["prediction"] = json!({
-            "assignor": asg.spec(),
-            "deterministic": asg.deterministic(),
-            "assignment": view.owned_by(),
-            "colocation": matrices_json(view),
-            "split_count": view.split_count(),
-            "matches_live": r.matches_live,
-        });
-    }
-    doc
 }

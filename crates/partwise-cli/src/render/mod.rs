@@ -12,18 +12,46 @@ pub mod skew;
 pub mod streams_group;
 pub mod svg;
 
-/// Writes `text` after `lead`, folded at spaces so that no line passes
-/// `WIDTH` columns where a space allows it; continuation lines are indented
-/// to the end of `lead`. A fix that names several settings runs to well over
-/// a thousand characters, which a terminal folds mid-word.
+/// Writes `text` after `lead`, folded at spaces so that no line passes the
+/// terminal's width (100 columns when stdout is not a terminal, or its width
+/// is unknown) where a space allows it; continuation lines are indented to
+/// the end of `lead`. A fix that names several settings runs to well over a
+/// thousand characters, which a terminal folds mid-word. Only tables fold:
+/// JSON keeps each text whole.
 pub fn write_wrapped(out: &mut impl std::io::Write, lead: &str, text: &str) -> std::io::Result<()> {
-    const WIDTH: usize = 100;
+    write_wrapped_at(out, lead, text, width())
+}
+
+/// The columns a folded line may fill: stdout's terminal width, else 100.
+fn width() -> usize {
+    static WIDTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *WIDTH.get_or_init(|| terminal_width().unwrap_or(100))
+}
+
+/// The width of the terminal stdout is, when it is one that says.
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+fn write_wrapped_at(
+    out: &mut impl std::io::Write,
+    lead: &str,
+    text: &str,
+    width: usize,
+) -> std::io::Result<()> {
     let indent = " ".repeat(lead.chars().count());
     let mut line = String::from(lead);
     let mut empty = true;
     for word in text.split(' ').filter(|w| !w.is_empty()) {
         let len = line.chars().count();
-        if !empty && len + 1 + word.chars().count() > WIDTH {
+        if !empty && len + 1 + word.chars().count() > width {
             writeln!(out, "{line}")?;
             line.clone_from(&indent);
             empty = true;
@@ -39,12 +67,27 @@ pub fn write_wrapped(out: &mut impl std::io::Write, lead: &str, text: &str) -> s
 
 #[cfg(test)]
 mod tests {
-    use super::write_wrapped;
+    use super::write_wrapped_at;
 
     fn wrapped(lead: &str, text: &str) -> String {
+        wrapped_at(lead, text, 100)
+    }
+
+    fn wrapped_at(lead: &str, text: &str, width: usize) -> String {
         let mut out = Vec::new();
-        write_wrapped(&mut out, lead, text).unwrap();
+        write_wrapped_at(&mut out, lead, text, width).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A narrower terminal folds shorter lines, a wider one longer.
+    #[test]
+    fn the_width_is_the_terminal_s() {
+        let text = "word ".repeat(60);
+        for width in [40, 100, 200] {
+            let out = wrapped_at("    fix: ", &text, width);
+            let longest = out.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(longest <= width && longest > width - 6, "{width}: {out}");
+        }
     }
 
     #[test]

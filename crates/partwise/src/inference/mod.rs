@@ -6,6 +6,7 @@
 mod analyzer;
 use analyzer::BATCH;
 mod forensics;
+mod ser;
 mod tracker;
 pub use analyzer::{Analyzer, RecordRef};
 pub use forensics::{

@@ -17,7 +17,6 @@ use partwise::Partitioner;
 use partwise_kafka::audit::{
     audit, summarize, AuditOptions, AuditReport, Progress, Window, WindowTraffic,
 };
-use serde_json::json;
 use std::io::Write;
 
 #[derive(clap::Args)]
@@ -162,8 +161,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 serde_json::to_writer(&mut out, &topic_json(t))?;
                 writeln!(out)?;
             }
-            if let Some(v) = report_json(&report).get("copartitioning") {
-                serde_json::to_writer(&mut out, &json!({"copartitioning": v}))?;
+            if let Some(copartitioning) = report_json(&report).copartitioning {
+                /// The last line: the verdict over the topics together.
+                #[derive(serde::Serialize)]
+                struct Verdict {
+                    copartitioning: crate::render::audit::CopartitioningJson,
+                }
+                serde_json::to_writer(&mut out, &Verdict { copartitioning })?;
                 writeln!(out)?;
             }
         }
@@ -632,8 +636,8 @@ mod tests {
             2,
             "{text}"
         );
-        let v = report_json(&r);
-        assert_eq!(v["copartitioning"]["fixes"], json!([a.fix()]));
-        assert_eq!(v["copartitioning"]["findings"].as_array().unwrap().len(), 2);
+        let v = report_json(&r).copartitioning.unwrap();
+        assert_eq!(v.fixes, [a.fix()]);
+        assert_eq!(v.findings.len(), 2);
     }
 }

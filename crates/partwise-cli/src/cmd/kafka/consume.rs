@@ -9,7 +9,6 @@ use crate::output::{visible, Format};
 use partwise_group::{
     Config, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Records, UnitAssignment,
 };
-use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
 use std::time::Duration;
 
@@ -210,17 +209,36 @@ fn config(args: &Args) -> Result<Config> {
     Ok(cfg)
 }
 
-fn assignment_json(event: &str, a: &UnitAssignment) -> Value {
-    let mut units: Vec<i32> = a.units.iter().map(|u| u.partition).collect();
-    units.dedup();
-    json!({
-        "event": event,
-        "generation": a.generation,
-        "member": a.member_id,
-        "leader": a.leader,
-        "units": units,
-        "partitions": a.partitions.iter().map(|(t, p)| json!([t, p])).collect::<Vec<_>>(),
-    })
+/// An `assigned` or `revoked` event: the member's units (partition
+/// indices) and its partitions as `[topic, partition]` pairs.
+#[derive(serde::Serialize)]
+struct AssignmentEvent<'a> {
+    event: &'a str,
+    generation: i32,
+    member: &'a str,
+    leader: bool,
+    units: Vec<i32>,
+    partitions: &'a [(String, i32)],
+}
+
+impl<'a> AssignmentEvent<'a> {
+    fn of(event: &'a str, a: &'a UnitAssignment) -> AssignmentEvent<'a> {
+        let mut units: Vec<i32> = a.units.iter().map(|u| u.partition).collect();
+        units.dedup();
+        AssignmentEvent {
+            event,
+            generation: a.generation,
+            member: &a.member_id,
+            leader: a.leader,
+            units,
+            partitions: &a.partitions,
+        }
+    }
+}
+
+/// `x` as compact JSON text.
+fn json_text<T: serde::Serialize + ?Sized>(x: &T) -> String {
+    serde_json::to_string(x).unwrap_or_default()
 }
 
 /// Prints events as they happen. Output goes through one buffer that is
@@ -334,18 +352,18 @@ impl Printer {
     }
 
     fn assignment(&mut self, event: &str, a: &UnitAssignment) -> Result<()> {
-        let v = assignment_json(event, a);
+        let v = AssignmentEvent::of(event, a);
         match self.format {
             Format::Table => writeln!(
                 self.out,
                 "{event:<9} generation {} member {} units {} partitions {}",
-                v["generation"],
+                v.generation,
                 // The member id is the coordinator's, the topics its
                 // metadata's: JSON escapes control characters but leaves
                 // bidi and zero-width ones as they are.
-                visible(&v["member"].to_string()),
-                visible(&v["units"].to_string()),
-                visible(&v["partitions"].to_string())
+                visible(&json_text(v.member)),
+                visible(&json_text(&v.units)),
+                visible(&json_text(v.partitions))
             )?,
             _ => {
                 self.open()?;
@@ -734,6 +752,7 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
 mod tests {
     use super::*;
     use partwise_group::ConsumedRecord;
+    use serde_json::json;
 
     fn batch(rs: &[ConsumedRecord]) -> Records {
         rs.iter().cloned().collect()

@@ -14,7 +14,7 @@ use crate::output::Format;
 use crate::render::group::{model_line, to_json, write_table};
 use partwise::assign::Assignor;
 use partwise::group::described::PredictError;
-use serde_json::json;
+use partwise_kafka::group::ServerModelJson;
 use std::io::Write;
 
 #[derive(clap::Args)]
@@ -124,16 +124,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         format => {
             let mut doc = to_json(d, &r);
-            if let Some(s) = &streams {
-                doc["streams"] =
-                    serde_json::to_value(s).map_err(|e| CliError::msg(e.to_string()))?;
-            }
-            if let (Some((_, m)), Some(p)) = (&model, doc.get_mut("prediction")) {
-                p["server_assignor_model"] = json!(m.assignor.map(|x| x.spec()));
-                p["server_assignor_kafka_versions"] =
-                    json!(m.assignor.and_then(|x| x.kafka_versions()));
-                p["broker_release_line"] = json!(m.line);
-                p["server_assignor_evidence"] = json!(m.evidence);
+            doc.streams = streams.as_ref();
+            if let (Some((_, m)), Some(p)) = (&model, doc.prediction.as_mut()) {
+                p.server = Some(ServerModelJson::of(m));
             }
             crate::output::write_doc(&mut out, format, &doc)?
         }

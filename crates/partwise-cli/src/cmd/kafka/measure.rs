@@ -8,7 +8,6 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::output::Format;
 use partwise::strategy::sizing::{plan, PlanInput};
 use partwise_kafka::measure::{measure, MeasureOptions};
-use serde_json::json;
 use std::io::Write;
 
 #[derive(clap::Args)]
@@ -124,22 +123,43 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
         }
         Format::Json | Format::Ndjson => {
-            let doc = json!({
-                "topic": m.topic,
-                "deleted": m.deleted,
-                "records": m.records,
-                "consumed": m.consumed,
-                "record_bytes": a.record_bytes,
-                "produce_secs": m.produce_secs,
-                "consume_secs": m.consume_secs,
-                "partition_produce_mbps": m.produce_mbps(),
-                "partition_consume_mbps": m.consume_mbps(),
-                "plan": p.as_ref().map(|p| json!({
-                    "required": p.required,
-                    "with_headroom": p.with_headroom,
-                    "binding": p.binding.as_str(),
-                })),
-            });
+            /// The plan the measured rates give for `--target-produce-mbps`.
+            #[derive(serde::Serialize)]
+            struct PlanJson {
+                required: u32,
+                with_headroom: u32,
+                binding: &'static str,
+            }
+            /// The measurement as one JSON line.
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                topic: &'a str,
+                deleted: bool,
+                records: u64,
+                consumed: u64,
+                record_bytes: usize,
+                produce_secs: f64,
+                consume_secs: f64,
+                partition_produce_mbps: f64,
+                partition_consume_mbps: f64,
+                plan: Option<PlanJson>,
+            }
+            let doc = Doc {
+                topic: &m.topic,
+                deleted: m.deleted,
+                records: m.records,
+                consumed: m.consumed,
+                record_bytes: a.record_bytes,
+                produce_secs: m.produce_secs,
+                consume_secs: m.consume_secs,
+                partition_produce_mbps: m.produce_mbps(),
+                partition_consume_mbps: m.consume_mbps(),
+                plan: p.as_ref().map(|p| PlanJson {
+                    required: p.required,
+                    with_headroom: p.with_headroom,
+                    binding: p.binding.as_str(),
+                }),
+            };
             serde_json::to_writer(&mut out, &doc)?;
             writeln!(out)?;
         }

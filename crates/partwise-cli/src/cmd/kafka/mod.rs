@@ -15,7 +15,6 @@ pub use crate::cmd::conn::{kerr, stderr_is_terminal, ConnArgs};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format};
 use partwise_kafka::group::GroupDescription;
-use serde_json::json;
 use std::io::Write;
 
 #[derive(clap::Args)]
@@ -104,12 +103,29 @@ pub fn streams_group(
             )?
         }
         format => {
-            let mut doc = serde_json::to_value(r)
-                .map_err(|e| CliError::msg(format!("streams group as JSON: {e}")))?;
-            doc["group_protocol"] = json!("streams");
-            if let Some(words) = readiness {
-                doc["readiness"] = json!({"group_protocol": "streams", "summary": words});
+            /// What `--readiness` says of a streams-protocol group.
+            #[derive(serde::Serialize)]
+            struct Readiness<'a> {
+                group_protocol: &'static str,
+                summary: &'a str,
             }
+            /// The group, marked as one of the streams protocol.
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                #[serde(flatten)]
+                report: &'a partwise::streams::group::StreamsReport,
+                group_protocol: &'static str,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                readiness: Option<Readiness<'a>>,
+            }
+            let doc = Doc {
+                report: r,
+                group_protocol: "streams",
+                readiness: readiness.map(|summary| Readiness {
+                    group_protocol: "streams",
+                    summary,
+                }),
+            };
             crate::output::write_doc(&mut out, format, &doc)?
         }
     }

@@ -12,10 +12,9 @@ use super::{kerr, ConnArgs};
 use crate::cmd::parse;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::input::{for_each_record_group, input_name, Held};
-use crate::output::{hex, key_cell, key_json, Format, JsonStream, Table};
+use crate::output::{key_cell, Format, JsonStream, Table};
 use partwise::{KeyFormat, Placement};
 use partwise_kafka::produce::{Delivery, RoutedProducer};
-use serde_json::json;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
@@ -330,16 +329,31 @@ impl<'o, W: Write> View<'o, W> {
         };
         match &mut self.sink {
             Sink::Json(rows) => {
-                rows.write(&json!({
-                "key": key_json(&l.key),
-                "key_hex": hex(&l.key),
-                "value_bytes": l.value_bytes,
-                "topic": self.topic,
-                "partition": d.partition,
-                "offset": d.offset,
-                "expected_partition": expected,
-                "error": d.error,
-                }))?;
+                /// One delivered record: its key, where it landed and
+                /// where the partitioner said it would.
+                #[derive(serde::Serialize)]
+                struct Row<'a> {
+                    #[serde(serialize_with = "partwise::ser::key_text")]
+                    key: &'a [u8],
+                    #[serde(serialize_with = "partwise::ser::key_hex")]
+                    key_hex: &'a [u8],
+                    value_bytes: Option<usize>,
+                    topic: &'a str,
+                    partition: i32,
+                    offset: i64,
+                    expected_partition: Option<u32>,
+                    error: &'a Option<String>,
+                }
+                rows.write(&Row {
+                    key: &l.key,
+                    key_hex: &l.key,
+                    value_bytes: l.value_bytes,
+                    topic: &self.topic,
+                    partition: d.partition,
+                    offset: d.offset,
+                    expected_partition: expected,
+                    error: &d.error,
+                })?;
                 rows.flush()?;
             }
             Sink::Table { rows, held, .. } => {

@@ -4,8 +4,6 @@
 use super::{kerr, ConnArgs};
 use crate::exit::{ExitCode, Result};
 use crate::output::{visible, Format, Table};
-use serde_json::json;
-use std::collections::BTreeMap;
 use std::io::Write;
 
 #[derive(clap::Args)]
@@ -21,55 +19,37 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let conn = a.conn.connection()?;
-    let topics = partwise_kafka::cluster::list_topics(&conn).map_err(kerr)?;
-    let mut by_count: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    let mut leaderless: Vec<String> = Vec::new();
-    for t in topics {
-        if t.error.is_some() || (!a.internal && t.name.starts_with("__")) {
-            continue;
-        }
-        for p in &t.partitions {
-            if p.leader.is_none() {
-                leaderless.push(format!("{}/{}", t.name, p.id));
-            }
-        }
-        by_count.entry(t.partitions.len()).or_default().push(t.name);
-    }
+    let r = partwise_kafka::topics::topics_by_count(&conn, a.internal).map_err(kerr)?;
     let mut out = std::io::stdout().lock();
     match a.format.format {
         Format::Table => {
             let mut tab = Table::new(["PARTITIONS", "TOPICS"]);
-            for (n, names) in &by_count {
-                tab.row([n.to_string(), names.join(" ")]);
+            for g in &r.groups {
+                tab.row([g.partitions.to_string(), g.topics.join(" ")]);
             }
             tab.write(&mut out)?;
-            if !leaderless.is_empty() {
+            if !r.leaderless_partitions.is_empty() {
                 writeln!(
                     out,
                     "\npartitions without a leader: {}",
-                    visible(&leaderless.join(" "))
+                    visible(&r.leaderless_partitions.join(" "))
                 )?;
             }
         }
         Format::Json | Format::Ndjson => {
-            let rows: Vec<serde_json::Value> = by_count
-                .iter()
-                .map(|(n, names)| json!({"partitions": n, "topics": names}))
-                .collect();
             if a.format.format == Format::Json {
-                let doc = json!({"groups": rows, "leaderless_partitions": leaderless});
-                serde_json::to_writer_pretty(&mut out, &doc)?;
+                serde_json::to_writer_pretty(&mut out, &r)?;
                 writeln!(out)?;
             } else {
-                for r in rows {
-                    serde_json::to_writer(&mut out, &r)?;
+                for g in &r.groups {
+                    serde_json::to_writer(&mut out, g)?;
                     writeln!(out)?;
                 }
             }
         }
     }
     out.flush()?;
-    Ok(if leaderless.is_empty() {
+    Ok(if r.leaderless_partitions.is_empty() {
         ExitCode::Ok
     } else {
         ExitCode::Findings
