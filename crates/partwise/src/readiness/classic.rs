@@ -249,7 +249,7 @@ pub(super) fn range_check(
     })
 }
 
-fn remote_assignors(
+pub(super) fn remote_assignors(
     configs: &[BrokerConfig],
     range_whole: Option<bool>,
     findings: &mut Vec<Finding>,
@@ -594,7 +594,3 @@ pub fn server_uniform(
         .and_then(|a| a.predicted)
         .map(|(_, view)| view)
 }
-
-/// A consumer-protocol group's two assignments: what the broker's assignor
-/// decided (target) and what the members own now (current).
-#[derive(Clone, Debug, PartialEq)]

@@ -1,9 +1,12 @@
 //! A group already on the consumer protocol: its current and target
 //! assignments, as the coordinator describes them, judged.
 
-use super::classic::range_check;
+use super::classic::{range_check, remote_assignors};
 use super::*;
 
+/// A consumer-protocol group's two assignments: what the broker's assignor
+/// decided (target) and what the members own now (current).
+#[derive(Clone, Debug, PartialEq)]
 pub struct ConsumerGroupCheck {
     /// The group's assignor (`group.remote.assignor` in use).
     pub assignor: String,
