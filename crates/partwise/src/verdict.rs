@@ -228,7 +228,7 @@ pub fn salt_fix(declared: &Topology, file: &str, topic: &str, key: &str, percent
     partners.dedup();
     let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
     format!(
-        "the heaviest key {key} makes {percent:.0}% of the load, and {topic} is joined with {} (co-partition group {}): salting {key} in {topic} alone breaks its join, so salt it in every topic of the group with the same sub-keys, or isolate it on its own partition in every topic with one priority partitioner (partwise salt --topology {file} --topic {topic}, with the key counts as -i and --counts, shows both with their costs, or why salting is refused)",
+        "the heaviest key {key} makes {percent:.0}% of the load, and {topic} is joined with {} (co-partition group {}): salting {key} in {topic} alone breaks its join, so salt it in every topic of the group with the same sub-keys, or isolate it on its own partition in every topic with one priority partitioner (partwise salt --topology {file} --topic {topic}, with the key counts as -i and --weighted, shows both with their costs, or why salting is refused)",
         partners.join(", "),
         names.join(", "),
     )

@@ -213,9 +213,8 @@ mod tests {
     /// with why; the test fails when one of these stops differing too, so
     /// the list holds only what is true and can only shrink. The first two
     /// differ on purpose; `--assignor` and `--consumers` are not yet one
-    /// definition, and `--counts` still has two meanings to resolve (a
-    /// switch of `skew` and `salt`, a file elsewhere).
-    const SHAPES: [(&str, &str); 5] = [
+    /// definition.
+    const SHAPES: [(&str, &str); 4] = [
         (
             "format",
             "report writes a page: html in place of the others' table",
@@ -226,10 +225,6 @@ mod tests {
         ),
         ("assignor", "not yet one definition; kafka consume's is the runtime's protocol"),
         ("consumers", "not yet one definition"),
-        (
-            "counts",
-            "two meanings: a switch in skew and salt (the -i lines are KEY,COUNT), a KEY,COUNT file elsewhere, which check and report also take as live:...",
-        ),
     ];
 
     /// Every long flag means one thing in every command that takes it.

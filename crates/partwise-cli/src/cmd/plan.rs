@@ -222,12 +222,12 @@ weighed by the counts of {keys} keys ({total} records, placed by {}): the heavie
         )?,
         None if w.key_too_hot => writeln!(
             out,
-            "no partition count fits: {key} alone puts {tp:.2} MB/s produced and {tc:.2} MB/s consumed on its partition, above what one partition takes ({} MB/s produced, {} MB/s consumed, less {:.0}% headroom); salt it over several partitions (partwise salt -i {} --counts) or make its one consumer faster",
+            "no partition count fits: {key} alone puts {tp:.2} MB/s produced and {tc:.2} MB/s consumed on its partition, above what one partition takes ({} MB/s produced, {} MB/s consumed, less {:.0}% headroom); salt it over several partitions (partwise salt -i {} --weighted) or make its one consumer faster",
             a.partition_produce_mbps, a.partition_consume_mbps, a.headroom * 100.0, counts
         )?,
         None => writeln!(
             out,
-            "no partition count from {} to {} fits: the keys' hottest partition stays above what one partition takes; salt the heaviest keys (partwise salt -i {} --counts)",
+            "no partition count from {} to {} fits: the keys' hottest partition stays above what one partition takes; salt the heaviest keys (partwise salt -i {} --weighted)",
             p.with_headroom, w.searched, counts
         )?,
     }

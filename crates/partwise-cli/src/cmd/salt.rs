@@ -1,6 +1,6 @@
 //! `partwise salt`: the smallest salt range that cools hot keys, for one key
 //! and its share (the rest assumed uniform), or for the user's own measured
-//! distribution (`-i FILE --counts`), with what the consumers carry after.
+//! distribution (`-i FILE --weighted`), with what the consumers carry after.
 
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{key_cell, Format, Table};
@@ -19,7 +19,7 @@ mod joined;
 #[derive(clap::Args)]
 #[command(
     mut_arg("input", |a| a.long_help(
-        "The measured distribution: keys one per line, or KEY,COUNT with --counts ('-' reads stdin)"
+        "The measured distribution: keys one per line, or KEY,COUNT with --weighted ('-' reads stdin)"
     )),
     mut_arg("partitioner", |a| a.conflicts_with("topology").long_help(
         "Partitioner spec (`partwise partitioners` lists them; with --topology: the topic's producers, from the file)"
@@ -39,8 +39,8 @@ pub struct Args {
     share: Option<f64>,
     #[command(flatten)]
     input: super::flags::InputFlag,
-    /// Lines of -i are KEY,COUNT (the count after the last comma)
-    #[arg(long, requires = "input")]
+    /// Lines of -i are KEY,COUNT (the count after the last comma): each key weighs its count
+    #[arg(long = "weighted", alias = "counts", requires = "input")]
     counts: bool,
     /// With -i and no --key: salt every key above this share of the traffic (default 1/partitions)
     #[arg(
@@ -117,6 +117,8 @@ fn reached(yes: bool) -> ExitCode {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    // `--counts FILE` is a KEY,COUNT file everywhere else.
+    super::flags::note_deprecated("salt", "--counts", "--weighted");
     if let (Some(file), Some(topic)) = (&a.topology, &a.topic) {
         return joined::run(&a, file, topic);
     }
@@ -230,7 +232,7 @@ impl Selection {
 fn select(a: &Args, path: &std::path::Path, n: PartitionCount) -> Result<Selection> {
     if !a.counts && path.as_os_str() != "-" && crate::input::looks_like_counts(path) {
         say!(
-            "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is a key seen once",
+            "partwise: warning: every line of {} looks like KEY,COUNT but --weighted was not given: each whole line is a key seen once",
             path.display()
         );
     }

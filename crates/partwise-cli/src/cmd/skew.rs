@@ -1,7 +1,7 @@
 //! `partwise skew`: per-partition load of a key stream, the hot partitions and
 //! the heavy-hitter keys that make them, and what that means for consumers.
 //!
-//! Input is one key per line, or `key,count` with `--counts` (the count after
+//! Input is one key per line, or `key,count` with `--weighted` (the count after
 //! the last comma). A regular file is cut into newline-aligned ranges read by
 //! one thread each; every thread keeps its own loads and heavy-hitter summary,
 //! merged at the end, so memory stays bounded however large the file.
@@ -37,8 +37,8 @@ pub struct Args {
     routing: super::Routing,
     #[command(flatten)]
     input: super::flags::InputFlag,
-    /// Lines are KEY,COUNT (the count after the last comma)
-    #[arg(long)]
+    /// Lines are KEY,COUNT (the count after the last comma): each key weighs its count
+    #[arg(long = "weighted", alias = "counts")]
     counts: bool,
     #[command(flatten)]
     key_format: super::flags::KeyFormatFlag,
@@ -287,6 +287,8 @@ fn scan_file(cfg: &Config) -> Result<Tally> {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    // `--counts FILE` is a KEY,COUNT file everywhere else.
+    super::flags::note_deprecated("skew", "--counts", "--weighted");
     let cfg = Config::new(a)?;
     // Never the key file itself: refused before it is read.
     let plot = match &cfg.plot {
@@ -299,7 +301,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     if !cfg.counts && cfg.input.as_os_str() != "-" && looks_like_counts(&cfg.input) {
         say!(
-            "partwise: warning: every line of {} looks like KEY,COUNT but --counts was not given: each whole line is hashed as a key (add --counts to weigh keys by their counts)",
+            "partwise: warning: every line of {} looks like KEY,COUNT but --weighted was not given: each whole line is hashed as a key (add --weighted to weigh keys by their counts)",
             cfg.input.display()
         );
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// One `KEY,COUNT` line split at its last comma (so a key may hold commas):
-/// the key's bytes and its count, a whole number. `skew --counts` reads each
+/// the key's bytes and its count, a whole number. `skew --weighted` reads each
 /// line through it, and [`read_counts`] too.
 pub fn split_count(line: &[u8]) -> std::result::Result<(&[u8], u64), String> {
     let comma = memchr::memrchr(b',', line).ok_or("expected KEY,COUNT (no comma)")?;

@@ -6,7 +6,7 @@ use crate::exit::Result;
 use partwise::check::Report;
 use partwise::findings::{FamilyReason, Reason};
 use partwise::group::placement::{PlacementFix, PlacementVerdict};
-use partwise::strategy::resize::joined::{Moved, Procedure, Realign};
+use partwise::strategy::resize::joined::Procedure;
 use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Topology};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -76,52 +76,13 @@ pub fn family_reason_json(r: &FamilyReason) -> Value {
     serde_json::to_value(r.finding()).unwrap_or_default()
 }
 
-/// A placement verdict as JSON, as `check` prints it.
+/// A placement verdict as JSON, as `check` prints it (the core's
+/// serialization).
 pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("consumer_group".into(), p.consumer_group.clone().into());
-    m.insert("assignor".into(), p.assignor.spec().into());
-    m.insert("deterministic".into(), p.assignor.deterministic().into());
-    m.insert("copartition_group".into(), p.copartition.clone().into());
-    m.insert("topics".into(), p.topics.clone().into());
-    m.insert("units_whole".into(), p.ok().into());
-    m.insert("kind".into(), p.kind().into());
-    m.insert("unsubscribed".into(), p.unsubscribed.clone().into());
-    m.insert("splitting_counts".into(), p.splitting_counts().into());
-    let counts: Vec<Value> = p
-        .counts
-        .iter()
-        .map(|c| {
-            json!({
-                "members": c.members,
-                "split_indices": c.split,
-                "split_count": c.split_count,
-                "indices": c.indices,
-                "error": c.error,
-            })
-        })
-        .collect();
-    m.insert("counts".into(), counts.into());
-    // Only when the simulation budget cut the sweep short, so the JSON of
-    // a file within it is what it always was.
-    if let Some(c) = &p.cut {
-        m.insert(
-            "cut_short".into(),
-            json!({
-                "declared_counts": [c.declared.0, c.declared.1],
-                "asked": c.asked,
-                "checked": c.checked,
-                "checked_to": p.counts.last().map(|c| c.members),
-                "assignors_not_run_everywhere": c.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
-                "note": c.note(),
-            }),
-        );
+    match serde_json::to_value(p) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
     }
-    m.insert(
-        "fix".into(),
-        p.fix.as_ref().map_or(Value::Null, placement_fix_json),
-    );
-    m
 }
 
 /// A placement fix as JSON, as `check`, `assign` and `report` print it:
@@ -129,33 +90,7 @@ pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
 /// co-partitioned topics' counts differ: the count to reach, each topic to
 /// raise with what it moves, and the procedures with their costs).
 pub fn placement_fix_json(f: &PlacementFix) -> Value {
-    json!({
-        "assignors": f.assignors.iter().map(|a| a.spec()).collect::<Vec<_>>(),
-        "member_counts": f.member_counts,
-        "advice": f.advice,
-        "realign": f.realign.as_ref().map(realign_json),
-    })
-}
-
-fn realign_json(r: &Realign) -> Value {
-    let moved = |m: Option<Moved>| m.map(|m| json!({"moved": m.moved, "of": m.of}));
-    json!({
-        "counts": r.counts.iter().map(|(t, n)| json!({"topic": t, "partitions": n})).collect::<Vec<_>>(),
-        "to": r.to,
-        "raise": r.raise.iter().map(|x| json!({
-            "topic": x.topic,
-            "from": x.from,
-            "to": x.to,
-            "moved_fraction": x.moved.map(|f| f.value()),
-            "moved": x.moved.map(|f| format!("{}/{}", f.moved, f.period)),
-            "sample_keys": moved(x.sample_keys),
-            "records": moved(x.records),
-        })).collect::<Vec<_>>(),
-        "procedures": Procedure::ALL.iter().map(|&p| json!({
-            "kind": p.kind(),
-            "text": r.procedure(p),
-        })).collect::<Vec<_>>(),
-    })
+    serde_json::to_value(f).unwrap_or_default()
 }
 
 /// The whole `check` report as JSON (`report` carries it as its findings).

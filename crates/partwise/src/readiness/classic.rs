@@ -5,6 +5,7 @@
 
 use super::*;
 
+/// What a member's assignment user data is, for the message.
 fn user_data_kind(data: &[u8]) -> String {
     if data.starts_with(b"pwu\x00") {
         "partwise co-partition groups".to_string()

@@ -438,8 +438,6 @@ fn finding(kind: &'static str, message: String, fix: impl Into<String>) -> Findi
     Finding::new(kind, message, fix)
 }
 
-/// What a member's assignment user data is, for the message.
-
 #[cfg(test)]
 mod tests {
     use super::*;

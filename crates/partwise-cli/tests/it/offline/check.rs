@@ -445,6 +445,42 @@ fn resize_counts_renamed_old_spelling_kept_with_a_note() {
     );
 }
 
+/// `skew`'s and `salt`'s switch that reads `-i` as `KEY,COUNT` lines is
+/// `--weighted` (`--counts FILE` is a file everywhere else); the old
+/// spelling gives the same output with a note.
+#[test]
+fn weighted_switch_old_spelling_kept_with_a_note() {
+    let ticks = example("ticks.csv");
+    for cmd in [
+        &["skew", "-p", "6"][..],
+        &["salt", "-p", "6", "--consumers", "3"][..],
+    ] {
+        let run = |switch: &str| {
+            partwise()
+                .args(cmd)
+                .arg("-i")
+                .arg(&ticks)
+                .arg(switch)
+                .output()
+                .unwrap()
+        };
+        let (new, old) = (run("--weighted"), run("--counts"));
+        assert_eq!(new.status.code(), old.status.code(), "{cmd:?}");
+        assert_eq!(new.stdout, old.stdout, "{cmd:?}");
+        assert!(!new.stdout.is_empty(), "{cmd:?}");
+        assert!(
+            new.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&new.stderr)
+        );
+        let note = String::from_utf8_lossy(&old.stderr);
+        assert!(
+            note.contains(&format!("{} --counts is now --weighted", cmd[0])),
+            "{note}"
+        );
+    }
+}
+
 #[test]
 fn resize_bbca_6_to_8() {
     let v = json(&["resize", "--from", "6", "--to", "8", "BBCA"]);

@@ -38,6 +38,7 @@
 //! ```
 
 mod fixes;
+mod json;
 #[cfg(test)]
 pub(crate) use fixes::fix_of;
 pub use fixes::units_fix;

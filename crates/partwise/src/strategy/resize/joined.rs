@@ -41,7 +41,7 @@ use crate::topology::{CopartitionGroup, Topology};
 
 /// A count of things that move out of a total (sample keys, or records
 /// when the keys carry weights).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Moved {
     /// How many move.
     pub moved: u64,
@@ -304,6 +304,68 @@ pub fn realign_counts(group: &str, counts: &[(String, u32)]) -> Option<Realign> 
         to,
         raise,
     })
+}
+
+/// The count to reach, each topic to raise with what it moves, and the
+/// procedures with their costs.
+impl serde::Serialize for Realign {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(serde::Serialize)]
+        struct Count<'a> {
+            topic: &'a str,
+            partitions: u32,
+        }
+        #[derive(serde::Serialize)]
+        struct RaiseDoc<'a> {
+            topic: &'a str,
+            from: u32,
+            to: u32,
+            moved_fraction: Option<f64>,
+            moved: Option<String>,
+            sample_keys: Option<Moved>,
+            records: Option<Moved>,
+        }
+        #[derive(serde::Serialize)]
+        struct ProcedureDoc {
+            kind: &'static str,
+            text: String,
+        }
+        let mut m = s.serialize_map(Some(4))?;
+        let counts: Vec<Count> = self
+            .counts
+            .iter()
+            .map(|(t, n)| Count {
+                topic: t,
+                partitions: *n,
+            })
+            .collect();
+        m.serialize_entry("counts", &counts)?;
+        m.serialize_entry("to", &self.to)?;
+        let raise: Vec<RaiseDoc> = self
+            .raise
+            .iter()
+            .map(|x| RaiseDoc {
+                topic: &x.topic,
+                from: x.from,
+                to: x.to,
+                moved_fraction: x.moved.map(|f| f.value()),
+                moved: x.moved.map(|f| format!("{}/{}", f.moved, f.period)),
+                sample_keys: x.sample_keys,
+                records: x.records,
+            })
+            .collect();
+        m.serialize_entry("raise", &raise)?;
+        let procedures: Vec<ProcedureDoc> = Procedure::ALL
+            .iter()
+            .map(|&p| ProcedureDoc {
+                kind: p.kind(),
+                text: self.procedure(p),
+            })
+            .collect();
+        m.serialize_entry("procedures", &procedures)?;
+        m.end()
+    }
 }
 
 #[cfg(test)]
