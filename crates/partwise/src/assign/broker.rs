@@ -19,6 +19,27 @@ pub struct BrokerModel {
     pub evidence: String,
 }
 
+/// Its JSON: the model's spec and the Kafka releases that run it (`null`
+/// when undecided), the release line, and the evidence.
+impl serde::Serialize for BrokerModel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            model: Option<&'static str>,
+            kafka_versions: Option<&'static str>,
+            broker_release_line: Option<&'static str>,
+            evidence: &'a str,
+        }
+        Json {
+            model: self.assignor.map(|a| a.spec()),
+            kafka_versions: self.assignor.and_then(|a| a.kafka_versions()),
+            broker_release_line: self.line,
+            evidence: &self.evidence,
+        }
+        .serialize(s)
+    }
+}
+
 /// The release lines and the first API version each introduced (from the
 /// kafka-clients jars' message schemas, `tests/vectors/kip848/api_versions.json`):
 /// (line, API key, API name, version).

@@ -56,7 +56,7 @@ pub enum Client {
 }
 
 /// From which version a client speaks the consumer group protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ConsumerProtocol {
     /// The first version where it is production-ready (general availability).
     pub since: &'static str,

@@ -45,8 +45,9 @@
 
 use crate::assign::Assignor;
 use crate::findings::Finding;
-use crate::group::clients::{identify_with, Client};
+use crate::group::clients::{identify_with, Client, ConsumerProtocol};
 use crate::group::described::{analyze, ClusterTopic, DescribedMember, PredictError, View};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod classic;
@@ -57,7 +58,7 @@ pub use consumer::{consumer, consumer_with, ConsumerGroupCheck};
 
 /// The group-coordinator settings of one broker (DescribeConfigs); `None`
 /// where the broker did not report the setting (its default applies).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct BrokerConfig {
     /// The broker id.
     pub broker: i32,
@@ -145,9 +146,37 @@ pub struct ClientMembers {
     pub evidence: String,
 }
 
+/// Its JSON: the client's id and name, the members, the evidence, and the
+/// client's facts a move to the consumer protocol depends on.
+impl Serialize for ClientMembers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            client: &'static str,
+            name: &'static str,
+            members: &'a [String],
+            evidence: &'a str,
+            consumer_protocol: Option<ConsumerProtocol>,
+            without: Option<&'static str>,
+            alternative: &'static str,
+        }
+        let f = self.client.facts();
+        Json {
+            client: self.client.id(),
+            name: f.name,
+            members: &self.members,
+            evidence: &self.evidence,
+            consumer_protocol: f.consumer_protocol,
+            without: f.without,
+            alternative: f.alternative,
+        }
+        .serialize(s)
+    }
+}
+
 /// Which brokers accept partwise's broker assignor (`copartitioned` in
 /// `group.consumer.assignors`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Copartitioned {
     /// Brokers that list it.
     pub accepting: Vec<i32>,
@@ -258,29 +287,31 @@ pub struct RangeCheck {
 }
 
 /// Whether an accepted assignor keeps co-partitioned indices together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum KeepsUnits {
     /// Always (the `copartitioned` assignor).
     Yes,
     /// Not for this group (or not guaranteed for any).
     No,
     /// Only while its preconditions hold; they hold for this group.
+    #[serde(rename = "while-preconditions-hold")]
     Holds,
     /// An assignor partwise does not know.
     Unknown,
 }
 
 /// A `group.consumer.assignors` entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RemoteAssignor {
     /// The entry as configured.
     pub entry: String,
     /// The name a client sets in `group.remote.assignor`, when known.
     pub name: Option<String>,
-    /// Whether it keeps this group's units whole.
-    pub keeps_units: KeepsUnits,
     /// The default (the first entry: what a client that sets none gets).
     pub default: bool,
+    /// Whether it keeps this group's units whole.
+    pub keeps_units: KeepsUnits,
 }
 
 /// The readiness of one group.

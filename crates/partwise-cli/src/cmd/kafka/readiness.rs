@@ -6,16 +6,18 @@ use super::kerr;
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format, Table};
 use crate::render::group::{matrices_json, members_json, write_matrices, write_members};
-use partwise::assign::BrokerModel;
+use partwise::assign::{Assignor, BrokerModel};
 use partwise::findings::Finding;
 use partwise::group::clients::Client;
+use partwise::group::described::View;
 use partwise::readiness::{
-    BrokerConfig, ClientMembers, ConsumerGroupCheck, KeepsUnits, RangeCheck, Readiness,
-    RemoteAssignor, Upgrade,
+    BrokerConfig, ClientMembers, ConsumerGroupCheck, Copartitioned, KeepsUnits, RangeCheck,
+    Readiness, RemoteAssignor, Upgrade,
 };
 use partwise_kafka::readiness::{readiness, ReadinessReport, ServerModels, Verdict};
 use partwise_kafka::Connection;
-use serde_json::{json, Value};
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::Write;
 
 pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
@@ -44,7 +46,7 @@ pub fn run(conn: &Connection, group: &str, format: Format) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match format {
         Format::Table => write_table(&mut crate::output::Visible::new(&mut out), &r)?,
-        format => crate::output::write_doc(&mut out, format, &to_json(&r))?,
+        format => crate::output::write_doc(&mut out, format, &to_doc(&r))?,
     }
     out.flush()?;
     Ok(if findings.is_empty() {
@@ -147,15 +149,6 @@ fn write_uniform(out: &mut impl Write, r: &ReadinessReport) -> Result<()> {
         )?),
         _ => Ok(()),
     }
-}
-
-fn model_json(m: &BrokerModel) -> Value {
-    json!({
-        "model": m.assignor.map(|a| a.spec()),
-        "kafka_versions": m.assignor.and_then(|a| a.kafka_versions()),
-        "broker_release_line": m.line,
-        "evidence": m.evidence,
-    })
 }
 
 fn write_findings(out: &mut impl Write, findings: &[Finding]) -> Result<()> {
@@ -384,166 +377,222 @@ now: the group's live assignment {now}"
     }
 }
 
-fn assignors_json(list: &[RemoteAssignor]) -> Vec<Value> {
-    list.iter()
-        .map(|a| {
-            json!({
-                "entry": a.entry,
-                "name": a.name,
-                "default": a.default,
-                "keeps_units": match a.keeps_units {
-                    KeepsUnits::Yes => "yes",
-                    KeepsUnits::No => "no",
-                    KeepsUnits::Holds => "while-preconditions-hold",
-                    KeepsUnits::Unknown => "unknown",
-                },
-            })
-        })
-        .collect()
+/// The JSON of one group's assignment: who holds what, the co-location
+/// of each set of equally partitioned topics, and how many indices split.
+#[derive(Serialize)]
+struct ViewJson<'a> {
+    assignment: BTreeMap<String, Vec<(String, u32)>>,
+    colocation: partwise_kafka::group::Colocations<'a>,
+    split_count: usize,
 }
 
-fn clients_json(list: &[ClientMembers]) -> Vec<Value> {
-    list.iter()
-        .map(|c| {
-            let f = c.client.facts();
-            json!({
-                "client": c.client.id(),
-                "name": f.name,
-                "members": c.members,
-                "evidence": c.evidence,
-                "consumer_protocol": f.consumer_protocol.map(|p| json!({
-                    "since": p.since,
-                    "preview": p.preview,
-                    "setting": p.setting,
-                    "remote_assignor": p.remote_assignor,
-                })),
-                "without": f.without,
-                "alternative": f.alternative,
-            })
-        })
-        .collect()
-}
-
-fn findings_json(list: &[Finding]) -> Value {
-    serde_json::to_value(list).unwrap_or_default()
-}
-
-fn view_json(v: &partwise::group::described::View) -> Value {
-    json!({
-        "assignment": v.owned_by(),
-        "colocation": matrices_json(v),
-        "split_count": v.split_count(),
-    })
-}
-
-fn range_json(rc: &RangeCheck) -> Value {
-    let mut v = view_json(&rc.view);
-    v["model"] = json!(rc.model.spec());
-    v["subscriptions"] = rc
-        .subscriptions
-        .iter()
-        .map(|(t, m)| json!({"topics": t, "members": m}))
-        .collect();
-    v["partition_counts"] = rc.counts.iter().map(|(t, n)| json!([t, n])).collect();
-    v
-}
-
-fn to_json(r: &ReadinessReport) -> Value {
-    let d = &r.description;
-    let brokers: Vec<Value> = r
-        .configs
-        .iter()
-        .map(|c| {
-            json!({
-                "broker": c.broker,
-                "migration_policy": c.migration_policy,
-                "consumer_max_size": c.consumer_max_size,
-                "assignors": c.assignors,
-                "rebalance_protocols": c.rebalance_protocols,
-            })
-        })
-        .collect();
-    let (readiness, findings) = match &r.verdict {
-        Verdict::Classic(c) => {
-            let blocked = c.without_consumer_protocol();
-            let upgrade = match &c.upgrade {
-                Upgrade::Allowed { how } if !blocked.is_empty() => json!({
-                    "verdict": "blocked",
-                    "coordinator": "allowed",
-                    "how": how,
-                    "blocked_by": blocked.iter().map(|b| b.client.id()).collect::<Vec<_>>(),
-                }),
-                Upgrade::Allowed { how } => json!({"verdict": "allowed", "how": how}),
-                Upgrade::Refused {
-                    reason,
-                    error,
-                    message,
-                    detail,
-                } => json!({
-                    "verdict": "refused",
-                    "kind": reason.kind(),
-                    "error": error,
-                    "message": message,
-                    "detail": detail,
-                }),
-                Upgrade::Unknown { why } => json!({"verdict": "unknown", "why": why}),
-            };
-            let range = c.range.as_ref().map(range_json);
-            (
-                json!({
-                    "live": c.live.as_ref().map(view_json),
-                    "upgrade": upgrade,
-                    "clients": clients_json(&c.clients),
-                    "server_range": range,
-                    "server_uniform": r.uniform.as_ref().map(|u| {
-                        let mut v = view_json(u);
-                        v["model"] = json!(r.models.uniform.assignor.map(|a| a.spec()));
-                        v
-                    }),
-                    "remote_assignors": assignors_json(&c.assignors),
-                    "copartitioned_brokers": {
-                        "accepting": c.copartitioned.accepting,
-                        "lacking": c.copartitioned.lacking,
-                    },
-                }),
-                &c.findings,
-            )
+impl<'a> ViewJson<'a> {
+    fn of(v: &'a View) -> Self {
+        ViewJson {
+            assignment: v.owned_by(),
+            colocation: matrices_json(v),
+            split_count: v.split_count(),
         }
+    }
+}
+
+/// Server range's predicted assignment, with its model and what differs
+/// between the members' subscriptions and the topics' counts.
+#[derive(Serialize)]
+struct RangeJson<'a> {
+    #[serde(flatten)]
+    view: ViewJson<'a>,
+    model: Assignor,
+    subscriptions: Vec<Subscribers<'a>>,
+    partition_counts: &'a [(String, u32)],
+}
+
+#[derive(Serialize)]
+struct Subscribers<'a> {
+    topics: &'a [String],
+    members: &'a [String],
+}
+
+impl<'a> RangeJson<'a> {
+    fn of(rc: &'a RangeCheck) -> Self {
+        RangeJson {
+            view: ViewJson::of(&rc.view),
+            model: rc.model,
+            subscriptions: rc
+                .subscriptions
+                .iter()
+                .map(|(topics, members)| Subscribers { topics, members })
+                .collect(),
+            partition_counts: &rc.counts,
+        }
+    }
+}
+
+/// Server uniform's predicted assignment, with the broker's model of it.
+#[derive(Serialize)]
+struct UniformJson<'a> {
+    #[serde(flatten)]
+    view: ViewJson<'a>,
+    model: Option<Assignor>,
+}
+
+/// The online upgrade's verdict: the coordinator's, or `blocked` when it
+/// would allow the move but members' clients have no consumer protocol.
+#[derive(Serialize)]
+#[serde(tag = "verdict", rename_all = "lowercase")]
+enum UpgradeJson<'a> {
+    Blocked {
+        coordinator: &'static str,
+        how: &'a str,
+        blocked_by: Vec<&'static str>,
+    },
+    Allowed {
+        how: &'a str,
+    },
+    Refused {
+        kind: &'static str,
+        error: &'static str,
+        message: &'a str,
+        detail: &'a str,
+    },
+    Unknown {
+        why: &'a str,
+    },
+}
+
+impl<'a> UpgradeJson<'a> {
+    fn of(c: &'a Readiness) -> Self {
+        let blocked = c.without_consumer_protocol();
+        match &c.upgrade {
+            Upgrade::Allowed { how } if !blocked.is_empty() => UpgradeJson::Blocked {
+                coordinator: "allowed",
+                how,
+                blocked_by: blocked.iter().map(|b| b.client.id()).collect(),
+            },
+            Upgrade::Allowed { how } => UpgradeJson::Allowed { how },
+            Upgrade::Refused {
+                reason,
+                error,
+                message,
+                detail,
+            } => UpgradeJson::Refused {
+                kind: reason.kind(),
+                error,
+                message,
+                detail,
+            },
+            Upgrade::Unknown { why } => UpgradeJson::Unknown { why },
+        }
+    }
+}
+
+/// The models of the two built-in server assignors this readiness used.
+#[derive(Serialize)]
+struct ModelsJson<'a> {
+    uniform: &'a BrokerModel,
+    range: &'a BrokerModel,
+}
+
+/// The readiness of a classic group, or of one on the consumer protocol.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ReadinessJson<'a> {
+    Classic {
+        live: Option<ViewJson<'a>>,
+        upgrade: UpgradeJson<'a>,
+        clients: &'a [ClientMembers],
+        server_range: Option<RangeJson<'a>>,
+        server_uniform: Option<UniformJson<'a>>,
+        remote_assignors: &'a [RemoteAssignor],
+        copartitioned_brokers: &'a Copartitioned,
+        server_assignor_models: ModelsJson<'a>,
+    },
+    Consumer {
+        assignor: &'a str,
+        target: Option<ViewJson<'a>>,
+        current: Option<ViewJson<'a>>,
+        reconciled: bool,
+        server_range: Option<RangeJson<'a>>,
+        remote_assignors: &'a [RemoteAssignor],
+        clients: &'a [ClientMembers],
+        server_assignor_models: ModelsJson<'a>,
+    },
+}
+
+/// The document of `--readiness --format json`.
+#[derive(Serialize)]
+struct ReadinessDoc<'a> {
+    group: &'a str,
+    state: &'a str,
+    protocol_type: &'a str,
+    group_protocol: &'a str,
+    protocol: &'a str,
+    members: &'a [partwise_kafka::group::MemberDescription],
+    brokers: &'a [BrokerConfig],
+    readiness: ReadinessJson<'a>,
+    findings: &'a [Finding],
+    ready: bool,
+}
+
+fn to_doc(r: &ReadinessReport) -> ReadinessDoc<'_> {
+    let d = &r.description;
+    let models = || ModelsJson {
+        uniform: &r.models.uniform,
+        range: &r.models.range,
+    };
+    let (readiness, findings) = match &r.verdict {
+        Verdict::Classic(c) => (
+            ReadinessJson::Classic {
+                live: c.live.as_ref().map(ViewJson::of),
+                upgrade: UpgradeJson::of(c),
+                clients: &c.clients,
+                server_range: c.range.as_ref().map(RangeJson::of),
+                server_uniform: r.uniform.as_ref().map(|u| UniformJson {
+                    view: ViewJson::of(u),
+                    model: r.models.uniform.assignor,
+                }),
+                remote_assignors: &c.assignors,
+                copartitioned_brokers: &c.copartitioned,
+                server_assignor_models: models(),
+            },
+            &c.findings,
+        ),
         Verdict::Consumer(c) => (
-            json!({
-                "assignor": c.assignor,
-                "target": c.target.as_ref().map(view_json),
-                "current": c.current.as_ref().map(view_json),
-                "reconciled": c.reconciled,
-                "server_range": c.range.as_ref().map(range_json),
-                "remote_assignors": assignors_json(&c.assignors),
-                "clients": clients_json(&c.clients),
-            }),
+            ReadinessJson::Consumer {
+                assignor: &c.assignor,
+                target: c.target.as_ref().map(ViewJson::of),
+                current: c.current.as_ref().map(ViewJson::of),
+                reconciled: c.reconciled,
+                server_range: c.range.as_ref().map(RangeJson::of),
+                remote_assignors: &c.assignors,
+                clients: &c.clients,
+                server_assignor_models: models(),
+            },
             &c.findings,
         ),
     };
-    let mut readiness = readiness;
-    readiness["server_assignor_models"] = json!({
-        "uniform": model_json(&r.models.uniform),
-        "range": model_json(&r.models.range),
-    });
-    json!({
-        "group": d.name,
-        "state": d.state,
-        "protocol_type": d.protocol_type,
-        "group_protocol": d.group_protocol,
-        "protocol": d.protocol,
-        "members": members_json(d),
-        "brokers": brokers,
-        "readiness": readiness,
-        "findings": findings_json(findings),
-        "ready": findings.is_empty(),
-    })
+    ReadinessDoc {
+        group: &d.name,
+        state: &d.state,
+        protocol_type: &d.protocol_type,
+        group_protocol: &d.group_protocol,
+        protocol: &d.protocol,
+        members: members_json(d),
+        brokers: &r.configs,
+        readiness,
+        findings,
+        ready: findings.is_empty(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn to_json(r: &ReadinessReport) -> Value {
+        serde_json::to_value(to_doc(r)).unwrap()
+    }
     use partwise::group::described::ClusterTopic;
     use partwise::readiness::{classic_with, ClassicGroup, ClientSeen};
     use partwise_kafka::group::{AssignmentData, GroupDescription, MemberDescription};
