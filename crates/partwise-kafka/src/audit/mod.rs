@@ -21,15 +21,13 @@ use crate::fetch::{Event, PartitionReader};
 mod verdict;
 
 pub use verdict::{summarize, verdict, Verdict};
-use partwise::encoding::Detected;
-use partwise::findings::{ObservedWriter, Reason};
+
 use partwise::inference::{Analyzer, Candidate, RecordRef, Routing};
 use partwise::traffic::hitters::{HeavyHitters, KeyTally};
 use partwise::traffic::skew::SkewStats;
 use partwise::PartitionCount;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 /// What to audit.
@@ -753,6 +751,7 @@ fn offsets_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use partwise::findings::Reason;
     use rdkafka::types::RDKafkaErrorCode as C;
 
     fn info(leaders: &[Option<i32>]) -> Vec<PartitionInfo> {

@@ -2,8 +2,10 @@
 //! the partitioners that explain each one's sample, and their key encodings.
 
 use super::TopicAudit;
+use partwise::encoding::Detected;
 use partwise::findings::{ObservedWriter, Reason};
 use partwise::inference::Candidate;
+use std::collections::BTreeSet;
 
 /// Whether the audited topics are co-partitioned.
 #[derive(Clone, Debug, PartialEq)]

@@ -588,7 +588,7 @@ fn to_doc(r: &ReadinessReport) -> ReadinessDoc<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn to_json(r: &ReadinessReport) -> Value {
         serde_json::to_value(to_doc(r)).unwrap()
