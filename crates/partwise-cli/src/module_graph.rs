@@ -1,7 +1,7 @@
 //! No command module uses another command's module: what several commands
 //! share lives in `cmd/mod.rs`, `cmd/parse.rs`, `cmd/conn.rs`, `cmd/flags.rs` (and the
 //! subcommands of `kafka` in `cmd/kafka/mod.rs`), or outside `cmd/`
-//! (`render/`, `load.rs`, `input.rs`, `output.rs`). Read from the sources,
+//! (`render/`, `load.rs`, `input/`, `output.rs`). Read from the sources,
 //! so a new `use` of a sibling fails here naming the file and the path.
 
 use std::path::{Path, PathBuf};

@@ -39,8 +39,9 @@ pub struct Args {
     topics: Vec<super::parse::TopicCount>,
     #[command(flatten)]
     input: super::flags::InputFlag,
-    /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
-    /// each co-partition group also says what share of the records lands on
+    /// The keys with their traffic: KEY,COUNT lines (the count after the last comma)
+    ///
+    /// In place of -i: each co-partition group also says what share of the records lands on
     /// one partition number everywhere. With --streams and -b, live:DURATION
     /// (live:1h) or live:last=N takes them from the source topics' newest
     /// records, sampled as kafka audit --since/--from-end does

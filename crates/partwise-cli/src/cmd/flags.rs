@@ -212,9 +212,11 @@ mod tests {
     /// Long names whose definitions still differ between commands, each
     /// with why; the test fails when one of these stops differing too, so
     /// the list holds only what is true and can only shrink. The first two
-    /// differ on purpose; `--assignor` and `--consumers` are not yet one
-    /// definition.
-    const SHAPES: [(&str, &str); 4] = [
+    /// differ on purpose, and so do `--counts`' accepted values (one
+    /// meaning, a KEY,COUNT file; `check` and `report` can also take the
+    /// counts from the cluster); `--assignor` and `--consumers` are not yet
+    /// one definition.
+    const SHAPES: [(&str, &str); 5] = [
         (
             "format",
             "report writes a page: html in place of the others' table",
@@ -225,6 +227,10 @@ mod tests {
         ),
         ("assignor", "not yet one definition; kafka consume's is the runtime's protocol"),
         ("consumers", "not yet one definition"),
+        (
+            "counts",
+            "one meaning, a KEY,COUNT file; check and report also take live:DURATION or live:last=N, the counts read from the cluster",
+        ),
     ];
 
     /// Every long flag means one thing in every command that takes it.

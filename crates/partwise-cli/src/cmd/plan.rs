@@ -46,8 +46,10 @@ pub struct Args {
         long_help = "Producer batch.size in bytes (for the producer-memory estimate)",
        long, value_name = "BYTES", default_value = "16384", value_parser = super::parse::positive_u64)]
     batch_size: u64,
-    /// The keys with their traffic, KEY,COUNT lines: the hottest partition,
-    /// not an even 1/P share, must fit what one partition takes
+    /// The keys with their traffic: KEY,COUNT lines (the count after the last comma)
+    ///
+    /// The hottest partition, not an even 1/P share, must fit what one
+    /// partition takes
     #[arg(long, value_name = "FILE")]
     counts: Option<PathBuf>,
     #[command(flatten)]

@@ -49,8 +49,9 @@ pub struct Args {
     topics: Vec<super::parse::TopicCount>,
     #[command(flatten)]
     input: super::flags::InputFlag,
-    /// The sample keys with their traffic, KEY,COUNT lines (instead of -i):
-    /// loads, hot partitions and consumer shares are then of records; without
+    /// The keys with their traffic: KEY,COUNT lines (the count after the last comma)
+    ///
+    /// In place of -i: loads, hot partitions and consumer shares are then of records; without
     /// it no partition is called hot, the load being unknown. With -b,
     /// live:DURATION (live:1h) or live:last=N takes them from the topics'
     /// newest records, sampled as kafka audit --since/--from-end does

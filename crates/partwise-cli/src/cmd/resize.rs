@@ -49,8 +49,9 @@ pub struct Args {
     partitioner: super::flags::MaybePartitioner,
     #[command(flatten)]
     input: super::flags::InputFlag,
-    /// The keys with their traffic: KEY,COUNT lines (the count after the last
-    /// comma); figures are then records moved and loads, not only keys
+    /// The keys with their traffic: KEY,COUNT lines (the count after the last comma)
+    ///
+    /// Figures are then records moved and loads, not only keys
     #[arg(long, value_name = "FILE", conflicts_with_all = ["keys", "input"])]
     counts: Option<PathBuf>,
     /// Assignor of the consumers whose busiest member --suggest --counts weighs

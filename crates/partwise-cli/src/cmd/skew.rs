@@ -37,7 +37,7 @@ pub struct Args {
     routing: super::Routing,
     #[command(flatten)]
     input: super::flags::InputFlag,
-    /// Lines are KEY,COUNT (the count after the last comma): each key weighs its count
+    /// Lines of -i are KEY,COUNT (the count after the last comma): each key weighs its count
     #[arg(long = "weighted", alias = "counts")]
     counts: bool,
     #[command(flatten)]
