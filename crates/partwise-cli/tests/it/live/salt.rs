@@ -39,7 +39,7 @@ topics = ["{ticks}", "{alerts}"]
         .arg(topology.path())
         .args(["--topic", &ticks, "-i"])
         .arg(counts.path())
-        .args(["--counts", "--key", "BBCA", "--format", "json"])
+        .args(["--weighted", "--key", "BBCA", "--format", "json"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

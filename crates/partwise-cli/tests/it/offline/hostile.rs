@@ -2444,7 +2444,7 @@ fn warnings_show_invisible_characters_escaped() {
         .output()
         .unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("--counts was not given"), "{err}");
+    assert!(err.contains("--weighted was not given"), "{err}");
     assert!(!err.contains(INVISIBLE), "{err:?}");
     assert!(err.contains("k\\u{1b}[2J\\u{202e}.csv"), "{err}");
 }

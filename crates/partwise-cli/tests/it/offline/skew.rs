@@ -249,11 +249,11 @@ fn skew_warns_when_lines_look_like_counts() {
         .unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("looks like KEY,COUNT") && err.contains("--counts"),
+        err.contains("looks like KEY,COUNT") && err.contains("--weighted"),
         "{err}"
     );
     let out = partwise()
-        .args(["skew", "-i", path, "-p", "12", "--counts"])
+        .args(["skew", "-i", path, "-p", "12", "--weighted"])
         .output()
         .unwrap();
     assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
