@@ -1096,7 +1096,6 @@ fn the_checker_sees_the_holes_it_is_for() {
 /// or property, nor a bare spec.
 #[test]
 fn every_client_is_told_its_own_settings() {
-    use super::leader::LeaderFinding;
     let mut failures = Vec::new();
     let foreign = [
         "org.apache.kafka",
@@ -1117,26 +1116,7 @@ fn every_client_is_told_its_own_settings() {
                 texts.extend(fix_of(a, assignors.clone(), counts).lines());
             }
         }
-        let findings = [
-            LeaderFinding::Throws {
-                assignor: a,
-                exception: "KeyError".into(),
-                message: "(None, 'm1')".into(),
-                stale: None,
-            },
-            LeaderFinding::AssignedTwice {
-                assignor: a,
-                topic: "t".into(),
-                partition: 1,
-                members: vec!["m0".into(), "m1".into()],
-            },
-            LeaderFinding::Unsubscribed {
-                assignor: a,
-                member: "m1".into(),
-                topic: "t".into(),
-                partition: 0,
-            },
-        ];
+        let findings = leader_findings(a);
         if a.python_setting().is_some() {
             for f in &findings {
                 assert!(f.kind().starts_with("python-leader"), "{a}: {}", f.kind());
@@ -1197,6 +1177,38 @@ fn every_client_is_told_its_own_settings() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// One finding of each kind `a`'s leader can make with stale claims.
+fn leader_findings(a: Assignor) -> [super::leader::LeaderFinding; 4] {
+    use super::leader::LeaderFinding;
+    [
+        LeaderFinding::Throws {
+            assignor: a,
+            exception: "KeyError".into(),
+            message: "(None, 'm1')".into(),
+            stale: None,
+        },
+        LeaderFinding::AssignedTwice {
+            assignor: a,
+            topic: "t".into(),
+            partition: 1,
+            members: vec!["m0".into(), "m1".into()],
+        },
+        LeaderFinding::Unsubscribed {
+            assignor: a,
+            member: "m1".into(),
+            topic: "t".into(),
+            partition: 0,
+        },
+        LeaderFinding::MissingPartition {
+            assignor: a,
+            member: "m1".into(),
+            topic: "t".into(),
+            partition: 6,
+            partitions: 6,
+        },
+    ]
 }
 
 /// Every finding kind a check reports, walked above, is in the registry,
@@ -1260,35 +1272,7 @@ fn the_registry_is_every_kind_reported() {
     seen.extend(streams_group_findings().iter().map(|f| f.kind));
     seen.extend(readiness_findings().iter().map(|(_, k, _, _)| *k));
     for a in [Assignor::JavaSticky, Assignor::KafkaPythonSticky] {
-        for f in [
-            LeaderFinding::MissingPartition {
-                assignor: a,
-                member: "m".into(),
-                topic: "t".into(),
-                partition: 6,
-                partitions: 6,
-            },
-            LeaderFinding::AssignedTwice {
-                assignor: a,
-                topic: "t".into(),
-                partition: 1,
-                members: vec!["m0".into(), "m1".into()],
-            },
-            LeaderFinding::Unsubscribed {
-                assignor: a,
-                member: "m".into(),
-                topic: "t".into(),
-                partition: 0,
-            },
-            LeaderFinding::Throws {
-                assignor: a,
-                exception: "E".into(),
-                message: "m".into(),
-                stale: None,
-            },
-        ] {
-            seen.insert(f.kind());
-        }
+        seen.extend(leader_findings(a).iter().map(LeaderFinding::kind));
     }
     seen.extend(salt_refusals().iter().map(|f| f.kind));
     let registered: std::collections::BTreeSet<&str> = KINDS.iter().map(|k| k.id).collect();
