@@ -246,13 +246,15 @@ pub fn for_each_line_group_mapped<E: From<CliError>>(
     mut f: impl FnMut(u64, &[&[u8]]) -> std::result::Result<(), E>,
 ) -> std::result::Result<u64, E> {
     let name = path.display().to_string();
-    let Some(map) = map_file(path, true)? else {
-        // A device or a pipe (`/dev/stdin`, `<(cmd)`), or a regular file that
-        // reports no length (`/proc/cpuinfo`): its length says nothing about
-        // its lines, so read it as a stream (a truly empty file reads the
-        // same either way).
-        let err = |e: io::Error| CliError::context(format!("reading key file {name}"), e);
-        return for_each_line_group(&mut File::open(path).map_err(err)?, &name, f);
+    let map = match open_mapped(path, true)? {
+        Ok(map) => map,
+        // A device or a pipe (`/dev/stdin`, `<(cmd)`, a FIFO), or a regular
+        // file that reports no length (`/proc/cpuinfo`): its length says
+        // nothing about its lines, so read it as a stream (a truly empty file
+        // reads the same either way), through the descriptor already open: a
+        // FIFO opened a second time waits for a writer that has already
+        // written to the first and gone.
+        Err(mut stream) => return for_each_line_group(&mut stream, &name, f),
     };
     let mut line_no = 0;
     let mut lint = Lint::new(name.as_str());
@@ -277,11 +279,17 @@ pub(super) struct Mapped {
 /// end, by one thread); `None` for anything else (a device, a pipe) or a
 /// file that reports no length.
 pub(super) fn map_file(path: &Path, sequential: bool) -> Result<Option<Mapped>, CliError> {
+    Ok(open_mapped(path, sequential)?.ok())
+}
+
+/// Opens `path` once and maps it when it is a regular file with a length;
+/// otherwise hands back the open file, to be read as a stream.
+fn open_mapped(path: &Path, sequential: bool) -> Result<Result<Mapped, File>, CliError> {
     let err = |e: io::Error| CliError::context(format!("reading key file {}", path.display()), e);
     let file = File::open(path).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
     if !meta.is_file() || meta.len() == 0 {
-        return Ok(None);
+        return Ok(Err(file));
     }
     // If another process truncates the file meanwhile, reads past its new
     // end raise SIGBUS; the guard turns that into exit 2 naming the file,
@@ -294,7 +302,7 @@ pub(super) fn map_file(path: &Path, sequential: bool) -> Result<Option<Mapped>, 
     if sequential {
         let _ = bytes.advise(memmap2::Advice::Sequential);
     }
-    Ok(Some(Mapped {
+    Ok(Ok(Mapped {
         bytes,
         _guard: guard,
     }))

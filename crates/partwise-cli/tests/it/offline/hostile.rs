@@ -1199,16 +1199,21 @@ fn streams_given_as_files_are_read_by_every_key_reader() {
         for (how, script) in [
             (
                 "<(...)",
-                format!("{bin} {cmd} -i <(printf 'BBCA\\nANTM\\n')"),
+                format!("timeout 20 {bin} {cmd} -i <(printf 'BBCA\\nANTM\\n')"),
             ),
             (
                 "/dev/stdin",
-                format!("printf 'BBCA\\nANTM\\n' | {bin} {cmd} -i /dev/stdin"),
+                format!("printf 'BBCA\\nANTM\\n' | timeout 20 {bin} {cmd} -i /dev/stdin"),
             ),
             (
                 "fifo",
+                // The writer writes once and goes: a reader that opens the
+                // FIFO a second time waits for ever, so each side has a
+                // timeout (exit 124 fails the test instead of hanging it),
+                // and the writer keeps off the pipes this test reads to
+                // their end.
                 format!(
-                    "(printf 'BBCA\\nANTM\\n' > {f}) & {bin} {cmd} -i {f}",
+                    "(timeout 20 bash -c \"printf 'BBCA\\nANTM\\n' > {f}\") >/dev/null 2>&1 & timeout 20 {bin} {cmd} -i {f}",
                     f = fifo.display()
                 ),
             ),
