@@ -17,10 +17,8 @@ use super::parse::{self, TopicCount};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Assignor spec, CLIENT[:NAME]: java:range, kip848:uniform, franz-go, sarama:sticky, ...
-    /// (--help lists every one)
     #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor,
-          long_help = crate::render::catalog::assignor_help())]
+          help = super::flags::ASSIGNOR, long_help = crate::render::catalog::assignor_help())]
     assignor: Assignor,
     /// Number of members, named m00, m01, ...
     #[arg(short = 'm', long = "members", value_name = "K", conflicts_with_all = ["member", "sweep", "group"], value_parser = parse::members)]

@@ -7,7 +7,7 @@
 //! redefines the flag. A flag of one shape taken as one value, an optional
 //! one or a repeated one is one definition per shape here, with the same
 //! words. The flags whose commands keep their own field (their values'
-//! types differ: `-p`, `--threads`, `--streams`, `--topology`, `--top`,
+//! types differ: `-a`, `--consumers`, `-p`, `--threads`, `--streams`, `--topology`, `--top`,
 //! `--sample`, `--batch-size`, `--replication-factor`) take their short help
 //! from a constant here. The test below walks every command's clap
 //! definition and fails when one long name has two meanings.
@@ -23,6 +23,13 @@ use std::time::Duration;
 
 /// The short help of `-P/--partitioner`.
 const PARTITIONER: &str = "Partitioner spec CLIENT[:NAME] (`partwise partitioners` lists them)";
+
+/// The short help of `-a/--assignor`.
+pub const ASSIGNOR: &str =
+    "Consumer-group assignor spec CLIENT[:NAME] (`partwise partitioners` lists them)";
+
+/// The short help of `--consumers`.
+pub const CONSUMERS: &str = "How many consumers the group has";
 
 /// The short help of `-p/--partitions`.
 pub const PARTITIONS: &str = "Number of partitions of the topic";
@@ -214,9 +221,8 @@ mod tests {
     /// the list holds only what is true and can only shrink. The first two
     /// differ on purpose, and so do `--counts`' accepted values (one
     /// meaning, a KEY,COUNT file; `check` and `report` can also take the
-    /// counts from the cluster); `--assignor` and `--consumers` are not yet
-    /// one definition.
-    const SHAPES: [(&str, &str); 5] = [
+    /// counts from the cluster).
+    const SHAPES: [(&str, &str); 3] = [
         (
             "format",
             "report writes a page: html in place of the others' table",
@@ -225,8 +231,6 @@ mod tests {
             "topic",
             "a command that asks no cluster takes a topic with its count, NAME:N; a live one its name",
         ),
-        ("assignor", "not yet one definition; kafka consume's is the runtime's protocol"),
-        ("consumers", "not yet one definition"),
         (
             "counts",
             "one meaning, a KEY,COUNT file; check and report also take live:DURATION or live:last=N, the counts read from the cluster",

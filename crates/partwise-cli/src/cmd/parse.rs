@@ -94,6 +94,16 @@ pub fn assignor(s: &str) -> Result<Assignor, partwise::Error> {
     s.parse()
 }
 
+/// `kafka consume --assignor`: an assignor spec, as [`assignor`] reads
+/// it, or `range`, its former value (the protocol name), kept for one
+/// release as `java:range`.
+pub fn consume_assignor(s: &str) -> Result<Assignor, partwise::Error> {
+    if s == "range" {
+        return Ok(Assignor::JavaRange);
+    }
+    assignor(s)
+}
+
 /// `--key-format F`.
 pub fn key_format(s: &str) -> Result<KeyFormat, partwise::Error> {
     s.parse()
@@ -278,18 +288,6 @@ pub fn members(s: &str) -> Result<usize, String> {
 /// `assign --sweep A..B`: group sizes from 1 to [`MAX_MEMBERS`].
 pub fn member_range(s: &str) -> Result<(usize, usize), String> {
     size_range(s, MAX_MEMBERS)
-}
-
-/// `kafka consume --assignor`: the group protocols the runtime speaks.
-pub fn group_assignor(s: &str) -> Result<partwise_group::GroupAssignor, String> {
-    use partwise_group::GroupAssignor;
-    match s {
-        "copartitioned" => Ok(GroupAssignor::Copartitioned),
-        "range" => Ok(GroupAssignor::Range),
-        other => Err(format!(
-            "unknown group protocol '{other}' (known: copartitioned, range)"
-        )),
-    }
 }
 
 /// `kafka consume --group-protocol`, and `-X group.protocol`.

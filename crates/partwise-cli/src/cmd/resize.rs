@@ -54,9 +54,9 @@ pub struct Args {
     /// Figures are then records moved and loads, not only keys
     #[arg(long, value_name = "FILE", conflicts_with_all = ["keys", "input"])]
     counts: Option<PathBuf>,
-    /// Assignor of the consumers whose busiest member --suggest --counts weighs
-    /// (default: the topology's group reading --topic, else java:range)
-    #[arg(long, value_name = "SPEC", requires = "counts", value_parser = parse::assignor)]
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", requires = "counts", value_parser = parse::assignor,
+          help = super::flags::ASSIGNOR,
+          long_help = "The assignor of the consumers whose busiest member --suggest --counts weighs (default: the topology's group reading --topic, else java:range)")]
     assignor: Option<partwise::assign::Assignor>,
     #[command(flatten)]
     key_format: super::flags::MaybeKeyFormat,
@@ -80,14 +80,15 @@ pub struct Args {
         value_parser = parse::partitions
     )]
     target: Option<PartitionCount>,
-    /// Consumer counts that must divide the partition count (with --suggest; repeatable or comma-separated)
     #[arg(
         long,
-        value_name = "K",
+        value_name = "M",
         value_delimiter = ',',
         requires = "suggest",
         allow_negative_numbers = true,
-        value_parser = parse::consumer_count
+        value_parser = parse::consumer_count,
+        help = super::flags::CONSUMERS,
+        long_help = "How many consumers the group has, with --suggest: the partition counts suggested divide evenly among them (repeatable or comma-separated, for a group that grows)"
     )]
     consumers: Vec<PartitionCount>,
     /// Number of suggestions

@@ -83,11 +83,13 @@ pub struct Args {
     /// Largest salt range to consider
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_range: u32,
-    /// Consumers in the group, to show what each carries before and after (with -i)
-    #[arg(long, value_name = "M", requires = "input", value_parser = super::parse::positive_u32)]
+    #[arg(long, value_name = "M", requires = "input", value_parser = super::parse::positive_u32,
+          help = super::flags::CONSUMERS,
+          long_help = "How many consumers the group has: what each carries before and after salting, under --assignor (with -i)")]
     consumers: Option<u32>,
-    /// Assignor of the consumer group (any spec of `partwise assign`)
-    #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor,
+          help = super::flags::ASSIGNOR,
+          long_help = "The consumer group's assignor (any spec of `partwise assign`), for --consumers")]
     assignor: Assignor,
     #[command(flatten)]
     format: super::flags::FormatFlag,

@@ -42,11 +42,13 @@ pub struct Args {
     counts: bool,
     #[command(flatten)]
     key_format: super::flags::KeyFormatFlag,
-    /// Consumers in the group, to show each one's share and the idle ones
-    #[arg(long, value_name = "M", allow_negative_numbers = true, value_parser = super::parse::positive_u32)]
+    #[arg(long, value_name = "M", allow_negative_numbers = true, value_parser = super::parse::positive_u32,
+          help = super::flags::CONSUMERS,
+          long_help = "How many consumers the group has: each one's share of the load under --assignor, and the idle ones")]
     consumers: Option<u32>,
-    /// Assignor of the consumer group (any spec of `partwise assign`)
-    #[arg(long, value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor)]
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", default_value = "java:range", value_parser = super::parse::assignor,
+          help = super::flags::ASSIGNOR,
+          long_help = "The consumer group's assignor (any spec of `partwise assign`), for --consumers")]
     assignor: Assignor,
     /// Total produce rate into the topic, MB/s, for the lag forecast
     #[arg(long, value_name = "MBPS", allow_negative_numbers = true)]

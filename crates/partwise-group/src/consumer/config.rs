@@ -19,6 +19,20 @@ pub enum GroupAssignor {
 }
 
 impl GroupAssignor {
+    /// The runtime's assignor that runs `a` when this member leads, `None`
+    /// for an assignor it does not run: it leads a classic group with
+    /// partwise's own `copartitioned` or with Java's `range` (the protocol
+    /// every client's range assignor is named by), whose placement it
+    /// computes with the core's model of each.
+    pub fn of(a: partwise::assign::Assignor) -> Option<GroupAssignor> {
+        use partwise::assign::Assignor;
+        match a {
+            Assignor::Copartitioned => Some(GroupAssignor::Copartitioned),
+            Assignor::JavaRange => Some(GroupAssignor::Range),
+            _ => None,
+        }
+    }
+
     /// The protocol names offered in JoinGroup, preferred first.
     pub fn protocols(self) -> &'static [&'static str] {
         match self {

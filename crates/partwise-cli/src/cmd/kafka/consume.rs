@@ -6,6 +6,7 @@
 use crate::cmd::{duration, parse};
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{visible, Format};
+use partwise::assign::Assignor;
 use partwise_group::{
     Config, Consumer, Event, GroupAssignor, GroupProtocol, OffsetReset, Records, UnitAssignment,
 };
@@ -27,10 +28,10 @@ pub struct Args {
     /// Subscribed topic (repeatable)
     #[arg(short = 't', long = "topic", value_name = "TOPIC", required = true, value_parser = parse::not_blank)]
     topics: Vec<String>,
-    /// Client-side assignor, classic protocol only: copartitioned (offers
-    /// range as fallback; the default) or range
-    #[arg(long, value_name = "PROTOCOL", value_parser = parse::group_assignor)]
-    assignor: Option<GroupAssignor>,
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::consume_assignor,
+          help = crate::cmd::flags::ASSIGNOR,
+          long_help = "The assignor this member runs when it leads, classic protocol only: copartitioned (offers range as fallback; the default) or java:range (protocol range)")]
+    assignor: Option<Assignor>,
     /// group.protocol: classic (a member leads and runs --assignor; the
     /// default) or consumer (KIP-848: the broker assigns, with
     /// --remote-assignor)
@@ -182,7 +183,13 @@ fn config(args: &Args) -> Result<Config> {
     let (protocol, remote) = protocol_of(args, &props)?;
     let mut cfg = Config::new(brokers, args.group.clone(), topics);
     if let Some(a) = args.assignor {
-        cfg.assignor = a;
+        note_range_spelling();
+        cfg.assignor = GroupAssignor::of(a).ok_or_else(|| {
+            CliError::msg(format!(
+                "--assignor {}: this member leads a classic group with copartitioned (the default) or java:range only",
+                a.spec()
+            ))
+        })?;
     }
     cfg.group_protocol = protocol;
     cfg.remote_assignor = remote;
@@ -746,6 +753,23 @@ async fn consume(cfg: Config, printer: &mut Printer) -> Result<()> {
         printer.assignment("revoked", &a)?;
     }
     consumer.close().await.map_err(fail)
+}
+
+/// A note on stderr when `--assignor` is given as `range`, the protocol
+/// name it took before it took an assignor spec as every command does.
+fn note_range_spelling() {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .filter_map(|w| w.into_string().ok())
+        .take_while(|w| w != "--")
+        .collect();
+    let given = args.iter().enumerate().any(|(i, w)| {
+        w == "--assignor=range"
+            || ((w == "--assignor" || w == "-a") && args.get(i + 1).is_some_and(|v| v == "range"))
+    });
+    if given {
+        say!("partwise: note: kafka consume --assignor range is now --assignor java:range; range still works in this release and goes in the next");
+    }
 }
 
 #[cfg(test)]

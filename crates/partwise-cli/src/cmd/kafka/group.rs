@@ -24,9 +24,9 @@ pub struct Args {
     /// Consumer group id
     #[arg(short = 'g', long = "group", value_name = "GROUP", value_parser = parse::not_blank)]
     pub(super) group: String,
-    /// Predict the assignment with this assignor spec for the described members
-    /// (shown beside the live one, or instead of it when the broker returns none)
-    #[arg(long, value_name = "SPEC", value_parser = parse::assignor)]
+    #[arg(short = 'a', long = "assignor", value_name = "SPEC", value_parser = parse::assignor,
+          help = crate::cmd::flags::ASSIGNOR,
+          long_help = "Predict the assignment with this assignor spec for the described members (shown beside the live one, or instead of it when the broker returns none)")]
     assignor: Option<Assignor>,
     /// Topics every member subscribes to, for --assignor (default: each member's
     /// subscription as the broker describes it)

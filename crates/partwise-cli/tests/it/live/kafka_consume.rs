@@ -799,7 +799,7 @@ fn a_copartitioned_member_joins_a_range_group_through_range() {
     let topics = [a.as_str(), b.as_str()];
     // A range-only member founds the group; a member asking for copartitioned
     // still shares range, so it joins; one with no shared protocol must fail.
-    let first = MemberProc::start(&g, &topics, &["--assignor", "range"]);
+    let first = MemberProc::start(&g, &topics, &["--assignor", "java:range"]);
     wait_stable(&[&first], &topics, Duration::from_secs(60));
     let second = MemberProc::start(&g, &topics, &[]);
     let held = wait_stable(&[&first, &second], &topics, Duration::from_secs(60));
