@@ -4,12 +4,11 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::output::{colocation_table, Format, JsonStream, Table};
 use partwise::assign::{
-    colocation, group_file, member_names, AssignError, Assignment, Assignor, Colocation, Group,
-    Member, Simulation, Topic, Tp, SIMULATED_RUNS,
+    group_file, member_names, Assignor, Group, Member, Topic, Tp, SIMULATED_RUNS,
 };
-use partwise::findings::{leader_findings, LeaderFinding};
-use partwise::group::placement::{units_fix, PlacementFix};
-use serde_json::{json, Map, Value};
+use partwise::findings::LeaderFinding;
+use partwise::group::simulated::{self, Assigned, Outcomes, Simulated, SweepRow};
+use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -262,64 +261,32 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // `--group` is a group id in `kafka`.
     super::flags::note_deprecated("assign", "--group", "--group-file");
     let cfg = Config::new(args)?;
+    let context = |e: partwise::Error| CliError::context(format!("--assignor {}", cfg.assignor), e);
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let code = match cfg.sweep {
-        Some((lo, hi)) => sweep(&cfg, lo, hi, &mut out)?,
-        None => single(&cfg, &mut out)?,
+    let problems = match cfg.sweep {
+        Some((lo, hi)) => {
+            let rows = simulated::sweep(cfg.assignor, lo, hi, |ids| cfg.group(ids))?;
+            write_sweep(cfg.assignor, &rows, cfg.format, &mut out)?;
+            rows.iter().map(|r| r.split_count).sum()
+        }
+        None => {
+            let group = cfg.group(&cfg.members)?;
+            let report = simulated::simulate(cfg.assignor, &group).map_err(context)?;
+            match cfg.format {
+                Format::Json | Format::Ndjson => {
+                    crate::output::write_doc(&mut out, cfg.format, &report)?
+                }
+                Format::Table => write_table(&report, &mut out)?,
+            }
+            report.problems()
+        }
     };
     out.flush()?;
-    Ok(code)
-}
-
-fn run_assignor(cfg: &Config, group: &Group) -> Result<Assignment> {
-    cfg.assignor
-        .assign(group)
-        .map_err(|e| CliError::context(format!("--assignor {}", cfg.assignor), e))
-}
-
-fn findings(split: usize) -> ExitCode {
-    if split == 0 {
+    Ok(if problems == 0 {
         ExitCode::Ok
     } else {
         ExitCode::Findings
-    }
-}
-
-fn tp_json(group: &Group, tp: &Tp) -> Value {
-    json!([group.topics[tp.topic as usize].name, tp.partition])
-}
-
-/// What would keep every index whole, when `group` splits some: the same
-/// answer `check` gives for a declared consumer group.
-fn fix(cfg: &Config, group: &Group, co: &Colocation) -> Option<PlacementFix> {
-    if co.split.is_empty() {
-        return None;
-    }
-    let names: Vec<&str> = cfg.topics.iter().map(|t| t.name.as_str()).collect();
-    let make = |k: u32| {
-        let members = member_names(k as usize)
-            .into_iter()
-            .map(|id| Member::new(id, names.iter().copied()))
-            .collect();
-        Group::new(members, cfg.topics.clone())
-    };
-    let all: Vec<u32> = (0..cfg.topics.len() as u32).collect();
-    let indices = cfg.topics.iter().map(|t| t.partitions).max().unwrap_or(0);
-    Some(units_fix(
-        cfg.assignor,
-        std::slice::from_ref(group),
-        &make,
-        &all,
-        indices,
-    ))
-}
-
-fn fix_json(f: &PlacementFix) -> Value {
-    crate::render::findings::placement_fix_json(f)
-}
-
-fn finding_json(f: &LeaderFinding) -> Value {
-    serde_json::to_value(f.finding()).unwrap_or_default()
+    })
 }
 
 fn write_findings(found: &[LeaderFinding], out: &mut impl Write) -> Result<()> {
@@ -329,104 +296,15 @@ fn write_findings(found: &[LeaderFinding], out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The simulated leader throws (Java's sticky assignors on claims past a
-/// topic's count): that is the answer, reported as a finding.
-fn thrown(
-    cfg: &Config,
-    group: &Group,
-    exception: &str,
-    message: &str,
-    found: &[LeaderFinding],
-    out: &mut impl Write,
-) -> Result<ExitCode> {
-    match cfg.format {
-        Format::Json | Format::Ndjson => {
-            let v = json!({
-                "assignor": cfg.assignor.spec(),
-                "members": group.members.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
-                "assignment": Value::Null,
-                "exception": {"class": exception, "message": message},
-                "findings": found.iter().map(finding_json).collect::<Vec<_>>(),
-            });
-            crate::output::write_doc(&mut *out, cfg.format, &v)?;
-        }
-        Format::Table => {
-            writeln!(
-                out,
-                "assignor {}, {} members: no assignment",
-                cfg.assignor,
-                group.members.len()
-            )?;
-            write_findings(found, out)?;
-        }
-    }
-    Ok(ExitCode::Findings)
-}
-
-/// The runs of an assignor whose real code follows Go's map order, when it
-/// is one: `None` for a deterministic assignor.
-fn simulation(cfg: &Config, group: &Group) -> Result<Option<Simulation>> {
-    if cfg.assignor.deterministic() {
-        return Ok(None);
-    }
-    match cfg.assignor.simulate(group, SIMULATED_RUNS) {
-        Ok(sim) => Ok(Some(sim)),
-        // The simulated leader raises (the Python sticky executors): the
-        // caller's run meets the same and reports it as a finding.
-        Err(e) if matches!(e.assign(), Some(AssignError::LeaderThrows { .. })) => Ok(None),
-        Err(e) => Err(CliError::context(format!("--assignor {}", cfg.assignor), e)),
-    }
-}
-
-fn assignment_json(group: &Group, a: &Assignment) -> Value {
-    let mut assignment = Map::new();
-    for &m in &a.order {
-        assignment.insert(
-            group.members[m].id.clone(),
-            a.partitions[m]
-                .iter()
-                .map(|tp| tp_json(group, tp))
-                .collect(),
-        );
-    }
-    Value::Object(assignment)
-}
-
-/// The outcomes of a simulated assignor: how many runs split a unit, and
-/// each distinct outcome with its runs and split indices.
-fn outcomes_json(group: &Group, sim: &Simulation) -> Vec<(String, Value)> {
-    let all: Vec<u32> = (0..group.topics.len() as u32).collect();
-    let outcomes: Vec<Value> = sim
-        .outcomes
-        .iter()
-        .map(|o| {
-            let co = colocation(group, &o.assignment);
-            json!({
-                "runs": o.runs,
-                "split_indices": co.split,
-                "split_count": co.split_count(),
-                "assignment": assignment_json(group, &o.assignment),
-            })
-        })
-        .collect();
-    vec![
-        ("runs".into(), sim.runs.into()),
-        ("split_runs".into(), sim.split_runs(group, &all).into()),
-        ("outcomes".into(), outcomes.into()),
-    ]
-}
-
-fn simulation_text(group: &Group, sim: &Simulation, assignor: Assignor) -> String {
+/// The line that says what the simulated runs of an assignor that is not
+/// deterministic came to.
+fn simulation_text(sim: &Outcomes, assignor: Assignor) -> String {
     let cfg_varies = assignor.varies_by().unwrap_or_default();
-    let all: Vec<u32> = (0..group.topics.len() as u32).collect();
-    let split = sim.split_runs(group, &all);
     // Runs by the number of indices they split: a sticky balancer can give
     // as many outcomes as runs, which one line each would drown.
     let mut by_split: std::collections::BTreeMap<usize, usize> = Default::default();
     for o in &sim.outcomes {
-        *by_split
-            .entry(colocation(group, &o.assignment).split_count())
-            .or_default() += o.runs;
+        *by_split.entry(o.split_count).or_default() += o.runs;
     }
     let counts: Vec<String> = by_split
         .iter()
@@ -434,104 +312,40 @@ fn simulation_text(group: &Group, sim: &Simulation, assignor: Assignor) -> Strin
         .collect();
     format!(
         "not deterministic (the real assignor follows {}): {} distinct \
-         outcomes in {} simulated runs ({}); some index split in {split} of {} runs. \
+         outcomes in {} simulated runs ({}); some index split in {} of {} runs. \
          Shown: the outcome that splits most.",
         cfg_varies,
         sim.outcomes.len(),
         sim.runs,
         counts.join(", "),
+        sim.split_runs,
         sim.runs
     )
 }
 
-fn single(cfg: &Config, out: &mut impl Write) -> Result<ExitCode> {
-    let group = cfg.group(&cfg.members)?;
-    let sim = simulation(cfg, &group)?;
-    let result = match &sim {
-        Some(s) => Ok(s.worst(&group).clone()),
-        None => cfg.assignor.assign(&group),
-    };
-    let a = match result {
-        Ok(a) => a,
-        Err(e) => match e.assign() {
-            Some(
-                err @ AssignError::LeaderThrows {
-                    exception, message, ..
-                },
-            ) => {
-                let found = leader_findings(cfg.assignor, &group, Err(err));
-                return thrown(cfg, &group, exception, message, &found, out);
-            }
-            _ => return Err(CliError::context(format!("--assignor {}", cfg.assignor), e)),
-        },
-    };
-    let found = leader_findings(cfg.assignor, &group, Ok(&a));
-    let co = colocation(&group, &a);
-    let fix = fix(cfg, &group, &co);
-    match cfg.format {
-        Format::Json | Format::Ndjson => {
-            let mut assignment = Map::new();
-            for &m in &a.order {
-                assignment.insert(
-                    group.members[m].id.clone(),
-                    a.partitions[m]
-                        .iter()
-                        .map(|tp| tp_json(&group, tp))
-                        .collect(),
-                );
-            }
-            let mut doc = Map::new();
-            doc.insert("assignor".into(), cfg.assignor.spec().into());
-            if let Some(v) = cfg.assignor.kafka_versions() {
-                doc.insert("kafka_versions".into(), v.into());
-            }
-            if let Some(v) = cfg.assignor.library_version() {
-                doc.insert("library".into(), v.into());
-            }
-            doc.insert("deterministic".into(), cfg.assignor.deterministic().into());
-            // The member that leads: the group file's `leader`, else the first.
-            doc.insert(
-                "leader".into(),
-                group.members[group.leader.unwrap_or(0)].id.clone().into(),
-            );
-            doc.insert(
-                "members".into(),
-                a.order
-                    .iter()
-                    .map(|&m| group.members[m].id.clone())
-                    .collect(),
-            );
-            doc.insert("assignment".into(), Value::Object(assignment));
-            if !a.withheld.is_empty() {
-                doc.insert(
-                    "withheld".into(),
-                    a.withheld.iter().map(|tp| tp_json(&group, tp)).collect(),
-                );
-            }
-            doc.insert("split_indices".into(), co.split.clone().into());
-            doc.insert("split_count".into(), co.split_count().into());
-            doc.insert("fix".into(), fix.as_ref().map_or(Value::Null, fix_json));
-            doc.insert("findings".into(), found.iter().map(finding_json).collect());
-            if let Some(sim) = &sim {
-                for (k, v) in outcomes_json(&group, sim) {
-                    doc.insert(k, v);
-                }
-            }
-            let v = Value::Object(doc);
-            crate::output::write_doc(&mut *out, cfg.format, &v)?;
+fn write_table(report: &Simulated, out: &mut impl Write) -> Result<()> {
+    match report {
+        Simulated::Thrown(t) => {
+            writeln!(
+                out,
+                "assignor {}, {} members: no assignment",
+                t.assignor,
+                t.members.len()
+            )?;
+            write_findings(&t.findings, out)?;
         }
-        Format::Table => {
-            table(cfg, &group, &a, &co, out)?;
-            if let Some(sim) = &sim {
-                writeln!(out, "{}", simulation_text(&group, sim, cfg.assignor))?;
+        Simulated::Assigned(a) => {
+            table(a, out)?;
+            if let Some(sim) = &a.simulation {
+                writeln!(out, "{}", simulation_text(sim, a.assignor))?;
             }
-            if let Some(f) = &fix {
+            if let Some(f) = &a.fix {
                 crate::render::findings::write_fix(f, "", out)?;
             }
-            write_findings(&found, out)?;
+            write_findings(&a.findings, out)?;
         }
     }
-    Ok(findings(co.split_count() + found.len()))
+    Ok(())
 }
 
 /// Partitions of one topic as compact ranges: `0-2,5`.
@@ -554,35 +368,29 @@ fn ranges(mut ps: Vec<u32>) -> String {
     parts.join(",")
 }
 
-fn table(
-    cfg: &Config,
-    group: &Group,
-    a: &Assignment,
-    co: &Colocation,
-    out: &mut impl Write,
-) -> Result<()> {
+fn table(a: &Assigned, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "assignor {}, {} members",
-        cfg.assignor.label(),
-        group.members.len()
+        a.assignor.label(),
+        a.group_members.len()
     )?;
     let mut t = Table::new(["MEMBER", "COUNT", "PARTITIONS"]);
-    for &m in &a.order {
+    for (id, tps) in &a.assignment {
         let mut cells: Vec<String> = Vec::new();
-        for (ti, topic) in group.topics.iter().enumerate() {
-            let ps: Vec<u32> = a.partitions[m]
+        for (topic, _) in &a.topics {
+            let ps: Vec<u32> = tps
                 .iter()
-                .filter(|tp| tp.topic as usize == ti)
-                .map(|tp| tp.partition)
+                .filter(|(t, _)| t == topic)
+                .map(|&(_, p)| p)
                 .collect();
             if !ps.is_empty() {
-                cells.push(format!("{}[{}]", topic.name, ranges(ps)));
+                cells.push(format!("{topic}[{}]", ranges(ps)));
             }
         }
         t.row([
-            group.members[m].id.clone(),
-            a.partitions[m].len().to_string(),
+            id.clone(),
+            tps.len().to_string(),
             if cells.is_empty() {
                 "-".to_string()
             } else {
@@ -592,11 +400,7 @@ fn table(
     }
     t.write(out)?;
     if !a.withheld.is_empty() {
-        let list: Vec<String> = a
-            .withheld
-            .iter()
-            .map(|tp| format!("{}-{}", group.topics[tp.topic as usize].name, tp.partition))
-            .collect();
+        let list: Vec<String> = a.withheld.iter().map(|(t, p)| format!("{t}-{p}")).collect();
         writeln!(
             out,
             "withheld until revoked (cooperative): {}",
@@ -604,85 +408,59 @@ fn table(
         )?;
     }
     writeln!(out)?;
-    let topics: Vec<(String, u32)> = group
-        .topics
-        .iter()
-        .map(|t| (t.name.clone(), t.partitions))
-        .collect();
-    let m = colocation_table(&topics, co, |o| group.members[o].id.clone());
+    let m = colocation_table(&a.topics, &a.colocation, |o| a.group_members[o].clone());
     m.write(out)?;
     writeln!(
         out,
         "\n{} of {} indices split",
-        co.split_count(),
-        co.owners.len()
+        a.split_count,
+        a.colocation.owners.len()
     )?;
     Ok(())
 }
 
-fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<ExitCode> {
-    let mut rows = Vec::new();
-    let mut any = 0;
-    for k in lo..=hi {
-        let group = cfg.group(&member_names(k))?;
-        let sim = simulation(cfg, &group)?;
-        let a = match &sim {
-            Some(s) => s.worst(&group).clone(),
-            None => run_assignor(cfg, &group)?,
-        };
-        let co = colocation(&group, &a);
-        any += co.split_count();
-        let all: Vec<u32> = (0..group.topics.len() as u32).collect();
-        let split_runs = sim.as_ref().map(|s| (s.split_runs(&group, &all), s.runs));
-        rows.push((k, co, split_runs));
-    }
-    match cfg.format {
+fn write_sweep(
+    assignor: Assignor,
+    rows: &[SweepRow],
+    format: Format,
+    out: &mut impl Write,
+) -> Result<()> {
+    match format {
         Format::Json | Format::Ndjson => {
-            let mut s = JsonStream::new(&mut *out, cfg.format)?;
-            for (k, co, runs) in &rows {
-                let mut v = json!({
-                    "assignor": cfg.assignor.spec(),
-                    "members": k,
-                    "deterministic": cfg.assignor.deterministic(),
-                    "split_indices": co.split,
-                    "split_count": co.split_count(),
-                });
-                if let Some((split, runs)) = runs {
-                    v["runs"] = (*runs).into();
-                    v["split_runs"] = (*split).into();
-                }
-                s.write(&v)?;
+            let mut s = JsonStream::new(&mut *out, format)?;
+            for row in rows {
+                s.write(row)?;
             }
             s.finish()?;
         }
         Format::Table => {
-            writeln!(out, "assignor {}", cfg.assignor.label())?;
-            if !cfg.assignor.deterministic() {
+            writeln!(out, "assignor {}", assignor.label())?;
+            if !assignor.deterministic() {
                 writeln!(
                     out,
                     "not deterministic ({}): each size simulated \
                      {SIMULATED_RUNS} times; SPLIT is the outcome that splits most, RUNS \
                      how many runs split some index",
-                    cfg.assignor.varies_by().unwrap_or_default()
+                    assignor.varies_by().unwrap_or_default()
                 )?;
             }
             let mut head = vec!["MEMBERS", "SPLIT", "OF", "SPLIT INDICES"];
-            if !cfg.assignor.deterministic() {
+            if !assignor.deterministic() {
                 head.push("RUNS");
             }
             let mut t = Table::new(head);
-            for (k, co, runs) in &rows {
+            for r in rows {
                 let mut row = vec![
-                    k.to_string(),
-                    co.split_count().to_string(),
-                    co.owners.len().to_string(),
-                    if co.split.is_empty() {
+                    r.members.to_string(),
+                    r.split_count.to_string(),
+                    r.colocation.owners.len().to_string(),
+                    if r.split_indices.is_empty() {
                         "-".to_string()
                     } else {
-                        ranges(co.split.clone())
+                        ranges(r.split_indices.clone())
                     },
                 ];
-                if let Some((split, runs)) = runs {
+                if let (Some(split), Some(runs)) = (r.split_runs, r.runs) {
                     row.push(format!("{split}/{runs}"));
                 }
                 t.row(row);
@@ -690,5 +468,5 @@ fn sweep(cfg: &Config, lo: usize, hi: usize, out: &mut impl Write) -> Result<Exi
             t.write(out)?;
         }
     }
-    Ok(findings(any))
+    Ok(())
 }

@@ -85,14 +85,6 @@ pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
     }
 }
 
-/// A placement fix as JSON, as `check`, `assign` and `report` print it:
-/// `assignors`, `member_counts`, `advice`, and `realign` (null unless the
-/// co-partitioned topics' counts differ: the count to reach, each topic to
-/// raise with what it moves, and the procedures with their costs).
-pub fn placement_fix_json(f: &PlacementFix) -> Value {
-    serde_json::to_value(f).unwrap_or_default()
-}
-
 /// The whole `check` report as JSON (`report` carries it as its findings).
 pub fn report_json(file: &Path, r: &Report) -> Value {
     json!({
