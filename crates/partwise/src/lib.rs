@@ -64,6 +64,7 @@ pub mod inference;
 pub mod partitioner;
 pub mod readiness;
 pub mod redis;
+pub mod report;
 pub mod ser;
 pub mod strategy;
 pub mod streams;
