@@ -6,8 +6,7 @@ use crate::exit::{CliError, ExitCode, Result};
 use crate::load::{bounded, load_samples, load_topology};
 use crate::output::{Format, JsonStream};
 use crate::render::findings::{
-    family_json, fill_records, group_json, group_records, placement_json, report_json,
-    with_records, write_fix,
+    family_json, fill_records, group_json, placement_json, report_json, with_records, write_fix,
 };
 use partwise::check::{check, Report};
 use partwise::group::placement::PlacementVerdict;
@@ -203,7 +202,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         with_audits(&mut report, &audited);
     }
     let records: Vec<Option<(u64, u64)>> = match &counts {
-        Some(counts) => group_records(&topology, &refs, counts),
+        Some(counts) => partwise::topology::group_records(&topology, &refs, counts),
         None => vec![None; report.groups.len()],
     };
     let mut out = BufWriter::new(std::io::stdout().lock());

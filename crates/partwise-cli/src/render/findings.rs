@@ -7,7 +7,7 @@ use partwise::check::Report;
 use partwise::findings::{FamilyReason, Reason};
 use partwise::group::placement::{PlacementFix, PlacementVerdict};
 use partwise::strategy::resize::joined::Procedure;
-use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict, Topology};
+use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::Path;
@@ -95,34 +95,6 @@ pub fn report_json(file: &Path, r: &Report) -> Value {
         "redis_families": r.families.iter().map(family_json).collect::<Vec<_>>(),
         "placements": r.placements.iter().map(placement_json).collect::<Vec<_>>(),
     })
-}
-
-/// Each co-partition group's records on sample keys that land on one
-/// partition number everywhere, and all their records (`--counts`): one per
-/// group, `None` where no producer places keys.
-pub fn group_records(t: &Topology, samples: &[&[u8]], weights: &[u64]) -> Vec<Option<(u64, u64)>> {
-    // A batch of keys at a time: the map holds a row per key it is given.
-    const BATCH: usize = 4096;
-    if samples.is_empty() || samples.len() != weights.len() {
-        return t
-            .copartition_groups
-            .iter()
-            .map(|g| partwise::topology::partition_map(t, g, samples).aligned_records(weights))
-            .collect();
-    }
-    t.copartition_groups
-        .iter()
-        .map(|g| {
-            samples.chunks(BATCH).zip(weights.chunks(BATCH)).try_fold(
-                (0u64, 0u64),
-                |(a, n), (keys, w)| {
-                    let (ka, kn) =
-                        partwise::topology::partition_map(t, g, keys).aligned_records(w)?;
-                    Some((a.saturating_add(ka), n.saturating_add(kn)))
-                },
-            )
-        })
-        .collect()
 }
 
 /// Fills each group of a [`report_json`] document with its records.

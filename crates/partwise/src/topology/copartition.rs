@@ -180,6 +180,34 @@ pub fn partition_map(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> P
     }
 }
 
+/// Each co-partition group's records on sample keys that land on one
+/// partition number everywhere, and all their records ([`PartitionMap::aligned_records`]
+/// over every sample key, `weights[i]` being key `i`'s count): one per
+/// group, `None` where no producer places keys.
+pub fn group_records(t: &Topology, samples: &[&[u8]], weights: &[u64]) -> Vec<Option<(u64, u64)>> {
+    // A batch of keys at a time: the map holds a row per key it is given.
+    const BATCH: usize = 4096;
+    if samples.is_empty() || samples.len() != weights.len() {
+        return t
+            .copartition_groups
+            .iter()
+            .map(|g| partition_map(t, g, samples).aligned_records(weights))
+            .collect();
+    }
+    t.copartition_groups
+        .iter()
+        .map(|g| {
+            samples.chunks(BATCH).zip(weights.chunks(BATCH)).try_fold(
+                (0u64, 0u64),
+                |(a, n), (keys, w)| {
+                    let (ka, kn) = partition_map(t, g, keys).aligned_records(w)?;
+                    Some((a.saturating_add(ka), n.saturating_add(kn)))
+                },
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn check_group(t: &Topology, g: &CopartitionGroup, samples: &[&[u8]]) -> GroupVerdict {
     // Validation guarantees every name resolves.
     let topics: Vec<&Topic> = g.topics.iter().filter_map(|n| t.topic(n)).collect();

@@ -78,7 +78,7 @@ mod tests;
 mod validate;
 
 pub(crate) use self::copartition::check_group;
-pub use self::copartition::{partition_map, Alignment, GroupVerdict, PartitionMap};
+pub use self::copartition::{group_records, partition_map, Alignment, GroupVerdict, PartitionMap};
 pub(crate) use self::redis::check_family;
 pub use self::redis::FamilyVerdict;
 pub use self::validate::MAX_NAME_BYTES;

@@ -230,7 +230,7 @@ fn weighted_check_json(m: &Model) -> Value {
         let refs: Vec<&[u8]> = m.samples.iter().map(Vec::as_slice).collect();
         crate::render::findings::with_records(
             &mut doc,
-            &crate::render::findings::group_records(&m.declared, &refs, w),
+            &partwise::topology::group_records(&m.declared, &refs, w),
         );
     }
     doc
