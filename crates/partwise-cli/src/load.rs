@@ -56,73 +56,10 @@ pub fn load_samples(input: Option<PathBuf>) -> Result<Vec<Vec<u8>>> {
     Ok(keys)
 }
 
-/// Topics of one topology file at most.
-const MAX_TOPICS: usize = 10_000;
-/// Producers (a topic without any counts as one) over a co-partition
-/// group's topics at most: each pair is compared.
-const MAX_GROUP_PRODUCERS: usize = 2_000;
-
 /// Refuses a topology file with nothing to check or too large to check
-/// (the checks are quadratic in a group's producers and run every member
-/// count of a range); `report` holds files to the same bounds.
+/// ([`partwise::topology::bounds`]); `report` holds files to the same
+/// bounds. The error names the file.
 pub fn bounded(file: &Path, topology: &Topology) -> Result<()> {
-    if topology.topics.is_empty() && topology.redis_families.is_empty() {
-        // Exit 0 would say an empty (or misnamed) file holds.
-        return Err(CliError::msg(format!(
-            "{}: nothing to check: no [[topic]] and no [[redis_family]]",
-            file.display()
-        )));
-    }
-    // The checks compare every pair of a group's producers and look topics
-    // up by name: quadratic, so the sizes are bounded.
-    if topology.topics.len() > MAX_TOPICS {
-        return Err(CliError::msg(format!(
-            "{}: {} topics; at most {MAX_TOPICS}",
-            file.display(),
-            topology.topics.len()
-        )));
-    }
-    for (i, g) in topology.copartition_groups.iter().enumerate() {
-        let producers: usize = g
-            .topics
-            .iter()
-            .filter_map(|t| topology.topic(t))
-            .map(|t| t.producers.len().max(1))
-            .sum();
-        if producers > MAX_GROUP_PRODUCERS {
-            return Err(CliError::msg(format!(
-                "{}: copartition[{i}] '{}': {producers} producers over its topics; at most {MAX_GROUP_PRODUCERS}",
-                file.display(),
-                g.name
-            )));
-        }
-    }
-    for (i, g) in topology.consumer_groups.iter().enumerate() {
-        let partitions: u64 = g
-            .subscriptions
-            .iter()
-            .filter_map(|s| topology.topics.iter().find(|t| &t.name == s))
-            .map(|t| u64::from(t.partitions.get()))
-            .sum();
-        let (runs, most) = match &g.members {
-            partwise::topology::Members::Range(lo, hi) => {
-                (u64::from(hi.saturating_sub(*lo)) + 1, u64::from(*hi))
-            }
-            partwise::topology::Members::Count(m) => {
-                crate::limits::members(
-                    &format!("{}: consumer_group[{i}].members", file.display()),
-                    u64::from(*m),
-                )?;
-                (1, u64::from(*m))
-            }
-            partwise::topology::Members::Ids(ids) => (1, ids.len() as u64),
-        };
-        crate::limits::assigned(
-            &format!("{}: consumer_group[{i}] '{}'", file.display(), g.name),
-            partitions,
-            most,
-            runs,
-        )?;
-    }
-    Ok(())
+    partwise::topology::bounds::bounded(topology)
+        .map_err(|e| CliError::context(file.display().to_string(), e))
 }

@@ -66,6 +66,13 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// An input the core will not work on: larger than the work it may ask
+    /// for (the size and the limit, `12 partitions to assign; at most 10`),
+    /// or with nothing to check; the caller names the input.
+    Refused {
+        /// What is too large and the limit.
+        reason: String,
+    },
     /// An assignor spec or group the assignors cannot take.
     Assign(AssignError),
     /// A topology file that cannot be used, located.
@@ -125,6 +132,7 @@ impl fmt::Display for Error {
                 write!(f, "bad key pattern '{pattern}': {reason}")
             }
             // Carried whole: their own text, their own causes.
+            Error::Refused { reason } => f.write_str(reason),
             Error::Assign(e) => e.fmt(f),
             Error::Topology(e) => e.fmt(f),
         }

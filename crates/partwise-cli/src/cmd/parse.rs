@@ -273,8 +273,8 @@ pub fn not_blank(s: &str) -> Result<String, String> {
 }
 
 /// The most members `assign -m` and `--sweep` simulate: the one bound on
-/// simulated members, [`crate::limits::MAX_MEMBERS`].
-const MAX_MEMBERS: usize = crate::limits::MAX_MEMBERS as usize;
+/// simulated members, [`partwise::assign::limits::MAX_MEMBERS`].
+const MAX_MEMBERS: usize = partwise::assign::limits::MAX_MEMBERS as usize;
 
 /// `assign -m K`: a group size from 1 to [`MAX_MEMBERS`].
 pub fn members(s: &str) -> Result<usize, String> {

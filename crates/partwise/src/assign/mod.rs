@@ -40,6 +40,7 @@ mod copartitioned;
 mod franz_sticky;
 mod go;
 pub mod group_file;
+pub mod limits;
 pub mod order;
 mod platformatic;
 mod python;

@@ -69,6 +69,7 @@
 //! patterns = ["market:{%s}", "notif:{%s}"]
 //! ```
 
+pub mod bounds;
 mod copartition;
 mod location;
 mod redis;

@@ -682,7 +682,14 @@ fn bad_input_exits_2_with_a_clear_message() {
 
     let (code, err) = consume_once(&broker(), "t", &["--assignor", "sticky"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("unknown group protocol 'sticky'"), "{err}");
+    assert!(err.contains("unknown assignor 'sticky'"), "{err}");
+    // A spec the member does not lead with.
+    let (code, err) = consume_once(&broker(), "t", &["--assignor", "java:sticky"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--assignor java:sticky: this member leads a classic group with copartitioned (the default) or java:range only"),
+        "{err}"
+    );
 
     let (code, err) = consume_once(&broker(), "pw-no-such-topic", &[]);
     assert_eq!(code, Some(2));
@@ -1422,7 +1429,7 @@ fn an_unknown_assignor_is_refused_before_any_broker_is_contacted() {
     assert_eq!(code, Some(2));
     assert!(
         err.contains(
-            "invalid value 'nosuch' for '--assignor <PROTOCOL>': unknown group protocol 'nosuch' (known: copartitioned, range)"
+            "invalid value 'nosuch' for '-a/--assignor <SPEC>': unknown assignor 'nosuch' (known: java:range,"
         ),
         "{err}"
     );

@@ -591,7 +591,7 @@ const CASES: &[(&[&str], &str)] = &[
             "--assignor",
             "nosuch",
         ],
-        "'nosuch' for '--assignor <SPEC>'",
+        "'nosuch' for '-a/--assignor <SPEC>'",
     ),
     // Messages that name the input at fault (issue 19, item 9).
     (
