@@ -71,6 +71,11 @@ impl Config {
                 .map_err(|_| CliError::msg(format!("--group-file {name}: not UTF-8 text")))?;
             let file = group_file::parse(text)
                 .map_err(|e| CliError::msg(format!("--group-file {name}: {e}")))?;
+            if file.topic_order_unknown && assignor.kafka_versions().is_some() {
+                say!(
+                    "partwise: warning: --group-file {name}: two topic ids share a bucket of the coordinator's HashSet<Uuid>, whose order {assignor} follows; that order is the one the topics were added in, which no description shows, so the file's is used and the broker's placement may differ"
+                );
+            }
             let group = file.group;
             let partitions: u64 = group.total_partitions();
             crate::limits::assigned("--group-file", partitions, group.members.len() as u64, 1)?;

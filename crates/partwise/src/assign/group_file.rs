@@ -37,6 +37,11 @@ pub struct GroupFile {
     pub name: Option<String>,
     /// Members (with subscriptions, claims, generations) and topics.
     pub group: Group,
+    /// Whether two topic ids share a bucket of the coordinator's
+    /// `HashSet<Uuid>` ([`super::order::java_uuid_hashset_ties`]): their
+    /// order, which the broker-side assignors follow, is then the file's,
+    /// and may not be the coordinator's.
+    pub topic_order_unknown: bool,
 }
 
 fn bad(field: impl Into<String>, reason: impl Into<String>) -> Error {
@@ -62,7 +67,7 @@ pub fn parse(text: &str) -> Result<GroupFile, Error> {
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(bad("group", "expected a string")),
     };
-    let topics = topics(obj.get("topics"))?;
+    let (topics, topic_order_unknown) = topics(obj.get("topics"))?;
     let list = match obj.get("members") {
         Some(Value::Array(a)) if !a.is_empty() => a,
         Some(Value::Array(_)) => return Err(bad("members", "the group has no members")),
@@ -93,10 +98,16 @@ pub fn parse(text: &str) -> Result<GroupFile, Error> {
     };
     let mut group = Group::new(members, topics);
     group.leader = leader;
-    Ok(GroupFile { name, group })
+    Ok(GroupFile {
+        name,
+        group,
+        topic_order_unknown,
+    })
 }
 
-fn topics(v: Option<&Value>) -> Result<Vec<Topic>, Error> {
+/// The file's topics, in the coordinator's order when every id is given,
+/// and whether two ids tie in that order.
+fn topics(v: Option<&Value>) -> Result<(Vec<Topic>, bool), Error> {
     let list = match v {
         Some(Value::Array(a)) if !a.is_empty() => a,
         Some(Value::Array(_)) => return Err(bad("topics", "no topics")),
@@ -142,11 +153,14 @@ fn topics(v: Option<&Value>) -> Result<Vec<Topic>, Error> {
     }
     let known: Option<Vec<[u8; 16]>> = ids.into_iter().collect();
     Ok(match known {
-        Some(ids) => super::order::java_uuid_hashset_order(&ids)
-            .into_iter()
-            .map(|i| out[i].clone())
-            .collect(),
-        None => out,
+        Some(ids) => (
+            super::order::java_uuid_hashset_order(&ids)
+                .into_iter()
+                .map(|i| out[i].clone())
+                .collect(),
+            super::order::java_uuid_hashset_ties(&ids),
+        ),
+        None => (out, false),
     })
 }
 
@@ -159,8 +173,17 @@ pub fn topic_id_text(id: &[u8; 16]) -> String {
 
 /// A topic's `id`: Kafka's URL-safe base64 of its 16 bytes, unpadded (22
 /// characters); `None` when absent or null.
-fn topic_id(t: &Value, field: &str) -> Result<Option<[u8; 16]>, Error> {
+/// The 16 bytes of a topic id as Kafka writes it (`Uuid.toString`);
+/// `None` when `s` is not one.
+pub fn topic_id_bytes(s: &str) -> Option<[u8; 16]> {
     use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s.trim_end_matches('='))
+        .ok()
+        .and_then(|b| <[u8; 16]>::try_from(b.as_slice()).ok())
+}
+
+fn topic_id(t: &Value, field: &str) -> Result<Option<[u8; 16]>, Error> {
     let Some(v) = t.as_object().and_then(|o| o.get("id")) else {
         return Ok(None);
     };
@@ -174,17 +197,12 @@ fn topic_id(t: &Value, field: &str) -> Result<Option<[u8; 16]>, Error> {
             ))
         }
     };
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s.trim_end_matches('='))
-        .ok()
-        .and_then(|b| <[u8; 16]>::try_from(b.as_slice()).ok())
-        .map(Some)
-        .ok_or_else(|| {
-            bad(
-                format!("{field}.id"),
-                format!("'{s}' is not a topic id (22 characters of URL-safe base64, 16 bytes)"),
-            )
-        })
+    topic_id_bytes(s).map(Some).ok_or_else(|| {
+        bad(
+            format!("{field}.id"),
+            format!("'{s}' is not a topic id (22 characters of URL-safe base64, 16 bytes)"),
+        )
+    })
 }
 
 fn opt_str(
@@ -349,7 +367,9 @@ mod tests {
                     "members": [{{"id": "m", "subscription": ["a", "b"], "owned_partitions": [["a", [1]]]}}]}}"#
             )
         };
-        let g = parse(&text(r#""QQIl18MLgyFP5WF1pMeFlQ""#)).unwrap().group;
+        let f = parse(&text(r#""QQIl18MLgyFP5WF1pMeFlQ""#)).unwrap();
+        assert!(!f.topic_order_unknown);
+        let g = f.group;
         assert_eq!(g.topics, [Topic::new("b", 1), Topic::new("a", 2)]);
         assert_eq!(
             g.members[0].owned,
@@ -358,6 +378,13 @@ mod tests {
                 partition: 1
             }]
         );
+        // Ids in one bucket (hashes 0 and 16 of 16 slots): the file's
+        // order, said to be unknown.
+        let a = text(r#""AAAAAAAAAAAAAAAAAAAAEA""#)
+            .replace("JD4-Q0KF0NTk-qG-1zMs1A", "AAAAAAAAAAAAAAAAAAAAAA");
+        let f = parse(&a).unwrap();
+        assert!(f.topic_order_unknown);
+        assert_eq!(f.group.topics, [Topic::new("a", 2), Topic::new("b", 1)]);
         // One topic without an id: file order.
         let g = parse(&text("null")).unwrap().group;
         assert_eq!(g.topics, [Topic::new("a", 2), Topic::new("b", 1)]);

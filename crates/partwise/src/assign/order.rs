@@ -54,16 +54,33 @@ pub fn kafka_uuid_hash(id: &[u8; 16]) -> i32 {
 /// in the order given: bucket by bucket, each bucket in insertion order, as
 /// [`java_hashmap_order`] for strings.
 pub fn java_uuid_hashset_order(ids: &[[u8; 16]]) -> Vec<usize> {
+    let bucket = uuid_buckets(ids.len());
+    let mut idx: Vec<usize> = (0..ids.len()).collect();
+    idx.sort_by_key(|&i| bucket(&ids[i]));
+    idx
+}
+
+/// Whether two of `ids` share a bucket of the `HashSet<Uuid>` that
+/// [`java_uuid_hashset_order`] models: their order is then the order the
+/// set was filled in, which the coordinator does not describe, so an
+/// order taken from a description may be the wrong one of the two.
+pub fn java_uuid_hashset_ties(ids: &[[u8; 16]]) -> bool {
+    let bucket = uuid_buckets(ids.len());
+    let mut seen = std::collections::HashSet::new();
+    !ids.iter().all(|id| seen.insert(bucket(id)))
+}
+
+/// The bucket of a topic id in a `HashSet<Uuid>` of `n` ids (the default
+/// table, doubled until the ids fit under its load factor).
+fn uuid_buckets(n: usize) -> impl Fn(&[u8; 16]) -> usize {
     let mut cap = 16usize;
-    while ids.len() > cap / 4 * 3 {
+    while n > cap / 4 * 3 {
         cap *= 2;
     }
-    let mut idx: Vec<usize> = (0..ids.len()).collect();
-    idx.sort_by_key(|&i| {
-        let h = kafka_uuid_hash(&ids[i]) as u32;
+    move |id| {
+        let h = kafka_uuid_hash(id) as u32;
         ((h ^ (h >> 16)) as usize) & (cap - 1)
-    });
-    idx
+    }
 }
 
 /// The iteration order of `new java.util.HashSet<Integer>(list)` (a
@@ -148,6 +165,24 @@ pub fn java_member_order(members: &[Member]) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    /// Ids in one bucket of the 16-slot table tie (their order is the
+    /// set's filling order); ids in different buckets do not.
+    #[test]
+    fn uuid_ids_in_one_bucket_tie() {
+        let id = |lsb: u8| {
+            let mut b = [0u8; 16];
+            b[15] = lsb;
+            b
+        };
+        // Hashes 0 and 16 both land in bucket 0 of 16; 1 in bucket 1.
+        assert!(super::java_uuid_hashset_ties(&[id(0), id(16)]));
+        assert!(!super::java_uuid_hashset_ties(&[id(0), id(1)]));
+        assert_eq!(
+            super::java_uuid_hashset_order(&[id(16), id(1), id(0)]),
+            [0, 2, 1]
+        );
+    }
+
     use super::*;
 
     #[test]
