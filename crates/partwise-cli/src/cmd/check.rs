@@ -5,12 +5,9 @@
 use crate::exit::{CliError, ExitCode, Result};
 use crate::load::{bounded, load_samples, load_topology};
 use crate::output::{Format, JsonStream};
-use crate::render::findings::{
-    family_json, fill_records, group_json, placement_json, report_json, with_records, write_fix,
-};
+use crate::render::findings::{write_fix, FamilyJson, GroupJson, ReportJson};
 use partwise::check::{check, Report};
 use partwise::group::placement::PlacementVerdict;
-use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -208,31 +205,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format.format {
         Format::Json => {
-            let mut doc = report_json(&file, &report);
-            with_records(&mut doc, &records);
-            if let Some(w) = &live_weights {
-                doc["weights"] = serde_json::to_value(w)?;
-            }
+            let doc = CheckJson {
+                report: ReportJson::of(&file, &report, &records),
+                weights: live_weights.as_ref(),
+            };
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
         Format::Ndjson => {
             let mut s = JsonStream::new(&mut out, Format::Ndjson)?;
             for (g, r) in report.groups.iter().zip(&records) {
-                let mut v = Value::Object(group_json(g));
-                fill_records(&mut v, *r);
-                v["type"] = "copartition_group".into();
-                s.write(&v)?;
+                s.write(&Typed::new(GroupJson::of(g, *r), "copartition_group"))?;
             }
             for f in &report.families {
-                let mut v = family_json(f);
-                v.insert("type".into(), "redis_family".into());
-                s.write(&Value::Object(v))?;
+                s.write(&Typed::new(FamilyJson::of(f), "redis_family"))?;
             }
             for p in &report.placements {
-                let mut v = placement_json(p);
-                v.insert("type".into(), "placement".into());
-                s.write(&Value::Object(v))?;
+                s.write(&Typed::new(p, "placement"))?;
             }
             s.finish()?;
         }
@@ -249,6 +238,31 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
+}
+
+/// `check --format json`: the check, and the live window its weights are
+/// of, with `--counts live:...`.
+#[derive(serde::Serialize)]
+struct CheckJson<'a> {
+    #[serde(flatten)]
+    report: ReportJson<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weights: Option<&'a super::LiveWeights>,
+}
+
+/// One line of `check --format ndjson`: a part of the check and its `type`.
+#[derive(serde::Serialize)]
+struct Typed<T> {
+    #[serde(flatten)]
+    part: T,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl<T> Typed<T> {
+    fn new(part: T, kind: &'static str) -> Self {
+        Typed { part, kind }
+    }
 }
 
 /// What the audit of each source topic found that its observed producer

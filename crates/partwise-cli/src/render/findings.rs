@@ -4,20 +4,18 @@
 
 use crate::exit::Result;
 use partwise::check::Report;
-use partwise::findings::{FamilyReason, Reason};
+use partwise::findings::{FamilyReason, Finding, Reason};
 use partwise::group::placement::{PlacementFix, PlacementVerdict};
 use partwise::strategy::resize::joined::Procedure;
-use partwise::topology::{Alignment, FamilyVerdict, GroupVerdict};
-use serde_json::{json, Map, Value};
+use partwise::topology::{FamilyVerdict, GroupVerdict};
+use serde::Serialize;
+use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-fn fraction(part: usize, whole: usize) -> Value {
-    if whole == 0 {
-        Value::Null
-    } else {
-        (part as f64 / whole as f64).into()
-    }
+/// `part / whole`, `None` (null) when `whole` is 0.
+fn fraction(part: u64, whole: u64) -> Option<f64> {
+    (whole != 0).then(|| part as f64 / whole as f64)
 }
 
 /// A co-partition finding as JSON: the core's [`Finding`] (`kind`,
@@ -28,46 +26,73 @@ pub fn reason_json(r: &Reason) -> Value {
     serde_json::to_value(r.finding()).unwrap_or_default()
 }
 
-fn alignment_json(m: &mut Map<String, Value>, a: Option<Alignment>, what: &str) {
-    let (keys, n) = a.map_or((Value::Null, Value::Null), |a| {
-        (a.keys.into(), a.aligned.into())
-    });
-    m.insert("sample_keys".into(), keys);
-    m.insert(format!("{what}_keys"), n);
-    m.insert(
-        format!("{what}_fraction"),
-        a.map_or(Value::Null, |a| fraction(a.aligned, a.keys)),
-    );
+/// A co-partition group's verdict as `check` prints it: its sample keys
+/// that land on one partition number everywhere and, when the keys came
+/// with their counts, their records.
+#[derive(Serialize)]
+pub struct GroupJson<'a> {
+    name: &'a str,
+    topics: &'a [String],
+    copartitioned: bool,
+    sample_keys: Option<usize>,
+    aligned_keys: Option<usize>,
+    aligned_fraction: Option<f64>,
+    records: Option<u64>,
+    aligned_records: Option<u64>,
+    aligned_records_share: Option<f64>,
+    reasons: Vec<Finding>,
 }
 
-pub fn group_json(g: &GroupVerdict) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("name".into(), g.name.clone().into());
-    m.insert("topics".into(), g.topics.clone().into());
-    m.insert("copartitioned".into(), g.ok().into());
-    alignment_json(&mut m, g.sample, "aligned");
-    // Filled by `with_records` when the keys came with their counts.
-    for f in ["records", "aligned_records", "aligned_records_share"] {
-        m.insert(f.into(), Value::Null);
+impl<'a> GroupJson<'a> {
+    /// `g`, with `records` (aligned, all) when known.
+    pub fn of(g: &'a GroupVerdict, records: Option<(u64, u64)>) -> Self {
+        GroupJson {
+            name: &g.name,
+            topics: &g.topics,
+            copartitioned: g.ok(),
+            sample_keys: g.sample.map(|a| a.keys),
+            aligned_keys: g.sample.map(|a| a.aligned),
+            aligned_fraction: g
+                .sample
+                .and_then(|a| fraction(a.aligned as u64, a.keys as u64)),
+            records: records.map(|r| r.1),
+            aligned_records: records.map(|r| r.0),
+            aligned_records_share: records.and_then(|(a, n)| fraction(a, n)),
+            reasons: g.reasons.iter().map(Reason::finding).collect(),
+        }
     }
-    m.insert(
-        "reasons".into(),
-        g.reasons.iter().map(reason_json).collect(),
-    );
-    m
 }
 
-pub fn family_json(f: &FamilyVerdict) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("name".into(), f.name.clone().into());
-    m.insert("patterns".into(), f.patterns.clone().into());
-    m.insert("hash_tags".into(), json!(f.hash_tags));
-    m.insert("shared_hash_tag".into(), f.shared_hash_tag.into());
-    m.insert("colocated".into(), f.ok().into());
-    alignment_json(&mut m, f.colocated, "colocated");
-    let reasons: Vec<Value> = f.reasons.iter().map(family_reason_json).collect();
-    m.insert("reasons".into(), reasons.into());
-    m
+/// A Redis key family's verdict as `check` prints it.
+#[derive(Serialize)]
+pub struct FamilyJson<'a> {
+    name: &'a str,
+    patterns: &'a [String],
+    hash_tags: &'a [Option<String>],
+    shared_hash_tag: bool,
+    colocated: bool,
+    sample_keys: Option<usize>,
+    colocated_keys: Option<usize>,
+    colocated_fraction: Option<f64>,
+    reasons: Vec<Finding>,
+}
+
+impl<'a> FamilyJson<'a> {
+    pub fn of(f: &'a FamilyVerdict) -> Self {
+        FamilyJson {
+            name: &f.name,
+            patterns: &f.patterns,
+            hash_tags: &f.hash_tags,
+            shared_hash_tag: f.shared_hash_tag,
+            colocated: f.ok(),
+            sample_keys: f.colocated.map(|a| a.keys),
+            colocated_keys: f.colocated.map(|a| a.aligned),
+            colocated_fraction: f
+                .colocated
+                .and_then(|a| fraction(a.aligned as u64, a.keys as u64)),
+            reasons: f.reasons.iter().map(FamilyReason::finding).collect(),
+        }
+    }
 }
 
 /// A Redis family finding as JSON: the core's finding with the patterns
@@ -76,46 +101,34 @@ pub fn family_reason_json(r: &FamilyReason) -> Value {
     serde_json::to_value(r.finding()).unwrap_or_default()
 }
 
-/// A placement verdict as JSON, as `check` prints it (the core's
-/// serialization).
-pub fn placement_json(p: &PlacementVerdict) -> Map<String, Value> {
-    match serde_json::to_value(p) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    }
+/// The whole `check` report as JSON (`report` carries it as its findings):
+/// each group with its records (aligned, all; `None` without counts).
+#[derive(Serialize)]
+pub struct ReportJson<'a> {
+    file: String,
+    ok: bool,
+    sample_keys: usize,
+    copartition_groups: Vec<GroupJson<'a>>,
+    redis_families: Vec<FamilyJson<'a>>,
+    placements: &'a [PlacementVerdict],
 }
 
-/// The whole `check` report as JSON (`report` carries it as its findings).
-pub fn report_json(file: &Path, r: &Report) -> Value {
-    json!({
-        "file": file.display().to_string(),
-        "ok": r.ok(),
-        "sample_keys": r.sample_keys,
-        "copartition_groups": r.groups.iter().map(group_json).collect::<Vec<_>>(),
-        "redis_families": r.families.iter().map(family_json).collect::<Vec<_>>(),
-        "placements": r.placements.iter().map(placement_json).collect::<Vec<_>>(),
-    })
-}
-
-/// Fills each group of a [`report_json`] document with its records.
-pub fn with_records(doc: &mut Value, records: &[Option<(u64, u64)>]) {
-    let Some(groups) = doc["copartition_groups"].as_array_mut() else {
-        return;
-    };
-    for (g, r) in groups.iter_mut().zip(records) {
-        fill_records(g, *r);
-    }
-}
-
-pub fn fill_records(g: &mut Value, r: Option<(u64, u64)>) {
-    if let Some((aligned, total)) = r {
-        g["records"] = total.into();
-        g["aligned_records"] = aligned.into();
-        g["aligned_records_share"] = if total == 0 {
-            Value::Null
-        } else {
-            (aligned as f64 / total as f64).into()
-        };
+impl<'a> ReportJson<'a> {
+    /// `r`, read from `file`; `records[i]` is group `i`'s (none: no counts).
+    pub fn of(file: &Path, r: &'a Report, records: &[Option<(u64, u64)>]) -> Self {
+        ReportJson {
+            file: file.display().to_string(),
+            ok: r.ok(),
+            sample_keys: r.sample_keys,
+            copartition_groups: r
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| GroupJson::of(g, records.get(i).copied().flatten()))
+                .collect(),
+            redis_families: r.families.iter().map(FamilyJson::of).collect(),
+            placements: &r.placements,
+        }
     }
 }
 

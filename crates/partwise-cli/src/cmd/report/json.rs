@@ -4,7 +4,7 @@
 
 use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
 use crate::render::audit::report_json as audit_json;
-use crate::render::findings::{placement_json, report_json};
+use crate::render::findings::ReportJson;
 use crate::render::group::to_json as group_json;
 use crate::render::redis::check_json;
 use crate::render::skew;
@@ -144,7 +144,7 @@ struct SweepDoc<'a> {
 
 #[derive(Serialize)]
 struct PlacementDoc<'a> {
-    verdict: Value,
+    verdict: &'a partwise::group::placement::PlacementVerdict,
     matrix_topics: Vec<&'a str>,
     matrices: Vec<MatrixDoc<'a>>,
     sweep: SweepDoc<'a>,
@@ -225,15 +225,14 @@ struct ModelDoc<'a> {
 /// The check as `check --format json` gives it, with each group's records
 /// when the samples came with counts.
 fn weighted_check_json(m: &Model) -> Value {
-    let mut doc = report_json(Path::new(&m.file), &m.check);
-    if let Some(w) = &m.weights {
-        let refs: Vec<&[u8]> = m.samples.iter().map(Vec::as_slice).collect();
-        crate::render::findings::with_records(
-            &mut doc,
-            &partwise::topology::group_records(&m.declared, &refs, w),
-        );
-    }
-    doc
+    let records = match &m.weights {
+        Some(w) => {
+            let refs: Vec<&[u8]> = m.samples.iter().map(Vec::as_slice).collect();
+            partwise::topology::group_records(&m.declared, &refs, w)
+        }
+        None => Vec::new(),
+    };
+    serde_json::to_value(ReportJson::of(Path::new(&m.file), &m.check, &records)).unwrap_or_default()
 }
 
 /// The whole model as one JSON document.
@@ -274,7 +273,7 @@ pub fn model(m: &Model) -> Value {
             .placements
             .iter()
             .map(|p| PlacementDoc {
-                verdict: Value::Object(placement_json(&p.verdict)),
+                verdict: &p.verdict,
                 matrix_topics: p
                     .unit_topics
                     .iter()
