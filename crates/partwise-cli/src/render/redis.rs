@@ -41,11 +41,6 @@ impl CheckDoc {
     }
 }
 
-/// A `redis check` as one JSON document (`report -c`).
-pub fn check_json(report: &CheckReport, family: &Family) -> Value {
-    serde_json::to_value(CheckDoc::of(report, family)).unwrap_or(Value::Null)
-}
-
 /// A sampled tag weighed by the work on its slot (`redis hot --by cpu|net`).
 #[derive(serde::Serialize)]
 pub struct TagTrafficJson {

@@ -6,10 +6,9 @@ use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
 use crate::render::audit::report_json as audit_json;
 use crate::render::findings::ReportJson;
 use crate::render::group::to_json as group_json;
-use crate::render::redis::check_json;
 use crate::render::skew;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::Path;
 
 /// A sample key, as every row of the report names it.
@@ -370,86 +369,181 @@ pub fn model(m: &Model) -> Value {
 }
 
 /// The live state: each part in its live command's own JSON.
+#[derive(Serialize)]
+struct LiveJson<'a> {
+    kafka: Option<KafkaJson<'a>>,
+    redis: Option<RedisJson<'a>>,
+}
+
+/// `-b`: each co-partition group's audit, each consumer group, the streams
+/// groups (as `kafka group --format json` prints them) and every group of
+/// the cluster with its type, or why they could not be listed.
+#[derive(Serialize)]
+struct KafkaJson<'a> {
+    audits: Vec<AuditEntry<'a>>,
+    groups: Vec<GroupEntry<'a>>,
+    streams_groups: &'a [partwise::streams::group::StreamsReport],
+    cluster_groups: &'a super::live::Listing,
+}
+
+#[derive(Serialize)]
+struct AuditEntry<'a> {
+    copartition_group: &'a str,
+    #[serde(flatten)]
+    outcome: AuditOutcome<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AuditOutcome<'a> {
+    Audited {
+        topics: Vec<TopicLiveJson>,
+        audit: crate::render::audit::AuditJson<'a>,
+    },
+    Failed {
+        error: &'a str,
+    },
+}
+
+/// One audited topic beside its declaration.
+#[derive(Serialize)]
+struct TopicLiveJson {
+    topic: String,
+    declared_partitions: Option<u32>,
+    live_partitions: Option<u32>,
+    declared_partitioner: Option<&'static str>,
+    inferred: Vec<String>,
+    differences: Vec<String>,
+    drifts: Vec<partwise::findings::Finding>,
+}
+
+impl TopicLiveJson {
+    fn of(t: super::model::TopicLive) -> Self {
+        TopicLiveJson {
+            declared_partitioner: t.partitioner.map(|p| p.spec()),
+            differences: t.differences.iter().map(ToString::to_string).collect(),
+            drifts: t.differences.iter().map(|d| d.finding()).collect(),
+            topic: t.name,
+            declared_partitions: t.declared,
+            live_partitions: t.live,
+            inferred: t.inferred,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct GroupEntry<'a> {
+    consumer_group: &'a str,
+    #[serde(flatten)]
+    outcome: GroupOutcome<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_assignor_model: Option<ServerModelJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum GroupOutcome<'a> {
+    Described {
+        group: Box<crate::render::group::GroupDoc<'a>>,
+    },
+    Failed {
+        error: &'a str,
+    },
+}
+
+/// The broker's server assignor as partwise models it, with the evidence.
+#[derive(Serialize)]
+struct ServerModelJson<'a> {
+    model: Option<&'static str>,
+    kafka_versions: Option<&'static str>,
+    broker_release_line: Option<&'static str>,
+    evidence: &'a str,
+}
+
+/// `-c`: each Redis family as `redis check` gives it, with its hot tags.
+#[derive(Serialize)]
+struct RedisJson<'a> {
+    seed: &'a str,
+    families: Vec<FamilyLiveJson<'a>>,
+    node_load: crate::render::redis::ClusterLoadJson,
+}
+
+#[derive(Serialize)]
+struct FamilyLiveJson<'a> {
+    /// The family's check (absent when its patterns make no family).
+    #[serde(flatten)]
+    check: Option<crate::render::redis::CheckDoc>,
+    name: &'a str,
+    hot_tags: Vec<crate::render::redis::HotTagJson>,
+    hot_tags_measure: &'a partwise_redis::Measure,
+    hot_tags_unsampled: &'a [String],
+}
+
 fn live(m: &Model) -> Value {
-    let kafka = m.live_kafka.as_ref().map(|k| {
-        let audits: Vec<Value> = k
+    let kafka = m.live_kafka.as_ref().map(|k| KafkaJson {
+        audits: k
             .audits
             .iter()
-            .map(|(g, r)| match r {
-                Ok(r) => {
-                    let topics: Vec<Value> = m
-                        .topics_live(r)
-                        .iter()
-                        .map(|t| {
-                            json!({
-                                "topic": t.name,
-                                "declared_partitions": t.declared,
-                                "live_partitions": t.live,
-                                "declared_partitioner": t.partitioner.map(|p| p.spec()),
-                                "inferred": t.inferred,
-                                "differences": t.differences.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                                "drifts": t.differences.iter().map(|d| d.finding()).collect::<Vec<_>>(),
-                            })
-                        })
-                        .collect();
-                    json!({"copartition_group": g, "topics": topics, "audit": audit_json(r)})
-                }
-                Err(e) => json!({"copartition_group": g, "error": e}),
+            .map(|(g, r)| AuditEntry {
+                copartition_group: g,
+                outcome: match r {
+                    Ok(r) => AuditOutcome::Audited {
+                        topics: m
+                            .topics_live(r)
+                            .into_iter()
+                            .map(TopicLiveJson::of)
+                            .collect(),
+                        audit: audit_json(r),
+                    },
+                    Err(e) => AuditOutcome::Failed { error: e },
+                },
             })
-            .collect();
-        let groups: Vec<Value> = k
+            .collect(),
+        groups: k
             .groups
             .iter()
             .zip(&k.server_models)
-            .map(|((g, r), model)| {
-                let mut v = match r {
-                    Ok((d, a)) => json!({"consumer_group": g, "group": group_json(d, a)}),
-                    Err(e) => json!({"consumer_group": g, "error": e}),
-                };
-                if let Some(m) = model {
-                    v["server_assignor_model"] = json!({
-                        "model": m.assignor.map(|a| a.spec()),
-                        "kafka_versions": m.assignor.and_then(|a| a.kafka_versions()),
-                        "broker_release_line": m.line,
-                        "evidence": m.evidence,
-                    });
-                }
-                v
+            .map(|((g, r), model)| GroupEntry {
+                consumer_group: g,
+                outcome: match r {
+                    Ok((d, a)) => GroupOutcome::Described {
+                        group: Box::new(group_json(d, a)),
+                    },
+                    Err(e) => GroupOutcome::Failed { error: e },
+                },
+                server_assignor_model: model.as_ref().map(|m| ServerModelJson {
+                    model: m.assignor.map(|a| a.spec()),
+                    kafka_versions: m.assignor.and_then(|a| a.kafka_versions()),
+                    broker_release_line: m.line,
+                    evidence: &m.evidence,
+                }),
             })
-            .collect();
-        let mut v = json!({"audits": audits, "groups": groups});
-        // The streams groups, as `kafka group --format json` prints them.
-        v["streams_groups"] = serde_json::to_value(&k.streams).unwrap_or_default();
-        // Every group of the cluster with its type, or why they could not be listed.
-        v["cluster_groups"] = serde_json::to_value(&k.listing).unwrap_or_default();
-        v
+            .collect(),
+        streams_groups: &k.streams,
+        cluster_groups: &k.listing,
     });
-    let redis = m.live_redis.as_ref().map(|r| {
-        let families: Vec<Value> = m
+    let redis = m.live_redis.as_ref().map(|r| RedisJson {
+        seed: &r.seed,
+        families: m
             .declared
             .redis_families
             .iter()
             .zip(&r.families)
             .zip(&r.hot)
-            .map(|((f, c), (hot, unsampled))| {
-                let mut v = partwise_redis::Family::new(&f.patterns)
-                    .map_or(Value::Null, |family| check_json(c, &family));
-                v["name"] = f.name.clone().into();
-                let hot: Vec<crate::render::redis::HotTagJson> = hot
+            .map(|((f, c), (hot, unsampled))| FamilyLiveJson {
+                check: partwise_redis::Family::new(&f.patterns)
+                    .ok()
+                    .map(|family| crate::render::redis::CheckDoc::of(c, &family)),
+                name: &f.name,
+                hot_tags: hot
                     .iter()
                     .map(crate::render::redis::HotTagJson::of)
-                    .collect();
-                v["hot_tags"] = serde_json::to_value(hot).unwrap_or(Value::Null);
-                v["hot_tags_measure"] = serde_json::to_value(r.load.measure).unwrap_or(Value::Null);
-                v["hot_tags_unsampled"] = serde_json::to_value(unsampled).unwrap_or(Value::Null);
-                v
+                    .collect(),
+                hot_tags_measure: &r.load.measure,
+                hot_tags_unsampled: unsampled,
             })
-            .collect();
-        json!({
-            "seed": r.seed,
-            "families": families,
-            "node_load": crate::render::redis::ClusterLoadJson::of(&r.load),
-        })
+            .collect(),
+        node_load: crate::render::redis::ClusterLoadJson::of(&r.load),
     });
-    json!({"kafka": kafka, "redis": redis})
+    serde_json::to_value(LiveJson { kafka, redis }).unwrap_or_default()
 }
