@@ -12,7 +12,6 @@ use partwise_kafka::group::{
     AssignmentData, Colocations, GroupDescription, GroupJson, MemberDescription, PredictionJson,
 };
 use serde::Serialize;
-use serde_json::{json, Value};
 use std::io::Write;
 
 pub fn write_matrices(out: &mut impl Write, view: &View, source: &str) -> Result<()> {
@@ -190,6 +189,15 @@ pub fn members_json(d: &GroupDescription) -> &[MemberDescription] {
     &d.members
 }
 
+/// A finding of the analysis, as `kafka group --format json` has always
+/// printed it: its kind, message and fix.
+#[derive(Serialize)]
+pub struct BriefFinding<'a> {
+    kind: &'static str,
+    message: &'a str,
+    fix: &'a str,
+}
+
 /// A group's description and analysis as JSON (`kafka group --format
 /// json`, and `report -b`): the library's description, then the analysis'
 /// findings, then the prediction when one was made.
@@ -197,7 +205,7 @@ pub fn members_json(d: &GroupDescription) -> &[MemberDescription] {
 pub struct GroupDoc<'a> {
     #[serde(flatten)]
     pub group: GroupJson<'a>,
-    pub findings: Vec<Value>,
+    pub findings: Vec<BriefFinding<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prediction: Option<PredictionJson<'a>>,
     /// A classic Kafka Streams group's processes and tasks.
@@ -211,7 +219,11 @@ pub fn to_json<'a>(d: &'a GroupDescription, r: &'a Analysis) -> GroupDoc<'a> {
         findings: r
             .findings
             .iter()
-            .map(|f| json!({"kind": f.kind, "message": f.message, "fix": f.fix}))
+            .map(|f| BriefFinding {
+                kind: f.kind,
+                message: &f.message,
+                fix: &f.fix,
+            })
             .collect(),
         prediction: PredictionJson::of(r),
         streams: None,
