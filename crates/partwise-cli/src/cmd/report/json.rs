@@ -231,7 +231,12 @@ fn weighted_check_json(m: &Model) -> Value {
         }
         None => Vec::new(),
     };
-    serde_json::to_value(ReportJson::of(Path::new(&m.file), &m.check, &records)).unwrap_or_default()
+    serde_json::to_value(ReportJson::of(
+        Path::new(&m.file),
+        &m.topology.check,
+        &records,
+    ))
+    .unwrap_or_default()
 }
 
 /// The whole model as one JSON document.
@@ -249,6 +254,7 @@ pub fn model(m: &Model) -> Value {
         weights: &m.live_weights,
         check: weighted_check_json(m),
         partition_maps: m
+            .topology
             .maps
             .iter()
             .map(|pm| MapDoc {
@@ -269,6 +275,7 @@ pub fn model(m: &Model) -> Value {
             })
             .collect(),
         placements: m
+            .topology
             .placements
             .iter()
             .map(|p| PlacementDoc {
@@ -302,6 +309,7 @@ pub fn model(m: &Model) -> Value {
             })
             .collect(),
         skew: m
+            .topology
             .skew
             .iter()
             .map(|s| SkewDoc {
@@ -313,6 +321,7 @@ pub fn model(m: &Model) -> Value {
             })
             .collect(),
         resize: m
+            .topology
             .resize
             .iter()
             .map(|r| ResizeDoc {
@@ -345,6 +354,7 @@ pub fn model(m: &Model) -> Value {
             })
             .collect(),
         redis_families: m
+            .topology
             .redis
             .iter()
             .map(|f| RedisDoc {

@@ -6,14 +6,13 @@
 
 use super::live::{LiveKafka, LiveRedis};
 use partwise::check::topic_drift;
-use partwise::check::Report;
 use partwise::findings::Drift;
-use partwise::topology::{PartitionMap, Topology};
+use partwise::topology::Topology;
 use partwise::verdict;
 use partwise::Partitioner;
 
 use crate::output::MAX_KEY_ROWS;
-pub use partwise::report::{FamilySlots, Matrix, Placement, TopicResize, TopicSkew};
+pub use partwise::report::{Matrix, Placement, TopologyReport};
 
 /// Rows of a co-location matrix shown (the rest are counted, not drawn):
 /// the matrix shows how an assignor splits, which its first couple of
@@ -30,19 +29,10 @@ pub struct Model {
     /// The count of each sample, with `--counts`: only then is a
     /// partition's load known, and a partition called hot.
     pub weights: Option<Vec<u64>>,
-    /// The `check` report: findings and fixes.
-    pub check: Report,
-    /// One partition map per co-partition group, of the first
-    /// [`Model::key_rows`] sample keys.
-    pub maps: Vec<PartitionMap>,
-    /// One entry per consumer group and co-partition group it reads.
-    pub placements: Vec<Placement>,
-    /// Skew of the sample keys, per topic with a keyed producer.
-    pub skew: Vec<TopicSkew>,
-    /// Resize impact for nearby counts, per topic with a keyed producer.
-    pub resize: Vec<TopicResize>,
-    /// Slots of the sample keys, per Redis family.
-    pub redis: Vec<FamilySlots>,
+    /// What the topology comes to over the samples, offline: the check,
+    /// partition maps, placements, skew, resize and Redis slots (the maps
+    /// and slot tables of the first [`Model::key_rows`] sample keys).
+    pub topology: TopologyReport,
     /// The topology as declared, for the live state to be held against.
     pub declared: Topology,
     /// The Kafka cluster's state, with `-b`.
@@ -85,12 +75,7 @@ impl Model {
             file,
             samples,
             weights,
-            check: r.check,
-            maps: r.maps,
-            placements: r.placements,
-            skew: r.skew,
-            resize: r.resize,
-            redis: r.redis,
+            topology: r,
             declared: topology.clone(),
             live_kafka,
             live_redis,
@@ -131,21 +116,27 @@ impl Model {
             anchor,
         };
         let mut out = Vec::new();
-        for (i, g) in self.check.groups.iter().enumerate() {
+        for (i, g) in self.topology.check.groups.iter().enumerate() {
             out.push(line(verdict::layout(g), format!("layout-{i}")));
         }
-        for (i, p) in self.placements.iter().enumerate() {
+        for (i, p) in self.topology.placements.iter().enumerate() {
             out.push(line(
                 verdict::placement(&p.verdict),
                 format!("placement-{i}"),
             ));
         }
-        for (i, f) in self.check.families.iter().enumerate() {
+        for (i, f) in self.topology.check.families.iter().enumerate() {
             out.push(line(verdict::family(f), format!("redis-{i}")));
         }
         // Sample keys without counts weigh one each: a partition with more
         // of them is no hotter, so only weighed tallies give a verdict.
-        for (i, s) in self.skew.iter().enumerate().filter(|(_, s)| s.weighted) {
+        for (i, s) in self
+            .topology
+            .skew
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.weighted)
+        {
             let heavy_fix = |key: &[u8], percent: f64| {
                 verdict::salt_fix(
                     &self.declared,

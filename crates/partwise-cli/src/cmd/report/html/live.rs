@@ -5,11 +5,17 @@
 use super::*;
 
 pub(super) fn redis(s: &mut String, m: &Model) {
-    if m.redis.is_empty() {
+    if m.topology.redis.is_empty() {
         return;
     }
     open_section(s, "redis", "Redis: the slot of each key family");
-    for (i, (f, v)) in m.redis.iter().zip(&m.check.families).enumerate() {
+    for (i, (f, v)) in m
+        .topology
+        .redis
+        .iter()
+        .zip(&m.topology.check.families)
+        .enumerate()
+    {
         let title = format!(
             "Family {} ({}): {}",
             esc(&f.name),

@@ -4,7 +4,7 @@
 use super::*;
 
 pub(super) fn skew(s: &mut String, m: &Model) {
-    if m.skew.is_empty() {
+    if m.topology.skew.is_empty() {
         return;
     }
     open_section(
@@ -19,7 +19,7 @@ pub(super) fn skew(s: &mut String, m: &Model) {
     if let Some(w) = &m.live_weights {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&w.to_string()));
     }
-    for (i, t) in m.skew.iter().enumerate() {
+    for (i, t) in m.topology.skew.iter().enumerate() {
         let stats = &t.report.stats;
         let title = format!(
             "Topic {} ({} partitions, {}): {}",
@@ -174,7 +174,7 @@ pub(super) fn skew(s: &mut String, m: &Model) {
 }
 
 pub(super) fn resize(s: &mut String, m: &Model) {
-    if m.resize.is_empty() {
+    if m.topology.resize.is_empty() {
         return;
     }
     open_section(
@@ -182,7 +182,7 @@ pub(super) fn resize(s: &mut String, m: &Model) {
         "resize",
         "Resize: what nearby partition counts would move",
     );
-    for r in &m.resize {
+    for r in &m.topology.resize {
         let rows = r.to.len();
         open_table(
             s,

@@ -79,19 +79,19 @@ pub fn page(m: &Model) -> String {
         m.samples.len()
     );
     let mut sections = vec![("verdict", "Verdict")];
-    if !m.maps.is_empty() {
+    if !m.topology.maps.is_empty() {
         sections.push(("layout", "Layout"));
     }
-    if !m.placements.is_empty() {
+    if !m.topology.placements.is_empty() {
         sections.push(("placement", "Placement"));
     }
-    if !m.skew.is_empty() {
+    if !m.topology.skew.is_empty() {
         sections.push(("skew", "Skew"));
     }
-    if !m.resize.is_empty() {
+    if !m.topology.resize.is_empty() {
         sections.push(("resize", "Resize"));
     }
-    if !m.redis.is_empty() {
+    if !m.topology.redis.is_empty() {
         sections.push(("redis", "Redis"));
     }
     if m.live_kafka.is_some() || m.live_redis.is_some() {
@@ -186,11 +186,17 @@ fn verdict_section(s: &mut String, m: &Model, verdict: &[Verdict]) {
 }
 
 fn layout(s: &mut String, m: &Model) {
-    if m.maps.is_empty() {
+    if m.topology.maps.is_empty() {
         return;
     }
     open_section(s, "layout", "Layout: where the sample keys land");
-    for (i, (pm, g)) in m.maps.iter().zip(&m.check.groups).enumerate() {
+    for (i, (pm, g)) in m
+        .topology
+        .maps
+        .iter()
+        .zip(&m.topology.check.groups)
+        .enumerate()
+    {
         let title = format!(
             "Co-partition group {} ({}): {}",
             esc(&pm.name),

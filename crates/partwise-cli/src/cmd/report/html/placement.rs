@@ -4,7 +4,7 @@
 use super::*;
 
 pub(super) fn placement(s: &mut String, m: &Model) {
-    if m.placements.is_empty() {
+    if m.topology.placements.is_empty() {
         return;
     }
     open_section(
@@ -12,7 +12,7 @@ pub(super) fn placement(s: &mut String, m: &Model) {
         "placement",
         "Placement: which member reads partition p of each topic",
     );
-    for (i, p) in m.placements.iter().enumerate() {
+    for (i, p) in m.topology.placements.iter().enumerate() {
         one_placement(s, i, p);
     }
     s.push_str("</section>\n");
