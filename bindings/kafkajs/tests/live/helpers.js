@@ -186,7 +186,13 @@ function onlyLeaverMoved(before, after) {
 // when the broker does not know a new topic yet (UNKNOWN_TOPIC_OR_PARTITION),
 // which a busy shared broker answers for a moment.
 async function createTopics(admin, topics, partitions = N) {
-  await admin.createTopics({ topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1 })) })
+  // KafkaJS's own wait for leaders gives up on UNKNOWN_TOPIC_OR_PARTITION,
+  // which a broker answers until the new topic's metadata reaches it: the
+  // loop below waits instead, through that answer too.
+  await admin.createTopics({
+    topics: topics.map(topic => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+    waitForLeaders: false
+  })
   const end = Date.now() + 30000
   for (;;) {
     try {

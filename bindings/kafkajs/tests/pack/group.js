@@ -66,7 +66,19 @@ async function main() {
   const kafka = new Kafka({ clientId: tag, brokers: [bootstrap], logLevel: logLevel.NOTHING })
   const admin = kafka.admin()
   await admin.connect()
-  await admin.createTopics({ waitForLeaders: true, topics: topics.map(topic => ({ topic, numPartitions: P })) })
+  // KafkaJS's own wait for leaders gives up on UNKNOWN_TOPIC_OR_PARTITION,
+  // which a broker answers until the new topics reach it: wait here instead.
+  await admin.createTopics({ waitForLeaders: false, topics: topics.map(topic => ({ topic, numPartitions: P })) })
+  for (const end = Date.now() + 30000; ;) {
+    try {
+      const { topics: got } = await admin.fetchTopicMetadata({ topics })
+      if (got.every(t => t.partitions.length === P && t.partitions.every(p => p.leader >= 0))) break
+    } catch (e) {
+      if (Date.now() > end) throw e
+    }
+    if (Date.now() > end) throw new Error(`topics ${topics.join(', ')} have no leaders after 30 s`)
+    await new Promise(resolve => setTimeout(resolve, 300))
+  }
   const producer = kafka.producer({ createPartitioner: createPartitioner('java') })
   await producer.connect()
   let sent = 0
