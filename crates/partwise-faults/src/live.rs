@@ -62,6 +62,34 @@ pub fn unique(prefix: &str) -> String {
 
 /// A loopback port nothing listens on (bound and released).
 pub fn free_port() -> u16 {
+    // Below the kernel's ephemeral range: a port it hands out itself (bind
+    // to port 0) it may also give an outgoing connection as its source port
+    // before the server the test starts binds it; below the range only a
+    // listener that asks for it by number can take it.
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32768);
+    let lo = low.saturating_sub(12_000).max(1024);
+    let span = low.saturating_sub(lo).max(1);
+    // A start of this process's own, so that concurrent test binaries
+    // probe different ports.
+    let seed = std::process::id().wrapping_mul(2_654_435_761)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+    for _ in 0..500 {
+        let k = NEXT.fetch_add(7919, Ordering::Relaxed);
+        let port = lo + seed.wrapping_add(k) % span;
+        let Ok(port) = u16::try_from(port) else {
+            continue;
+        };
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
