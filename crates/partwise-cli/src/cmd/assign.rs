@@ -270,7 +270,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let problems = match cfg.sweep {
         Some((lo, hi)) => {
-            let rows = simulated::sweep(cfg.assignor, lo, hi, |ids| cfg.group(ids))?;
+            let mut rows = Vec::with_capacity(hi - lo + 1);
+            for k in lo..=hi {
+                let group = cfg.group(&member_names(k))?;
+                rows.push(simulated::sweep_row(cfg.assignor, &group).map_err(context)?);
+            }
             write_sweep(cfg.assignor, &rows, cfg.format, &mut out)?;
             rows.iter().map(|r| r.split_count).sum()
         }

@@ -2,9 +2,9 @@
 //! assign`): the assignment, which partition indices it splits, what would
 //! keep them whole, the simulated leader's findings and, for an assignor
 //! whose real code follows Go's map order, the outcomes of its simulated
-//! runs. [`simulate`] is one group, [`sweep`] a range of member counts; each
-//! returns a report that serializes as the command's JSON and holds what its
-//! table needs.
+//! runs. [`simulate`] is one group, [`sweep_row`] one member count of a
+//! sweep; each returns a report that serializes as the command's JSON and
+//! holds what its table needs.
 
 use crate::assign::{
     colocation, member_names, AssignError, Assignment, Assignor, Colocation, Group, Member,
@@ -244,37 +244,27 @@ pub struct SweepRow {
     pub colocation: Colocation,
 }
 
-/// The groups of `lo..=hi` members (`group_of(k)`: the group of `k`
-/// members, [`member_names`]) under `assignor`, one row each, the outcome
-/// that splits most for an assignor that is not deterministic.
-pub fn sweep<E: From<crate::Error>>(
-    assignor: Assignor,
-    lo: usize,
-    hi: usize,
-    mut group_of: impl FnMut(&[String]) -> Result<Group, E>,
-) -> Result<Vec<SweepRow>, E> {
-    let mut rows = Vec::new();
-    for k in lo..=hi {
-        let group = group_of(&member_names(k))?;
-        let sim = simulation(assignor, &group)?;
-        let a = match &sim {
-            Some(s) => s.worst(&group).clone(),
-            None => assignor.assign(&group)?,
-        };
-        let co = colocation(&group, &a);
-        let all: Vec<u32> = (0..group.topics.len() as u32).collect();
-        rows.push(SweepRow {
-            assignor,
-            members: k,
-            deterministic: assignor.deterministic(),
-            split_indices: co.split.clone(),
-            split_count: co.split_count(),
-            runs: sim.as_ref().map(|s| s.runs),
-            split_runs: sim.as_ref().map(|s| s.split_runs(&group, &all)),
-            colocation: co,
-        });
-    }
-    Ok(rows)
+/// One row of a sweep: `group` (its members named by [`member_names`])
+/// under `assignor`, the outcome that splits most for an assignor that is
+/// not deterministic.
+pub fn sweep_row(assignor: Assignor, group: &Group) -> Result<SweepRow, crate::Error> {
+    let sim = simulation(assignor, group)?;
+    let a = match &sim {
+        Some(s) => s.worst(group).clone(),
+        None => assignor.assign(group)?,
+    };
+    let co = colocation(group, &a);
+    let all: Vec<u32> = (0..group.topics.len() as u32).collect();
+    Ok(SweepRow {
+        assignor,
+        members: group.members.len(),
+        deterministic: assignor.deterministic(),
+        split_indices: co.split.clone(),
+        split_count: co.split_count(),
+        runs: sim.as_ref().map(|s| s.runs),
+        split_runs: sim.as_ref().map(|s| s.split_runs(group, &all)),
+        colocation: co,
+    })
 }
 
 /// The runs of an assignor whose real code follows Go's map order, when it
