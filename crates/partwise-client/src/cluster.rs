@@ -19,7 +19,6 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Request, StrBytes};
 use kafka_protocol::records::{Record, TimestampType};
 use kafka_protocol::ResponseError;
-pub use partwise_wire::records::decode_records;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 use uuid::Uuid;

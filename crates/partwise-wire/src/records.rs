@@ -3,10 +3,8 @@
 
 use crate::error::{Error, Result};
 use bytes::{Buf, Bytes, BytesMut};
-use kafka_protocol::compression::{Decompressor, Gzip, Snappy};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
-};
+use kafka_protocol::records::{Compression, Record, RecordBatchEncoder, RecordEncodeOptions};
+use std::io::Read;
 
 /// `records` as one uncompressed v2 record batch, as a Produce request carries it.
 pub fn encode_batch(records: &[Record]) -> Result<Bytes> {
@@ -47,24 +45,6 @@ pub fn whole_batches(mut records: Bytes) -> Bytes {
     debug_assert!(end <= total);
     records.truncate(end);
     records
-}
-
-/// Decodes the whole record batches of a Fetch response's `records`
-/// (checksums, varints, compression), keeping data records at or after
-/// `from`: a batch starts at its base offset, which may be before the
-/// offset asked for.
-pub fn decode_records(records: Option<Bytes>, from: i64) -> Result<Vec<Record>> {
-    let Some(bytes) = records else {
-        return Ok(Vec::new());
-    };
-    let mut buf = whole_batches(bytes);
-    let sets =
-        RecordBatchDecoder::decode_all(&mut buf).map_err(|e| Error::decode("record batch", e))?;
-    Ok(sets
-        .into_iter()
-        .flat_map(|s| s.records)
-        .filter(|r| r.offset >= from && !r.control)
-        .collect())
 }
 
 /// Where one record's key and value lie in the bytes of its [`RecordRun`].
@@ -167,12 +147,14 @@ impl RecordRun {
 /// (2), base sequence (4), record count (4).
 const BATCH_HEADER: usize = 49;
 
-/// Decodes the whole record batches of a Fetch response's `records` like
-/// [`decode_records`] (the same checks: magic 2, CRC-32C, lengths; gzip and
-/// snappy decompressed; data records at or after `from`), but into runs whose
+/// Decodes the whole record batches of a Fetch response's `records`
+/// (magic 2, CRC-32C, lengths; gzip and snappy decompressed, within
+/// [`MAX_DECOMPRESSED`]; data records at or after `from`) into runs whose
 /// slots point into the response's own bytes instead of one allocated record
 /// (and two reference-counted buffers) per record. Record headers are
-/// skipped, within bounds.
+/// skipped, within bounds. Every size read from the bytes is checked against
+/// the bytes before anything is allocated for it, so a hostile broker gets
+/// an error, not an abort.
 pub fn decode_runs(records: Option<Bytes>, from: i64) -> Result<Vec<RecordRun>> {
     let Some(bytes) = records else {
         return Ok(Vec::new());
@@ -253,15 +235,7 @@ pub fn decode_runs(records: Option<Bytes>, from: i64) -> Result<Vec<RecordRun>> 
                 )?;
             }
             c => {
-                let mut body = bytes.slice(body_at..end);
-                let data = match c {
-                    1 => Gzip::decompress(&mut body, |d: &mut Bytes| Ok(d.clone())),
-                    2 => Snappy::decompress(&mut body, |d: &mut Bytes| Ok(d.clone())),
-                    3 => return Err(bad("lz4 compression is not supported".into())),
-                    4 => return Err(bad("zstd compression is not supported".into())),
-                    other => return Err(bad(format!("unknown compression algorithm ({other})"))),
-                }
-                .map_err(|e| Error::decode("record batch", e))?;
+                let data = decompress(c, &bytes[body_at..end])?;
                 let mut slots = Vec::new();
                 read_records(&data, 0, count, base_offset, base_ts, from, &mut slots)?;
                 runs.push(RecordRun { data, slots });
@@ -270,6 +244,107 @@ pub fn decode_runs(records: Option<Bytes>, from: i64) -> Result<Vec<RecordRun>> 
     }
     runs.retain(|r| !r.slots.is_empty());
     Ok(runs)
+}
+
+/// The most one compressed batch may decompress to. A producer's batch is
+/// bounded by its `batch.size`, or by one record and `max.request.size`
+/// (1 MiB by default); a batch that claims more than this is corrupt or
+/// hostile, and a gzip stream can expand about a thousandfold.
+pub const MAX_DECOMPRESSED: usize = 256 << 20;
+
+/// A batch's records after its header, decompressed with the batch's
+/// codec (`attributes & 7`, not 0).
+fn decompress(codec: i16, body: &[u8]) -> Result<Bytes> {
+    let bad = |reason: String| Error::invalid("record batch", reason);
+    match codec {
+        1 => gunzip(body, MAX_DECOMPRESSED),
+        2 => unsnappy(body, MAX_DECOMPRESSED),
+        3 => Err(bad("lz4 compression is not supported".into())),
+        4 => Err(bad("zstd compression is not supported".into())),
+        other => Err(bad(format!("unknown compression algorithm ({other})"))),
+    }
+}
+
+/// Gzip as Java's `GZIPInputStream` reads it (members one after another),
+/// stopped one byte past `max`.
+fn gunzip(body: &[u8], max: usize) -> Result<Bytes> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(body)
+        .take((max as u64).saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Error::decode("record batch", format!("gzip: {e}")))?;
+    if out.len() > max {
+        return Err(too_large(max));
+    }
+    Ok(Bytes::from(out))
+}
+
+fn too_large(max: usize) -> Error {
+    Error::invalid(
+        "record batch",
+        format!("it decompresses to more than {max} bytes"),
+    )
+}
+
+/// The 8 bytes that open snappy-java's framing (`SnappyOutputStream`),
+/// which Kafka's Java producer writes: then a version and a compatible
+/// version (4 bytes each), then blocks, each a 4-byte length and raw snappy.
+const XERIAL_MAGIC: &[u8; 8] = b"\x82SNAPPY\0";
+
+/// Snappy as Kafka's Java consumer reads it: snappy-java's framing, or,
+/// without its magic, one raw snappy block (as snappy-java falls back to).
+fn unsnappy(body: &[u8], max: usize) -> Result<Bytes> {
+    let mut out = Vec::new();
+    if body.len() < 16 || &body[..8] != XERIAL_MAGIC {
+        raw_snappy(body, max, &mut out)?;
+        return Ok(Bytes::from(out));
+    }
+    let mut rest = &body[16..];
+    while !rest.is_empty() {
+        let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+            return Err(Error::invalid(
+                "record batch",
+                "snappy: a block length runs past the batch",
+            ));
+        };
+        let len = u32::from_be_bytes(*len) as usize;
+        let block = tail.get(..len).ok_or_else(|| {
+            Error::invalid(
+                "record batch",
+                format!("snappy: a block of {len} bytes runs past the batch"),
+            )
+        })?;
+        raw_snappy(block, max, &mut out)?;
+        rest = &tail[len..];
+    }
+    Ok(Bytes::from(out))
+}
+
+/// Appends one raw snappy block to `out`. The length a block declares is
+/// held to what its bytes can hold before space is made for it: the
+/// densest element, a 3-byte copy, gives 64 bytes, so a block expands at
+/// most 22 times.
+fn raw_snappy(block: &[u8], max: usize, out: &mut Vec<u8>) -> Result<()> {
+    let snappy = |e: snap::Error| Error::decode("record batch", format!("snappy: {e}"));
+    let len = snap::raw::decompress_len(block).map_err(snappy)?;
+    if len > block.len().saturating_mul(22) {
+        return Err(Error::invalid(
+            "record batch",
+            format!(
+                "snappy: a block of {} bytes declares {len} bytes, more than it can hold",
+                block.len()
+            ),
+        ));
+    }
+    if len > max - out.len() {
+        return Err(too_large(max));
+    }
+    let at = out.len();
+    out.resize(at + len, 0);
+    snap::raw::Decoder::new()
+        .decompress(block, &mut out[at..])
+        .map_err(snappy)?;
+    Ok(())
 }
 
 /// Reads `count` records from `data[at..]` (the end of `data` is the end of
@@ -400,6 +475,77 @@ fn varlong(b: &[u8], at: &mut usize) -> Option<i64> {
 mod tests {
     use super::*;
     use bytes::{BufMut, BytesMut};
+    use kafka_protocol::compression::{Compressor, Gzip, Snappy};
+
+    /// `data` compressed by kafka-protocol's compressor `C`, as a producer
+    /// writes it.
+    fn compressed<C: Compressor<BytesMut>>(data: &[u8]) -> Vec<u8> {
+        let mut out = BytesMut::new();
+        C::compress(&mut out, |b| {
+            b.put_slice(data);
+            Ok(())
+        })
+        .unwrap();
+        out.to_vec()
+    }
+
+    #[test]
+    fn compressed_bodies_decompress_as_written() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let gz = compressed::<Gzip>(&data);
+        assert_eq!(decompress(1, &gz).unwrap(), data);
+        // Two gzip members one after the other, as GZIPInputStream reads them.
+        let two = [gz.clone(), gz].concat();
+        assert_eq!(gunzip(&two, usize::MAX).unwrap(), [&data[..], &data[..]].concat());
+        // snappy-java's framing (several 32 KiB blocks), and raw snappy.
+        assert_eq!(decompress(2, &compressed::<Snappy>(&data)).unwrap(), data);
+        let raw = snap::raw::Encoder::new().compress_vec(&data).unwrap();
+        assert_eq!(decompress(2, &raw).unwrap(), data);
+        assert_eq!(decompress(2, &compressed::<Snappy>(b"")).unwrap(), &b""[..]);
+    }
+
+    #[test]
+    fn decompression_stops_at_its_bound() {
+        let data = vec![0u8; 10_000];
+        let gz = compressed::<Gzip>(&data);
+        assert!(gunzip(&gz, 10_000).is_ok());
+        let e = gunzip(&gz, 9_999).unwrap_err().to_string();
+        assert!(e.contains("more than 9999 bytes"), "{e}");
+        let sn = compressed::<Snappy>(&data);
+        assert!(unsnappy(&sn, 10_000).is_ok());
+        let e = unsnappy(&sn, 9_999).unwrap_err().to_string();
+        assert!(e.contains("more than 9999 bytes"), "{e}");
+    }
+
+    /// A raw snappy block's header is a varint length: one that claims
+    /// more than its bytes can hold is refused before space is made for it.
+    #[test]
+    fn a_snappy_length_its_block_cannot_hold_is_refused() {
+        let mut block = vec![0xff, 0xff, 0xff, 0xff, 0x0f];
+        block.extend_from_slice(&[0; 11]);
+        let e = unsnappy(&block, usize::MAX).unwrap_err().to_string();
+        assert!(e.contains("declares 4294967295 bytes"), "{e}");
+        let mut framed = XERIAL_MAGIC.to_vec();
+        framed.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1]);
+        framed.extend_from_slice(&(block.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&block);
+        let e = unsnappy(&framed, usize::MAX).unwrap_err().to_string();
+        assert!(e.contains("declares 4294967295 bytes"), "{e}");
+        // A block length past the batch, and a cut length.
+        let mut past = XERIAL_MAGIC.to_vec();
+        past.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 1]);
+        assert!(unsnappy(&past, usize::MAX).unwrap_err().to_string().contains("runs past"));
+        past.truncate(19);
+        assert!(unsnappy(&past, usize::MAX).unwrap_err().to_string().contains("runs past"));
+    }
+
+    #[test]
+    fn unsupported_codecs_are_named() {
+        for (c, name) in [(3, "lz4"), (4, "zstd"), (5, "unknown compression algorithm (5)")] {
+            let e = decompress(c, b"x").unwrap_err().to_string();
+            assert!(e.contains(name), "{e}");
+        }
+    }
 
     #[test]
     fn whole_batches_drops_a_cut_tail() {
