@@ -27,6 +27,7 @@ mod limits;
 mod load;
 #[cfg(test)]
 mod module_graph;
+mod ops;
 mod outfile;
 mod output;
 mod render;

@@ -1,7 +1,7 @@
 //! No command module uses another command's module: what several commands
 //! share lives in `cmd/mod.rs`, `cmd/parse.rs`, `cmd/conn.rs`, `cmd/flags.rs` (and the
 //! subcommands of `kafka` in `cmd/kafka/mod.rs`), or outside `cmd/`
-//! (`render/`, `load.rs`, `input/`, `output.rs`). Read from the sources,
+//! (`ops/`, `render/`, `load.rs`, `input/`, `output.rs`). Read from the sources,
 //! so a new `use` of a sibling fails here naming the file and the path.
 
 use std::path::{Path, PathBuf};
@@ -157,4 +157,20 @@ fn the_checker_sees_each_form_of_a_sibling_reference() {
         let found = violations(&root, &at(file), text);
         assert_eq!(!found.is_empty(), bad, "{file}: {text}: {found:?}");
     }
+}
+
+/// `ops/` is below the commands: the calls they make, which never name a
+/// command, its flags or its printer.
+#[test]
+fn ops_never_names_a_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    assert!(!all.is_empty());
+    let named: Vec<String> = all
+        .iter()
+        .filter(|p| std::fs::read_to_string(p).unwrap().contains("crate::cmd"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(named.is_empty(), "ops names cmd in {named:?}");
 }

@@ -2,11 +2,11 @@
 //! a topology file hold, with every reason they break; and the JSON of a
 //! finding, which `kafka audit` and `redis check` print alike.
 
-use crate::exit::{CliError, ExitCode, Result};
-use crate::load::{bounded, load_samples, load_topology};
+use crate::exit::{ExitCode, Result};
+use crate::ops::check::Checked;
 use crate::output::{Format, JsonStream};
 use crate::render::findings::{write_fix, FamilyJson, GroupJson, ReportJson};
-use partwise::check::{check, Report};
+use partwise::check::Report;
 use partwise::group::placement::PlacementVerdict;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -52,156 +52,30 @@ pub struct Args {
     kafka: super::conn::ConnArgs,
 }
 
-/// Records sampled from the start of each partition of a Streams source
-/// topic: the default of `kafka audit`.
-const SAMPLE: u64 = 1000;
-
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut topology = match &args.file {
-        Some(f) => load_topology(f)?,
-        None => partwise::topology::Topology {
-            topics: Vec::new(),
-            copartition_groups: Vec::new(),
-            consumer_groups: Vec::new(),
-            redis_families: Vec::new(),
-        },
-    };
-    let counts: Vec<(String, partwise::PartitionCount)> = args
-        .topics
-        .iter()
-        .map(|t| (t.name.clone(), t.partitions))
-        .collect();
-    let mut apps = Vec::new();
-    for path in &args.streams {
-        apps.push((path, crate::load::load_streams(path)?));
-    }
-    let conn = args
-        .kafka
-        .given()
-        .then(|| args.kafka.connection())
-        .transpose()?;
-    let live = args.counts.as_ref().and_then(super::CountsFrom::live);
-    if let (Some(w), None) = (live, &conn) {
-        return Err(CliError::msg(format!(
-            "--counts {}: live weights are read from the cluster: give --streams with -b (or a KEY,COUNT file)",
-            crate::render::audit::window_flag(w)
-        )));
-    }
-    if conn.is_some() && args.streams.is_empty() {
-        return Err(CliError::msg(
-            "-b/-X/-F read a Kafka Streams application's source topics: give --streams (report -b checks a topology file's topics)",
-        ));
-    }
-    // The audit of each external source topic, by name.
-    let mut audited: Vec<partwise_kafka::audit::TopicAudit> = Vec::new();
-    if let Some(conn) = &conn {
-        let mut topics: Vec<String> = Vec::new();
-        for (_, app) in &apps {
-            for g in app.copartition_groups() {
-                if g.external.len() + g.internal.len() >= 2 {
-                    topics.extend(g.external);
-                }
-            }
-        }
-        topics.sort();
-        topics.dedup();
-        if !topics.is_empty() {
-            let all: Vec<partwise::Partitioner> = partwise::Partitioner::all().collect();
-            let opts = partwise_kafka::audit::AuditOptions {
-                topics,
-                sample: live.map_or(SAMPLE, super::live_sample),
-                candidates: partwise::inference::candidates(&all, &[]),
-                window: live.unwrap_or_default(),
-            };
-            audited = partwise_kafka::audit::audit(conn, &opts, &mut |_| {})
-                .map_err(super::conn::kerr)?
-                .topics;
-        }
-        for t in &audited {
-            let Some(n) = t
-                .partition_count()
-                .and_then(|n| partwise::PartitionCount::new(n).ok())
-            else {
-                continue;
-            };
-            let seen = partwise::streams::Observed::new(&t.name, n, t.routing.as_ref());
-            if let Some(before) = partwise::streams::observe(&mut topology, &seen) {
-                say!(
-                    "partwise: note: {} has {} partitions on the cluster, not the {} the topology file declares: the cluster's count is checked",
-                    t.name,
-                    n.get(),
-                    before.get()
-                );
-            }
-        }
-    }
-    for (path, app) in &apps {
-        let path = *path;
-        let name = path.file_stem().map_or_else(
-            || path.display().to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        );
-        for p in app.patterns() {
-            say!(
-                "partwise: warning: {} reads topics by the pattern {p}: which topics those are is not in the description, so their joins are not checked",
-                path.display()
-            );
-        }
-        if let Some(t) = app
-            .copartition_groups()
+    let req = crate::ops::check::Request {
+        file: args.file,
+        topics: args
+            .topics
             .iter()
-            .flat_map(|g| &g.external)
-            .find(|t| topology.topic(t).is_none() && !counts.iter().any(|(c, _)| c == *t))
-            .and_then(|t| audited.iter().find(|a| &a.name == t))
-        {
-            return Err(CliError::msg(format!(
-                "--streams {}: the cluster has no readable topic '{}' ({}), which the application reads: Kafka Streams will not start without it (give -t {}:N to check the join as planned)",
-                path.display(),
-                t.name,
-                t.error.as_deref().unwrap_or("no partitions"),
-                t.name
-            )));
-        }
-        let added = partwise::streams::declare(&mut topology, &name, app, &counts)
-            .map_err(|e| CliError::context(format!("--streams {}", path.display()), e))?;
-        if added.is_empty() {
-            say!(
-                "partwise: note: {} joins no topics Streams must co-partition",
-                path.display()
-            );
-        }
-    }
-    let file = args.file.clone().unwrap_or_else(|| args.streams[0].clone());
-    if args.file.is_some() || !topology.topics.is_empty() {
-        bounded(&file, &topology)?;
-    }
-    let mut live_weights = None;
-    let weights = match &args.counts {
-        None => None,
-        Some(super::CountsFrom::File(f)) => Some(super::Weights::read(f)?),
-        Some(super::CountsFrom::Live(w)) => {
-            let refs: Vec<&partwise_kafka::audit::TopicAudit> = audited.iter().collect();
-            let (weights, info) = super::Weights::live(*w, &refs)?;
-            live_weights = Some(info);
-            Some(weights)
-        }
+            .map(|t| (t.name.clone(), t.partitions))
+            .collect(),
+        streams: args.streams,
+        input: args.input.input,
+        counts: args.counts,
+        // Connection flags are checked before anything is read.
+        conn: args
+            .kafka
+            .given()
+            .then(|| args.kafka.connection())
+            .transpose()?,
     };
-    let (samples, counts) = match weights {
-        Some(w) => {
-            let (samples, counts) = w.into_samples();
-            (samples, Some(counts))
-        }
-        None => (load_samples(args.input.input)?, None),
-    };
-    let refs: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
-    let mut report = check(&topology, &refs);
-    if !audited.is_empty() {
-        with_audits(&mut report, &audited);
-    }
-    let records: Vec<Option<(u64, u64)>> = match &counts {
-        Some(counts) => partwise::topology::group_records(&topology, &refs, counts),
-        None => vec![None; report.groups.len()],
-    };
+    let Checked {
+        file,
+        report,
+        records,
+        live_weights,
+    } = crate::ops::check::check(&req)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format.format {
         Format::Json => {
@@ -262,26 +136,6 @@ struct Typed<T> {
 impl<T> Typed<T> {
     fn new(part: T, kind: &'static str) -> Self {
         Typed { part, kind }
-    }
-}
-
-/// What the audit of each source topic found that its observed producer
-/// cannot say (unreadable, no keyed records, records no known partitioner
-/// explains, several partitioners, mixed key encodings) joins its group's
-/// reasons, in place of `no-producers`: who writes the topic was looked at.
-fn with_audits(report: &mut Report, audited: &[partwise_kafka::audit::TopicAudit]) {
-    use partwise::findings::Reason;
-    for g in &mut report.groups {
-        let mine: Vec<&partwise_kafka::audit::TopicAudit> = audited
-            .iter()
-            .filter(|a| g.topics.contains(&a.name))
-            .collect();
-        g.reasons
-            .retain(|r| !matches!(r, Reason::NoProducers { topic } if mine.iter().any(|a| &a.name == topic)));
-        for a in mine {
-            let v = partwise_kafka::audit::verdict(std::slice::from_ref(a));
-            g.reasons.extend(v.findings);
-        }
     }
 }
 

@@ -1,15 +1,13 @@
 //! `partwise report`: one self-contained HTML page (or its JSON twin) of a
 //! topology's layout, placement, skew, resize impact and Redis slots, with
-//! the verdict first. The content is [`model::Model`], built from the
-//! library's analyses; [`html`] draws it and [`json`] serializes it.
+//! the verdict first. The content is [`crate::ops::report::model::Model`],
+//! which [`crate::ops::report::report`] builds; [`html`] draws it and
+//! [`json`] serializes it.
 
 mod html;
 mod json;
-mod live;
-mod model;
 
-use crate::exit::{CliError, ExitCode, Result};
-use crate::load::{bounded, load_samples, load_topology};
+use crate::exit::{ExitCode, Result};
 use crate::output::Format;
 use std::io::Write;
 use std::path::PathBuf;
@@ -90,89 +88,32 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => None,
     };
-    let mut topology = match &args.file {
-        Some(f) => load_topology(f)?,
-        None => partwise::topology::Topology {
-            topics: Vec::new(),
-            copartition_groups: Vec::new(),
-            consumer_groups: Vec::new(),
-            redis_families: Vec::new(),
-        },
-    };
-    let file = args.file.clone().unwrap_or_else(|| args.streams[0].clone());
-    let file_weights = match &args.counts {
-        Some(super::CountsFrom::File(f)) => Some(super::Weights::read(f)?),
-        _ => None,
-    };
     // Connection flags are checked before anything is asked of a server.
     let conn = args
         .kafka
         .given()
         .then(|| args.kafka.connection())
         .transpose()?;
-    let window = args.counts.as_ref().and_then(super::CountsFrom::live);
-    if let (Some(w), None) = (window, &conn) {
-        return Err(crate::exit::CliError::msg(format!(
-            "--counts {}: live weights are read from the cluster: give -b (or a KEY,COUNT file)",
-            crate::render::audit::window_flag(w)
-        )));
-    }
     if let (Some(o), Some(c)) = (&mut output, &conn) {
         // The files the connection's properties name (a CA, a key).
         for (key, path) in c.properties().filter(|(k, _)| names_a_file(k)) {
             o.input(format!("the property {key}"), std::path::Path::new(path))?;
         }
     }
-    // The source topics the --streams applications join: a streams group's
-    // split tasks are judged against them.
-    let joins = if args.streams.is_empty() {
-        Vec::new()
-    } else {
-        declare_streams(&args, conn.as_ref(), &mut topology)?
-    };
-    if args.file.is_some() || !topology.topics.is_empty() {
-        bounded(&file, &topology)?;
-    }
-    let live_kafka = conn
-        .as_ref()
-        .map(|c| live::kafka(c, &topology, window, &joins))
-        .transpose()?;
-    let mut live_weights = None;
-    let weights = match (window, &conn, &live_kafka) {
-        (Some(w), Some(c), Some(lk)) => {
-            let rest = live::other_topics(c, &topology, lk, w)?;
-            let (weights, info) = super::Weights::live(w, &live::window_audits(lk, &rest))?;
-            live_weights = Some(info);
-            Some(weights)
-        }
-        _ => file_weights,
-    };
-    let (samples, weights) = match weights {
-        Some(w) => {
-            let (samples, counts) = w.into_samples();
-            (samples, Some(counts))
-        }
-        None => (load_samples(args.input.input.clone())?, None),
-    };
-    let live_redis = (!args.cluster.cluster.is_empty())
-        .then(|| {
-            live::redis(
-                &args.cluster.cluster,
-                args.kafka.timeout(),
-                &topology,
-                &samples,
-            )
-        })
-        .transpose()?;
-    let mut m = model::Model::build(
-        file.display().to_string(),
-        &topology,
-        samples,
-        weights,
-        live_kafka,
-        live_redis,
-    );
-    m.live_weights = live_weights;
+    let m = crate::ops::report::report(&crate::ops::report::Request {
+        file: args.file.clone(),
+        streams: args.streams.clone(),
+        topics: args
+            .topics
+            .iter()
+            .map(|t| (t.name.clone(), t.partitions))
+            .collect(),
+        input: args.input.input.clone(),
+        counts: args.counts.clone(),
+        conn,
+        redis: args.cluster.cluster.clone(),
+        timeout: args.kafka.timeout(),
+    })?;
     let text = match args.format {
         ReportFormat::Html => html::page(&m).into_bytes(),
         ReportFormat::Json | ReportFormat::Ndjson => {
@@ -202,57 +143,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         ExitCode::Findings
     })
-}
-
-/// Adds each `--streams` application's co-partition groups to `topology`
-/// as `check --streams` does ([`partwise::streams::declare`]): the counts of
-/// topics the file does not declare from `-t`, then, with `-b`, from the
-/// cluster. Returns the source topics of each join, read from the same
-/// parse of each file.
-fn declare_streams(
-    args: &Args,
-    conn: Option<&partwise_kafka::Connection>,
-    topology: &mut partwise::topology::Topology,
-) -> Result<Vec<Vec<String>>> {
-    let mut counts: Vec<(String, partwise::PartitionCount)> = args
-        .topics
-        .iter()
-        .map(|t| (t.name.clone(), t.partitions))
-        .collect();
-    if let Some(conn) = conn {
-        let live = partwise_kafka::cluster::cluster_topics(conn).map_err(super::conn::kerr)?;
-        for t in live {
-            if let Ok(n) = partwise::PartitionCount::new(t.partitions) {
-                if !counts.iter().any(|(c, _)| *c == t.name) {
-                    counts.push((t.name, n));
-                }
-            }
-        }
-    }
-    let mut joins = Vec::new();
-    for path in &args.streams {
-        let app = crate::load::load_streams(path)?;
-        joins.extend(app.copartition_groups().into_iter().map(|g| g.external));
-        let name = path.file_stem().map_or_else(
-            || path.display().to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        );
-        for p in app.patterns() {
-            say!(
-                "partwise: warning: {} reads topics by the pattern {p}: which topics those are is not in the description, so their joins are not in the report",
-                path.display()
-            );
-        }
-        let added = partwise::streams::declare(topology, &name, &app, &counts)
-            .map_err(|e| CliError::context(format!("--streams {}", path.display()), e))?;
-        if added.is_empty() {
-            say!(
-                "partwise: note: {} joins no topics Streams must co-partition",
-                path.display()
-            );
-        }
-    }
-    Ok(joins)
 }
 
 /// Whether librdkafka property `key` names a file the client reads

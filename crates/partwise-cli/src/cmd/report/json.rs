@@ -1,8 +1,8 @@
-//! The JSON twin of the report: [`super::model::Model`] serialized, with the
+//! The JSON twin of the report: [`crate::ops::report::model::Model`] serialized, with the
 //! `check` findings in the very JSON `check --format json` prints and each
 //! topic's skew in `skew --format json`'s.
 
-use super::model::{Model, Verdict, MAX_MATRIX_ROWS};
+use crate::ops::report::model::{Model, Verdict, MAX_MATRIX_ROWS};
 use crate::render::audit::report_json as audit_json;
 use crate::render::findings::ReportJson;
 use crate::render::group::to_json as group_json;
@@ -94,7 +94,7 @@ enum MatrixBody<'a> {
 }
 
 impl<'a> MatrixDoc<'a> {
-    fn of(mx: &'a super::model::Matrix) -> Self {
+    fn of(mx: &'a crate::ops::report::model::Matrix) -> Self {
         let body = match &mx.colocation {
             Ok(co) => {
                 let shown = co
@@ -393,7 +393,7 @@ struct KafkaJson<'a> {
     audits: Vec<AuditEntry<'a>>,
     groups: Vec<GroupEntry<'a>>,
     streams_groups: &'a [partwise::streams::group::StreamsReport],
-    cluster_groups: &'a super::live::Listing,
+    cluster_groups: &'a crate::ops::report::live::Listing,
 }
 
 #[derive(Serialize)]
@@ -428,7 +428,7 @@ struct TopicLiveJson {
 }
 
 impl TopicLiveJson {
-    fn of(t: super::model::TopicLive) -> Self {
+    fn of(t: crate::ops::report::model::TopicLive) -> Self {
         TopicLiveJson {
             declared_partitioner: t.partitioner.map(|p| p.spec()),
             differences: t.differences.iter().map(ToString::to_string).collect(),

@@ -351,8 +351,8 @@ pub(super) fn live(s: &mut String, m: &Model) {
 
 /// Every group of the cluster with its type (ListGroups), the declared and
 /// described ones marked.
-fn cluster_groups(s: &mut String, l: &crate::cmd::report::live::Listing) {
-    use crate::cmd::report::live::Listing;
+fn cluster_groups(s: &mut String, l: &crate::ops::report::live::Listing) {
+    use crate::ops::report::live::Listing;
     sub_section(s, "live-groups", "Groups on the cluster");
     let l = match l {
         Listing::Failed { error } => {
@@ -406,7 +406,7 @@ fn cluster_groups(s: &mut String, l: &crate::cmd::report::live::Listing) {
 }
 
 /// Each primary's share of the cluster's load, with the measure and why.
-fn redis_load(s: &mut String, r: &crate::cmd::report::live::LiveRedis) {
+fn redis_load(s: &mut String, r: &crate::ops::report::live::LiveRedis) {
     let l = &r.load;
     sub_section(
         s,
@@ -446,7 +446,7 @@ fn redis_load(s: &mut String, r: &crate::cmd::report::live::LiveRedis) {
 /// The hot tags among a family's keys, by the cluster's measure.
 fn redis_hot(
     s: &mut String,
-    r: &crate::cmd::report::live::LiveRedis,
+    r: &crate::ops::report::live::LiveRedis,
     f: &partwise::topology::RedisFamily,
     hot: &[partwise_redis::HotTag],
     unsampled: &[String],

@@ -1,5 +1,5 @@
 //! The report as one self-contained HTML page drawn from
-//! [`super::model::Model`]: inline CSS, inline SVG and one line of script
+//! [`crate::ops::report::model::Model`]: inline CSS, inline SVG and one line of script
 //! (opening every `<details>` to print), nothing fetched. Every user string
 //! (keys, topic, group and member names, patterns) passes through [`esc`].
 //! Big tables are plain tables in `<details>`: no per-cell script, so a
@@ -9,7 +9,7 @@ mod live;
 mod load;
 mod placement;
 
-use super::model::{Matrix, Model, Placement, Verdict, MAX_MATRIX_ROWS};
+use crate::ops::report::model::{Matrix, Model, Placement, Verdict, MAX_MATRIX_ROWS};
 use crate::output::key_cell;
 use crate::render::html::escape as esc;
 use crate::render::svg::load_svg;

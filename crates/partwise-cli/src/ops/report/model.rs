@@ -40,7 +40,7 @@ pub struct Model {
     /// The Redis Cluster's placement of the families, with `-c`.
     pub live_redis: Option<LiveRedis>,
     /// The live window the weights are of, with `--counts live:...`.
-    pub live_weights: Option<crate::cmd::LiveWeights>,
+    pub live_weights: Option<crate::ops::weights::LiveWeights>,
 }
 
 /// One line of the verdict.

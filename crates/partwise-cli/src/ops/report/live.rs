@@ -7,7 +7,6 @@
 //! and each primary's load as `redis check` shows it.
 //! Everything here only reads.
 
-use crate::cmd::conn::kerr;
 use crate::exit::{CliError, Result};
 use partwise::assign::{Assignor, BrokerModel};
 use partwise::group::described::Analysis;
@@ -49,11 +48,13 @@ pub fn other_topics(
     let all: Vec<Partitioner> = Partitioner::all().collect();
     let opts = AuditOptions {
         topics,
-        sample: crate::cmd::live_sample(window),
+        sample: crate::ops::weights::live_sample(window),
         candidates: candidates(&all, &[]),
         window,
     };
-    Ok(audit(conn, &opts, &mut |_| {}).map_err(kerr)?.topics)
+    Ok(audit(conn, &opts, &mut |_| {})
+        .map_err(CliError::lib)?
+        .topics)
 }
 
 /// Every topic audit of `lk` and `rest`, each topic once (a topic in two
@@ -233,7 +234,7 @@ pub fn kafka(
             )
         })
         .collect();
-    let reports = analyses(conn, &declared).map_err(kerr)?;
+    let reports = analyses(conn, &declared).map_err(CliError::lib)?;
     let all: Vec<Partitioner> = Partitioner::all().collect();
     let audits = t
         .copartition_groups
@@ -241,18 +242,18 @@ pub fn kafka(
         .map(|g| {
             let opts = AuditOptions {
                 topics: g.topics.clone(),
-                sample: window.map_or(SAMPLE, crate::cmd::live_sample),
+                sample: window.map_or(SAMPLE, crate::ops::weights::live_sample),
                 candidates: candidates(&all, &[]),
                 window: window.unwrap_or_default(),
             };
-            let r = audit(conn, &opts, &mut |_| {}).map_err(|e| kerr(e).report());
+            let r = audit(conn, &opts, &mut |_| {}).map_err(|e| CliError::lib(e).report());
             (g.name.clone(), r)
         })
         .collect();
     // Every group of the cluster with its type: the streams groups among
     // them are described beside the declared ones when they read the file's
     // topics, declared or not.
-    let listing = partwise_kafka::cluster::groups(conn).map_err(|e| kerr(e).report());
+    let listing = partwise_kafka::cluster::groups(conn).map_err(|e| CliError::lib(e).report());
     // A declared group no classic or consumer group answers for may be a
     // streams group (the application id of a Kafka Streams application),
     // whatever the listing says (it may have failed).
@@ -286,13 +287,15 @@ pub fn kafka(
                             streams.push(s);
                         }
                         Ok(_) => {}
-                        Err(e) if !are_declared => streams_errors.push((name, kerr(e).report())),
+                        Err(e) if !are_declared => {
+                            streams_errors.push((name, CliError::lib(e).report()))
+                        }
                         Err(_) => {}
                     }
                 }
             }
             Err(e) if !are_declared => {
-                let why = kerr(e).report();
+                let why = CliError::lib(e).report();
                 streams_errors.extend(names.into_iter().map(|n| (n, why.clone())));
             }
             Err(_) => {}
@@ -310,7 +313,7 @@ pub fn kafka(
         .zip(reports)
         .filter(|(&(name, _), _)| consumer(name))
         .map(|(&(name, _), r)| {
-            let r = r.map_err(|e| kerr(e).report()).and_then(|g| {
+            let r = r.map_err(|e| CliError::lib(e).report()).and_then(|g| {
                 g.analysis
                     .map(|a| (g.description, a))
                     .map_err(|e| e.to_string())
