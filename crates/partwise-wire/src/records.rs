@@ -496,7 +496,10 @@ mod tests {
         assert_eq!(decompress(1, &gz).unwrap(), data);
         // Two gzip members one after the other, as GZIPInputStream reads them.
         let two = [gz.clone(), gz].concat();
-        assert_eq!(gunzip(&two, usize::MAX).unwrap(), [&data[..], &data[..]].concat());
+        assert_eq!(
+            gunzip(&two, usize::MAX).unwrap(),
+            [&data[..], &data[..]].concat()
+        );
         // snappy-java's framing (several 32 KiB blocks), and raw snappy.
         assert_eq!(decompress(2, &compressed::<Snappy>(&data)).unwrap(), data);
         let raw = snap::raw::Encoder::new().compress_vec(&data).unwrap();
@@ -534,14 +537,24 @@ mod tests {
         // A block length past the batch, and a cut length.
         let mut past = XERIAL_MAGIC.to_vec();
         past.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 1]);
-        assert!(unsnappy(&past, usize::MAX).unwrap_err().to_string().contains("runs past"));
+        assert!(unsnappy(&past, usize::MAX)
+            .unwrap_err()
+            .to_string()
+            .contains("runs past"));
         past.truncate(19);
-        assert!(unsnappy(&past, usize::MAX).unwrap_err().to_string().contains("runs past"));
+        assert!(unsnappy(&past, usize::MAX)
+            .unwrap_err()
+            .to_string()
+            .contains("runs past"));
     }
 
     #[test]
     fn unsupported_codecs_are_named() {
-        for (c, name) in [(3, "lz4"), (4, "zstd"), (5, "unknown compression algorithm (5)")] {
+        for (c, name) in [
+            (3, "lz4"),
+            (4, "zstd"),
+            (5, "unknown compression algorithm (5)"),
+        ] {
             let e = decompress(c, b"x").unwrap_err().to_string();
             assert!(e.contains(name), "{e}");
         }

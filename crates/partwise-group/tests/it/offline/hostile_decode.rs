@@ -12,14 +12,13 @@ use kafka_protocol::messages::consumer_group_heartbeat_response::{
 use kafka_protocol::messages::{ApiKey, ConsumerGroupHeartbeatResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
-    TimestampType,
+    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use partwise_group::protocol::{
     decode_assignment, decode_heartbeat_response, encode_assignment, Subscription,
 };
-use partwise_wire::records::whole_batches;
 use partwise_wire::records::decode_runs;
+use partwise_wire::records::whole_batches;
 use proptest::prelude::*;
 
 /// A ConsumerGroupHeartbeat response body (the frame without its length
