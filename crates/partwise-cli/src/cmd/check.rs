@@ -53,7 +53,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let req = crate::ops::check::Request {
+    let req = crate::ops::Sources {
         file: args.file,
         topics: args
             .topics

@@ -100,7 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             o.input(format!("the property {key}"), std::path::Path::new(path))?;
         }
     }
-    let m = crate::ops::report::report(&crate::ops::report::Request {
+    let sources = crate::ops::Sources {
         file: args.file.clone(),
         streams: args.streams.clone(),
         topics: args
@@ -111,6 +111,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         input: args.input.input.clone(),
         counts: args.counts.clone(),
         conn,
+    };
+    let m = crate::ops::report::report(&crate::ops::report::Request {
+        sources,
         redis: args.cluster.cluster.clone(),
         timeout: args.kafka.timeout(),
     })?;

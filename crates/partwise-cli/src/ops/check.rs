@@ -6,26 +6,11 @@
 use crate::exit::{CliError, Result};
 use crate::load::{bounded, load_samples, load_streams, load_topology};
 use crate::ops::weights::{live_sample, CountsFrom, LiveWeights, Weights};
+use crate::ops::Sources;
 use partwise::check::Report;
 use partwise::PartitionCount;
 use partwise_kafka::audit::TopicAudit;
 use std::path::PathBuf;
-
-/// What to check, as the flags give it.
-pub struct Request {
-    /// The topology file, if any.
-    pub file: Option<PathBuf>,
-    /// `Topology#describe()` texts, one application each.
-    pub streams: Vec<PathBuf>,
-    /// Counts of topics the applications read and the file does not declare.
-    pub topics: Vec<(String, PartitionCount)>,
-    /// Sample keys (`-i`).
-    pub input: Option<PathBuf>,
-    /// The keys' traffic (`--counts`), in place of `input`.
-    pub counts: Option<CountsFrom>,
-    /// The live cluster, for the applications' source topics.
-    pub conn: Option<partwise_kafka::Connection>,
-}
 
 /// The check, as every format prints it.
 pub struct Checked {
@@ -47,7 +32,7 @@ const SAMPLE: u64 = 1000;
 
 /// Reads what `req` names and checks it; notes and warnings on the way
 /// (counts the cluster corrects, topic patterns) go to stderr.
-pub fn check(req: &Request) -> Result<Checked> {
+pub fn check(req: &Sources) -> Result<Checked> {
     let mut topology = match &req.file {
         Some(f) => load_topology(f)?,
         None => crate::ops::streams::empty(),

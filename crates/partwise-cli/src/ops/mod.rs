@@ -10,3 +10,22 @@ pub mod check;
 pub mod report;
 pub mod streams;
 pub mod weights;
+
+use partwise::PartitionCount;
+use std::path::PathBuf;
+
+/// What `check` and `report` read, as the flags give it.
+pub struct Sources {
+    /// The topology file, if any.
+    pub file: Option<PathBuf>,
+    /// `Topology#describe()` texts, one application each.
+    pub streams: Vec<PathBuf>,
+    /// Counts of topics the applications read and the file does not declare.
+    pub topics: Vec<(String, PartitionCount)>,
+    /// Sample keys (`-i`).
+    pub input: Option<PathBuf>,
+    /// The keys' traffic (`--counts`), in place of `input`.
+    pub counts: Option<weights::CountsFrom>,
+    /// The live Kafka cluster (`-b`).
+    pub conn: Option<partwise_kafka::Connection>,
+}

@@ -8,26 +8,16 @@ pub mod model;
 use crate::exit::{CliError, Result};
 use crate::load::{bounded, load_samples, load_streams, load_topology};
 use crate::ops::weights::{CountsFrom, Weights};
+use crate::ops::Sources;
 use model::Model;
 use partwise::topology::Topology;
 use partwise::PartitionCount;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// What to report on, as the flags give it.
 pub struct Request {
-    /// The topology file, if any.
-    pub file: Option<PathBuf>,
-    /// `Topology#describe()` texts, one application each.
-    pub streams: Vec<PathBuf>,
-    /// Counts of topics the applications read and the file does not declare.
-    pub topics: Vec<(String, PartitionCount)>,
-    /// Sample keys (`-i`).
-    pub input: Option<PathBuf>,
-    /// The keys' traffic (`--counts`), in place of `input`.
-    pub counts: Option<CountsFrom>,
-    /// The live Kafka cluster (`-b`).
-    pub conn: Option<partwise_kafka::Connection>,
+    /// The files, values and Kafka cluster `check` reads too.
+    pub sources: Sources,
     /// Redis Cluster nodes (`-c`).
     pub redis: Vec<partwise_redis::NodeAddr>,
     /// How long a Redis node may take to answer.
@@ -36,7 +26,8 @@ pub struct Request {
 
 /// Reads what `req` names and builds the report's model; only reads, from
 /// files and clusters alike.
-pub fn report(req: &Request) -> Result<Model> {
+pub fn report(r: &Request) -> Result<Model> {
+    let req = &r.sources;
     let mut topology = match &req.file {
         Some(f) => load_topology(f)?,
         None => crate::ops::streams::empty(),
@@ -85,8 +76,8 @@ pub fn report(req: &Request) -> Result<Model> {
         }
         None => (load_samples(req.input.clone())?, None),
     };
-    let live_redis = (!req.redis.is_empty())
-        .then(|| live::redis(&req.redis, req.timeout, &topology, &samples))
+    let live_redis = (!r.redis.is_empty())
+        .then(|| live::redis(&r.redis, r.timeout, &topology, &samples))
         .transpose()?;
     let mut m = Model::build(
         file.display().to_string(),
@@ -105,7 +96,7 @@ pub fn report(req: &Request) -> Result<Model> {
 /// topics the file does not declare from `-t`, then, with `-b`, from the
 /// cluster. Returns the source topics of each join, read from the same
 /// parse of each file.
-fn declare_streams(req: &Request, topology: &mut Topology) -> Result<Vec<Vec<String>>> {
+fn declare_streams(req: &Sources, topology: &mut Topology) -> Result<Vec<Vec<String>>> {
     let mut counts = req.topics.clone();
     if let Some(conn) = &req.conn {
         let live = partwise_kafka::cluster::cluster_topics(conn).map_err(CliError::lib)?;
