@@ -186,11 +186,21 @@ impl MemberProc {
             if let Some(s) = self.child.try_wait().unwrap() {
                 break s.code().unwrap_or(-1);
             }
-            assert!(
-                start.elapsed() < limit,
-                "member still running after {limit:?}; stderr: {}",
-                self.stderr()
-            );
+            if start.elapsed() >= limit {
+                // What it last said of its assignment, to tell a member stuck
+                // in a rebalance from one fetching on.
+                let said: Vec<String> = self
+                    .events()
+                    .iter()
+                    .filter(|e| e["event"] == "assigned" || e["event"] == "revoked")
+                    .map(|e| e.to_string())
+                    .collect();
+                let tail = &said[said.len().saturating_sub(4)..];
+                panic!(
+                    "member still running after {limit:?}; its last assignment events: {tail:?}; stderr: {}",
+                    self.stderr()
+                );
+            }
             std::thread::sleep(Duration::from_millis(50));
         };
         self.join_readers();
