@@ -4,7 +4,7 @@
 //! checked by the core ([`partwise::check::check`]).
 
 use crate::exit::{CliError, Result};
-use crate::load::{bounded, load_samples, load_streams, load_topology};
+use crate::load::{load_samples, load_streams};
 use crate::ops::weights::{live_sample, CountsFrom, LiveWeights, Weights};
 use crate::ops::Sources;
 use partwise::check::Report;
@@ -33,10 +33,7 @@ const SAMPLE: u64 = 1000;
 /// Reads what `req` names and checks it; notes and warnings on the way
 /// (counts the cluster corrects, topic patterns) go to stderr.
 pub fn check(req: &Sources) -> Result<Checked> {
-    let mut topology = match &req.file {
-        Some(f) => load_topology(f)?,
-        None => crate::ops::streams::empty(),
-    };
+    let mut topology = req.topology()?;
     let mut apps = Vec::new();
     for path in &req.streams {
         apps.push((path, load_streams(path)?));
@@ -120,10 +117,7 @@ pub fn check(req: &Sources) -> Result<Checked> {
         }
         crate::ops::streams::declare(&mut topology, path, app, &req.topics)?;
     }
-    let file = req.file.clone().unwrap_or_else(|| req.streams[0].clone());
-    if req.file.is_some() || !topology.topics.is_empty() {
-        bounded(&file, &topology)?;
-    }
+    req.bounded(&topology)?;
     let mut live_weights = None;
     let weights = match &req.counts {
         None => None,
@@ -152,7 +146,7 @@ pub fn check(req: &Sources) -> Result<Checked> {
         None => vec![None; report.groups.len()],
     };
     Ok(Checked {
-        file,
+        file: req.file(),
         report,
         records,
         live_weights,

@@ -11,6 +11,8 @@ pub mod report;
 pub mod streams;
 pub mod weights;
 
+use crate::exit::Result;
+use partwise::topology::Topology;
 use partwise::PartitionCount;
 use std::path::PathBuf;
 
@@ -28,4 +30,36 @@ pub struct Sources {
     pub counts: Option<weights::CountsFrom>,
     /// The live Kafka cluster (`-b`).
     pub conn: Option<partwise_kafka::Connection>,
+}
+
+impl Sources {
+    /// The topology file, read and validated; with `--streams` alone, a
+    /// topology that declares nothing yet.
+    pub fn topology(&self) -> Result<Topology> {
+        Ok(match &self.file {
+            Some(f) => crate::load::load_topology(f)?,
+            None => Topology {
+                topics: Vec::new(),
+                copartition_groups: Vec::new(),
+                consumer_groups: Vec::new(),
+                redis_families: Vec::new(),
+            },
+        })
+    }
+
+    /// The file the output is of: the topology file, or the first
+    /// application's.
+    pub fn file(&self) -> PathBuf {
+        self.file.clone().unwrap_or_else(|| self.streams[0].clone())
+    }
+
+    /// Refuses a topology too large to check ([`crate::load::bounded`]),
+    /// the applications' groups added; applications alone that name no
+    /// topic pass.
+    pub fn bounded(&self, topology: &Topology) -> Result<()> {
+        if self.file.is_some() || !topology.topics.is_empty() {
+            crate::load::bounded(&self.file(), topology)?;
+        }
+        Ok(())
+    }
 }

@@ -5,16 +5,6 @@ use crate::exit::{CliError, Result};
 use partwise::topology::Topology;
 use partwise::PartitionCount;
 
-/// A topology that declares nothing, for `--streams` without a file.
-pub fn empty() -> Topology {
-    Topology {
-        topics: Vec::new(),
-        copartition_groups: Vec::new(),
-        consumer_groups: Vec::new(),
-        redis_families: Vec::new(),
-    }
-}
-
 /// Adds application `app` (read from `path`)'s co-partition groups to
 /// `topology` ([`partwise::streams::declare`]), with `counts` for topics the
 /// topology does not declare; says so when it joins nothing.

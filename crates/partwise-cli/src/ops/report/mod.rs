@@ -6,7 +6,7 @@ pub mod live;
 pub mod model;
 
 use crate::exit::{CliError, Result};
-use crate::load::{bounded, load_samples, load_streams, load_topology};
+use crate::load::{load_samples, load_streams};
 use crate::ops::weights::{CountsFrom, Weights};
 use crate::ops::Sources;
 use model::Model;
@@ -28,11 +28,7 @@ pub struct Request {
 /// files and clusters alike.
 pub fn report(r: &Request) -> Result<Model> {
     let req = &r.sources;
-    let mut topology = match &req.file {
-        Some(f) => load_topology(f)?,
-        None => crate::ops::streams::empty(),
-    };
-    let file = req.file.clone().unwrap_or_else(|| req.streams[0].clone());
+    let mut topology = req.topology()?;
     let file_weights = match &req.counts {
         Some(CountsFrom::File(f)) => Some(Weights::read(f)?),
         _ => None,
@@ -51,9 +47,7 @@ pub fn report(r: &Request) -> Result<Model> {
     } else {
         declare_streams(req, &mut topology)?
     };
-    if req.file.is_some() || !topology.topics.is_empty() {
-        bounded(&file, &topology)?;
-    }
+    req.bounded(&topology)?;
     let live_kafka = req
         .conn
         .as_ref()
@@ -80,7 +74,7 @@ pub fn report(r: &Request) -> Result<Model> {
         .then(|| live::redis(&r.redis, r.timeout, &topology, &samples))
         .transpose()?;
     let mut m = Model::build(
-        file.display().to_string(),
+        req.file().display().to_string(),
         &topology,
         samples,
         weights,
