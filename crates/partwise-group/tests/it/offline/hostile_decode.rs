@@ -143,20 +143,6 @@ fn batch(n: usize, compression: Compression) -> Vec<u8> {
     buf.to_vec()
 }
 
-/// kafka-protocol's decoder, the reference the borrowing decoder is held
-/// to: the data records at or after `from` of the whole batches. It sizes
-/// buffers from counts in the bytes, so it runs here only under the
-/// binaries' allocator (this test binary's).
-fn decode_records(records: Option<Bytes>, from: i64) -> Result<Vec<Record>, String> {
-    let mut buf = whole_batches(records.unwrap_or_default());
-    let sets = RecordBatchDecoder::decode_all(&mut buf).map_err(|e| e.to_string())?;
-    Ok(sets
-        .into_iter()
-        .flat_map(|s| s.records)
-        .filter(|r| r.offset >= from && !r.control)
-        .collect())
-}
-
 #[test]
 fn valid_batches_decode() {
     for c in [Compression::None, Compression::Gzip, Compression::Snappy] {
@@ -187,10 +173,17 @@ fn runs_of(b: &[u8], from: i64) -> Read {
         .collect())
 }
 
+/// The same records as kafka-protocol's decoder reads them: the reference
+/// the borrowing decoder is held to. It sizes buffers from counts in the
+/// bytes, so it runs here only under the binaries' allocator (this test
+/// binary's).
 fn records_of(b: &[u8], from: i64) -> Read {
-    let recs = decode_records(Some(Bytes::copy_from_slice(b)), from)?;
-    Ok(recs
+    let mut buf = whole_batches(Bytes::copy_from_slice(b));
+    let sets = RecordBatchDecoder::decode_all(&mut buf).map_err(|e| e.to_string())?;
+    Ok(sets
         .into_iter()
+        .flat_map(|s| s.records)
+        .filter(|r| r.offset >= from && !r.control)
         .map(|r| {
             (
                 r.offset,
