@@ -56,6 +56,10 @@ fn ticker(file: &tempfile::NamedTempFile, password: &str, ns: &str, args: &[&str
 /// The processes whose parent is `pid`, each with its arguments.
 fn children(pid: u32) -> Vec<(u32, Vec<String>)> {
     let mut out = Vec::new();
+    // A child between fork and exec still shows its parent's command line
+    // (the user's own, which may carry the password): it is not yet the
+    // child, so it is read again on the next pass.
+    let parent = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(child) = e.file_name().to_string_lossy().parse::<u32>() else {
             continue;
@@ -74,6 +78,9 @@ fn children(pid: u32) -> Vec<(u32, Vec<String>)> {
         let Ok(cmdline) = std::fs::read(format!("/proc/{child}/cmdline")) else {
             continue;
         };
+        if cmdline == parent {
+            continue;
+        }
         let args: Vec<String> = cmdline
             .split(|b| *b == 0)
             .filter(|a| !a.is_empty())
