@@ -29,8 +29,9 @@
 // Output: one JSON object per line (size, subscription, assignor, scenario, the R wall and CPU
 // times in ms, the R allocations in bytes, checksum); bench/broker-assign/run aggregates several runs.
 //
-//   java -cp ... bench.BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS [ASSIGNOR]]]]
-// (ASSIGNOR: only the assignors whose class name contains it, e.g. to profile one)
+//   java -cp ... bench.BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS [ASSIGNOR [SUBSCRIPTION]]]]]
+// (ASSIGNOR: only the assignors whose class name contains it, e.g. to profile one;
+// SUBSCRIPTION: homogeneous or heterogeneous alone)
 package bench;
 
 import java.lang.management.ManagementFactory;
@@ -141,7 +142,7 @@ public final class BrokerAssignBench {
 
     public static void main(String[] a) throws Exception {
         if (a.length < 2) {
-            System.err.println("usage: BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS [ASSIGNOR]]]]");
+            System.err.println("usage: BrokerAssignBench MEMBERS PARTITIONS [TOPICS [WARMUP [RUNS [ASSIGNOR [SUBSCRIPTION]]]]]");
             System.exit(2);
         }
         int m = Integer.parseInt(a[0]);
@@ -150,6 +151,7 @@ public final class BrokerAssignBench {
         int warmup = a.length > 3 ? Integer.parseInt(a[3]) : 5;
         int runs = a.length > 4 ? Integer.parseInt(a[4]) : 11;
         String only = a.length > 5 ? a[5] : "";
+        String onlyType = a.length > 6 ? a[6].toUpperCase(java.util.Locale.ROOT) : "";
         if (m < 2 || t < 1 || total % t != 0 || warmup < 0 || runs < 1) {
             System.err.println("BrokerAssignBench: need MEMBERS >= 2, PARTITIONS a multiple of TOPICS");
             System.exit(2);
@@ -182,6 +184,9 @@ public final class BrokerAssignBench {
         long thread = Thread.currentThread().getId();
 
         for (SubscriptionType type : List.of(SubscriptionType.HOMOGENEOUS, SubscriptionType.HETEROGENEOUS)) {
+            if (!type.name().contains(onlyType)) {
+                continue;
+            }
             Map<String, Sub> subs = new HashMap<>();
             Sub all = new Sub(new LinkedHashSet<>(ids));
             int cut = Math.max(1, (t * 3 + 4) / 5);
