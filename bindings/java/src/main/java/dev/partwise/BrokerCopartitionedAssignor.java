@@ -183,7 +183,10 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         // of its partitions, so every partition held counts; the boxed sets are decoded only
         // for maps that hold neither what an earlier call read nor what it computed
         // (LastTargets), the others come unboxed from there.
-        MemberAssignment[] current = new MemberAssignment[n];
+        // Each member's map, read once: the coordinator's assignment objects are not touched
+        // again (in a large group each touch is a cache miss).
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Map<Uuid, Set<Integer>>[] current = new Map[n];
         int[] start = new int[n + 1];
         boolean[] changed = new boolean[n];
         int[] units = new int[64];
@@ -192,8 +195,9 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         Groups wholeGroups = new Groups(pl.groups.length);
         long[] count = new long[n];
         for (int m = 0; m < n; m++) {
-            current[m] = group.memberAssignment(ids[m]);
-            now[m] = current[m] == null ? null : held(current[m].partitions(), kept.seen[m], kept.held[m], box);
+            MemberAssignment a = group.memberAssignment(ids[m]);
+            current[m] = a == null ? null : a.partitions();
+            now[m] = current[m] == null ? null : held(current[m], kept.seen[m], kept.held[m], box);
             units = current(pl, topicsOf, wholeGroups, m, now[m], start, count, changed, units);
         }
         pl.place();
@@ -577,14 +581,14 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
          * {@code current[m]} when it did not change, computed otherwise; its rank
          * {@code rank[m]} in {@code generation}; {@code entries} are what {@link #get} gave.
          */
-        synchronized void put(String[] ids, Kept[] entries, MemberAssignment[] current, boolean[] changed, Held[] now,
+        synchronized void put(String[] ids, Kept[] entries, Map<Uuid, Set<Integer>>[] current, boolean[] changed, Held[] now,
                 Generation generation, int[] rank, String[] instances) {
             for (int m = 0; m < ids.length; m++) {
                 if (now[m] == null) {
                     map.remove(ids[m]);
                     continue;
                 }
-                Map<Uuid, Set<Integer>> seen = changed[m] ? null : current[m].partitions();
+                Map<Uuid, Set<Integer>> seen = changed[m] ? null : current[m];
                 // An entry another computation dropped meanwhile is set to no effect: whatever
                 // an entry holds, its map (if any) holds its target.
                 Kept k = entries[m];
@@ -646,7 +650,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
      * of each).
      */
     private static Map<String, MemberAssignment> targets(Copartitioned.Placement pl, String[] ids, Uuid[] byId,
-            MemberAssignment[] current, boolean[] changed, Held[] now, Integer[] box) {
+            Map<Uuid, Set<Integer>>[] current, boolean[] changed, Held[] now, Integer[] box) {
         int n = ids.length;
         // held[m][j]: member m's units of its j-th group (pl.memberGroups[m][j]).
         int[][] held = new int[n][];
@@ -692,7 +696,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         Map<String, MemberAssignment> out = new HashMap<>(capacity(n));
         for (int m = 0; m < n; m++) {
             if (!changed[m]) {
-                out.put(ids[m], new Target(current[m].partitions()));
+                out.put(ids[m], new Target(current[m]));
                 continue;
             }
             int[] gs = pl.memberGroups[m];
