@@ -259,6 +259,48 @@ pub fn audit(
     Ok(AuditReport { topics, verdict })
 }
 
+/// Audits [`audit_each`] runs at once. An audit mostly waits on the
+/// brokers (a topic's sample ends when each of its partitions has reported
+/// its end, a fetch round trip or a 100 ms poll at a time), so several
+/// clients side by side finish a long list in a fraction of the time one
+/// takes, with no more work per audit.
+pub const AUDITS_AT_ONCE: usize = 8;
+
+/// [`audit`] of each of `each` (without progress), up to [`AUDITS_AT_ONCE`]
+/// at a time, each with a client of its own; the results in the order of
+/// `each`, each exactly what [`audit`] gives alone.
+pub fn audit_each(conn: &Connection, each: &[AuditOptions]) -> Vec<Result<AuditReport>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = AUDITS_AT_ONCE.min(each.len());
+    let done: Vec<Vec<(usize, Result<AuditReport>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(opts) = each.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, audit(conn, opts, &mut |_| {})));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut out: Vec<Option<Result<AuditReport>>> = each.iter().map(|_| None).collect();
+    for (i, r) in done.into_iter().flatten() {
+        out[i] = Some(r);
+    }
+    // Every index below each.len() was taken by exactly one worker.
+    out.into_iter().flatten().collect()
+}
+
 const STOPPED: &str = "the cluster stopped answering";
 
 fn audit_topic(

@@ -1,6 +1,6 @@
 //! The live state `report` shows beside the declared one, gathered by the
 //! live commands' own library calls: with `-b`, `kafka audit` of each
-//! co-partition group's topics and `kafka group`'s analysis of each declared
+//! co-partition group's topics (several groups at once, `audit_each`) and `kafka group`'s analysis of each declared
 //! consumer group (with the declared assignor's prediction for the live
 //! members); every group of the cluster with its type, and the streams
 //! groups among them that read the file's topics, declared or not; with `-c`, `redis check` of each family over the sample keys
@@ -13,7 +13,7 @@ use partwise::group::described::Analysis;
 use partwise::inference::candidates;
 use partwise::topology::Topology;
 use partwise::Partitioner;
-use partwise_kafka::audit::{audit, AuditOptions, AuditReport, TopicAudit, Window};
+use partwise_kafka::audit::{audit, audit_each, AuditOptions, AuditReport, TopicAudit, Window};
 use partwise_kafka::cluster::GroupListing;
 use partwise_kafka::group::{analyses, GroupDescription};
 use partwise_kafka::Connection;
@@ -236,19 +236,21 @@ pub fn kafka(
         .collect();
     let reports = analyses(conn, &declared).map_err(CliError::lib)?;
     let all: Vec<Partitioner> = Partitioner::all().collect();
+    let each: Vec<AuditOptions> = t
+        .copartition_groups
+        .iter()
+        .map(|g| AuditOptions {
+            topics: g.topics.clone(),
+            sample: window.map_or(SAMPLE, crate::ops::weights::live_sample),
+            candidates: candidates(&all, &[]),
+            window: window.unwrap_or_default(),
+        })
+        .collect();
     let audits = t
         .copartition_groups
         .iter()
-        .map(|g| {
-            let opts = AuditOptions {
-                topics: g.topics.clone(),
-                sample: window.map_or(SAMPLE, crate::ops::weights::live_sample),
-                candidates: candidates(&all, &[]),
-                window: window.unwrap_or_default(),
-            };
-            let r = audit(conn, &opts, &mut |_| {}).map_err(|e| CliError::lib(e).report());
-            (g.name.clone(), r)
-        })
+        .zip(audit_each(conn, &each))
+        .map(|(g, r)| (g.name.clone(), r.map_err(|e| CliError::lib(e).report())))
         .collect();
     // Every group of the cluster with its type: the streams groups among
     // them are described beside the declared ones when they read the file's

@@ -234,7 +234,15 @@ fn assignments(consumers: &[BaseConsumer], prefix: &str) -> BTreeMap<String, Own
 }
 
 pub(super) fn reports_of(procs: &mut [Proc]) -> BTreeMap<String, Owned> {
-    procs.iter_mut().filter_map(|p| p.holding()).collect()
+    // None until every member has reported: a group described before its
+    // last member joined is Stable and reconciled, the first members
+    // holding everything, and would pass for the group under test.
+    let reports: BTreeMap<String, Owned> = procs.iter_mut().filter_map(|p| p.holding()).collect();
+    if reports.len() == procs.len() {
+        reports
+    } else {
+        BTreeMap::new()
+    }
 }
 
 /// Builds the Java harness once (a second build racing the first would
