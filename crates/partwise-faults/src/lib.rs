@@ -352,9 +352,15 @@ async fn accept_loop(listener: TcpListener, ctx: Arc<Ctx>, upstream: Arc<Vec<Str
         let (ctx, upstream, mut epoch) = (ctx.clone(), upstream.clone(), ctx.epoch.clone());
         epoch.mark_unchanged();
         tokio::spawn(async move {
+            // The drop first, whenever the task wakes: a request that arrives
+            // after `drop_connections` returned (a client's next request
+            // after `set_down(true)`) must find its connection closed, not
+            // be forwarded because its bytes and the drop were ready at once
+            // and `select!` picked at random.
             tokio::select! {
-                _ = proxy_connection(client, &ctx, &upstream) => {}
+                biased;
                 _ = epoch.changed() => {}
+                _ = proxy_connection(client, &ctx, &upstream) => {}
             }
         });
     }
