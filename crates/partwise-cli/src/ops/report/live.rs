@@ -1,10 +1,11 @@
 //! The live state `report` shows beside the declared one, gathered by the
 //! live commands' own library calls: with `-b`, `kafka audit` of each
-//! co-partition group's topics (several groups at once, `audit_each`) and `kafka group`'s analysis of each declared
-//! consumer group (with the declared assignor's prediction for the live
-//! members); every group of the cluster with its type, and the streams
-//! groups among them that read the file's topics, declared or not; with `-c`, `redis check` of each family over the sample keys
-//! and each primary's load as `redis check` shows it.
+//! co-partition group's topics (several groups at once, `audit_each`) and
+//! `kafka group`'s analysis of each declared consumer group (with the
+//! declared assignor's prediction for the live members); every group of the
+//! cluster with its type, and the streams groups among them that read the
+//! file's topics, declared or not; with `-c`, `redis check` of each family
+//! over the sample keys and each primary's load as `redis check` shows it.
 //! Everything here only reads.
 
 use crate::exit::{CliError, Result};
