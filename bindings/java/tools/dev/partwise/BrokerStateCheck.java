@@ -6,7 +6,10 @@
 //      and joining, partition counts and subscriptions changing, the coordinator handing the
 //      same map objects again, or new copies of them, or copies where two members swapped a
 //      partition, or the maps of a computation whose result it never stored) gives, at every
-//      step, what a fresh instance gives.
+//      step, what a fresh instance gives;
+//   3. Copartitioned.memberOrder, a sort of numbers from a prefix of each id, gives the order
+//      of a stable sort by Copartitioned.memberCompare alone, on ids with shared prefixes,
+//      NUL and surrogate units, prefixes of each other, instance ids and ties.
 // Seeded: a failure replays.
 package dev.partwise;
 
@@ -86,8 +89,54 @@ public final class BrokerStateCheck {
         Random rng = new Random(args.length > 0 ? Long.parseLong(args[0]) : 20261204L);
         int placements = placements(rng, 20_000);
         int[] steps = lives(rng, 400, 30);
+        int orders = orders(rng, 5_000);
         System.out.println("broker assignor state: " + placements + " placements equal with and without the shortcuts; "
-                + steps[0] + " computations of " + steps[1] + " group lives equal with the kept state and without");
+                + steps[0] + " computations of " + steps[1] + " group lives equal with the kept state and without; "
+                + orders + " member orders equal to a stable sort by memberCompare");
+    }
+
+    /** Random member lists ordered by memberOrder and by Arrays.sort with memberCompare. */
+    static int orders(Random rng, int cases) {
+        char[] units = {'a', 'b', 'm', '-', '0', '9', '\0', '\u00e9', '\ue000', '\uffff', '\ud83d', '\ude00'};
+        for (int c = 0; c < cases; c++) {
+            int n = rng.nextInt(c % 500 == 0 ? 70_000 : c % 10 == 0 ? 300 : 40);
+            String shared = rng.nextBoolean() ? "" : "member-".substring(0, rng.nextInt(8));
+            // Ids agreeing well past their common prefix: long runs of equal numbers.
+            String run = rng.nextInt(4) == 0 ? "0000" : "";
+            String[] instances = new String[n];
+            String[] ids = new String[n];
+            for (int m = 0; m < n; m++) {
+                StringBuilder id = new StringBuilder(shared);
+                if (m > 0) {
+                    id.append(run);
+                }
+                int len = rng.nextInt(6);
+                for (int i = 0; i < len; i++) {
+                    id.append(units[rng.nextInt(units.length)]);
+                }
+                ids[m] = m > 0 && rng.nextInt(10) == 0 ? ids[rng.nextInt(m)] + id : id.toString();
+                if (rng.nextInt(3) == 0) {
+                    // Instance ids, some equal to another's (a tie memberCompare leaves to the
+                    // sort's stability).
+                    instances[m] = m > 0 && rng.nextInt(4) == 0 && instances[m - 1] != null
+                            ? instances[m - 1]
+                            : shared + units[rng.nextInt(units.length)] + units[rng.nextInt(units.length)];
+                }
+            }
+            Integer[] expected = new Integer[n];
+            for (int m = 0; m < n; m++) {
+                expected[m] = m;
+            }
+            Arrays.sort(expected, (x, y) -> Copartitioned.memberCompare(instances[x], ids[x], instances[y], ids[y]));
+            int[] got = Copartitioned.memberOrder(instances, ids);
+            for (int r = 0; r < n; r++) {
+                if (got[r] != expected[r]) {
+                    fail("member order case " + c + ": rank " + r + " is member " + got[r] + ", a stable sort by"
+                            + " memberCompare puts " + expected[r] + " there");
+                }
+            }
+        }
+        return cases;
     }
 
     /** Random placements, with and without the shortcuts; exits 1 on the first difference. */

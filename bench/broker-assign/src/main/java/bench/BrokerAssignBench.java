@@ -87,10 +87,21 @@ public final class BrokerAssignBench {
         final SubscriptionType type;
         final Map<String, Map<Uuid, Set<Integer>>> current;
         final Map<Uuid, Map<Integer, String>> owners = new HashMap<>();
+        /**
+         * The member ids in the coordinator's order: GroupSpecImpl's are the key set of a
+         * HashMap (TargetAssignmentBuilder's member specs), which the target-assignment records
+         * of the result follow too (see {@link #copies}).
+         */
+        final Collection<String> ids;
 
         Spec(List<String> members, Map<String, Sub> subs, SubscriptionType type,
                 Map<String, Map<Uuid, Set<Integer>>> current) {
             this.members = members;
+            Map<String, Boolean> specs = new HashMap<>();
+            for (String m : members) {
+                specs.put(m, Boolean.TRUE);
+            }
+            this.ids = Collections.unmodifiableMap(specs).keySet();
             this.subs = subs;
             this.type = type;
             this.current = current;
@@ -104,7 +115,7 @@ public final class BrokerAssignBench {
 
         @Override
         public Collection<String> memberIds() {
-            return members;
+            return ids;
         }
 
         @Override
@@ -216,11 +227,11 @@ public final class BrokerAssignBench {
                     long s1 = System.nanoTime();
                     long c1 = mx.getCurrentThreadCpuTime();
                     long b1 = mx.getThreadAllocatedBytes(thread);
-                    Map<String, Map<Uuid, Set<Integer>>> cur = copies(scratch);
+                    Map<String, Map<Uuid, Set<Integer>>> cur = copies(scratch, fresh);
                     cur.remove(members.get(0));
                     Spec left = new Spec(rest, subs, type, cur);
                     long r0 = mx.getCurrentThreadCpuTime();
-                    long sum = read(left, rest);
+                    long sum = read(left);
                     long r1 = mx.getCurrentThreadCpuTime();
                     if (sum == Long.MIN_VALUE) {
                         // Keeps the read from being optimized away.
@@ -237,7 +248,7 @@ public final class BrokerAssignBench {
                     // earlier computation was already handed (as the coordinator hands a
                     // member's target object again until its target changes): new copies,
                     // one untimed call with every member, then the leave.
-                    Map<String, Map<Uuid, Set<Integer>>> kept = copies(scratch);
+                    Map<String, Map<Uuid, Set<Integer>>> kept = copies(scratch, fresh);
                     as.assign(new Spec(members, subs, type, kept), d);
                     kept.remove(members.get(0));
                     Spec steadyLeft = new Spec(rest, subs, type, kept);
@@ -274,23 +285,25 @@ public final class BrokerAssignBench {
     }
 
     /**
-     * A result as the coordinator holds it once it replayed the result's records: new,
-     * unmodifiable maps and sets (ConsumerGroupTargetAssignmentMemberValue read back).
+     * A result as the coordinator holds it once it replayed the result's records: one record a
+     * member, in the order of the member ids of the call that computed it (TargetAssignmentBuilder
+     * writes them so), each read back as Assignment.fromRecord does (a HashMap of new HashSets,
+     * the map unmodifiable).
      */
-    static Map<String, Map<Uuid, Set<Integer>>> copies(GroupAssignment result) {
+    static Map<String, Map<Uuid, Set<Integer>>> copies(GroupAssignment result, GroupSpec spec) {
         Map<String, Map<Uuid, Set<Integer>>> cur = new HashMap<>();
-        result.members().forEach((k, v) -> {
+        for (String k : spec.memberIds()) {
             Map<Uuid, Set<Integer>> im = new HashMap<>();
-            v.partitions().forEach((tt, ps) -> im.put(tt, Collections.unmodifiableSet(new HashSet<>(ps))));
+            result.members().get(k).partitions().forEach((tt, ps) -> im.put(tt, new HashSet<>(ps)));
             cur.put(k, Collections.unmodifiableMap(im));
-        });
+        }
         return cur;
     }
 
-    /** Every partition of the members' current assignments, summed. */
-    static long read(GroupSpec spec, List<String> members) {
+    /** Every partition of the members' current assignments, summed, in the spec's member order. */
+    static long read(GroupSpec spec) {
         long sum = 0;
-        for (String m : members) {
+        for (String m : spec.memberIds()) {
             for (Map.Entry<Uuid, Set<Integer>> e : spec.memberAssignment(m).partitions().entrySet()) {
                 sum += e.getKey().hashCode();
                 for (int p : e.getValue()) {

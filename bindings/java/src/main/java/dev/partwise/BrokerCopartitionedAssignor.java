@@ -169,8 +169,7 @@ public final class BrokerCopartitionedAssignor implements ConsumerGroupPartition
         int[] order = kept.order(instances);
         boolean ties = false;
         if (order == null) {
-            order = Copartitioned.memberOrder(n, (x, y) -> Copartitioned.memberCompare(
-                    instances[x], ids[x], instances[y], ids[y]));
+            order = Copartitioned.memberOrder(instances, ids);
             for (int r = 1; r < n && !ties; r++) {
                 int x = order[r - 1], y = order[r];
                 ties = Copartitioned.memberCompare(instances[x], ids[x], instances[y], ids[y]) == 0;

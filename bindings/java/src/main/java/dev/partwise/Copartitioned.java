@@ -8,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -174,20 +173,94 @@ public final class Copartitioned {
 
     /** Member indices in {@link #memberCompare} order. */
     static int[] memberOrder(List<Member> members) {
-        return memberOrder(members.size(), (x, y) -> memberCompare(members.get(x), members.get(y)));
+        int n = members.size();
+        String[] instances = new String[n];
+        String[] ids = new String[n];
+        for (int m = 0; m < n; m++) {
+            instances[m] = members.get(m).instanceId();
+            ids[m] = members.get(m).id();
+        }
+        return memberOrder(instances, ids);
     }
 
-    /** Member indices 0..n-1 sorted by {@code compare}, stably (as Rust's sort_by). */
-    static int[] memberOrder(int n, Comparator<Integer> compare) {
-        Integer[] sorted = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            sorted[i] = i;
+    /**
+     * Member indices 0..n-1 in {@link #memberCompare} order of (instances[m], ids[m]), stably
+     * (as Rust's sort_by): equal members keep their index order.
+     *
+     * <p>The group coordinator hands the member ids in its hash map's order, so this sorts an
+     * unordered list on every computation whose order cannot come from an earlier one, and
+     * sorts numbers, not strings: each member is one long, from the top: whether it lacks an
+     * instance id, as many UTF-16 units of the id it is compared by (its instance id, else its
+     * member id) as fit after the prefix all those ids share, and its index. Two members whose
+     * numbers differ above the index are in {@link #memberCompare} order (every id agrees
+     * before those units; a missing unit counts as 0, below any unit a longer id has there);
+     * members whose numbers agree above it (a shared longer prefix, or a NUL unit) come out in
+     * index order, a run that is then sorted stably by {@link #memberCompare} itself.
+     */
+    static int[] memberOrder(String[] instances, String[] ids) {
+        int n = ids.length;
+        String[] key = new String[n];
+        for (int m = 0; m < n; m++) {
+            key[m] = instances[m] != null ? instances[m] : ids[m];
         }
-        // Arrays.sort on objects is stable.
-        Arrays.sort(sorted, compare);
+        int shared = n == 0 ? 0 : key[0].length();
+        for (int m = 1; m < n && shared > 0; m++) {
+            String k = key[m];
+            int i = 0;
+            int most = Math.min(shared, k.length());
+            while (i < most && k.charAt(i) == key[0].charAt(i)) {
+                i++;
+            }
+            shared = i;
+        }
+        int indexBits = 64 - Long.numberOfLeadingZeros(Math.max(n - 1, 1));
+        // The sign bit stays clear; one bit for the instance id; whole units in what is left.
+        int units = Math.min(3, (62 - indexBits) / 16);
+        long[] packed = new long[n];
+        for (int m = 0; m < n; m++) {
+            String k = key[m];
+            long v = instances[m] != null ? 0 : 1;
+            for (int i = 0; i < units; i++) {
+                v = (v << 16) | (shared + i < k.length() ? k.charAt(shared + i) : 0);
+            }
+            packed[m] = v << indexBits | m;
+        }
+        Arrays.sort(packed);
+        long mask = (1L << indexBits) - 1;
         int[] order = new int[n];
         for (int r = 0; r < n; r++) {
-            order[r] = sorted[r];
+            order[r] = (int) (packed[r] & mask);
+        }
+        for (int from = 0; from < n; ) {
+            int to = from + 1;
+            while (to < n && packed[to] >>> indexBits == packed[from] >>> indexBits) {
+                to++;
+            }
+            if (to - from > 16) {
+                // A long run (ids that agree further, as ids chosen to can): a stable sort in
+                // n log n, not the insertion sort's n squared.
+                Integer[] run = new Integer[to - from];
+                for (int i = from; i < to; i++) {
+                    run[i - from] = order[i];
+                }
+                Arrays.sort(run, (x, y) -> memberCompare(instances[x], ids[x], instances[y], ids[y]));
+                for (int i = from; i < to; i++) {
+                    order[i] = run[i - from];
+                }
+                from = to;
+                continue;
+            }
+            // Insertion sort: moves a member past greater ones only, so it is stable.
+            for (int i = from + 1; i < to; i++) {
+                int v = order[i];
+                int j = i - 1;
+                while (j >= from && memberCompare(instances[order[j]], ids[order[j]], instances[v], ids[v]) > 0) {
+                    order[j + 1] = order[j];
+                    j--;
+                }
+                order[j + 1] = v;
+            }
+            from = to;
         }
         return order;
     }
