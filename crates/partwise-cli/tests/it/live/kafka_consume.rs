@@ -727,6 +727,27 @@ fn delete_topic(b: &str, topic: &str) {
     });
 }
 
+/// Waits until the Metadata of broker `b` no longer names `topic`, for at
+/// most `limit`; returns when it first did not.
+fn gone_from_metadata(b: &str, topic: &str, limit: Duration) -> Instant {
+    let start = Instant::now();
+    rt().block_on(async {
+        let mut c = cluster_of(b);
+        loop {
+            if let Ok(m) = c.metadata(&[topic.to_string()]).await {
+                if !m.contains_key(topic) {
+                    return Instant::now();
+                }
+            }
+            assert!(
+                start.elapsed() < limit,
+                "the broker still names topic '{topic}' {limit:?} after its deletion was accepted"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+}
+
 /// Two members of `g` (started with `extra`) consume topics `a` and `b`,
 /// `b` is deleted under them, and each must say so at once and exit 2
 /// naming it (not ride it out as a missing leader for its retry timeout),
@@ -753,7 +774,11 @@ pub(super) fn deleting_a_topic_mid_consume_is_exit_2_naming_it(
     // commits on its way out can only be these ends.
     let ends_a = end_offsets(bootstrap, &[&a]);
     delete_topic(bootstrap, &b);
-    let deleted = Instant::now();
+    // The clock starts once the broker's Metadata no longer names the topic:
+    // the time the controller's deletion takes to reach the broker that
+    // answers the member is the broker's, and until then the member is
+    // right to fetch on. From then on the member must say so at once.
+    let deleted = gone_from_metadata(bootstrap, &b, Duration::from_secs(60));
     let mut all = Vec::new();
     for m in [m1, m2] {
         // The retry timeout is the default 2 minutes: a member that waits
