@@ -82,7 +82,6 @@ public final class BrokerAssignBench {
 
     /** The coordinator's view of a group, as its GroupSpecImpl gives it to an assignor. */
     static final class Spec implements GroupSpec {
-        final List<String> members;
         final Map<String, Sub> subs;
         final SubscriptionType type;
         final Map<String, Map<Uuid, Set<Integer>>> current;
@@ -96,7 +95,6 @@ public final class BrokerAssignBench {
 
         Spec(List<String> members, Map<String, Sub> subs, SubscriptionType type,
                 Map<String, Map<Uuid, Set<Integer>>> current) {
-            this.members = members;
             Map<String, Boolean> specs = new HashMap<>();
             for (String m : members) {
                 specs.put(m, Boolean.TRUE);
